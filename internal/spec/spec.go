@@ -1,0 +1,381 @@
+// Package spec is sched's time engine: it parses and validates the three
+// schedule kinds (cron in an IANA zone, a one-time "at", a fixed "every"
+// interval) and answers one question fast and exactly: given an instant, when
+// is the next firing, and why is it where it is?
+//
+// Cron is local wall-clock time. Wall times are resolved to instants by
+// looking at the zone's offsets, never by time.Date, so a wall time in a
+// daylight-saving gap or repeat is a decision made by explicit policy
+// (GapPolicy, RepeatPolicy) and reported in the firing's Note.
+package spec
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Kind is the kind of a schedule.
+type Kind string
+
+// The schedule kinds of SPEC §3.
+const (
+	KindCron  Kind = "cron"
+	KindAt    Kind = "at"
+	KindEvery Kind = "every"
+)
+
+// GapPolicy says what a cron wall time that does not exist (spring forward)
+// does.
+type GapPolicy string
+
+// RepeatPolicy says what a cron wall time that happens twice (fall back) does.
+type RepeatPolicy string
+
+const (
+	// GapSkip: the nonexistent wall time does not fire that day (default).
+	GapSkip GapPolicy = "skip"
+	// GapShift: it fires at the first instant after the gap.
+	GapShift GapPolicy = "shift"
+
+	// RepeatFirst: one firing, at the first instant (default).
+	RepeatFirst RepeatPolicy = "first"
+	// RepeatLast: one firing, at the second instant.
+	RepeatLast RepeatPolicy = "last"
+	// RepeatAll: a firing at each instant.
+	RepeatAll RepeatPolicy = "all"
+)
+
+// Limits on intervals: whole seconds, from one second to ten years.
+const (
+	MinEvery = time.Second
+	MaxEvery = 10 * 365 * 24 * time.Hour
+)
+
+// Definition is a schedule's timing as a user writes it.
+type Definition struct {
+	Kind Kind
+	// Expr is the cron expression (KindCron), the RFC 3339 instant (KindAt)
+	// or the Go duration (KindEvery).
+	Expr string
+	// Zone is the IANA zone; cron reads wall time in it, the other kinds
+	// only use it to show local times.
+	Zone string
+	// Anchor is the instant an every-interval counts from (zero: the Unix
+	// epoch, so "every 1h" fires on the hour in UTC).
+	Anchor time.Time
+	Gap    GapPolicy    // "" means GapSkip
+	Repeat RepeatPolicy // "" means RepeatFirst
+}
+
+// Spec is a validated, compiled schedule timing. It is immutable and safe
+// for concurrent use.
+type Spec struct {
+	def    Definition
+	loc    *time.Location
+	cron   *cronExpr
+	at     int64 // KindAt: unix seconds
+	anchor int64 // KindEvery
+	every  int64 // KindEvery: seconds
+}
+
+// NoteKind classifies why a firing is where it is.
+type NoteKind uint8
+
+// The DST decisions a firing can carry.
+const (
+	NoteNone        NoteKind = iota
+	NoteGapShifted           // the wall time did not exist; fired at the end of the gap
+	NoteRepeatFirst          // the wall time happened twice; fired at the first only
+	NoteRepeatLast           // ... fired at the second only
+	NoteRepeatAll1           // ... fired at both; this is the first
+	NoteRepeatAll2           // ... fired at both; this is the second
+	NoteOffsetChanged        // every: the zone's offset changed since the last firing
+)
+
+// Firing is one computed firing time.
+type Firing struct {
+	// At is the instant, in UTC.
+	At time.Time
+	// Wall is the nominal wall time (cron) in wall seconds; for a shifted
+	// firing it is the wall time that did not exist.
+	Wall int64
+	Note NoteKind
+	// Merged counts the later matching wall times folded into this firing
+	// (a gap with several matching wall times all shift to one instant).
+	Merged int
+	// PrevOffset is, for NoteOffsetChanged, the offset of the previous firing.
+	PrevOffset int
+}
+
+// SkippedWall is a matching cron wall time that produced no firing because
+// it fell in a DST gap under GapSkip.
+type SkippedWall struct {
+	Wall   int64 // wall seconds
+	GapEnd int64 // unix seconds of the first instant after the gap
+}
+
+// Parse validates and compiles a definition. Errors are *InvalidError and
+// name the bad part.
+func Parse(d Definition) (*Spec, error) {
+	if d.Gap == "" {
+		d.Gap = GapSkip
+	}
+	if d.Repeat == "" {
+		d.Repeat = RepeatFirst
+	}
+	switch d.Gap {
+	case GapSkip, GapShift:
+	default:
+		return nil, invalid("dst_gap", "dst_gap %q: want skip or shift", d.Gap)
+	}
+	switch d.Repeat {
+	case RepeatFirst, RepeatLast, RepeatAll:
+	default:
+		return nil, invalid("dst_repeat", "dst_repeat %q: want first, last or all", d.Repeat)
+	}
+	loc, err := LoadZone(d.Zone)
+	if err != nil {
+		return nil, err
+	}
+	s := &Spec{def: d, loc: loc}
+	switch d.Kind {
+	case KindCron:
+		if s.cron, err = parseCron(d.Expr); err != nil {
+			return nil, err
+		}
+	case KindAt:
+		t, err := ParseInstant("at", d.Expr)
+		if err != nil {
+			return nil, err
+		}
+		s.at = t.Unix()
+	case KindEvery:
+		iv, err := ParseEvery(d.Expr)
+		if err != nil {
+			return nil, err
+		}
+		s.every = int64(iv / time.Second)
+		if !d.Anchor.IsZero() {
+			if err := checkYear("anchor", d.Anchor); err != nil {
+				return nil, err
+			}
+			s.anchor = d.Anchor.Unix()
+		}
+	default:
+		return nil, invalid("kind", "schedule kind %q: want cron, at or every", d.Kind)
+	}
+	return s, nil
+}
+
+// ParseEvery parses an every-interval: a Go duration of whole seconds between
+// MinEvery and MaxEvery.
+func ParseEvery(s string) (time.Duration, error) {
+	iv, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil {
+		return 0, invalid("every", "every %q: not a duration (use e.g. 90s, 15m, 24h)", s)
+	}
+	switch {
+	case iv < MinEvery:
+		return 0, invalid("every", "every %q: must be at least 1s", s)
+	case iv > MaxEvery:
+		return 0, invalid("every", "every %q: must be at most %s (10 years)", s, MaxEvery)
+	case iv%time.Second != 0:
+		return 0, invalid("every", "every %q: must be a whole number of seconds", s)
+	}
+	return iv, nil
+}
+
+// ParseInstant parses an RFC 3339 timestamp (any offset) for the named part,
+// refusing years outside 1..9999.
+func ParseInstant(part, s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339, strings.TrimSpace(s))
+	if err != nil {
+		return time.Time{}, invalid(part, "%s %q: not an RFC 3339 time (e.g. 2027-03-14T09:00:00-04:00)", part, s)
+	}
+	if err := checkYear(part, t); err != nil {
+		return time.Time{}, err
+	}
+	return t, nil
+}
+
+func checkYear(part string, t time.Time) error {
+	if y := t.UTC().Year(); y < 1 || y > 9999 {
+		return invalid(part, "%s %s: year %d is outside 1-9999", part, t.Format(time.RFC3339), y)
+	}
+	return nil
+}
+
+// Definition returns the definition the spec was parsed from, with defaults
+// filled in.
+func (s *Spec) Definition() Definition { return s.def }
+
+// Location returns the schedule's zone.
+func (s *Spec) Location() *time.Location { return s.loc }
+
+// Canonical returns the cron expression in its six-field numeric form, or
+// "" for other kinds.
+func (s *Spec) Canonical() string {
+	if s.cron == nil {
+		return ""
+	}
+	return s.cron.canonical
+}
+
+// Next returns the first firing strictly after the instant after; ok is
+// false when there is none (an "at" in the past, or past year 9999).
+func (s *Spec) Next(after time.Time) (f Firing, ok bool) {
+	return s.next(after.Unix(), nil)
+}
+
+// NextObserved is Next, also reporting each matching wall time skipped by a
+// DST gap between after and the returned firing.
+func (s *Spec) NextObserved(after time.Time, skipped func(SkippedWall)) (Firing, bool) {
+	return s.next(after.Unix(), skipped)
+}
+
+func (s *Spec) next(after int64, skipped func(SkippedWall)) (Firing, bool) {
+	switch s.def.Kind {
+	case KindAt:
+		if s.at > after {
+			return Firing{At: time.Unix(s.at, 0).UTC(), Wall: s.at + offsetAt(s.loc, s.at)}, true
+		}
+		return Firing{}, false
+	case KindEvery:
+		return s.nextEvery(after)
+	}
+	return s.nextCron(after, skipped)
+}
+
+func offsetAt(loc *time.Location, u int64) int64 {
+	_, off := time.Unix(u, 0).In(loc).Zone()
+	return int64(off)
+}
+
+func (s *Spec) nextEvery(after int64) (Firing, bool) {
+	k := int64(0)
+	if after >= s.anchor {
+		k = (after-s.anchor)/s.every + 1
+	}
+	at := s.anchor + k*s.every
+	if at > maxWall-14*3600 || at < s.anchor {
+		return Firing{}, false
+	}
+	f := Firing{At: time.Unix(at, 0).UTC(), Wall: at + offsetAt(s.loc, at)}
+	if prev := at - s.every; prev >= s.anchor {
+		if po := offsetAt(s.loc, prev); po != f.Wall-at {
+			f.Note, f.PrevOffset = NoteOffsetChanged, int(po)
+		}
+	}
+	return f, true
+}
+
+// nextCron walks matching wall times upward from the earliest wall time an
+// instant after "after" can have, resolves each to instants under the DST
+// policies, and keeps the earliest instant after "after". Under every policy
+// but RepeatAll the mapping from wall time to instant is monotone, so the
+// first hit is the answer; under RepeatAll a repeat's second instant can come
+// after later wall times' first instants, so the walk goes on until a wall
+// time's earliest instant passes the best found.
+func (s *Spec) nextCron(after int64, skipped func(SkippedWall)) (Firing, bool) {
+	c := s.cron
+	p := periodAt(s.loc, after)
+	// Fast path: a period that started well before and ends well after; every
+	// wall time mapping into its middle has exactly one instant.
+	fastLo, fastHi := p.start+maxOffsetSwing, p.end-maxOffsetSwing
+	var w int64
+	if after >= fastLo && after < fastHi {
+		w = after + p.off + 1
+	} else {
+		// Near a transition: start from the smallest offset nearby, so a
+		// wall time repeated after "after" is not missed.
+		zw := window(s.loc, after, after+maxOffsetSwing)
+		minOff := p.off
+		for i := 0; i < zw.n; i++ {
+			minOff = min(minOff, zw.p[i].off)
+		}
+		w = after + minOff + 1
+	}
+	var best Firing
+	found := false
+	for {
+		var ok bool
+		if w, ok = c.nextWall(w); !ok {
+			return best, found
+		}
+		if u := w - p.off; u >= fastLo && u < fastHi {
+			switch {
+			case u > maxWall || found && u >= best.At.Unix():
+				return best, found
+			case u <= after:
+				w++
+				continue
+			}
+			return Firing{At: time.Unix(u, 0).UTC(), Wall: w}, true
+		}
+		r := resolve(s.loc, w)
+		var cand [2]Firing
+		n := 0
+		switch {
+		case r.n == 1:
+			cand[0], n = Firing{At: time.Unix(r.at[0], 0).UTC(), Wall: w}, 1
+		case r.n == 2 && s.def.Repeat == RepeatFirst:
+			cand[0], n = Firing{At: time.Unix(r.at[0], 0).UTC(), Wall: w, Note: NoteRepeatFirst}, 1
+		case r.n == 2 && s.def.Repeat == RepeatLast:
+			cand[0], n = Firing{At: time.Unix(r.at[1], 0).UTC(), Wall: w, Note: NoteRepeatLast}, 1
+		case r.n == 2:
+			cand[0] = Firing{At: time.Unix(r.at[0], 0).UTC(), Wall: w, Note: NoteRepeatAll1}
+			cand[1], n = Firing{At: time.Unix(r.at[1], 0).UTC(), Wall: w, Note: NoteRepeatAll2}, 2
+		case s.def.Gap == GapShift:
+			cand[0], n = Firing{At: time.Unix(r.gapEnd, 0).UTC(), Wall: w, Note: NoteGapShifted}, 1
+		default:
+			if skipped != nil && r.gapEnd > after && (!found || r.gapEnd <= best.At.Unix()) {
+				skipped(SkippedWall{Wall: w, GapEnd: r.gapEnd})
+			}
+		}
+		if n > 0 && cand[0].At.Unix() > maxWall {
+			return best, found
+		}
+		if n > 0 && found && cand[0].At.Unix() >= best.At.Unix() {
+			if cand[0].At.Equal(best.At) && best.Note == NoteGapShifted {
+				best.Merged++ // another wall time folded into the shifted firing
+				w++
+				continue
+			}
+			return best, true
+		}
+		for i := 0; i < n; i++ {
+			if u := cand[i].At.Unix(); u > after && (!found || u < best.At.Unix()) {
+				best, found = cand[i], true
+				break
+			}
+		}
+		if found && n > 0 && best.At.Equal(cand[0].At) && best.Note != NoteGapShifted {
+			return best, true // monotone from here on
+		}
+		w++
+	}
+}
+
+// String renders a NoteKind as the event name used in previews and JSON.
+func (k NoteKind) String() string {
+	switch k {
+	case NoteGapShifted:
+		return "gap_shifted"
+	case NoteRepeatFirst:
+		return "repeat_first"
+	case NoteRepeatLast:
+		return "repeat_last"
+	case NoteRepeatAll1, NoteRepeatAll2:
+		return "repeat_all"
+	case NoteOffsetChanged:
+		return "offset_changed"
+	}
+	return ""
+}
+
+// FormatWall renders wall seconds as an RFC 3339 local time without offset.
+func FormatWall(w int64) string {
+	y, mo, d, h, mi, sec := splitWall(w)
+	return fmt.Sprintf("%04d-%02d-%02dT%02d:%02d:%02d", y, mo, d, h, mi, sec)
+}

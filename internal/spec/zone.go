@@ -1,0 +1,213 @@
+package spec
+
+import (
+	"bufio"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+)
+
+// MaxZoneNameLen caps an IANA zone name; the longest real one is 32 bytes.
+const MaxZoneNameLen = 64
+
+var locCache sync.Map // zone name -> *time.Location
+
+// LoadZone validates an IANA zone name and loads its rules from the host's
+// tz database (Go's lookup order, ZONEINFO first). It refuses "" and "Local"
+// (they would silently mean UTC or the host's zone), paths, and names that
+// are too long, none of which time.LoadLocation rejects on its own.
+func LoadZone(name string) (*time.Location, error) {
+	if l, ok := locCache.Load(name); ok {
+		return l.(*time.Location), nil
+	}
+	switch {
+	case name == "":
+		return nil, invalid("time_zone", "time zone is empty: give an IANA name such as Europe/Berlin or UTC")
+	case name == "Local":
+		return nil, invalid("time_zone", "time zone \"Local\": not allowed, it depends on the host; give an IANA name")
+	case len(name) > MaxZoneNameLen:
+		return nil, invalid("time_zone", "time zone: %d bytes, longer than the limit of %d", len(name), MaxZoneNameLen)
+	}
+	for _, r := range name {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/_-+", r)
+		if !ok {
+			return nil, invalid("time_zone", "time zone %q: unknown IANA zone", name)
+		}
+	}
+	if strings.HasPrefix(name, "/") || strings.Contains(name, "..") {
+		return nil, invalid("time_zone", "time zone %q: unknown IANA zone", name)
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, invalid("time_zone", "time zone %q: unknown IANA zone", name)
+	}
+	locCache.Store(name, loc)
+	return loc, nil
+}
+
+var tzVersion = sync.OnceValue(func() string {
+	if zi := os.Getenv("ZONEINFO"); zi != "" {
+		if v := readTZVersion(filepath.Join(zi, "tzdata.zi")); v != "" {
+			return v
+		}
+		return "unknown (ZONEINFO=" + zi + ")"
+	}
+	for _, dir := range []string{"/usr/share/zoneinfo", "/usr/share/lib/zoneinfo", "/usr/lib/locale/TZ"} {
+		if v := readTZVersion(filepath.Join(dir, "tzdata.zi")); v != "" {
+			return v
+		}
+	}
+	if _, err := os.Stat(filepath.Join(runtime.GOROOT(), "lib", "time", "zoneinfo.zip")); err == nil {
+		return "unknown (Go's zoneinfo.zip)"
+	}
+	return "unknown"
+})
+
+// TZVersion reports the version of the tz database in use ("2025b"), read
+// from tzdata.zi, or "unknown (...)" saying where the rules come from.
+func TZVersion() string { return tzVersion() }
+
+func readTZVersion(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	if sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "# version "); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// period is a span of instants [start, end) with one UTC offset.
+type period struct {
+	start, end int64 // unix seconds; ±math.MaxInt64/4 when open-ended
+	off        int64 // seconds east of UTC
+}
+
+const (
+	openStart = math.MinInt64 / 4
+	openEnd   = math.MaxInt64 / 4
+	// maxOffsetSwing bounds how far a wall time can sit from its instant's
+	// neighbours' walls: offsets lie within ±16 h, one change is at most 26 h
+	// (Apia skipped a whole day in 2011).
+	maxOffsetSwing = 30 * 3600
+)
+
+// periodAt returns the offset period containing instant u. It does not trust
+// ZoneBounds blindly: golang/go#81583 makes it return an end that is not
+// after t on some dates with Go's slim tz data, so such answers are replaced
+// by a search (RELIABILITY finding 16).
+func periodAt(loc *time.Location, u int64) period {
+	t := time.Unix(u, 0).In(loc)
+	_, off := t.Zone()
+	s, e := t.ZoneBounds()
+	p := period{start: openStart, end: openEnd, off: int64(off)}
+	if !s.IsZero() {
+		p.start = s.Unix()
+	}
+	if !e.IsZero() {
+		p.end = e.Unix()
+	}
+	if p.start > u {
+		p.start = searchChange(loc, u, -1, p.off)
+	}
+	if p.end <= u {
+		p.end = searchChange(loc, u, +1, p.off)
+	}
+	return p
+}
+
+// searchChange finds the nearest instant from u in direction dir where the
+// offset differs from off: the start (dir -1) or end (dir +1) of u's period.
+func searchChange(loc *time.Location, u int64, dir int64, off int64) int64 {
+	offAt := func(x int64) int64 { _, o := time.Unix(x, 0).In(loc).Zone(); return int64(o) }
+	const step = 6 * 3600
+	lo := u
+	for i := 0; i < 4*400; i++ { // look up to 400 days away
+		hi := lo + dir*step
+		if offAt(hi) != off {
+			// binary search between lo (same) and hi (different)
+			for (hi-lo)*dir > 1 {
+				mid := lo + (hi-lo)/2
+				if offAt(mid) == off {
+					lo = mid
+				} else {
+					hi = mid
+				}
+			}
+			if dir > 0 {
+				return hi
+			}
+			return lo
+		}
+		lo = hi
+	}
+	if dir > 0 {
+		return openEnd
+	}
+	return openStart
+}
+
+// zoneWindow is the list of offset periods around an instant, enough to
+// resolve any wall time near it. Fixed size: resolving never allocates.
+type zoneWindow struct {
+	n int
+	p [8]period
+}
+
+// window collects the periods that overlap [from, to].
+func window(loc *time.Location, from, to int64) zoneWindow {
+	var w zoneWindow
+	u := from
+	for w.n < len(w.p) {
+		p := periodAt(loc, u)
+		w.p[w.n] = p
+		w.n++
+		if p.end > to || p.end >= openEnd {
+			break
+		}
+		u = p.end
+	}
+	return w
+}
+
+// resolution is what a wall time means as instants.
+type resolution struct {
+	n      int      // 0 = gap, 1 = normal, 2 = repeat
+	at     [2]int64 // the instants, earliest first
+	gapEnd int64    // for a gap: the first instant after it
+}
+
+// resolve maps wall seconds to instants in loc by enumerating the offsets in
+// force around it: no instant means a gap, two mean a repeat. It never uses
+// time.Date in a local zone, which "does not guarantee which" it picks.
+func resolve(loc *time.Location, w int64) resolution {
+	zw := window(loc, w-maxOffsetSwing, w+maxOffsetSwing)
+	var r resolution
+	for i := 0; i < zw.n; i++ {
+		p := zw.p[i]
+		u := w - p.off
+		if u >= p.start && u < p.end && r.n < 2 {
+			r.at[r.n] = u
+			r.n++
+		}
+	}
+	if r.n == 0 {
+		// The gap ends where the first period whose walls start after w begins.
+		for i := 0; i < zw.n; i++ {
+			if p := zw.p[i]; p.start+p.off > w {
+				r.gapEnd = p.start
+				break
+			}
+		}
+	}
+	return r
+}

@@ -84,13 +84,13 @@ type NoteKind uint8
 
 // The DST decisions a firing can carry.
 const (
-	NoteNone        NoteKind = iota
-	NoteGapShifted           // the wall time did not exist; fired at the end of the gap
-	NoteRepeatFirst          // the wall time happened twice; fired at the first only
-	NoteRepeatLast           // ... fired at the second only
-	NoteRepeatAll1           // ... fired at both; this is the first
-	NoteRepeatAll2           // ... fired at both; this is the second
-	NoteOffsetChanged        // every: the zone's offset changed since the last firing
+	NoteNone          NoteKind = iota
+	NoteGapShifted             // the wall time did not exist; fired at the end of the gap
+	NoteRepeatFirst            // the wall time happened twice; fired at the first only
+	NoteRepeatLast             // ... fired at the second only
+	NoteRepeatAll1             // ... fired at both; this is the first
+	NoteRepeatAll2             // ... fired at both; this is the second
+	NoteOffsetChanged          // every: the zone's offset changed since the last firing
 )
 
 // Firing is one computed firing time.

@@ -167,7 +167,7 @@ func parseField(p string, f field) (uint64, error) {
 		step := 1
 		if hasStep {
 			n, err := strconv.Atoi(stepPart)
-			if err != nil {
+			if err != nil || len(stepPart) > 2 {
 				return 0, bad(item, "step %q is not a number", stepPart)
 			}
 			if n < 1 {

@@ -73,6 +73,7 @@ type Definition struct {
 type Spec struct {
 	def    Definition
 	loc    *time.Location
+	zc     *zoneCache
 	cron   *cronExpr
 	at     int64 // KindAt: unix seconds
 	anchor int64 // KindEvery
@@ -101,8 +102,9 @@ type Firing struct {
 	// firing it is the wall time that did not exist.
 	Wall int64
 	Note NoteKind
-	// Merged counts the later matching wall times folded into this firing
-	// (a gap with several matching wall times all shift to one instant).
+	// Merged counts the other matching wall times folded into this shifted
+	// firing: later ones in the same gap, and the wall time at the gap's end
+	// when it matches too (*/15 through 02:00-03:00 gives 4).
 	Merged int
 	// PrevOffset is, for NoteOffsetChanged, the offset of the previous firing.
 	PrevOffset int
@@ -138,7 +140,7 @@ func Parse(d Definition) (*Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Spec{def: d, loc: loc}
+	s := &Spec{def: d, loc: loc, zc: cacheFor(loc)}
 	switch d.Kind {
 	case KindCron:
 		if s.cron, err = parseCron(d.Expr); err != nil {
@@ -147,6 +149,9 @@ func Parse(d Definition) (*Spec, error) {
 	case KindAt:
 		t, err := ParseInstant("at", d.Expr)
 		if err != nil {
+			return nil, err
+		}
+		if err := wholeSecond("at", t); err != nil {
 			return nil, err
 		}
 		s.at = t.Unix()
@@ -158,6 +163,9 @@ func Parse(d Definition) (*Spec, error) {
 		s.every = int64(iv / time.Second)
 		if !d.Anchor.IsZero() {
 			if err := checkYear("anchor", d.Anchor); err != nil {
+				return nil, err
+			}
+			if err := wholeSecond("anchor", d.Anchor); err != nil {
 				return nil, err
 			}
 			s.anchor = d.Anchor.Unix()
@@ -197,6 +205,15 @@ func ParseInstant(part, s string) (time.Time, error) {
 		return time.Time{}, err
 	}
 	return t, nil
+}
+
+// wholeSecond refuses a fraction of a second: firings are whole seconds, and
+// rounding either way would fire before the instant asked for or move it.
+func wholeSecond(part string, t time.Time) error {
+	if t.Nanosecond() != 0 {
+		return invalid(part, "%s %s: has a fraction of a second; schedules fire on whole seconds", part, t.Format(time.RFC3339Nano))
+	}
+	return nil
 }
 
 func checkYear(part string, t time.Time) error {
@@ -279,7 +296,7 @@ func (s *Spec) nextEvery(after int64) (Firing, bool) {
 // time's earliest instant passes the best found.
 func (s *Spec) nextCron(after int64, skipped func(SkippedWall)) (Firing, bool) {
 	c := s.cron
-	p := periodAt(s.loc, after)
+	p := s.zc.periodAt(after)
 	// Fast path: a period that started well before and ends well after; every
 	// wall time mapping into its middle has exactly one instant.
 	fastLo, fastHi := p.start+maxOffsetSwing, p.end-maxOffsetSwing

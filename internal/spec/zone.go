@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -122,6 +123,35 @@ func periodAt(loc *time.Location, u int64) period {
 	if p.end <= u {
 		p.end = searchChange(loc, u, +1, p.off)
 	}
+	return p
+}
+
+// zoneCache remembers the last offset period looked up in one zone. Schedules
+// in a zone mostly ask about the same months, so most lookups are a range
+// check instead of two binary searches over the zone's transitions. The
+// period is immutable; swapping the pointer is safe across goroutines.
+type zoneCache struct {
+	loc  *time.Location
+	last atomic.Pointer[period]
+}
+
+var zoneCaches sync.Map // *time.Location -> *zoneCache
+
+func cacheFor(loc *time.Location) *zoneCache {
+	if zc, ok := zoneCaches.Load(loc); ok {
+		return zc.(*zoneCache)
+	}
+	zc, _ := zoneCaches.LoadOrStore(loc, &zoneCache{loc: loc})
+	return zc.(*zoneCache)
+}
+
+// periodAt is the package-level periodAt through the cache.
+func (zc *zoneCache) periodAt(u int64) period {
+	if p := zc.last.Load(); p != nil && p.start <= u && u < p.end {
+		return *p
+	}
+	p := periodAt(zc.loc, u)
+	zc.last.Store(&p)
 	return p
 }
 

@@ -1,0 +1,114 @@
+package preview
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+)
+
+// WriteJSON writes the result as indented JSON. Instants are RFC 3339:
+// scheduled_for in UTC with a Z, local with the zone's offset.
+func (r *Result) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// Styles used by the table; the zero Styles renders plain text.
+type Styles struct {
+	Header, Dim, Note, Skip lipgloss.Style
+}
+
+// NewStyles returns the styles for a colour terminal.
+func NewStyles(r *lipgloss.Renderer) Styles {
+	return Styles{
+		Header: r.NewStyle().Bold(true),
+		Dim:    r.NewStyle().Faint(true),
+		Note:   r.NewStyle().Foreground(lipgloss.Color("3")),
+		Skip:   r.NewStyle().Foreground(lipgloss.Color("5")),
+	}
+}
+
+// PlainStyles renders without any escape codes (NO_COLOR, pipes, files).
+func PlainStyles() Styles {
+	r := lipgloss.NewRenderer(io.Discard)
+	return Styles{Header: r.NewStyle(), Dim: r.NewStyle(), Note: r.NewStyle(), Skip: r.NewStyle()}
+}
+
+// WriteTable writes the result for people: a heading, then one row per
+// firing (local time with abbreviation and offset, UTC, DST note) and one
+// row per skipped wall time, in time order.
+func (r *Result) WriteTable(w io.Writer, st Styles) error {
+	var b strings.Builder
+	head := fmt.Sprintf("%s %s in %s", r.Kind, r.Expression, r.TimeZone)
+	if r.Kind == "cron" {
+		head += fmt.Sprintf("  (dst-gap %s, dst-repeat %s)", r.DSTGap, r.DSTRepeat)
+	}
+	if r.Anchor != nil {
+		head += "  (anchor " + r.Anchor.Format(time.RFC3339) + ")"
+	}
+	fmt.Fprintln(&b, st.Header.Render(head))
+	fmt.Fprintln(&b, st.Dim.Render(fmt.Sprintf("after %s, tz database %s", r.From.Format(time.RFC3339), r.TZVersion)))
+	b.WriteString("\n")
+
+	type row struct{ n, local, utc, note string }
+	rows := []row{{"#", "LOCAL", "UTC", "NOTE"}}
+	skips := skippedBefore(r)
+	for i, f := range r.Firings {
+		for _, e := range skips[i] {
+			rows = append(rows, row{"-", strings.Replace(e.Local, "T", " ", 1) + " (skipped)", "-", "does not exist (DST gap); no firing that day"})
+		}
+		rows = append(rows, row{
+			fmt.Sprint(i + 1),
+			localColumn(f),
+			f.ScheduledFor.UTC().Format("2006-01-02 15:04:05Z"),
+			f.Note,
+		})
+	}
+	for _, e := range skips[len(r.Firings)] {
+		rows = append(rows, row{"-", strings.Replace(e.Local, "T", " ", 1) + " (skipped)", "-", "does not exist (DST gap); no firing that day"})
+	}
+	var wn, wl, wu int
+	for _, rw := range rows {
+		wn, wl, wu = max(wn, len(rw.n)), max(wl, len(rw.local)), max(wu, len(rw.utc))
+	}
+	for i, rw := range rows {
+		line := fmt.Sprintf("%*s  %-*s  %-*s", wn, rw.n, wl, rw.local, wu, rw.utc)
+		switch {
+		case i == 0:
+			line = st.Header.Render(line + "  " + rw.note)
+		case rw.n == "-":
+			line = st.Skip.Render(line + "  " + rw.note)
+		case rw.note != "":
+			line += "  " + st.Note.Render(rw.note)
+		}
+		fmt.Fprintln(&b, strings.TrimRight(line, " "))
+	}
+	if r.End != "" {
+		fmt.Fprintln(&b, st.Dim.Render("("+r.End+")"))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// skippedBefore groups the gap_skipped events by the index of the firing
+// they precede (len(Firings) for those after the last).
+func skippedBefore(r *Result) map[int][]Event {
+	out := map[int][]Event{}
+	for _, e := range r.DSTEvents {
+		if e.Event == EventGapSkipped {
+			out[e.before] = append(out[e.before], e)
+		}
+	}
+	return out
+}
+
+// localColumn shows a firing's local time with weekday, abbreviation and
+// offset.
+func localColumn(f Firing) string {
+	return f.local.Format("Mon 2006-01-02 15:04:05 MST -07:00")
+}

@@ -167,7 +167,7 @@ func parseField(p string, f field) (uint64, error) {
 		step := 1
 		if hasStep {
 			n, err := strconv.Atoi(stepPart)
-			if err != nil || len(stepPart) > 2 {
+			if err != nil || len(stepPart) > 2 || stepPart[0] < '0' || stepPart[0] > '9' {
 				return 0, bad(item, "step %q is not a number", stepPart)
 			}
 			if n < 1 {
@@ -189,6 +189,12 @@ func parseField(p string, f field) (uint64, error) {
 			}
 		case strings.Contains(rangePart, "-"):
 			a, b, _ := strings.Cut(rangePart, "-")
+			switch {
+			case a == "":
+				return 0, bad(item, "a value cannot be negative, and a range needs a start")
+			case b == "":
+				return 0, bad(item, "range %q has no end", rangePart)
+			}
 			var err error
 			if lo, err = fieldValue(a, f); err != nil {
 				return 0, bad(item, "%v", err)

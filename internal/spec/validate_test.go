@@ -81,7 +81,7 @@ func badCases() []badCase {
 		{name: "minute_letters", def: cronUTC("a * * * *"), field: "minute field", msg: `minute field "a": "a" is not a number`},
 		{name: "minute_plus_sign", def: cronUTC("+1 * * * *"), field: "minute field", msg: `minute field "+1": "+1" is not a number`},
 		{name: "minute_three_digits", def: cronUTC("001 * * * *"), field: "minute field", msg: `minute field "001": "001" is not a number`},
-		{name: "minute_negative", def: cronUTC("-1 * * * *"), field: "minute field", msg: `minute field "-1": missing value`},
+		{name: "minute_negative", def: cronUTC("-1 * * * *"), field: "minute field", msg: `minute field "-1": a value cannot be negative, and a range needs a start`},
 		{name: "hour_month_name", def: cronUTC("0 JAN * * *"), field: "hour field", msg: `hour field "JAN": "JAN" is not a number`},
 		{name: "month_unknown_name", def: cronUTC("0 0 1 FOO *"), field: "month field", msg: `month field "FOO": "FOO" is not a number or a name`},
 		{name: "month_long_name", def: cronUTC("0 0 1 JANUARY *"), field: "month field", msg: `month field "JANUARY": "JANUARY" is not a number or a name`},
@@ -90,7 +90,7 @@ func badCases() []badCase {
 		{name: "dow_month_name", def: cronUTC("0 0 * * JAN"), field: "day-of-week field", msg: `day-of-week field "JAN": "JAN" is not a number or a name`},
 		{name: "range_bad_end", def: cronUTC("1-x * * * *"), field: "minute field", msg: `minute field "1-x": "x" is not a number`},
 		{name: "range_three_parts", def: cronUTC("1-2-3 * * * *"), field: "minute field", msg: `minute field "1-2-3": "2-3" is not a number`},
-		{name: "range_missing_end", def: cronUTC("1-/2 * * * *"), field: "minute field", msg: `minute field "1-/2": missing value`},
+		{name: "range_missing_end", def: cronUTC("1-/2 * * * *"), field: "minute field", msg: `minute field "1-/2": range "1-" has no end`},
 
 		// Backwards ranges.
 		{name: "backwards_minute", def: cronUTC("5-2 * * * *"), field: "minute field", msg: `minute field "5-2": range runs backwards (5 > 2)`},
@@ -596,7 +596,7 @@ var conformanceExprs = []string{
 	// a zero-padded step in the day of week must be rejected, or read alike.
 	"0 5 3 4 */0004", "0 0 * * 1-5/0002",
 	// Sign and zero padding that Atoi takes in a step.
-	"*/+4 * * * *", "*/05 */02 * * *",
+	"*/05 */02 * * *",
 }
 
 // TestDialectConformance: every expression Parse accepts is valid to gronx,

@@ -1,0 +1,309 @@
+// Package store defines sched's durable records (SPEC §2) and the contract
+// every store driver keeps: the record types and their states, the derived
+// occurrence id, and the sentinel errors drivers translate their native
+// errors into. It imports no database driver; drivers live in
+// subpackages (store/sqlite, later store/postgres) and are checked by one
+// conformance suite (store/storetest).
+//
+// Three records, never one: a Schedule is the future, an Occurrence is one
+// scheduled time, an Attempt is one delivery of an occurrence.
+//
+// Time encoding. Drivers keep every instant to the millisecond, in UTC
+// (SQLite: INTEGER unix milliseconds), and every duration to the
+// millisecond. Milliseconds, not seconds, because the queue's times need
+// sub-second precision (a 2 s test lease, heartbeats at a third of it,
+// delivery-lag histograms with sub-second buckets); integers, not text,
+// because they compare and index as numbers with no format or zone to parse,
+// map one to one onto PostgreSQL's BIGINT, and cover year 9999 with room to
+// spare. ScheduledFor is the exception that proves the rule: it is always a
+// whole second, because the occurrence id hashes it as unix seconds.
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/binary"
+	"errors"
+	"time"
+
+	"github.com/sched-dev/sched/internal/spec"
+)
+
+// Sentinel errors. Every driver translates its native errors into these in
+// one function, so the engine and the API never look at a driver's error
+// types. Test with errors.Is; the driver's message stays in the chain.
+var (
+	// ErrNotFound: no such record for this tenant. A record of another
+	// tenant is not found either, so ids cannot be probed across tenants.
+	// A write that references a missing parent (an occurrence of a schedule
+	// that does not exist for its tenant) is ErrNotFound too.
+	ErrNotFound = errors.New("store: not found")
+	// ErrConflict: a uniqueness rule refused the write (a schedule id or a
+	// tenant's idempotency key already taken), or a conditional write found
+	// the record changed since it was read.
+	ErrConflict = errors.New("store: conflict")
+	// ErrStaleAttempt: an ack, nack or heartbeat presented an attempt number
+	// (fencing token) that is no longer the occurrence's current one.
+	ErrStaleAttempt = errors.New("store: stale attempt")
+	// ErrBusy: the store is locked or busy (SQLite: SQLITE_BUSY after
+	// busy_timeout). Nothing was written; the operation can be retried.
+	ErrBusy = errors.New("store: busy")
+	// ErrStoreFull: the store is out of space. Nothing was written; the
+	// daemon stays up and answers store_full until space is freed.
+	ErrStoreFull = errors.New("store: full")
+	// ErrCorrupt: the store's integrity check failed. The store refuses to
+	// serve and never repairs silently.
+	ErrCorrupt = errors.New("store: corrupt")
+)
+
+// MaxPayload is the largest payload a schedule may carry (SPEC §9).
+const MaxPayload = 256 << 10
+
+// ScheduleState is the lifecycle state of a schedule.
+type ScheduleState string
+
+// Schedule states (SPEC §2).
+const (
+	ScheduleActive    ScheduleState = "ACTIVE"
+	SchedulePaused    ScheduleState = "PAUSED"
+	ScheduleCanceled  ScheduleState = "CANCELED"
+	ScheduleCompleted ScheduleState = "COMPLETED" // an `at` schedule that fired
+)
+
+// OccurrenceState is where an occurrence is in its life:
+//
+//	SCHEDULED -> ENQUEUED -> RUNNING -> SUCCEEDED
+//	                ^          |  |
+//	                |          |  +-> RETRY_WAIT -> ENQUEUED
+//	                |          +----> DEAD (the dead-letter queue)
+//	                +---- replay of a DEAD one, same occurrence_id
+//	side states: MISSED, CANCELED, SKIPPED_OVERLAP
+type OccurrenceState string
+
+// Occurrence states (SPEC §2).
+const (
+	OccurrenceScheduled      OccurrenceState = "SCHEDULED"
+	OccurrenceEnqueued       OccurrenceState = "ENQUEUED"
+	OccurrenceRunning        OccurrenceState = "RUNNING"
+	OccurrenceSucceeded      OccurrenceState = "SUCCEEDED"
+	OccurrenceRetryWait      OccurrenceState = "RETRY_WAIT"
+	OccurrenceDead           OccurrenceState = "DEAD"
+	OccurrenceMissed         OccurrenceState = "MISSED"
+	OccurrenceCanceled       OccurrenceState = "CANCELED"
+	OccurrenceSkippedOverlap OccurrenceState = "SKIPPED_OVERLAP"
+)
+
+// Lane partitions a tenant's queue so that strict capacity is never consumed
+// by flexible or catch-up work (SPEC §5).
+type Lane string
+
+// Lanes.
+const (
+	LaneStrict   Lane = "strict"
+	LaneFlexible Lane = "flexible"
+	LaneCatchUp  Lane = "catchup"
+)
+
+// AttemptResult is how a delivery ended. It is empty while the attempt runs.
+type AttemptResult string
+
+// Attempt results (SPEC §2).
+const (
+	ResultSucceeded       AttemptResult = "SUCCEEDED"
+	ResultFailedRetryable AttemptResult = "FAILED_RETRYABLE"
+	ResultFailedPermanent AttemptResult = "FAILED_PERMANENT"
+	ResultLeaseExpired    AttemptResult = "LEASE_EXPIRED"
+)
+
+// MisfirePolicy says what happens to firings found later than MaxLateness
+// (SPEC §6).
+type MisfirePolicy string
+
+// Misfire policies.
+const (
+	MisfireSkip     MisfirePolicy = "skip"      // all late firings become MISSED
+	MisfireFireOnce MisfirePolicy = "fire_once" // the most recent fires, the rest are MISSED
+	MisfireCatchUp  MisfirePolicy = "catch_up"  // the most recent CatchUpK fire, oldest first
+)
+
+// OverlapPolicy says what a new occurrence does while one of the same
+// schedule is running (SPEC §6).
+type OverlapPolicy string
+
+// Overlap policies.
+const (
+	OverlapAllow         OverlapPolicy = "allow"
+	OverlapSkipIfRunning OverlapPolicy = "skip_if_running"
+	OverlapQueueOne      OverlapPolicy = "queue_one"
+)
+
+// RetryPolicy bounds the retries of a retryable failure: the delay before
+// attempt n+1 is random(0, min(BackoffCap, BackoffBase*2^(n-1))), and the
+// occurrence goes DEAD after MaxAttempts attempts or once Deadline has passed
+// since its scheduled time, whichever comes first (SPEC §5).
+type RetryPolicy struct {
+	MaxAttempts int
+	BackoffBase time.Duration
+	BackoffCap  time.Duration
+	Deadline    time.Duration
+}
+
+// Schedule is the future: what to run, when, and how to handle lateness,
+// overlap and failure. Every update, pause or cancel bumps Version;
+// occurrences are tied to the version that produced them.
+type Schedule struct {
+	TenantID   string
+	ScheduleID string // globally unique; occurrence ids hash it
+	// Shard is hash(schedule_id) mod N, set by the engine; planners scan
+	// only the shards they lease.
+	Shard int
+	Name  string
+
+	// Timing, as the user wrote it; see spec.Definition.
+	Kind      spec.Kind
+	Expr      string    // cron expression, RFC 3339 instant or Go duration
+	TimeZone  string    // IANA zone name
+	Anchor    time.Time // every: the instant intervals count from; zero for none
+	DSTGap    spec.GapPolicy
+	DSTRepeat spec.RepeatPolicy
+
+	Version int64 // 1 at creation
+	State   ScheduleState
+	// NextRunAt is the planner's durable UTC cursor: the next firing not yet
+	// materialized. Zero when there is none (completed, canceled).
+	NextRunAt time.Time
+
+	Queue   string
+	Payload []byte // opaque to the scheduler, at most MaxPayload bytes
+
+	MisfirePolicy  MisfirePolicy
+	MaxLateness    time.Duration
+	CatchUpK       int // catch_up only: 1..1000
+	OverlapPolicy  OverlapPolicy
+	FlexibleWindow time.Duration // 0: strict
+	Retry          RetryPolicy
+
+	// IdempotencyKey is the caller's key for an idempotent create, unique
+	// per tenant; empty for none.
+	IdempotencyKey string
+
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Definition returns the schedule's timing for the time engine.
+func (s *Schedule) Definition() spec.Definition {
+	return spec.Definition{
+		Kind:   s.Kind,
+		Expr:   s.Expr,
+		Zone:   s.TimeZone,
+		Anchor: s.Anchor,
+		Gap:    s.DSTGap,
+		Repeat: s.DSTRepeat,
+	}
+}
+
+// Occurrence is one scheduled time of one schedule version. At most one
+// exists per (ScheduleID, ScheduleVersion, ScheduledFor), and its id is
+// derived from those three (OccurrenceID), so a second materialization of
+// the same firing, by a restarted or stale node, is a no-op.
+type Occurrence struct {
+	OccurrenceID    string // OccurrenceID(ScheduleID, ScheduleVersion, ScheduledFor)
+	TenantID        string // the schedule's tenant
+	ScheduleID      string
+	ScheduleVersion int64
+	ScheduledFor    time.Time // UTC, a whole second
+	// AvailableAt is when a worker may first claim it: ScheduledFor for
+	// strict schedules, plus a stable offset within the flexible window
+	// otherwise; later, the end of a retry backoff.
+	AvailableAt    time.Time
+	EnqueuedAt     time.Time // zero until enqueued
+	State          OccurrenceState
+	Lane           Lane
+	Queue          string
+	AttemptCount   int       // attempts started so far
+	FirstClaimedAt time.Time // zero until first claimed
+	FinishedAt     time.Time // zero until SUCCEEDED, DEAD, MISSED, CANCELED or SKIPPED_OVERLAP
+}
+
+// Attempt is one delivery of an occurrence to a worker, under a visibility
+// lease. Attempt (1, 2, ...) is the fencing token: acks, nacks and
+// heartbeats must present the current one, or get ErrStaleAttempt.
+type Attempt struct {
+	AttemptID      string // AttemptID(OccurrenceID, Attempt)
+	TenantID       string
+	OccurrenceID   string
+	Attempt        int64
+	WorkerID       string
+	ClaimedAt      time.Time
+	LeaseExpiresAt time.Time
+	FinishedAt     time.Time     // zero while running
+	Result         AttemptResult // empty while running
+	Error          string        // the worker's error for a failed attempt
+}
+
+// ListOccurrencesParams selects a tenant's occurrences of one schedule,
+// ordered by scheduled time then version.
+type ListOccurrencesParams struct {
+	TenantID   string
+	ScheduleID string
+	Limit      int // 0 means DefaultListLimit; at most MaxListLimit
+}
+
+// Limits on list operations.
+const (
+	DefaultListLimit = 100
+	MaxListLimit     = 1000
+)
+
+// b32 is RFC 4648 base32 in lower case without padding: short, case-stable
+// ids that are safe in URLs, file names and log lines.
+var b32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// OccurrenceID is the id of the occurrence of schedule version version at
+// scheduledFor. It is derived, never random, so the same firing gets the
+// same id after a crash, a failover, a retry or a manual replay, and workers
+// can deduplicate on it.
+//
+// It is "occ_" and the base32 of the first 128 bits of the SHA-256 of a
+// length-prefixed encoding of a type tag, the schedule id, the version and
+// scheduledFor as UTC unix seconds (sub-second parts are not part of the id;
+// stores refuse them). The encoding is pinned by a test: changing it would
+// give every future firing a new id and break deduplication across an
+// upgrade.
+func OccurrenceID(scheduleID string, version int64, scheduledFor time.Time) string {
+	h := sha256.New()
+	writeField(h, []byte("occurrence"))
+	writeField(h, []byte(scheduleID))
+	writeInt(h, version)
+	writeInt(h, scheduledFor.Unix())
+	return "occ_" + b32.EncodeToString(h.Sum(nil)[:16])
+}
+
+// AttemptID is the id of attempt number attempt of an occurrence, derived
+// like OccurrenceID, so a retried claim after an ambiguous commit names the
+// same row.
+func AttemptID(occurrenceID string, attempt int64) string {
+	h := sha256.New()
+	writeField(h, []byte("attempt"))
+	writeField(h, []byte(occurrenceID))
+	writeInt(h, attempt)
+	return "att_" + b32.EncodeToString(h.Sum(nil)[:16])
+}
+
+type byteWriter interface{ Write([]byte) (int, error) }
+
+// writeField writes b with a big-endian uint64 length prefix, so that no two
+// different field sequences encode to the same bytes.
+func writeField(w byteWriter, b []byte) {
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+	w.Write(n[:])
+	w.Write(b)
+}
+
+func writeInt(w byteWriter, v int64) {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(v))
+	writeField(w, b[:])
+}

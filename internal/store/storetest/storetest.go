@@ -1,0 +1,407 @@
+// Package storetest is the store conformance suite: one set of tests that
+// every store driver (SQLite now, PostgreSQL later) runs unchanged, so the
+// drivers keep the same contract. A new store behaviour gets a subtest here
+// first.
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/sched-dev/sched/internal/spec"
+	"github.com/sched-dev/sched/internal/store"
+)
+
+// Store is what the suite needs of a driver. It is declared here, not in
+// package store, so the suite asks for no more than it tests.
+type Store interface {
+	InsertSchedule(ctx context.Context, s *store.Schedule) error
+	GetSchedule(ctx context.Context, tenantID, scheduleID string) (*store.Schedule, error)
+	InsertOccurrences(ctx context.Context, occs []store.Occurrence) (int, error)
+	GetOccurrence(ctx context.Context, tenantID, occurrenceID string) (*store.Occurrence, error)
+	ListOccurrences(ctx context.Context, p store.ListOccurrencesParams) ([]store.Occurrence, error)
+}
+
+// Exercise runs the suite. open must return a new, empty store for each
+// call and close it when the test ends (t.Cleanup).
+func Exercise(t *testing.T, open func(t *testing.T) Store) {
+	t.Helper()
+
+	t.Run("InsertGetSchedule", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		want := NewSchedule("tenant-a", "sch_roundtrip")
+		mustInsertSchedule(t, s, want)
+
+		got, err := s.GetSchedule(ctx, "tenant-a", "sch_roundtrip")
+		if err != nil {
+			t.Fatalf("GetSchedule: %v", err)
+		}
+		assertScheduleEqual(t, got, want)
+
+		// Optional fields left empty come back empty.
+		bare := NewSchedule("tenant-a", "sch_bare")
+		bare.Anchor, bare.NextRunAt, bare.IdempotencyKey, bare.Payload = time.Time{}, time.Time{}, "", nil
+		mustInsertSchedule(t, s, bare)
+		got, err = s.GetSchedule(ctx, "tenant-a", "sch_bare")
+		if err != nil {
+			t.Fatalf("GetSchedule: %v", err)
+		}
+		if !got.Anchor.IsZero() || !got.NextRunAt.IsZero() || got.IdempotencyKey != "" || len(got.Payload) != 0 {
+			t.Errorf("empty optional fields came back as anchor=%v next=%v key=%q payload=%q",
+				got.Anchor, got.NextRunAt, got.IdempotencyKey, got.Payload)
+		}
+	})
+
+	t.Run("ScheduleEnumsMatchSchema", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		i := 0
+		insert := func(mut func(*store.Schedule)) {
+			t.Helper()
+			i++
+			sc := NewSchedule("tenant-a", fmt.Sprintf("sch_enum_%d", i))
+			mut(sc)
+			mustInsertSchedule(t, s, sc)
+			got, err := s.GetSchedule(ctx, sc.TenantID, sc.ScheduleID)
+			if err != nil {
+				t.Fatalf("GetSchedule: %v", err)
+			}
+			assertScheduleEqual(t, got, sc)
+		}
+		for _, v := range []store.ScheduleState{store.ScheduleActive, store.SchedulePaused, store.ScheduleCanceled, store.ScheduleCompleted} {
+			insert(func(sc *store.Schedule) { sc.State = v })
+		}
+		for _, v := range []spec.Kind{spec.KindCron, spec.KindAt, spec.KindEvery} {
+			insert(func(sc *store.Schedule) { sc.Kind = v })
+		}
+		for _, v := range []spec.GapPolicy{spec.GapSkip, spec.GapShift} {
+			insert(func(sc *store.Schedule) { sc.DSTGap = v })
+		}
+		for _, v := range []spec.RepeatPolicy{spec.RepeatFirst, spec.RepeatLast, spec.RepeatAll} {
+			insert(func(sc *store.Schedule) { sc.DSTRepeat = v })
+		}
+		for _, v := range []store.MisfirePolicy{store.MisfireSkip, store.MisfireFireOnce, store.MisfireCatchUp} {
+			insert(func(sc *store.Schedule) { sc.MisfirePolicy, sc.CatchUpK = v, 1000 })
+		}
+		for _, v := range []store.OverlapPolicy{store.OverlapAllow, store.OverlapSkipIfRunning, store.OverlapQueueOne} {
+			insert(func(sc *store.Schedule) { sc.OverlapPolicy = v })
+		}
+
+		// Values outside the enums are refused, with no sentinel.
+		bad := NewSchedule("tenant-a", "sch_enum_bad")
+		bad.State = "RUNNING"
+		if err := s.InsertSchedule(ctx, bad); err == nil {
+			t.Error("InsertSchedule with state RUNNING: no error")
+		}
+		bad.State, bad.MisfirePolicy, bad.CatchUpK = store.ScheduleActive, store.MisfireCatchUp, 0
+		if err := s.InsertSchedule(ctx, bad); err == nil {
+			t.Error("InsertSchedule with catch_up and K=0: no error")
+		}
+	})
+
+	t.Run("InsertScheduleConflicts", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		first := NewSchedule("tenant-a", "sch_dup")
+		mustInsertSchedule(t, s, first)
+
+		again := NewSchedule("tenant-a", "sch_dup")
+		again.IdempotencyKey = "other-key"
+		if err := s.InsertSchedule(ctx, again); !errors.Is(err, store.ErrConflict) {
+			t.Errorf("same schedule id: got %v, want ErrConflict", err)
+		}
+		// The id is global: another tenant cannot take it either.
+		again.TenantID = "tenant-b"
+		if err := s.InsertSchedule(ctx, again); !errors.Is(err, store.ErrConflict) {
+			t.Errorf("same schedule id, other tenant: got %v, want ErrConflict", err)
+		}
+
+		sameKey := NewSchedule("tenant-a", "sch_dup_key")
+		sameKey.IdempotencyKey = first.IdempotencyKey
+		if err := s.InsertSchedule(ctx, sameKey); !errors.Is(err, store.ErrConflict) {
+			t.Errorf("same idempotency key: got %v, want ErrConflict", err)
+		}
+		// Keys are per tenant.
+		sameKey.TenantID = "tenant-b"
+		mustInsertSchedule(t, s, sameKey)
+		// No key is no key: many schedules may have none.
+		for _, id := range []string{"sch_nokey_1", "sch_nokey_2"} {
+			sc := NewSchedule("tenant-a", id)
+			sc.IdempotencyKey = ""
+			mustInsertSchedule(t, s, sc)
+		}
+
+		got, err := s.GetSchedule(ctx, "tenant-a", "sch_dup")
+		if err != nil {
+			t.Fatalf("GetSchedule: %v", err)
+		}
+		assertScheduleEqual(t, got, first) // the refused writes changed nothing
+	})
+
+	t.Run("TenantIsolation", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		sc := NewSchedule("tenant-a", "sch_iso")
+		mustInsertSchedule(t, s, sc)
+		occ := NewOccurrence(sc, time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+		mustInsertOccurrences(t, s, 1, occ)
+
+		if _, err := s.GetSchedule(ctx, "tenant-b", "sch_iso"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("GetSchedule as another tenant: got %v, want ErrNotFound", err)
+		}
+		if _, err := s.GetSchedule(ctx, "tenant-a", "sch_missing"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("GetSchedule of a missing id: got %v, want ErrNotFound", err)
+		}
+		id := store.OccurrenceID(sc.ScheduleID, sc.Version, occ.ScheduledFor)
+		if _, err := s.GetOccurrence(ctx, "tenant-b", id); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("GetOccurrence as another tenant: got %v, want ErrNotFound", err)
+		}
+		if got, err := s.ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: "tenant-b", ScheduleID: "sch_iso"}); err != nil || len(got) != 0 {
+			t.Errorf("ListOccurrences as another tenant: got %d rows, %v; want none", len(got), err)
+		}
+
+		// Another tenant cannot materialize occurrences of this schedule,
+		// and the refused batch leaves nothing behind.
+		foreign := NewOccurrence(sc, time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
+		foreign.TenantID = "tenant-b"
+		ok := NewOccurrence(sc, time.Date(2026, 3, 3, 9, 0, 0, 0, time.UTC))
+		if _, err := s.InsertOccurrences(ctx, []store.Occurrence{ok, foreign}); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("InsertOccurrences under another tenant: got %v, want ErrNotFound", err)
+		}
+		assertOccurrenceCount(t, s, sc, 1)
+	})
+
+	t.Run("DuplicateOccurrenceIsNoOp", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		sc := NewSchedule("tenant-a", "sch_dup_occ")
+		mustInsertSchedule(t, s, sc)
+		base := time.Date(2026, 3, 8, 6, 0, 0, 0, time.UTC)
+		batch := []store.Occurrence{
+			NewOccurrence(sc, base),
+			NewOccurrence(sc, base.Add(time.Hour)),
+			NewOccurrence(sc, base.Add(2*time.Hour)),
+		}
+		mustInsertOccurrences(t, s, 3, batch...)
+		// The same firings again, as a restarted or stale planner would.
+		mustInsertOccurrences(t, s, 0, batch...)
+		// A second insert that differs in its mutable fields is still the
+		// same firing: the stored row is kept as it was.
+		changed := batch[0]
+		changed.State, changed.AvailableAt = store.OccurrenceEnqueued, base.Add(time.Minute)
+		mustInsertOccurrences(t, s, 0, changed)
+		// Overlapping batches insert only the new firing, and a firing twice
+		// in one batch is one row.
+		next := NewOccurrence(sc, base.Add(3*time.Hour))
+		mustInsertOccurrences(t, s, 1, batch[2], next, next)
+		mustInsertOccurrences(t, s, 0)
+
+		got := assertOccurrenceCount(t, s, sc, 4)
+		for i, o := range got {
+			want := base.Add(time.Duration(i) * time.Hour)
+			if !o.ScheduledFor.Equal(want) {
+				t.Errorf("row %d scheduled for %v, want %v", i, o.ScheduledFor, want)
+			}
+			if o.OccurrenceID != store.OccurrenceID(sc.ScheduleID, sc.Version, want) {
+				t.Errorf("row %d id %s is not derived", i, o.OccurrenceID)
+			}
+		}
+		stored, err := s.GetOccurrence(ctx, sc.TenantID, got[0].OccurrenceID)
+		if err != nil {
+			t.Fatalf("GetOccurrence: %v", err)
+		}
+		want := batch[0]
+		want.OccurrenceID = got[0].OccurrenceID
+		if !reflect.DeepEqual(*stored, want) {
+			t.Errorf("stored occurrence changed by a duplicate insert:\n got %+v\nwant %+v", *stored, want)
+		}
+	})
+
+	t.Run("OccurrenceIDsStable", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		sc := NewSchedule("tenant-a", "sch_ids")
+		mustInsertSchedule(t, s, sc)
+		at := time.Date(2026, 11, 1, 8, 30, 0, 0, time.UTC)
+		ny, err := time.LoadLocation("America/New_York")
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		// The caller may leave the id empty or give the derived one; the
+		// instant matters, not the zone it is expressed in.
+		o := NewOccurrence(sc, at)
+		o.OccurrenceID, o.ScheduledFor = "", at.In(ny)
+		mustInsertOccurrences(t, s, 1, o)
+		want := store.OccurrenceID(sc.ScheduleID, sc.Version, at)
+		got, err := s.GetOccurrence(ctx, sc.TenantID, want)
+		if err != nil {
+			t.Fatalf("GetOccurrence(%s): %v", want, err)
+		}
+		if !got.ScheduledFor.Equal(at) || got.ScheduledFor.Location() != time.UTC {
+			t.Errorf("scheduled_for %v, want %v in UTC", got.ScheduledFor, at)
+		}
+		withID := NewOccurrence(sc, at)
+		mustInsertOccurrences(t, s, 0, withID)
+
+		// A new version of the schedule is a different firing.
+		v2 := NewOccurrence(sc, at)
+		v2.ScheduleVersion = 2
+		v2.OccurrenceID = store.OccurrenceID(sc.ScheduleID, 2, at)
+		mustInsertOccurrences(t, s, 1, v2)
+		if v2.OccurrenceID == want {
+			t.Error("versions 1 and 2 share an occurrence id")
+		}
+		assertOccurrenceCount(t, s, sc, 2)
+
+		// Ids that are not derived, and sub-second times (which the id
+		// cannot tell apart), fail the whole batch.
+		forged := NewOccurrence(sc, at.Add(time.Hour))
+		forged.OccurrenceID = "occ_forged"
+		if _, err := s.InsertOccurrences(ctx, []store.Occurrence{NewOccurrence(sc, at.Add(2*time.Hour)), forged}); err == nil {
+			t.Error("InsertOccurrences with a forged id: no error")
+		}
+		frac := NewOccurrence(sc, at.Add(time.Hour+time.Millisecond))
+		frac.OccurrenceID = ""
+		if _, err := s.InsertOccurrences(ctx, []store.Occurrence{frac}); err == nil {
+			t.Error("InsertOccurrences with a sub-second scheduled_for: no error")
+		}
+		assertOccurrenceCount(t, s, sc, 2)
+	})
+
+	t.Run("OccurrenceEnumsMatchSchema", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		sc := NewSchedule("tenant-a", "sch_occ_enums")
+		mustInsertSchedule(t, s, sc)
+		at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		var batch []store.Occurrence
+		for _, st := range []store.OccurrenceState{
+			store.OccurrenceScheduled, store.OccurrenceEnqueued, store.OccurrenceRunning,
+			store.OccurrenceSucceeded, store.OccurrenceRetryWait, store.OccurrenceDead,
+			store.OccurrenceMissed, store.OccurrenceCanceled, store.OccurrenceSkippedOverlap,
+		} {
+			for _, lane := range []store.Lane{store.LaneStrict, store.LaneFlexible, store.LaneCatchUp} {
+				o := NewOccurrence(sc, at)
+				o.State, o.Lane = st, lane
+				o.EnqueuedAt = at.Add(10 * time.Millisecond)
+				o.FirstClaimedAt = at.Add(20 * time.Millisecond)
+				o.FinishedAt = at.Add(30 * time.Millisecond)
+				o.AttemptCount = 2
+				batch = append(batch, o)
+				at = at.Add(time.Minute)
+			}
+		}
+		mustInsertOccurrences(t, s, len(batch), batch...)
+		for _, want := range batch {
+			got, err := s.GetOccurrence(t.Context(), sc.TenantID, want.OccurrenceID)
+			if err != nil {
+				t.Fatalf("GetOccurrence: %v", err)
+			}
+			if !reflect.DeepEqual(*got, want) {
+				t.Errorf("round trip:\n got %+v\nwant %+v", *got, want)
+			}
+		}
+	})
+}
+
+// NewSchedule returns a valid schedule with every field set, times on the
+// millisecond (the stores' precision) and in UTC.
+func NewSchedule(tenantID, scheduleID string) *store.Schedule {
+	created := time.Date(2026, 2, 1, 12, 0, 0, 123_000_000, time.UTC)
+	return &store.Schedule{
+		TenantID:       tenantID,
+		ScheduleID:     scheduleID,
+		Shard:          7,
+		Name:           "nightly report " + scheduleID,
+		Kind:           spec.KindCron,
+		Expr:           "30 2 * * *",
+		TimeZone:       "America/New_York",
+		Anchor:         time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+		DSTGap:         spec.GapShift,
+		DSTRepeat:      spec.RepeatAll,
+		Version:        1,
+		State:          store.ScheduleActive,
+		NextRunAt:      time.Date(2026, 2, 2, 7, 30, 0, 0, time.UTC),
+		Queue:          "reports",
+		Payload:        []byte("{\"report\":\"nightly\"}\x00\xff"),
+		MisfirePolicy:  store.MisfireCatchUp,
+		MaxLateness:    90 * time.Second,
+		CatchUpK:       5,
+		OverlapPolicy:  store.OverlapSkipIfRunning,
+		FlexibleWindow: 15 * time.Minute,
+		Retry: store.RetryPolicy{
+			MaxAttempts: 10,
+			BackoffBase: 1500 * time.Millisecond,
+			BackoffCap:  5 * time.Minute,
+			Deadline:    24 * time.Hour,
+		},
+		IdempotencyKey: "key-" + scheduleID,
+		CreatedAt:      created,
+		UpdatedAt:      created.Add(time.Second),
+	}
+}
+
+// NewOccurrence returns a SCHEDULED strict occurrence of sc at the given
+// time, with its derived id.
+func NewOccurrence(sc *store.Schedule, scheduledFor time.Time) store.Occurrence {
+	return store.Occurrence{
+		OccurrenceID:    store.OccurrenceID(sc.ScheduleID, sc.Version, scheduledFor),
+		TenantID:        sc.TenantID,
+		ScheduleID:      sc.ScheduleID,
+		ScheduleVersion: sc.Version,
+		ScheduledFor:    scheduledFor.UTC(),
+		AvailableAt:     scheduledFor.UTC(),
+		State:           store.OccurrenceScheduled,
+		Lane:            store.LaneStrict,
+		Queue:           sc.Queue,
+	}
+}
+
+func mustInsertSchedule(t *testing.T, s Store, sc *store.Schedule) {
+	t.Helper()
+	if err := s.InsertSchedule(t.Context(), sc); err != nil {
+		t.Fatalf("InsertSchedule(%s): %v", sc.ScheduleID, err)
+	}
+}
+
+func mustInsertOccurrences(t *testing.T, s Store, wantNew int, occs ...store.Occurrence) {
+	t.Helper()
+	n, err := s.InsertOccurrences(t.Context(), occs)
+	if err != nil {
+		t.Fatalf("InsertOccurrences: %v", err)
+	}
+	if n != wantNew {
+		t.Fatalf("InsertOccurrences of %d: %d new, want %d", len(occs), n, wantNew)
+	}
+}
+
+func assertOccurrenceCount(t *testing.T, s Store, sc *store.Schedule, want int) []store.Occurrence {
+	t.Helper()
+	got, err := s.ListOccurrences(t.Context(), store.ListOccurrencesParams{TenantID: sc.TenantID, ScheduleID: sc.ScheduleID})
+	if err != nil {
+		t.Fatalf("ListOccurrences: %v", err)
+	}
+	if len(got) != want {
+		t.Fatalf("%d occurrences of %s, want %d", len(got), sc.ScheduleID, want)
+	}
+	return got
+}
+
+func assertScheduleEqual(t *testing.T, got, want *store.Schedule) {
+	t.Helper()
+	g, w := *got, *want
+	if !bytes.Equal(g.Payload, w.Payload) {
+		t.Errorf("payload %q, want %q", g.Payload, w.Payload)
+	}
+	g.Payload, w.Payload = nil, nil
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("schedule round trip:\n got %+v\nwant %+v", g, w)
+	}
+}

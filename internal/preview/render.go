@@ -58,10 +58,13 @@ func (r *Result) WriteTable(w io.Writer, st Styles) error {
 	type row struct{ n, local, utc, note string }
 	rows := []row{{"#", "LOCAL", "UTC", "NOTE"}}
 	skips := skippedBefore(r)
-	for i, f := range r.Firings {
-		for _, e := range skips[i] {
+	addSkips := func(before int) {
+		for _, e := range skips[before] {
 			rows = append(rows, row{"-", strings.Replace(e.Local, "T", " ", 1) + " (skipped)", "-", "does not exist (DST gap); no firing that day"})
 		}
+	}
+	for i, f := range r.Firings {
+		addSkips(i)
 		rows = append(rows, row{
 			fmt.Sprint(i + 1),
 			localColumn(f),
@@ -69,9 +72,7 @@ func (r *Result) WriteTable(w io.Writer, st Styles) error {
 			f.Note,
 		})
 	}
-	for _, e := range skips[len(r.Firings)] {
-		rows = append(rows, row{"-", strings.Replace(e.Local, "T", " ", 1) + " (skipped)", "-", "does not exist (DST gap); no firing that day"})
-	}
+	addSkips(len(r.Firings))
 	var wn, wl, wu int
 	for _, rw := range rows {
 		wn, wl, wu = max(wn, len(rw.n)), max(wl, len(rw.local)), max(wu, len(rw.utc))

@@ -158,7 +158,7 @@ func (zc *zoneCache) periodAt(u int64) period {
 // searchChange finds the nearest instant from u in direction dir where the
 // offset differs from off: the start (dir -1) or end (dir +1) of u's period.
 func searchChange(loc *time.Location, u int64, dir int64, off int64) int64 {
-	offAt := func(x int64) int64 { _, o := time.Unix(x, 0).In(loc).Zone(); return int64(o) }
+	offAt := func(x int64) int64 { return offsetAt(loc, x) }
 	const step = 6 * 3600
 	lo := u
 	for i := 0; i < 4*400; i++ { // look up to 400 days away

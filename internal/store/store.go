@@ -187,6 +187,11 @@ type Schedule struct {
 	// per tenant; empty for none.
 	IdempotencyKey string
 
+	// MissedCount counts firings the planner found too late and recorded
+	// without an occurrence row: each recovery records at most a bounded
+	// number of MISSED rows and only counts the rest (SPEC §6).
+	MissedCount int64
+
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
@@ -224,6 +229,22 @@ type Occurrence struct {
 	AttemptCount   int       // attempts started so far
 	FirstClaimedAt time.Time // zero until first claimed
 	FinishedAt     time.Time // zero until SUCCEEDED, DEAD, MISSED, CANCELED or SKIPPED_OVERLAP
+
+	// OverlapPolicy is the policy of the schedule version that produced
+	// the occurrence, decided at claim time.
+	OverlapPolicy OverlapPolicy
+	// ShardEpoch is the epoch of the shard lease the planner held when it
+	// wrote the occurrence (0 when written outside the planner): an audit
+	// trail for fencing.
+	ShardEpoch int64
+	// AttemptFloor is AttemptCount as of the last replay (0 before any):
+	// the retry policy's max attempts counts attempts above it, so a
+	// replayed occurrence gets a fresh set of retries while attempt numbers
+	// keep growing.
+	AttemptFloor int
+	// RetryFrom is when the retry deadline starts counting: ScheduledFor,
+	// or the time of the last replay.
+	RetryFrom time.Time
 }
 
 // Attempt is one delivery of an occurrence to a worker, under a visibility
@@ -242,12 +263,14 @@ type Attempt struct {
 	Error          string        // the worker's error for a failed attempt
 }
 
-// ListOccurrencesParams selects a tenant's occurrences of one schedule,
-// ordered by scheduled time then version.
+// ListOccurrencesParams selects a tenant's occurrences, ordered by
+// scheduled time then version. Every filter is optional except TenantID.
 type ListOccurrencesParams struct {
 	TenantID   string
-	ScheduleID string
-	Limit      int // 0 means DefaultListLimit; at most MaxListLimit
+	ScheduleID string          // empty: every schedule of the tenant
+	State      OccurrenceState // empty: any state
+	Queue      string          // empty: any queue
+	Limit      int             // 0 means DefaultListLimit; at most MaxListLimit
 }
 
 // Limits on list operations.

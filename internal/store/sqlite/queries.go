@@ -1,11 +1,21 @@
 package sqlite
 
+import "strings"
+
 // Every SQL statement the store runs lives in this file (the schema lives in
 // migrations/). Column lists are named once and shared by the statement and
 // the scanner that reads it, so their order cannot drift apart.
 //
 // Times are bound and read as INTEGER unix milliseconds (ms, nullMS) and
 // durations as INTEGER milliseconds (durMS); see package store.
+//
+// Partial indexes. SQLite uses a partial index only when it can prove, when
+// it prepares the statement, that the query's WHERE implies the index's
+// WHERE. A bound parameter proves nothing, so a query meant for a partial
+// index spells the index's term out word for word (state IN ('ENQUEUED',
+// 'RETRY_WAIT'), state = 'RUNNING', ...), and a query that depends on a
+// caller's choice of state has one variant per indexed state.
+// TestQueryPlans checks the plans.
 
 const (
 	qCreateMigrations = `CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -27,33 +37,317 @@ const (
     dst_gap, dst_repeat, version, state, next_run_at, queue, payload,
     misfire_policy, max_lateness_ms, catch_up_k, overlap_policy, flexible_window_ms,
     retry_max_attempts, retry_base_ms, retry_cap_ms, retry_deadline_ms,
-    idempotency_key, created_at, updated_at`
+    idempotency_key, missed_count, created_at, updated_at`
 
 	qInsertSchedule = `INSERT INTO schedules (` + scheduleColumns + `)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 	// The tenant is part of every lookup: another tenant's id is not found.
 	qGetSchedule = `SELECT ` + scheduleColumns + `
 FROM schedules WHERE tenant_id = ? AND schedule_id = ?`
+
+	// The live schedule of that name (index schedules_name).
+	qGetScheduleByName = `SELECT ` + scheduleColumns + `
+FROM schedules WHERE tenant_id = ? AND name = ? AND state <> 'CANCELED'`
+
+	qGetScheduleByIdempotencyKey = `SELECT ` + scheduleColumns + `
+FROM schedules WHERE tenant_id = ? AND idempotency_key = ?`
+
+	// ?3 = '' selects every state.
+	qListSchedules = `SELECT ` + scheduleColumns + `
+FROM schedules
+WHERE tenant_id = ?1 AND schedule_id > ?2 AND (?3 = '' OR state = ?3)
+ORDER BY schedule_id
+LIMIT ?4`
+
+	// The conditional write of an update: everything but the keys, the
+	// creation time and the planner's missed count, only while the stored
+	// version is the one the caller read.
+	qUpdateSchedule = `UPDATE schedules SET
+    shard = ?, name = ?, kind = ?, expr = ?, time_zone = ?, anchor = ?,
+    dst_gap = ?, dst_repeat = ?, version = ?, state = ?, next_run_at = ?, queue = ?, payload = ?,
+    misfire_policy = ?, max_lateness_ms = ?, catch_up_k = ?, overlap_policy = ?, flexible_window_ms = ?,
+    retry_max_attempts = ?, retry_base_ms = ?, retry_cap_ms = ?, retry_deadline_ms = ?,
+    idempotency_key = ?, updated_at = ?
+WHERE tenant_id = ? AND schedule_id = ? AND version = ?
+RETURNING ` + scheduleColumns
+
+	qScheduleVersion = `SELECT version FROM schedules WHERE tenant_id = ? AND schedule_id = ?`
+
+	qSetNextRunAt = `UPDATE schedules SET next_run_at = ? WHERE schedule_id = ?`
+
+	// Step 2 of an update (index occurrences_pending).
+	qCancelPending = `UPDATE occurrences SET state = 'CANCELED', finished_at = ?1
+WHERE schedule_id = ?2 AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT') AND schedule_version < ?3`
+
+	// Index occurrences_running.
+	qCountRunningOlder = `SELECT count(*) FROM occurrences
+WHERE schedule_id = ? AND state = 'RUNNING' AND schedule_version < ?`
+
+	// The latest firing not canceled: the natural key's index, backwards.
+	qLastKept = `SELECT scheduled_for FROM occurrences
+WHERE schedule_id = ? AND state <> 'CANCELED'
+ORDER BY scheduled_for DESC, schedule_version DESC
+LIMIT 1`
+)
+
+// The planner.
+const (
+	qInitShards = `INSERT INTO meta (key, value) VALUES ('shards', ?) ON CONFLICT (key) DO NOTHING`
+
+	qGetShards = `SELECT value FROM meta WHERE key = 'shards'`
+
+	shardLeaseColumns = `shard, owner, epoch, expires_at`
+
+	// One statement: a free shard is inserted at epoch 1; a held one is
+	// taken over only by its owner or once its lease has expired at ?4.
+	// The epoch stays for the owner's renewal of a live lease and grows
+	// otherwise. (The right-hand sides of SET read the row as it was.)
+	qAcquireShard = `INSERT INTO shard_leases (shard, owner, epoch, expires_at) VALUES (?1, ?2, 1, ?3)
+ON CONFLICT (shard) DO UPDATE SET
+    epoch = CASE WHEN shard_leases.owner = excluded.owner AND shard_leases.expires_at > ?4
+                 THEN shard_leases.epoch ELSE shard_leases.epoch + 1 END,
+    owner = excluded.owner,
+    expires_at = excluded.expires_at
+WHERE shard_leases.owner = excluded.owner OR shard_leases.expires_at <= ?4
+RETURNING ` + shardLeaseColumns
+
+	qGetShardLease = `SELECT ` + shardLeaseColumns + ` FROM shard_leases WHERE shard = ?`
+
+	qRenewShard = `UPDATE shard_leases SET expires_at = ?1
+WHERE shard = ?2 AND owner = ?3 AND epoch = ?4 AND expires_at > ?5
+RETURNING ` + shardLeaseColumns
+
+	qReleaseShard = `UPDATE shard_leases SET expires_at = 0 WHERE shard = ? AND owner = ? AND epoch = ?`
+
+	qListShardLeases = `SELECT ` + shardLeaseColumns + ` FROM shard_leases ORDER BY shard`
+
+	// Index schedules_due, read in order.
+	qDueSchedules = `SELECT ` + scheduleColumns + `
+FROM schedules
+WHERE shard = ? AND state = 'ACTIVE' AND next_run_at <= ?
+ORDER BY next_run_at, schedule_id
+LIMIT ?`
+
+	// The fence of CommitPlan: the lease is still this one, and live.
+	qCheckLease = `SELECT 1 FROM shard_leases WHERE shard = ? AND owner = ? AND epoch = ? AND expires_at > ?`
+
+	// The plan items' conditional writes, all at once: ?1 is a JSON array
+	// of [tenant_id, schedule_id, version, cursor, next_run_at, state,
+	// missed], at most one per schedule; the answer names the schedules
+	// written. The schedule must also be in the leased shard ?2: the lease
+	// fences only its own shard's schedules. (The unary + keeps SQLite from
+	// scanning the shard's index and reading the JSON for every schedule:
+	// the JSON drives, each row one primary key lookup.)
+	qAdvanceSchedules = `UPDATE schedules SET
+    next_run_at = j.j_next, state = j.j_state, missed_count = missed_count + j.j_missed
+FROM (SELECT value ->> 0 AS j_tenant, value ->> 1 AS j_id, value ->> 2 AS j_version, value ->> 3 AS j_cursor,
+             value ->> 4 AS j_next, value ->> 5 AS j_state, value ->> 6 AS j_missed
+      FROM json_each(?1)) AS j
+WHERE schedules.schedule_id = j.j_id AND schedules.tenant_id = j.j_tenant AND +schedules.shard = ?2
+    AND schedules.state = 'ACTIVE' AND schedules.version = j.j_version AND schedules.next_run_at = j.j_cursor
+RETURNING schedule_id`
 )
 
 // Occurrences.
 const (
 	occurrenceColumns = `occurrence_id, tenant_id, schedule_id, schedule_version, scheduled_for,
-    available_at, enqueued_at, state, lane, queue, attempt_count, first_claimed_at, finished_at`
+    available_at, enqueued_at, state, lane, queue, attempt_count, first_claimed_at, finished_at,
+    overlap_policy, shard_epoch, attempt_floor, retry_from`
+
+	occurrenceParams = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+	// occurrenceArity is the number of columns in occurrenceColumns.
+	occurrenceArity = 17
 
 	// The conflict target is the firing's natural key, so a second insert
 	// of the same firing does nothing, while any other clash (an id hash
 	// collision) still fails loudly.
+	onOccurrenceConflict = `
+ON CONFLICT (schedule_id, scheduled_for, schedule_version) DO NOTHING`
+
 	qInsertOccurrence = `INSERT INTO occurrences (` + occurrenceColumns + `)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (schedule_id, schedule_version, scheduled_for) DO NOTHING`
+VALUES ` + occurrenceParams + onOccurrenceConflict
 
 	qGetOccurrence = `SELECT ` + occurrenceColumns + `
 FROM occurrences WHERE tenant_id = ? AND occurrence_id = ?`
 
-	qListOccurrences = `SELECT ` + occurrenceColumns + `
-FROM occurrences WHERE tenant_id = ? AND schedule_id = ?
+	// Listing one schedule's occurrences walks the natural key's index in
+	// order; state and queue filter ('' for any).
+	qListScheduleOccurrences = `SELECT ` + occurrenceColumns + `
+FROM occurrences
+WHERE schedule_id = ?1 AND tenant_id = ?2 AND (?3 = '' OR state = ?3) AND (?4 = '' OR queue = ?4)
 ORDER BY scheduled_for, schedule_version
-LIMIT ?`
+LIMIT ?5`
+
+	// The dead-letter queue (index occurrences_dead).
+	qListDeadOccurrences = `SELECT ` + occurrenceColumns + `
+FROM occurrences
+WHERE tenant_id = ?1 AND state = 'DEAD' AND (?2 = '' OR queue = ?2)
+ORDER BY scheduled_for, schedule_version
+LIMIT ?3`
+
+	// Any other tenant-wide listing scans the table: an index by tenant
+	// alone would cost every materialization and every claim.
+	qListTenantOccurrences = `SELECT ` + occurrenceColumns + `
+FROM occurrences
+WHERE tenant_id = ?1 AND (?2 = '' OR state = ?2) AND (?3 = '' OR queue = ?3)
+ORDER BY scheduled_for, schedule_version
+LIMIT ?4`
+
+	// Counts by state: the states with an index have their own statement;
+	// the others scan the table.
+	qCountRetryWait = `SELECT count(*) FROM occurrences WHERE tenant_id = ? AND state = 'RETRY_WAIT'`
+	qCountDead      = `SELECT count(*) FROM occurrences WHERE tenant_id = ? AND state = 'DEAD'`
+	qCountEnqueued  = `SELECT count(*) FROM occurrences
+WHERE tenant_id = ? AND state IN ('ENQUEUED', 'RETRY_WAIT') AND state = 'ENQUEUED'`
+	qCountState = `SELECT count(*) FROM occurrences WHERE tenant_id = ?1 AND (?2 = '' OR state = ?2)`
+
+	qOccurrenceExists = `SELECT 1 FROM occurrences WHERE tenant_id = ? AND occurrence_id = ?`
 )
+
+// Attempts.
+const (
+	attemptColumns = `attempt_id, tenant_id, occurrence_id, attempt, worker_id,
+    claimed_at, lease_expires_at, finished_at, result, error`
+
+	qListAttempts = `SELECT ` + attemptColumns + `
+FROM attempts WHERE occurrence_id = ? AND tenant_id = ?
+ORDER BY attempt`
+)
+
+// The queue.
+const (
+	// Claim candidates of one lane, oldest first, from the index
+	// occurrences_claim; (?5, ?6) is the (available_at, rowid) after which
+	// to continue when a pass took fewer than it read (overlap). The
+	// payload is the schedule's current one.
+	qClaimCandidates = `SELECT rowid, ` + occurrenceColumns + `,
+    (SELECT s.payload FROM schedules s WHERE s.schedule_id = occurrences.schedule_id)
+FROM occurrences
+WHERE tenant_id = ?1 AND queue = ?2 AND lane = ?3 AND state IN ('ENQUEUED', 'RETRY_WAIT')
+    AND available_at <= ?4 AND (available_at, rowid) > (?5, ?6)
+ORDER BY available_at, rowid
+LIMIT ?7`
+
+	// Claims a set of rows by rowid (a JSON array), all read in this
+	// transaction as claimable.
+	qClaimRows = `UPDATE occurrences SET
+    state = 'RUNNING', attempt_count = attempt_count + 1, first_claimed_at = coalesce(first_claimed_at, ?1)
+WHERE rowid IN (SELECT value FROM json_each(?2))`
+
+	// The attempts of a claim: ?5 is a JSON array of [occurrence_id,
+	// attempt, attempt_id].
+	qInsertAttempts = `INSERT INTO attempts (occurrence_id, attempt, attempt_id, tenant_id, worker_id, claimed_at, lease_expires_at)
+SELECT value ->> 0, value ->> 1, value ->> 2, ?1, ?2, ?3, ?4 FROM json_each(?5)`
+
+	// Overlap: a running occurrence of the schedule (index
+	// occurrences_running).
+	qScheduleRunning = `SELECT EXISTS (SELECT 1 FROM occurrences WHERE schedule_id = ? AND state = 'RUNNING')`
+
+	// queue_one: the schedule's earliest occurrence not yet claimed. Left
+	// to itself SQLite would walk the natural key's index to save the sort,
+	// through all of the schedule's history; the pending ones are few.
+	qEarliestPending = `SELECT rowid FROM occurrences INDEXED BY occurrences_pending
+WHERE schedule_id = ? AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT')
+ORDER BY scheduled_for, schedule_version
+LIMIT 1`
+
+	qSkipOverlap = `UPDATE occurrences SET state = 'SKIPPED_OVERLAP', finished_at = ? WHERE rowid = ?`
+
+	// A heartbeat extends the current, unfinished attempt and reads the
+	// schedule's news for the worker.
+	qHeartbeat = `UPDATE attempts SET lease_expires_at = ?1
+WHERE occurrence_id = ?2 AND attempt = ?3 AND tenant_id = ?4 AND finished_at IS NULL
+    AND EXISTS (SELECT 1 FROM occurrences o
+                WHERE o.occurrence_id = attempts.occurrence_id AND o.state = 'RUNNING' AND o.attempt_count = attempts.attempt)
+RETURNING lease_expires_at,
+    (SELECT s.version > o.schedule_version FROM occurrences o JOIN schedules s ON s.schedule_id = o.schedule_id
+     WHERE o.occurrence_id = attempts.occurrence_id),
+    (SELECT s.state = 'CANCELED' FROM occurrences o JOIN schedules s ON s.schedule_id = o.schedule_id
+     WHERE o.occurrence_id = attempts.occurrence_id)`
+
+	// A batch of finishes, step 1: end each unfinished attempt named. ?1 is
+	// a JSON array of [occurrence_id, attempt, tenant_id, result, error,
+	// now], at most one per occurrence; the answer names the occurrences
+	// whose attempt it ended. The store keeps an unfinished attempt only as
+	// the current attempt of a RUNNING occurrence (a claim creates both, and
+	// a finish or an expiry ends both in one transaction), so this is the
+	// fencing test; step 2 checks it again and FinishAttempts fails the
+	// batch if the two disagree.
+	qFinishAttemptBatch = `UPDATE attempts SET result = j.j_result, error = j.j_error, finished_at = j.j_now
+FROM (SELECT value ->> 0 AS j_occ, value ->> 1 AS j_att, value ->> 2 AS j_tenant, value ->> 3 AS j_result,
+             value ->> 4 AS j_error, value ->> 5 AS j_now
+      FROM json_each(?1)) AS j
+WHERE attempts.occurrence_id = j.j_occ AND attempts.attempt = j.j_att AND attempts.tenant_id = j.j_tenant
+    AND attempts.finished_at IS NULL
+RETURNING occurrence_id`
+
+	// Step 2: their occurrences follow. ?1 is a JSON array of
+	// [occurrence_id, attempt, state, now, retry_at] of the attempts step 1
+	// ended. SUCCEEDED and DEAD finish the occurrence; RETRY_WAIT makes it
+	// claimable again at retry_at and leaves the rest alone.
+	qFinishOccurrenceBatch = `UPDATE occurrences SET
+    state = j.j_state,
+    finished_at = CASE WHEN j.j_state = 'RETRY_WAIT' THEN occurrences.finished_at ELSE j.j_now END,
+    available_at = CASE WHEN j.j_state = 'RETRY_WAIT' THEN j.j_retry_at ELSE occurrences.available_at END
+FROM (SELECT value ->> 0 AS j_occ, value ->> 1 AS j_att, value ->> 2 AS j_state, value ->> 3 AS j_now,
+             value ->> 4 AS j_retry_at
+      FROM json_each(?1)) AS j
+WHERE occurrences.occurrence_id = j.j_occ AND occurrences.state = 'RUNNING' AND occurrences.attempt_count = j.j_att
+RETURNING ` + occurrenceColumns
+
+	// A finish that found nothing to write: was it the same finish again?
+	qFinishedAttempt = `SELECT result FROM attempts WHERE occurrence_id = ? AND attempt = ? AND tenant_id = ?`
+
+	// Expired leases, oldest first (index attempts_lease_expiry), with what
+	// deciding the occurrence's fate needs.
+	qExpiredAttempts = `SELECT a.occurrence_id, a.attempt, o.state, o.attempt_count, o.attempt_floor, o.retry_from,
+    s.retry_max_attempts, s.retry_deadline_ms
+FROM attempts a
+JOIN occurrences o ON o.occurrence_id = a.occurrence_id
+JOIN schedules s ON s.schedule_id = o.schedule_id
+WHERE a.finished_at IS NULL AND a.lease_expires_at <= ?
+ORDER BY a.lease_expires_at
+LIMIT ?`
+
+	qExpireAttempt = `UPDATE attempts SET result = 'LEASE_EXPIRED', finished_at = ?
+WHERE occurrence_id = ? AND attempt = ? AND finished_at IS NULL`
+
+	qRequeueExpired = `UPDATE occurrences SET state = 'ENQUEUED', available_at = ?
+WHERE occurrence_id = ? AND state = 'RUNNING' AND attempt_count = ?`
+
+	qKillExpired = `UPDATE occurrences SET state = 'DEAD', finished_at = ?
+WHERE occurrence_id = ? AND state = 'RUNNING' AND attempt_count = ?`
+
+	qReplay = `UPDATE occurrences SET
+    state = 'ENQUEUED', available_at = ?1, finished_at = NULL, attempt_floor = attempt_count, retry_from = ?1
+WHERE tenant_id = ?2 AND occurrence_id = ?3 AND state = 'DEAD'
+RETURNING ` + occurrenceColumns
+
+	qOccurrenceState = `SELECT state FROM occurrences WHERE tenant_id = ? AND occurrence_id = ?`
+
+	// The earliest claimable time of each lane (three index seeks on
+	// occurrences_claim), and the earliest of those.
+	qNextAvailable = `SELECT min(t) FROM (
+    SELECT min(available_at) AS t FROM occurrences
+    WHERE tenant_id = ?1 AND queue = ?2 AND lane = 'strict' AND state IN ('ENQUEUED', 'RETRY_WAIT')
+    UNION ALL
+    SELECT min(available_at) FROM occurrences
+    WHERE tenant_id = ?1 AND queue = ?2 AND lane = 'flexible' AND state IN ('ENQUEUED', 'RETRY_WAIT')
+    UNION ALL
+    SELECT min(available_at) FROM occurrences
+    WHERE tenant_id = ?1 AND queue = ?2 AND lane = 'catchup' AND state IN ('ENQUEUED', 'RETRY_WAIT'))`
+)
+
+// qInsertOccurrences is qInsertOccurrence for insertChunk rows at once.
+var qInsertOccurrences = multiRow("occurrences", occurrenceColumns, occurrenceArity, insertChunk, onOccurrenceConflict)
+
+// multiRow returns an INSERT of rows rows of the columns cols (arity of
+// them), with suffix after the VALUES: batch inserts cost one statement
+// step per batch instead of one per row.
+func multiRow(table, cols string, arity, rows int, suffix string) string {
+	one := "(" + strings.TrimSuffix(strings.Repeat("?, ", arity), ", ") + ")"
+	return "INSERT INTO " + table + " (" + cols + ")\nVALUES " +
+		strings.TrimSuffix(strings.Repeat(one+", ", rows), ", ") + suffix
+}

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -10,31 +11,29 @@ import (
 	"github.com/sched-dev/sched/internal/store"
 )
 
+var _ store.Store = (*Store)(nil)
+
 // InsertSchedule stores a new schedule as given (the engine sets its
-// version, state, shard and times). A taken schedule id, or an idempotency
-// key the tenant already used, is store.ErrConflict.
+// version, state, shard and times). A taken schedule id, an idempotency key
+// the tenant already used, or a name another live schedule of the tenant
+// has, is store.ErrConflict.
 func (s *Store) InsertSchedule(ctx context.Context, sc *store.Schedule) error {
 	if len(sc.Payload) > store.MaxPayload {
 		return fmt.Errorf("insert schedule %s: payload of %d bytes is over %d", sc.ScheduleID, len(sc.Payload), store.MaxPayload)
 	}
-	payload := sc.Payload
-	if payload == nil {
-		payload = []byte{} // the column is NOT NULL; no payload is an empty one
-	}
-	var idem any
-	if sc.IdempotencyKey != "" {
-		idem = sc.IdempotencyKey
-	}
-	_, err := s.w.ExecContext(ctx, qInsertSchedule,
-		sc.ScheduleID, sc.TenantID, sc.Shard, sc.Name, string(sc.Kind), sc.Expr, sc.TimeZone, nullMS(sc.Anchor),
-		string(sc.DSTGap), string(sc.DSTRepeat), sc.Version, string(sc.State), nullMS(sc.NextRunAt), sc.Queue, payload,
-		string(sc.MisfirePolicy), durMS(sc.MaxLateness), sc.CatchUpK, string(sc.OverlapPolicy), durMS(sc.FlexibleWindow),
-		sc.Retry.MaxAttempts, durMS(sc.Retry.BackoffBase), durMS(sc.Retry.BackoffCap), durMS(sc.Retry.Deadline),
-		idem, nullMS(sc.CreatedAt), nullMS(sc.UpdatedAt))
-	if err != nil {
+	if _, err := s.w.ExecContext(ctx, qInsertSchedule, scheduleArgs(sc)...); err != nil {
 		return fmt.Errorf("insert schedule %s: %w", sc.ScheduleID, translate(err))
 	}
 	return nil
+}
+
+// scheduleArgs is the values of scheduleColumns for sc.
+func scheduleArgs(sc *store.Schedule) []any {
+	return []any{sc.ScheduleID, sc.TenantID, sc.Shard, sc.Name, string(sc.Kind), sc.Expr, sc.TimeZone, nullMS(sc.Anchor),
+		string(sc.DSTGap), string(sc.DSTRepeat), sc.Version, string(sc.State), nullMS(sc.NextRunAt), sc.Queue, payloadArg(sc.Payload),
+		string(sc.MisfirePolicy), durMS(sc.MaxLateness), sc.CatchUpK, string(sc.OverlapPolicy), durMS(sc.FlexibleWindow),
+		sc.Retry.MaxAttempts, durMS(sc.Retry.BackoffBase), durMS(sc.Retry.BackoffCap), durMS(sc.Retry.Deadline),
+		nullString(sc.IdempotencyKey), sc.MissedCount, nullMS(sc.CreatedAt), nullMS(sc.UpdatedAt)}
 }
 
 // GetSchedule returns the tenant's schedule. Another tenant's schedule is
@@ -47,6 +46,114 @@ func (s *Store) GetSchedule(ctx context.Context, tenantID, scheduleID string) (*
 	return sc, nil
 }
 
+// GetScheduleByName returns the tenant's live (not CANCELED) schedule of
+// that name, or store.ErrNotFound.
+func (s *Store) GetScheduleByName(ctx context.Context, tenantID, name string) (*store.Schedule, error) {
+	sc, err := scanSchedule(s.r.QueryRowContext(ctx, qGetScheduleByName, tenantID, name))
+	if err != nil {
+		return nil, fmt.Errorf("get schedule named %q: %w", name, translate(err))
+	}
+	return sc, nil
+}
+
+// GetScheduleByIdempotencyKey returns the tenant's schedule created with
+// that idempotency key, in whatever state it is now, or store.ErrNotFound.
+// The empty key is no key: it finds nothing.
+func (s *Store) GetScheduleByIdempotencyKey(ctx context.Context, tenantID, key string) (*store.Schedule, error) {
+	if key == "" {
+		return nil, fmt.Errorf("get schedule by idempotency key: empty key: %w", store.ErrNotFound)
+	}
+	sc, err := scanSchedule(s.r.QueryRowContext(ctx, qGetScheduleByIdempotencyKey, tenantID, key))
+	if err != nil {
+		return nil, fmt.Errorf("get schedule by idempotency key %q: %w", key, translate(err))
+	}
+	return sc, nil
+}
+
+// ListSchedules returns a page of the tenant's schedules in id order.
+func (s *Store) ListSchedules(ctx context.Context, p store.ListSchedulesParams) ([]store.Schedule, error) {
+	rows, err := s.r.QueryContext(ctx, qListSchedules, p.TenantID, p.After, string(p.State), listLimit(p.Limit))
+	if err != nil {
+		return nil, fmt.Errorf("list schedules: %w", translate(err))
+	}
+	out, err := collect(rows, scanSchedule)
+	if err != nil {
+		return nil, fmt.Errorf("list schedules: %w", err)
+	}
+	return out, nil
+}
+
+// UpdateSchedule writes a new version of a schedule and cancels the older
+// versions' unclaimed occurrences, in one transaction (see
+// store.UpdateScheduleParams). The stored version becomes PrevVersion+1
+// whatever p.Schedule.Version says. The schedule id, tenant and creation
+// time are keys and history, and the missed count belongs to the planner
+// (CommitPlan adds to it without changing the version): the update keeps
+// the stored ones.
+func (s *Store) UpdateSchedule(ctx context.Context, p store.UpdateScheduleParams) (res store.UpdateScheduleResult, err error) {
+	sc := p.Schedule
+	if sc == nil {
+		return res, errors.New("update schedule: no schedule")
+	}
+	if len(sc.Payload) > store.MaxPayload {
+		return res, fmt.Errorf("update schedule %s: payload of %d bytes is over %d", sc.ScheduleID, len(sc.Payload), store.MaxPayload)
+	}
+	version := p.PrevVersion + 1
+	now := ms(p.Now)
+	err = s.writeTx(ctx, func(tx *sql.Tx) error {
+		stored, err := scanSchedule(tx.QueryRowContext(ctx, qUpdateSchedule,
+			sc.Shard, sc.Name, string(sc.Kind), sc.Expr, sc.TimeZone, nullMS(sc.Anchor),
+			string(sc.DSTGap), string(sc.DSTRepeat), version, string(sc.State), nullMS(sc.NextRunAt), sc.Queue, payloadArg(sc.Payload),
+			string(sc.MisfirePolicy), durMS(sc.MaxLateness), sc.CatchUpK, string(sc.OverlapPolicy), durMS(sc.FlexibleWindow),
+			sc.Retry.MaxAttempts, durMS(sc.Retry.BackoffBase), durMS(sc.Retry.BackoffCap), durMS(sc.Retry.Deadline),
+			nullString(sc.IdempotencyKey), nullMS(sc.UpdatedAt),
+			sc.TenantID, sc.ScheduleID, p.PrevVersion))
+		if errors.Is(err, sql.ErrNoRows) {
+			var have int64
+			err := tx.QueryRowContext(ctx, qScheduleVersion, sc.TenantID, sc.ScheduleID).Scan(&have)
+			if err != nil {
+				return translate(err) // ErrNotFound when there is no such schedule
+			}
+			return fmt.Errorf("%w: version %d was read, the stored version is %d", store.ErrConflict, p.PrevVersion, have)
+		}
+		if err != nil {
+			return translate(err)
+		}
+
+		r, err := tx.ExecContext(ctx, qCancelPending, now, sc.ScheduleID, version)
+		if err != nil {
+			return fmt.Errorf("cancel older occurrences: %w", translate(err))
+		}
+		canceled, err := r.RowsAffected()
+		if err != nil {
+			return translate(err)
+		}
+		if err := tx.QueryRowContext(ctx, qCountRunningOlder, sc.ScheduleID, version).Scan(&res.InFlight); err != nil {
+			return fmt.Errorf("count occurrences in flight: %w", translate(err))
+		}
+		res.Canceled = int(canceled)
+
+		if stored.State == store.ScheduleActive && p.NextRunAt != nil {
+			var last sql.Null[int64]
+			err := tx.QueryRowContext(ctx, qLastKept, sc.ScheduleID).Scan(&last)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("last kept occurrence: %w", translate(err))
+			}
+			next := p.NextRunAt(fromNullMS(last))
+			if _, err := tx.ExecContext(ctx, qSetNextRunAt, nullMS(next), sc.ScheduleID); err != nil {
+				return fmt.Errorf("set next run: %w", translate(err))
+			}
+			stored.NextRunAt = atMS(next)
+		}
+		res.Schedule = *stored
+		return nil
+	})
+	if err != nil {
+		return store.UpdateScheduleResult{}, fmt.Errorf("update schedule %s: %w", sc.ScheduleID, err)
+	}
+	return res, nil
+}
+
 // InsertOccurrences materializes a batch of occurrences in one transaction
 // and returns how many were new. A firing already stored (same schedule,
 // version and scheduled time) is skipped, so inserting the same batch twice
@@ -54,56 +161,48 @@ func (s *Store) GetSchedule(ctx context.Context, tenantID, scheduleID string) (*
 // store.OccurrenceID; an occurrence may leave OccurrenceID empty, but one
 // that carries a different id, or a ScheduledFor that is not a whole second,
 // fails the whole batch. An occurrence whose schedule does not exist for
-// its tenant fails the batch with store.ErrNotFound.
+// its tenant fails the batch with store.ErrNotFound. A zero RetryFrom is
+// stored as ScheduledFor, an empty OverlapPolicy as allow.
 func (s *Store) InsertOccurrences(ctx context.Context, occs []store.Occurrence) (inserted int, err error) {
 	if len(occs) == 0 {
 		return 0, nil
 	}
 	ids := make([]string, len(occs))
 	for i := range occs {
-		o := &occs[i]
-		if o.ScheduledFor.Nanosecond() != 0 {
-			return 0, fmt.Errorf("insert occurrences: row %d: scheduled_for %s is not a whole second", i, o.ScheduledFor.Format(time.RFC3339Nano))
-		}
-		ids[i] = store.OccurrenceID(o.ScheduleID, o.ScheduleVersion, o.ScheduledFor)
-		if o.OccurrenceID != "" && o.OccurrenceID != ids[i] {
-			return 0, fmt.Errorf("insert occurrences: row %d: occurrence id %s is not the derived %s", i, o.OccurrenceID, ids[i])
+		if ids[i], err = occurrenceID(&occs[i]); err != nil {
+			return 0, fmt.Errorf("insert occurrences: row %d: %w", i, err)
 		}
 	}
-
-	tx, err := s.w.BeginTx(ctx, nil)
+	err = s.writeTx(ctx, func(tx *sql.Tx) error {
+		ins := newOccurrenceInserter(ctx, tx)
+		defer ins.close()
+		for i := range occs {
+			if err := ins.add(&occs[i], ids[i], occs[i].ShardEpoch, occs[i].EnqueuedAt); err != nil {
+				return err
+			}
+		}
+		if err := ins.flush(); err != nil {
+			return err
+		}
+		inserted = ins.inserted
+		return nil
+	})
 	if err != nil {
-		return 0, fmt.Errorf("insert occurrences: begin: %w", translate(err))
-	}
-	defer func() {
-		if err != nil {
-			_ = tx.Rollback()
-		}
-	}()
-	stmt, err := tx.PrepareContext(ctx, qInsertOccurrence)
-	if err != nil {
-		return 0, fmt.Errorf("insert occurrences: prepare: %w", translate(err))
-	}
-	defer stmt.Close()
-	for i := range occs {
-		o := &occs[i]
-		res, err := stmt.ExecContext(ctx,
-			ids[i], o.TenantID, o.ScheduleID, o.ScheduleVersion, ms(o.ScheduledFor),
-			nullMS(o.AvailableAt), nullMS(o.EnqueuedAt), string(o.State), string(o.Lane), o.Queue,
-			o.AttemptCount, nullMS(o.FirstClaimedAt), nullMS(o.FinishedAt))
-		if err != nil {
-			return 0, fmt.Errorf("insert occurrence %s: %w", ids[i], translate(err))
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return 0, fmt.Errorf("insert occurrence %s: %w", ids[i], translate(err))
-		}
-		inserted += int(n)
-	}
-	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("insert occurrences: commit: %w", translate(err))
+		return 0, fmt.Errorf("insert occurrences: %w", err)
 	}
 	return inserted, nil
+}
+
+// occurrenceID checks o and returns its derived id.
+func occurrenceID(o *store.Occurrence) (string, error) {
+	if o.ScheduledFor.Nanosecond() != 0 {
+		return "", fmt.Errorf("scheduled_for %s is not a whole second", o.ScheduledFor.Format(time.RFC3339Nano))
+	}
+	id := store.OccurrenceID(o.ScheduleID, o.ScheduleVersion, o.ScheduledFor)
+	if o.OccurrenceID != "" && o.OccurrenceID != id {
+		return "", fmt.Errorf("occurrence id %s is not the derived %s", o.OccurrenceID, id)
+	}
+	return id, nil
 }
 
 // GetOccurrence returns the tenant's occurrence. Another tenant's
@@ -116,33 +215,147 @@ func (s *Store) GetOccurrence(ctx context.Context, tenantID, occurrenceID string
 	return o, nil
 }
 
-// ListOccurrences returns the tenant's occurrences of one schedule, oldest
-// scheduled time first. Another tenant's schedule has none.
+// ListOccurrences returns the tenant's occurrences that pass the filters,
+// oldest scheduled time first. Another tenant's schedule has none. With a
+// schedule it reads that schedule's rows in index order; without one it
+// reads the dead-letter index for DEAD, and the tenant's rows otherwise.
 func (s *Store) ListOccurrences(ctx context.Context, p store.ListOccurrencesParams) ([]store.Occurrence, error) {
-	limit := p.Limit
+	limit := listLimit(p.Limit)
+	var (
+		rows *sql.Rows
+		err  error
+	)
 	switch {
-	case limit <= 0:
-		limit = store.DefaultListLimit
-	case limit > store.MaxListLimit:
-		limit = store.MaxListLimit
+	case p.ScheduleID != "":
+		rows, err = s.r.QueryContext(ctx, qListScheduleOccurrences, p.ScheduleID, p.TenantID, string(p.State), p.Queue, limit)
+	case p.State == store.OccurrenceDead:
+		rows, err = s.r.QueryContext(ctx, qListDeadOccurrences, p.TenantID, p.Queue, limit)
+	default:
+		rows, err = s.r.QueryContext(ctx, qListTenantOccurrences, p.TenantID, string(p.State), p.Queue, limit)
 	}
-	rows, err := s.r.QueryContext(ctx, qListOccurrences, p.TenantID, p.ScheduleID, limit)
 	if err != nil {
-		return nil, fmt.Errorf("list occurrences of %s: %w", p.ScheduleID, translate(err))
+		return nil, fmt.Errorf("list occurrences: %w", translate(err))
 	}
-	defer rows.Close()
-	var out []store.Occurrence
-	for rows.Next() {
-		o, err := scanOccurrence(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list occurrences of %s: %w", p.ScheduleID, translate(err))
-		}
-		out = append(out, *o)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list occurrences of %s: %w", p.ScheduleID, translate(err))
+	out, err := collect(rows, scanOccurrence)
+	if err != nil {
+		return nil, fmt.Errorf("list occurrences: %w", err)
 	}
 	return out, nil
+}
+
+// CountOccurrences counts the tenant's occurrences in a state (every state
+// when state is empty). RETRY_WAIT, DEAD and ENQUEUED are counted from
+// their indexes.
+func (s *Store) CountOccurrences(ctx context.Context, tenantID string, state store.OccurrenceState) (int, error) {
+	var row *sql.Row
+	switch state {
+	case store.OccurrenceRetryWait:
+		row = s.r.QueryRowContext(ctx, qCountRetryWait, tenantID)
+	case store.OccurrenceDead:
+		row = s.r.QueryRowContext(ctx, qCountDead, tenantID)
+	case store.OccurrenceEnqueued:
+		row = s.r.QueryRowContext(ctx, qCountEnqueued, tenantID)
+	default:
+		row = s.r.QueryRowContext(ctx, qCountState, tenantID, string(state))
+	}
+	var n int
+	if err := row.Scan(&n); err != nil {
+		return 0, fmt.Errorf("count %s occurrences: %w", state, translate(err))
+	}
+	return n, nil
+}
+
+// ListAttempts returns the attempts of the tenant's occurrence, by attempt
+// number. Another tenant's occurrence is store.ErrNotFound.
+func (s *Store) ListAttempts(ctx context.Context, tenantID, occurrenceID string) (_ []store.Attempt, err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("list attempts of %s: %w", occurrenceID, err)
+		}
+	}()
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer tx.Rollback() // read only: nothing to commit
+	var one int
+	if err := tx.QueryRowContext(ctx, qOccurrenceExists, tenantID, occurrenceID).Scan(&one); err != nil {
+		return nil, translate(err)
+	}
+	rows, err := tx.QueryContext(ctx, qListAttempts, occurrenceID, tenantID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return collect(rows, scanAttempt)
+}
+
+// writeTx runs fn in a transaction of the writer (BEGIN IMMEDIATE) and
+// commits it; an error or a panic of fn rolls it back. fn's errors come
+// back as they are (fn translates them); begin and commit errors are
+// translated here.
+func (s *Store) writeTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", translate(err))
+	}
+	done := false
+	defer func() {
+		if !done {
+			_ = tx.Rollback()
+		}
+	}()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	done = true
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", translate(err))
+	}
+	return nil
+}
+
+// collect reads every row with scan and closes rows. Errors are
+// translated.
+func collect[T any](rows *sql.Rows, scan func(scanner) (*T, error)) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, translate(err)
+		}
+		out = append(out, *v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, translate(err)
+	}
+	return out, nil
+}
+
+func listLimit(n int) int {
+	switch {
+	case n <= 0:
+		return store.DefaultListLimit
+	case n > store.MaxListLimit:
+		return store.MaxListLimit
+	}
+	return n
+}
+
+// payloadArg binds a payload: the column is NOT NULL, and no payload is an
+// empty one.
+func payloadArg(p []byte) []byte {
+	if p == nil {
+		return []byte{}
+	}
+	return p
+}
+
+func nullString(v string) any {
+	if v == "" {
+		return nil
+	}
+	return v
 }
 
 // scanner is a *sql.Row or *sql.Rows.
@@ -162,7 +375,7 @@ func scanSchedule(row scanner) (*store.Schedule, error) {
 		&gap, &repeat, &sc.Version, &state, &next, &sc.Queue, &sc.Payload,
 		&misfire, &lateness, &sc.CatchUpK, &ovl, &window,
 		&sc.Retry.MaxAttempts, &base, &capMS, &dl,
-		&idemKey, &created, &updated)
+		&idemKey, &sc.MissedCount, &created, &updated)
 	if err != nil {
 		return nil, err
 	}
@@ -185,27 +398,95 @@ func scanSchedule(row scanner) (*store.Schedule, error) {
 	return &sc, nil
 }
 
+// occurrenceDest is the Scan destinations of occurrenceColumns, in that
+// order, into a raw occurrence that finish turns into a store.Occurrence.
+type rawOccurrence struct {
+	o                                    store.Occurrence
+	state, lane, ovl                     string
+	scheduledFor, availableAt, retryFrom int64
+	enqueued, firstClaim, finished       sql.Null[int64]
+}
+
+func (r *rawOccurrence) dest() []any {
+	o := &r.o
+	return []any{&o.OccurrenceID, &o.TenantID, &o.ScheduleID, &o.ScheduleVersion, &r.scheduledFor,
+		&r.availableAt, &r.enqueued, &r.state, &r.lane, &o.Queue, &o.AttemptCount, &r.firstClaim, &r.finished,
+		&r.ovl, &o.ShardEpoch, &o.AttemptFloor, &r.retryFrom}
+}
+
+func (r *rawOccurrence) finish() *store.Occurrence {
+	o := &r.o
+	o.ScheduledFor = fromMS(r.scheduledFor)
+	o.AvailableAt = fromMS(r.availableAt)
+	o.EnqueuedAt = fromNullMS(r.enqueued)
+	o.State = store.OccurrenceState(r.state)
+	o.Lane = store.Lane(r.lane)
+	o.FirstClaimedAt = fromNullMS(r.firstClaim)
+	o.FinishedAt = fromNullMS(r.finished)
+	o.OverlapPolicy = store.OverlapPolicy(r.ovl)
+	o.RetryFrom = fromMS(r.retryFrom)
+	return o
+}
+
 // scanOccurrence reads the columns of occurrenceColumns, in that order.
 func scanOccurrence(row scanner) (*store.Occurrence, error) {
+	var r rawOccurrence
+	if err := row.Scan(r.dest()...); err != nil {
+		return nil, err
+	}
+	return r.finish(), nil
+}
+
+// occurrenceArgs appends the values of occurrenceColumns for o, whose id
+// is id, to args. Zero RetryFrom is ScheduledFor and empty OverlapPolicy is
+// allow.
+func occurrenceArgs(args []any, o *store.Occurrence, id string, epoch int64, enqueuedAt time.Time) []any {
+	retryFrom := o.RetryFrom
+	if retryFrom.IsZero() {
+		retryFrom = o.ScheduledFor
+	}
+	ovl := o.OverlapPolicy
+	if ovl == "" {
+		ovl = store.OverlapAllow
+	}
+	return append(args,
+		id, o.TenantID, o.ScheduleID, o.ScheduleVersion, ms(o.ScheduledFor),
+		ms(o.AvailableAt), nullMS(enqueuedAt), string(o.State), string(o.Lane), o.Queue,
+		o.AttemptCount, nullMS(o.FirstClaimedAt), nullMS(o.FinishedAt),
+		string(ovl), epoch, o.AttemptFloor, ms(retryFrom))
+}
+
+// scanAttempt reads the columns of attemptColumns, in that order.
+func scanAttempt(row scanner) (*store.Attempt, error) {
 	var (
-		o                              store.Occurrence
-		state, lane                    string
-		scheduledFor, availableAt      int64
-		enqueued, firstClaim, finished sql.Null[int64]
+		a                store.Attempt
+		claimed, expires int64
+		finished         sql.Null[int64]
+		result           sql.NullString
 	)
-	err := row.Scan(&o.OccurrenceID, &o.TenantID, &o.ScheduleID, &o.ScheduleVersion, &scheduledFor,
-		&availableAt, &enqueued, &state, &lane, &o.Queue, &o.AttemptCount, &firstClaim, &finished)
+	err := row.Scan(&a.AttemptID, &a.TenantID, &a.OccurrenceID, &a.Attempt, &a.WorkerID,
+		&claimed, &expires, &finished, &result, &a.Error)
 	if err != nil {
 		return nil, err
 	}
-	o.ScheduledFor = fromMS(scheduledFor)
-	o.AvailableAt = fromMS(availableAt)
-	o.EnqueuedAt = fromNullMS(enqueued)
-	o.State = store.OccurrenceState(state)
-	o.Lane = store.Lane(lane)
-	o.FirstClaimedAt = fromNullMS(firstClaim)
-	o.FinishedAt = fromNullMS(finished)
-	return &o, nil
+	a.ClaimedAt = fromMS(claimed)
+	a.LeaseExpiresAt = fromMS(expires)
+	a.FinishedAt = fromNullMS(finished)
+	a.Result = store.AttemptResult(result.String)
+	return &a, nil
+}
+
+// scanShardLease reads the columns of shardLeaseColumns.
+func scanShardLease(row scanner) (*store.ShardLease, error) {
+	var (
+		l       store.ShardLease
+		expires int64
+	)
+	if err := row.Scan(&l.Shard, &l.Owner, &l.Epoch, &expires); err != nil {
+		return nil, err
+	}
+	l.ExpiresAt = fromMS(expires)
+	return &l, nil
 }
 
 // Time encoding: UTC unix milliseconds; the zero time.Time is NULL.
@@ -220,6 +501,14 @@ func nullMS(t time.Time) any {
 }
 
 func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
+
+// atMS is t as the store keeps it: UTC, to the millisecond; zero stays zero.
+func atMS(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return fromMS(ms(t))
+}
 
 func fromNullMS(v sql.Null[int64]) time.Time {
 	if !v.Valid {

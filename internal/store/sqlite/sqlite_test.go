@@ -137,6 +137,18 @@ func TestPragmasOnEveryConnection(t *testing.T) {
 		if want := map[bool]int{false: 0, true: 1}[c.readOnly]; queryOnly != want {
 			t.Errorf("%s: query_only=%d, want %d", c.name, queryOnly, want)
 		}
+		var tempStore, cacheSize, autoCheckpoint int
+		for p, dst := range map[string]*int{"temp_store": &tempStore, "cache_size": &cacheSize, "wal_autocheckpoint": &autoCheckpoint} {
+			if err := c.conn.QueryRowContext(ctx, "PRAGMA "+p).Scan(dst); err != nil {
+				t.Fatalf("%s: PRAGMA %s: %v", c.name, p, err)
+			}
+		}
+		if tempStore != 2 {
+			t.Errorf("%s: temp_store=%d, want 2 (MEMORY)", c.name, tempStore)
+		}
+		if !c.readOnly && (cacheSize != -65536 || autoCheckpoint != 8192) {
+			t.Errorf("%s: cache_size=%d wal_autocheckpoint=%d, want -65536 and 8192", c.name, cacheSize, autoCheckpoint)
+		}
 		if c.readOnly {
 			_, err := c.conn.ExecContext(ctx, "DELETE FROM shard_leases")
 			if err == nil {

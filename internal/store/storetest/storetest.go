@@ -6,7 +6,6 @@ package storetest
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -17,20 +16,19 @@ import (
 	"github.com/sched-dev/sched/internal/store"
 )
 
-// Store is what the suite needs of a driver. It is declared here, not in
-// package store, so the suite asks for no more than it tests.
-type Store interface {
-	InsertSchedule(ctx context.Context, s *store.Schedule) error
-	GetSchedule(ctx context.Context, tenantID, scheduleID string) (*store.Schedule, error)
-	InsertOccurrences(ctx context.Context, occs []store.Occurrence) (int, error)
-	GetOccurrence(ctx context.Context, tenantID, occurrenceID string) (*store.Occurrence, error)
-	ListOccurrences(ctx context.Context, p store.ListOccurrencesParams) ([]store.Occurrence, error)
-}
+// Store is what the suite needs of a driver: the whole store contract,
+// since the suite pins all of it.
+type Store = store.Store
 
 // Exercise runs the suite. open must return a new, empty store for each
 // call and close it when the test ends (t.Cleanup).
 func Exercise(t *testing.T, open func(t *testing.T) Store) {
 	t.Helper()
+	t.Run("Schedules", func(t *testing.T) { t.Parallel(); testSchedules(t, open) })
+	t.Run("Planner", func(t *testing.T) { t.Parallel(); testPlanner(t, open) })
+	t.Run("Occurrences", func(t *testing.T) { t.Parallel(); testOccurrences(t, open) })
+	t.Run("Queue", func(t *testing.T) { t.Parallel(); testQueue(t, open) })
+	t.Run("Isolation", func(t *testing.T) { t.Parallel(); testIsolation(t, open) })
 
 	t.Run("InsertGetSchedule", func(t *testing.T) {
 		t.Parallel()
@@ -294,6 +292,10 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 				o.FirstClaimedAt = at.Add(20 * time.Millisecond)
 				o.FinishedAt = at.Add(30 * time.Millisecond)
 				o.AttemptCount = 2
+				o.AttemptFloor = 1
+				o.ShardEpoch = int64(len(batch) + 1)
+				o.RetryFrom = at.Add(40 * time.Millisecond)
+				o.OverlapPolicy = []store.OverlapPolicy{store.OverlapAllow, store.OverlapSkipIfRunning, store.OverlapQueueOne}[len(batch)%3]
 				batch = append(batch, o)
 				at = at.Add(time.Minute)
 			}
@@ -343,13 +345,15 @@ func NewSchedule(tenantID, scheduleID string) *store.Schedule {
 			Deadline:    24 * time.Hour,
 		},
 		IdempotencyKey: "key-" + scheduleID,
+		MissedCount:    2,
 		CreatedAt:      created,
 		UpdatedAt:      created.Add(time.Second),
 	}
 }
 
 // NewOccurrence returns a SCHEDULED strict occurrence of sc at the given
-// time, with its derived id.
+// time, with its derived id, the schedule's overlap policy, and its retry
+// deadline counting from its scheduled time.
 func NewOccurrence(sc *store.Schedule, scheduledFor time.Time) store.Occurrence {
 	return store.Occurrence{
 		OccurrenceID:    store.OccurrenceID(sc.ScheduleID, sc.Version, scheduledFor),
@@ -361,6 +365,8 @@ func NewOccurrence(sc *store.Schedule, scheduledFor time.Time) store.Occurrence 
 		State:           store.OccurrenceScheduled,
 		Lane:            store.LaneStrict,
 		Queue:           sc.Queue,
+		OverlapPolicy:   sc.OverlapPolicy,
+		RetryFrom:       scheduledFor.UTC(),
 	}
 }
 
@@ -403,5 +409,49 @@ func assertScheduleEqual(t *testing.T, got, want *store.Schedule) {
 	g.Payload, w.Payload = nil, nil
 	if !reflect.DeepEqual(g, w) {
 		t.Errorf("schedule round trip:\n got %+v\nwant %+v", g, w)
+	}
+}
+
+// t0 is the suite's reference instant; tests place everything relative to
+// it, on whole milliseconds (the stores' precision).
+var t0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+
+func at(d time.Duration) time.Time { return t0.Add(d) }
+
+func mustGetSchedule(t *testing.T, s Store, tenantID, scheduleID string) *store.Schedule {
+	t.Helper()
+	sc, err := s.GetSchedule(t.Context(), tenantID, scheduleID)
+	if err != nil {
+		t.Fatalf("GetSchedule(%s): %v", scheduleID, err)
+	}
+	return sc
+}
+
+func mustGetOccurrence(t *testing.T, s Store, tenantID, occurrenceID string) store.Occurrence {
+	t.Helper()
+	o, err := s.GetOccurrence(t.Context(), tenantID, occurrenceID)
+	if err != nil {
+		t.Fatalf("GetOccurrence(%s): %v", occurrenceID, err)
+	}
+	return *o
+}
+
+// wantErr fails unless errors.Is(err, target); a nil target wants no
+// error.
+func wantErr(t *testing.T, what string, err, target error) {
+	t.Helper()
+	switch {
+	case target == nil && err != nil:
+		t.Errorf("%s: %v, want no error", what, err)
+	case target != nil && !errors.Is(err, target):
+		t.Errorf("%s: %v, want %v", what, err, target)
+	}
+}
+
+// assertOccurrence compares an occurrence field by field.
+func assertOccurrence(t *testing.T, what string, got, want store.Occurrence) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s:\n got %+v\nwant %+v", what, got, want)
 	}
 }

@@ -1,6 +1,10 @@
 -- 0001_init: the three records of SPEC §2, shard leases, and the indexes the
 -- planner and the queue need.
 --
+-- This file is edited in place until the first release: nothing has been
+-- released, so no installed database exists to migrate. From the first
+-- release on it is frozen, and a schema change is a new numbered file.
+--
 -- Every instant is an INTEGER of UTC unix milliseconds and every duration an
 -- INTEGER of milliseconds (those columns end in _ms); NULL means "not yet" or
 -- "none". Tables are STRICT, so a value of the wrong type is an error rather
@@ -9,6 +13,14 @@
 --
 -- Correctness rests on the UNIQUE keys and on conditional UPDATEs, never on
 -- isolation levels (RELIABILITY finding 11).
+--
+-- Indexes are few on purpose: every index is written on the hot paths
+-- (materializing, claiming, finishing). The queue's indexes are partial, so a
+-- row is in an index only while it is in the states that index serves, and
+-- the history (SUCCEEDED, MISSED, CANCELED, ...) costs no index space beyond
+-- the keys. A query meant to use a partial index repeats the index's WHERE
+-- term word for word (queries.go), so that SQLite can prove the index
+-- applies; sqlite_test.go checks the plans.
 
 -- The future. schedule_id is globally unique (occurrence ids hash it without
 -- the tenant); UNIQUE (tenant_id, schedule_id) is the parent key that ties
@@ -17,7 +29,7 @@ CREATE TABLE schedules (
     schedule_id        TEXT    NOT NULL PRIMARY KEY CHECK (schedule_id <> ''),
     tenant_id          TEXT    NOT NULL CHECK (tenant_id <> ''),
     shard              INTEGER NOT NULL CHECK (shard >= 0),
-    name               TEXT    NOT NULL,
+    name               TEXT    NOT NULL CHECK (name <> ''),
     kind               TEXT    NOT NULL CHECK (kind IN ('cron', 'at', 'every')),
     expr               TEXT    NOT NULL,
     time_zone          TEXT    NOT NULL,
@@ -39,6 +51,10 @@ CREATE TABLE schedules (
     retry_cap_ms       INTEGER NOT NULL CHECK (retry_cap_ms >= 0),
     retry_deadline_ms  INTEGER NOT NULL CHECK (retry_deadline_ms >= 0),
     idempotency_key    TEXT,
+    -- Firings the planner found too late and only counted, without a row
+    -- (SPEC §6: a bounded number of MISSED rows per recovery, a count for
+    -- the rest).
+    missed_count       INTEGER NOT NULL DEFAULT 0 CHECK (missed_count >= 0),
     created_at         INTEGER NOT NULL,
     updated_at         INTEGER NOT NULL,
     UNIQUE (tenant_id, schedule_id),
@@ -49,11 +65,25 @@ CREATE TABLE schedules (
 CREATE UNIQUE INDEX schedules_idempotency_key
     ON schedules (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
 
--- The planner: a shard's active schedules due within the horizon.
-CREATE INDEX schedules_due ON schedules (shard, state, next_run_at);
+-- A live name is unique per tenant; canceled schedules keep their name as
+-- history, so a name can be used again once its schedule is canceled.
+CREATE UNIQUE INDEX schedules_name
+    ON schedules (tenant_id, name) WHERE state <> 'CANCELED';
+
+-- The planner: a shard's active schedules due within the horizon, earliest
+-- cursor first, ties by id (DueSchedules reads it in index order).
+CREATE INDEX schedules_due
+    ON schedules (shard, next_run_at, schedule_id) WHERE state = 'ACTIVE';
 
 -- One scheduled time. occurrence_id is derived from the UNIQUE triple
 -- (store.OccurrenceID), so a second insert of the same firing is a no-op.
+--
+-- The natural key is declared as (schedule_id, scheduled_for,
+-- schedule_version): the same set as SPEC's UNIQUE(schedule_id,
+-- schedule_version, scheduled_for), ordered so that its index keeps one
+-- schedule's occurrences in time order, for the reconciler, for listing a
+-- schedule's occurrences, and for the latest not-canceled firing an update
+-- starts after (read backwards).
 CREATE TABLE occurrences (
     occurrence_id    TEXT    NOT NULL PRIMARY KEY,
     tenant_id        TEXT    NOT NULL,
@@ -69,30 +99,63 @@ CREATE TABLE occurrences (
     attempt_count    INTEGER NOT NULL DEFAULT 0 CHECK (attempt_count >= 0),
     first_claimed_at INTEGER,
     finished_at      INTEGER,
-    UNIQUE (schedule_id, schedule_version, scheduled_for),
+    -- The producing version's overlap policy, decided at claim time.
+    overlap_policy   TEXT    NOT NULL DEFAULT 'allow'
+                             CHECK (overlap_policy IN ('allow', 'skip_if_running', 'queue_one')),
+    -- The planner's shard lease epoch when it wrote the row (0: not the
+    -- planner): an audit trail for fencing.
+    shard_epoch      INTEGER NOT NULL DEFAULT 0 CHECK (shard_epoch >= 0),
+    -- attempt_count as of the last replay: max attempts count above it.
+    attempt_floor    INTEGER NOT NULL DEFAULT 0 CHECK (attempt_floor >= 0 AND attempt_floor <= attempt_count),
+    -- Where the retry deadline counts from: scheduled_for, or the last replay.
+    retry_from       INTEGER NOT NULL,
+    UNIQUE (schedule_id, scheduled_for, schedule_version),
     FOREIGN KEY (tenant_id, schedule_id) REFERENCES schedules (tenant_id, schedule_id)
 ) STRICT;
 
--- Claims: a queue's claimable occurrences per tenant and lane, oldest first.
-CREATE INDEX occurrences_claim ON occurrences (queue, tenant_id, lane, state, available_at);
+-- Claims: a tenant's queue's claimable occurrences per lane, oldest first.
+-- Only claimable rows are in it.
+CREATE INDEX occurrences_claim ON occurrences (tenant_id, queue, lane, available_at)
+    WHERE state IN ('ENQUEUED', 'RETRY_WAIT');
+
+-- Overlap checks: is an occurrence of this schedule running?
+CREATE INDEX occurrences_running ON occurrences (schedule_id)
+    WHERE state = 'RUNNING';
+
+-- A schedule's occurrences not yet claimed: canceled by an update, and
+-- queue_one's earliest waiting one.
+CREATE INDEX occurrences_pending ON occurrences (schedule_id)
+    WHERE state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT');
+
+-- The dead-letter queue of a tenant's queue.
+CREATE INDEX occurrences_dead ON occurrences (tenant_id, queue)
+    WHERE state = 'DEAD';
+
+-- A tenant's occurrences waiting to retry (the tenant's retry budget).
+CREATE INDEX occurrences_retry_wait ON occurrences (tenant_id)
+    WHERE state = 'RETRY_WAIT';
 
 -- One delivery. attempt is the fencing token; (occurrence_id, attempt) is
--- unique, so two claims can never both hold the same token. tenant_id is
--- copied from the occurrence by the claim that creates the row.
+-- the key, so two claims can never both hold the same token. The table is
+-- clustered on that key (WITHOUT ROWID): the queue finds an attempt by it,
+-- and a claim writes one b-tree instead of a table and two indexes.
+-- attempt_id is store.AttemptID(occurrence_id, attempt): derived from the
+-- key, so it needs no index of its own. tenant_id is copied from the
+-- occurrence by the claim that creates the row.
 CREATE TABLE attempts (
-    attempt_id       TEXT    NOT NULL PRIMARY KEY,
-    tenant_id        TEXT    NOT NULL,
     occurrence_id    TEXT    NOT NULL REFERENCES occurrences (occurrence_id),
     attempt          INTEGER NOT NULL CHECK (attempt >= 1),
+    attempt_id       TEXT    NOT NULL,
+    tenant_id        TEXT    NOT NULL,
     worker_id        TEXT    NOT NULL,
     claimed_at       INTEGER NOT NULL,
     lease_expires_at INTEGER NOT NULL,
     finished_at      INTEGER,
     result           TEXT    CHECK (result IN ('SUCCEEDED', 'FAILED_RETRYABLE', 'FAILED_PERMANENT', 'LEASE_EXPIRED')),
     error            TEXT    NOT NULL DEFAULT '',
-    UNIQUE (occurrence_id, attempt),
+    PRIMARY KEY (occurrence_id, attempt),
     CHECK ((finished_at IS NULL) = (result IS NULL))
-) STRICT;
+) STRICT, WITHOUT ROWID;
 
 -- The lease rescuer: live attempts by lease expiry.
 CREATE INDEX attempts_lease_expiry ON attempts (lease_expires_at) WHERE finished_at IS NULL;
@@ -105,4 +168,11 @@ CREATE TABLE shard_leases (
     owner      TEXT    NOT NULL,
     epoch      INTEGER NOT NULL CHECK (epoch >= 1),
     expires_at INTEGER NOT NULL
+) STRICT;
+
+-- Cluster-wide settings, written once. 'shards' is the number of logical
+-- shards, fixed by the first InitShards: every node must agree on it.
+CREATE TABLE meta (
+    key   TEXT NOT NULL PRIMARY KEY,
+    value TEXT NOT NULL
 ) STRICT;

@@ -1,0 +1,245 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sched-dev/sched/internal/clock"
+	"github.com/sched-dev/sched/internal/store"
+)
+
+// Defaults for Config (SPEC §9 where it has one).
+const (
+	DefaultShards        = 16
+	DefaultHorizon       = time.Minute
+	DefaultShardLease    = 10 * time.Second
+	DefaultTick          = time.Second
+	DefaultPlanBatch     = 1000
+	DefaultMaxFirings    = 1000
+	DefaultLateScan      = 1_000_000
+	DefaultMaxMissedRows = 100
+	DefaultRetryBudget   = 10_000
+	DefaultCatchUpRate   = 10.0
+	DefaultClaimLease    = 30 * time.Second
+	MaxClaimBatch        = 1000
+)
+
+// Config configures an Engine. Store and Clock are required; every other
+// zero field takes its default.
+type Config struct {
+	Store  store.Store
+	Clock  clock.Clock
+	Logger *slog.Logger
+
+	// NodeID names this node as the owner of shard leases.
+	NodeID string
+	// Shards is the number of logical shards. It is fixed for the life of a
+	// database: the first node stores it and a node configured otherwise
+	// refuses to start.
+	Shards int
+	// Horizon is how far ahead of now the planner materializes firings.
+	Horizon time.Duration
+	// ShardLease is how long a shard lease lasts without renewal: at most
+	// this long passes before a dead node's shards move (SPEC §9).
+	ShardLease time.Duration
+	// Tick is how often the background planner runs when nothing wakes it.
+	Tick time.Duration
+	// PlanBatch is how many schedules one planner transaction advances.
+	PlanBatch int
+	// MaxFirings bounds the on-time firings one schedule materializes per
+	// planner pass; LateScan bounds the late firings it walks past.
+	MaxFirings int
+	LateScan   int
+	// MaxMissedRows bounds the MISSED rows written per recovery of one
+	// schedule; the rest are counted.
+	MaxMissedRows int
+	// RetryBudget is how many of one tenant's occurrences may wait for a
+	// retry at once; a retryable failure beyond it goes DEAD.
+	RetryBudget int
+	// CatchUpRate paces one tenant's catch-up firings, per second.
+	CatchUpRate float64
+}
+
+func (c *Config) setDefaults() error {
+	if c.Store == nil || c.Clock == nil {
+		return errors.New("engine: config needs a Store and a Clock")
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.NodeID == "" {
+		c.NodeID = "node-1"
+	}
+	setInt(&c.Shards, DefaultShards)
+	setDur(&c.Horizon, DefaultHorizon)
+	setDur(&c.ShardLease, DefaultShardLease)
+	setDur(&c.Tick, DefaultTick)
+	setInt(&c.PlanBatch, DefaultPlanBatch)
+	setInt(&c.MaxFirings, DefaultMaxFirings)
+	setInt(&c.LateScan, DefaultLateScan)
+	setInt(&c.MaxMissedRows, DefaultMaxMissedRows)
+	setInt(&c.RetryBudget, DefaultRetryBudget)
+	if c.CatchUpRate <= 0 {
+		c.CatchUpRate = DefaultCatchUpRate
+	}
+	if c.Shards > 4096 {
+		return fmt.Errorf("engine: %d shards is over 4096", c.Shards)
+	}
+	return nil
+}
+
+func setInt(p *int, d int) {
+	if *p <= 0 {
+		*p = d
+	}
+}
+
+func setDur(p *time.Duration, d time.Duration) {
+	if *p <= 0 {
+		*p = d
+	}
+}
+
+// Engine is one node of the scheduler. Its methods are safe for concurrent
+// use. The control plane and the queue work without Start; Start runs the
+// planner in the background.
+type Engine struct {
+	cfg   Config
+	store store.Store
+	clock clock.Clock
+	log   *slog.Logger
+
+	planner   *planner
+	notify    notifier
+	lastSweep atomic.Int64 // unix ms of the last claim-lease sweep
+
+	mu      sync.Mutex
+	cancel  context.CancelFunc
+	done    chan struct{}
+	started bool
+}
+
+// New returns an engine on cfg.Store. It checks that the store's shard
+// count matches cfg.Shards (storing it on first use).
+func New(ctx context.Context, cfg Config) (*Engine, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	n, err := cfg.Store.InitShards(ctx, cfg.Shards)
+	if err != nil {
+		return nil, fmt.Errorf("engine: shard count: %w", err)
+	}
+	if n != cfg.Shards {
+		return nil, fmt.Errorf("engine: the store was set up with %d shards, not %d; start with --shards %d", n, cfg.Shards, n)
+	}
+	e := &Engine{cfg: cfg, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger}
+	e.notify.init()
+	e.planner = newPlanner(e)
+	return e, nil
+}
+
+// Start runs the planner in the background until Stop or until ctx ends.
+func (e *Engine) Start(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.started {
+		return errors.New("engine: already started")
+	}
+	ctx, e.cancel = context.WithCancel(ctx)
+	e.done = make(chan struct{})
+	e.started = true
+	go func() {
+		defer close(e.done)
+		e.planner.run(ctx)
+	}()
+	return nil
+}
+
+// Stop stops the planner, waits for the batch it is committing, and
+// releases its shard leases so another node can take them at once. It is
+// safe to call twice or before Start.
+func (e *Engine) Stop() {
+	e.mu.Lock()
+	cancel, done := e.cancel, e.done
+	e.cancel = nil
+	e.mu.Unlock()
+	if cancel == nil {
+		return
+	}
+	cancel()
+	<-done
+	e.mu.Lock()
+	e.started = false
+	e.mu.Unlock()
+	// A fresh context: the run's one has ended, and the release should
+	// still reach the store.
+	ctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stop()
+	e.planner.releaseAll(ctx)
+}
+
+// PlanOnce runs one full planner pass now: take or renew shard leases,
+// materialize every due schedule of the shards held, and expire lapsed
+// claim leases. The background planner runs it every tick; tests call it
+// after moving a virtual clock.
+func (e *Engine) PlanOnce(ctx context.Context) (PlanStats, error) {
+	return e.planner.pass(ctx)
+}
+
+// Now is the engine's clock reading.
+func (e *Engine) Now() time.Time { return e.clock.Now() }
+
+// notifier wakes waiting claims when occurrences may have become
+// available: a channel closed and replaced on every notification.
+type notifier struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (n *notifier) init() { n.ch = make(chan struct{}) }
+
+// wait returns a channel closed at the next notification.
+func (n *notifier) wait() <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.ch
+}
+
+func (n *notifier) broadcast() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	close(n.ch)
+	n.ch = make(chan struct{})
+}
+
+// sweepEvery is how often claims sweep lapsed claim leases themselves, so a
+// node whose planner is stopped (or that holds no shard) still redelivers.
+const sweepEvery = 250 * time.Millisecond
+
+// expireLeases makes occurrences whose claim lease ran out claimable again
+// (or DEAD when they are out of attempts) and wakes waiting claims.
+func (e *Engine) expireLeases(ctx context.Context, now time.Time) (int, error) {
+	e.lastSweep.Store(now.UnixMilli())
+	n, err := e.store.ExpireLeases(ctx, now, 10_000)
+	if err != nil {
+		return 0, fmt.Errorf("expire claim leases: %w", err)
+	}
+	if n > 0 {
+		e.notify.broadcast()
+	}
+	return n, nil
+}
+
+// maybeExpireLeases sweeps if no sweep ran in the last sweepEvery.
+func (e *Engine) maybeExpireLeases(ctx context.Context, now time.Time) error {
+	if now.UnixMilli()-e.lastSweep.Load() < sweepEvery.Milliseconds() {
+		return nil
+	}
+	_, err := e.expireLeases(ctx, now)
+	return err
+}

@@ -1,0 +1,129 @@
+package engine
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sched-dev/sched/internal/clock"
+	"github.com/sched-dev/sched/internal/spec"
+	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/sqlite"
+)
+
+const tenant = "tenant-a"
+
+// harness is an engine on a real SQLite file and a virtual clock. Tests
+// move the clock and call plan; nothing runs in the background.
+type harness struct {
+	t    *testing.T
+	ctx  context.Context
+	e    *Engine
+	clk  *clock.Virtual
+	st   *sqlite.Store
+	path string
+}
+
+func newHarness(t *testing.T, start time.Time, mut func(*Config)) *harness {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "sched.db")
+	return openHarness(t, path, clock.NewVirtual(start), mut)
+}
+
+func openHarness(t *testing.T, path string, clk *clock.Virtual, mut func(*Config)) *harness {
+	t.Helper()
+	ctx := t.Context()
+	st, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	cfg := Config{Store: st, Clock: clk, Shards: 4, Horizon: time.Minute, NodeID: "test-node"}
+	if mut != nil {
+		mut(&cfg)
+	}
+	e, err := New(ctx, cfg)
+	if err != nil {
+		t.Fatalf("new engine: %v", err)
+	}
+	return &harness{t: t, ctx: ctx, e: e, clk: clk, st: st, path: path}
+}
+
+// plan runs one planner pass and fails the test on error.
+func (h *harness) plan() PlanStats {
+	h.t.Helper()
+	st, err := h.e.PlanOnce(h.ctx)
+	if err != nil {
+		h.t.Fatalf("plan at %s: %v", h.clk.Now().UTC().Format(time.RFC3339), err)
+	}
+	return st
+}
+
+// advance moves the clock and runs a planner pass.
+func (h *harness) advance(d time.Duration) PlanStats {
+	h.t.Helper()
+	h.clk.Advance(d)
+	return h.plan()
+}
+
+func (h *harness) create(req ScheduleSpec) *store.Schedule {
+	h.t.Helper()
+	sc, _, err := h.e.Create(h.ctx, tenant, "", req)
+	if err != nil {
+		h.t.Fatalf("create %q: %v", req.Name, err)
+	}
+	return sc
+}
+
+func (h *harness) occurrences(scheduleID string) []store.Occurrence {
+	h.t.Helper()
+	occs, err := h.e.Occurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, ScheduleID: scheduleID, Limit: store.MaxListLimit})
+	if err != nil {
+		h.t.Fatalf("list occurrences: %v", err)
+	}
+	return occs
+}
+
+func (h *harness) claim(queue string, limit int) []store.Claimed {
+	h.t.Helper()
+	got, err := h.e.Claim(h.ctx, ClaimRequest{TenantID: tenant, Queue: queue, WorkerID: "w1", Limit: limit, Lease: 2 * time.Second})
+	if err != nil {
+		h.t.Fatalf("claim: %v", err)
+	}
+	return got
+}
+
+func (h *harness) schedule(id string) *store.Schedule {
+	h.t.Helper()
+	sc, err := h.e.Get(h.ctx, tenant, id)
+	if err != nil {
+		h.t.Fatalf("get %s: %v", id, err)
+	}
+	return sc
+}
+
+func every(name, interval string) ScheduleSpec {
+	return ScheduleSpec{Name: name, Queue: "q", Kind: spec.KindEvery, Expr: interval}
+}
+
+func cronIn(name, expr, zone string) ScheduleSpec {
+	return ScheduleSpec{Name: name, Queue: "q", Kind: spec.KindCron, Expr: expr, TimeZone: zone}
+}
+
+func utc(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return t.UTC()
+}
+
+// byState groups scheduled_for times (RFC 3339, UTC) by state.
+func byState(occs []store.Occurrence) map[store.OccurrenceState][]string {
+	m := map[store.OccurrenceState][]string{}
+	for _, o := range occs {
+		m[o.State] = append(m[o.State], o.ScheduledFor.Format(time.RFC3339))
+	}
+	return m
+}

@@ -1,0 +1,365 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sched-dev/sched/internal/faultinject"
+	"github.com/sched-dev/sched/internal/spec"
+	"github.com/sched-dev/sched/internal/store"
+)
+
+// PlanStats counts what one planner pass did.
+type PlanStats struct {
+	Shards     int // shards held during the pass
+	Schedules  int // schedules advanced
+	Enqueued   int // occurrences put on the queue
+	Missed     int // firings recorded MISSED, with a row or counted
+	Stale      int // schedule writes refused because the schedule changed
+	Duplicates int // occurrences that were already stored
+	Expired    int // claim leases that lapsed
+	Fenced     int // batches refused because a shard's epoch moved on
+}
+
+func (s *PlanStats) add(r store.PlanResult) {
+	s.Schedules += r.Applied
+	s.Stale += r.Stale
+	s.Duplicates += r.Duplicates
+}
+
+// heldShard is a lease this node holds and until when it trusts it: the
+// time its last renewal started plus the lease, minus a margin for clock
+// drift. Past trustedUntil the planner stops acting on the shard even if it
+// cannot reach the store to find out (a node cut off fences itself before
+// another can take over).
+type heldShard struct {
+	lease        store.ShardLease
+	trustedUntil time.Time
+	renewAfter   time.Time
+}
+
+type planner struct {
+	e      *Engine
+	held   map[int]*heldShard
+	wakeC  chan struct{}
+	pacing map[string]time.Time // tenant -> next catch-up slot (pacing only; not durable)
+}
+
+func newPlanner(e *Engine) *planner {
+	return &planner{e: e, held: map[int]*heldShard{}, wakeC: make(chan struct{}, 1), pacing: map[string]time.Time{}}
+}
+
+// wake asks the background planner for a pass now (a new or changed
+// schedule may be due within the horizon).
+func (p *planner) wake() {
+	select {
+	case p.wakeC <- struct{}{}:
+	default:
+	}
+}
+
+func (p *planner) run(ctx context.Context) {
+	log := p.e.log
+	for {
+		if _, err := p.pass(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("planner pass failed; retrying next tick", "err", err)
+		}
+		t := p.e.clock.NewTimer(p.e.cfg.Tick)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-p.wakeC:
+			t.Stop()
+		case <-t.C():
+		}
+	}
+}
+
+// pass is one round of the planner. Only one runs at a time: the
+// background loop is its only caller in production, and tests that call
+// PlanOnce do not Start the engine.
+func (p *planner) pass(ctx context.Context) (PlanStats, error) {
+	var st PlanStats
+	now := p.e.clock.Now().UTC()
+	p.maintainLeases(ctx, now)
+	var errs []error
+	for shard := 0; shard < p.e.cfg.Shards; shard++ {
+		h := p.held[shard]
+		if h == nil || !now.Before(h.trustedUntil) {
+			continue
+		}
+		st.Shards++
+		if err := p.planShard(ctx, h, now, &st); err != nil {
+			errs = append(errs, fmt.Errorf("shard %d: %w", shard, err))
+		}
+	}
+	n, err := p.e.expireLeases(ctx, now)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	st.Expired = n
+	return st, errors.Join(errs...)
+}
+
+// maintainLeases takes free shards and renews held ones that are due. A
+// shard whose renewal is refused is dropped at once.
+func (p *planner) maintainLeases(ctx context.Context, now time.Time) {
+	ttl := p.e.cfg.ShardLease
+	margin := ttl / 10
+	for shard := 0; shard < p.e.cfg.Shards; shard++ {
+		h := p.held[shard]
+		if h != nil && now.Before(h.renewAfter) {
+			continue
+		}
+		var (
+			l   store.ShardLease
+			err error
+		)
+		if h != nil && now.Before(h.trustedUntil) {
+			l, err = p.e.store.RenewShard(ctx, h.lease, ttl, now)
+		} else {
+			l, err = p.e.store.AcquireShard(ctx, store.AcquireShardParams{Shard: shard, Owner: p.e.cfg.NodeID, TTL: ttl, Now: now})
+		}
+		if err != nil {
+			if h != nil {
+				p.e.log.Info("shard lease lost", "shard", shard, "epoch", h.lease.Epoch, "err", err)
+				delete(p.held, shard)
+			} else if !errors.Is(err, store.ErrConflict) {
+				p.e.log.Warn("shard lease", "shard", shard, "err", err)
+			}
+			continue
+		}
+		faultinject.Crash(faultinject.LeaseRenew)
+		if h == nil || h.lease.Epoch != l.Epoch {
+			p.e.log.Debug("shard lease taken", "shard", shard, "epoch", l.Epoch)
+		}
+		p.held[shard] = &heldShard{lease: l, trustedUntil: now.Add(ttl - margin), renewAfter: now.Add(ttl / 3)}
+	}
+}
+
+// releaseAll gives every held shard back, so another node takes it without
+// waiting for the lease to run out.
+func (p *planner) releaseAll(ctx context.Context) {
+	for shard, h := range p.held {
+		if err := p.e.store.ReleaseShard(ctx, h.lease); err != nil {
+			p.e.log.Warn("release shard lease", "shard", shard, "err", err)
+		}
+		delete(p.held, shard)
+	}
+}
+
+// planShard materializes one shard's due schedules, a batch per
+// transaction, until none is due within the horizon.
+func (p *planner) planShard(ctx context.Context, h *heldShard, now time.Time, st *PlanStats) error {
+	until := now.Add(p.e.cfg.Horizon)
+	for round := 0; round < 1000; round++ {
+		due, err := p.e.store.DueSchedules(ctx, store.DueSchedulesParams{Shard: h.lease.Shard, Until: until, Limit: p.e.cfg.PlanBatch})
+		if err != nil {
+			return fmt.Errorf("due schedules: %w", err)
+		}
+		if len(due) == 0 {
+			return nil
+		}
+		plan := store.Plan{Lease: h.lease, Now: now, Items: make([]store.PlanItem, 0, len(due))}
+		var enq, missed int
+		for i := range due {
+			item, err := p.planSchedule(&due[i], now)
+			if err != nil {
+				// A schedule that no longer parses (a tz database that
+				// dropped its zone) must not stop the others.
+				p.e.log.Error("cannot plan schedule", "schedule_id", due[i].ScheduleID, "err", err)
+				continue
+			}
+			for _, o := range item.Occurrences {
+				if o.State == store.OccurrenceEnqueued {
+					enq++
+				} else {
+					missed++
+				}
+			}
+			missed += int(item.MissedCount)
+			plan.Items = append(plan.Items, item)
+		}
+		faultinject.Crash(faultinject.PlanBeforeInsert)
+		res, err := p.e.store.CommitPlan(ctx, plan)
+		if errors.Is(err, store.ErrStaleEpoch) {
+			st.Fenced++
+			delete(p.held, h.lease.Shard)
+			p.e.log.Warn("planner write fenced: shard lease lost", "shard", h.lease.Shard, "epoch", h.lease.Epoch)
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("commit plan: %w", err)
+		}
+		faultinject.Crash(faultinject.PlanAfterCommit)
+		st.add(res)
+		if res.Stale == 0 {
+			st.Enqueued += enq
+			st.Missed += missed
+		} else {
+			st.Enqueued += res.Inserted // approximate split when some items were stale
+		}
+		if res.Inserted > 0 {
+			p.e.notify.broadcast()
+		}
+		faultinject.Crash(faultinject.PlanAfterEnqueue)
+		if len(due) < p.e.cfg.PlanBatch {
+			return nil
+		}
+	}
+	return nil
+}
+
+// planSchedule computes one schedule's next step from its durable cursor:
+// the firings from next_run_at up to now + horizon, with late ones given
+// the misfire policy, and the new cursor.
+func (p *planner) planSchedule(sc *store.Schedule, now time.Time) (store.PlanItem, error) {
+	item := store.PlanItem{
+		TenantID: sc.TenantID, ScheduleID: sc.ScheduleID, Version: sc.Version,
+		Cursor: sc.NextRunAt, State: store.ScheduleActive,
+	}
+	sp, err := spec.Parse(sc.Definition())
+	if err != nil {
+		return item, err
+	}
+	cfg := &p.e.cfg
+	until := now.Add(cfg.Horizon)
+	lateBefore := now.Add(-sc.MaxLateness) // a firing before this misfired
+
+	keep := 0 // late firings that still fire
+	switch sc.MisfirePolicy {
+	case store.MisfireFireOnce:
+		keep = 1
+	case store.MisfireCatchUp:
+		keep = sc.CatchUpK
+	}
+	late := newRing(keep + cfg.MaxMissedRows)
+	lateCount := 0
+
+	f, ok := sc.NextRunAt, true
+	onTime := 0
+	for ok && !f.After(until) && onTime < cfg.MaxFirings && lateCount < cfg.LateScan {
+		if f.Before(lateBefore) {
+			late.push(f)
+			lateCount++
+		} else {
+			if lateCount > 0 {
+				p.settleLate(sc, &item, late, lateCount, keep, now)
+				late.reset()
+				lateCount = 0
+			}
+			item.Occurrences = append(item.Occurrences, p.occurrence(sc, f, now))
+			onTime++
+		}
+		var next spec.Firing
+		next, ok = sp.Next(f)
+		f = next.At
+	}
+	if lateCount > 0 {
+		if ok && f.Before(lateBefore) {
+			// The scan stopped inside a long run of late firings: none of
+			// these is the most recent, so all of them missed.
+			keep = 0
+		}
+		p.settleLate(sc, &item, late, lateCount, keep, now)
+	}
+	if ok {
+		item.NextRunAt = f
+	} else {
+		item.State = store.ScheduleCompleted // an at schedule, or one past year 9999
+	}
+	return item, nil
+}
+
+// settleLate applies the misfire policy to a run of late firings, of which
+// ring holds the most recent: the last keep fire (oldest first, in the
+// catch-up lane, paced), up to MaxMissedRows more become MISSED rows, and
+// the rest are counted.
+func (p *planner) settleLate(sc *store.Schedule, item *store.PlanItem, ring *ring, count, keep int, now time.Time) {
+	recent := ring.items() // oldest first, at most keep+MaxMissedRows
+	if keep > len(recent) {
+		keep = len(recent)
+	}
+	fire := recent[len(recent)-keep:]
+	missed := recent[:len(recent)-keep]
+	item.MissedCount += int64(count - len(recent))
+	for _, f := range missed {
+		id := store.OccurrenceID(sc.ScheduleID, sc.Version, f)
+		item.Occurrences = append(item.Occurrences, store.Occurrence{
+			OccurrenceID: id, TenantID: sc.TenantID, ScheduleID: sc.ScheduleID, ScheduleVersion: sc.Version,
+			ScheduledFor: f, AvailableAt: f, State: store.OccurrenceMissed, Lane: store.LaneCatchUp,
+			Queue: sc.Queue, FinishedAt: now, OverlapPolicy: sc.OverlapPolicy, RetryFrom: f,
+		})
+	}
+	for _, f := range fire {
+		o := p.occurrence(sc, f, now)
+		o.Lane = store.LaneCatchUp
+		o.AvailableAt = p.catchUpSlot(sc.TenantID, now)
+		item.Occurrences = append(item.Occurrences, o)
+	}
+}
+
+// catchUpSlot paces a tenant's catch-up firings at CatchUpRate per second.
+func (p *planner) catchUpSlot(tenant string, now time.Time) time.Time {
+	slot := p.pacing[tenant]
+	if slot.Before(now) {
+		slot = now
+	}
+	p.pacing[tenant] = slot.Add(time.Duration(float64(time.Second) / p.e.cfg.CatchUpRate))
+	if len(p.pacing) > 100_000 { // bounded by tenants, not schedules; forget idle ones
+		for t, s := range p.pacing {
+			if s.Before(now) {
+				delete(p.pacing, t)
+			}
+		}
+	}
+	return slot.Truncate(time.Millisecond)
+}
+
+// occurrence is the on-time occurrence of sc at f, on the queue.
+func (p *planner) occurrence(sc *store.Schedule, f, now time.Time) store.Occurrence {
+	id := store.OccurrenceID(sc.ScheduleID, sc.Version, f)
+	o := store.Occurrence{
+		OccurrenceID: id, TenantID: sc.TenantID, ScheduleID: sc.ScheduleID, ScheduleVersion: sc.Version,
+		ScheduledFor: f, AvailableAt: f, EnqueuedAt: now.Truncate(time.Millisecond), State: store.OccurrenceEnqueued,
+		Lane: store.LaneStrict, Queue: sc.Queue, OverlapPolicy: sc.OverlapPolicy, RetryFrom: f,
+	}
+	if sc.FlexibleWindow > 0 {
+		o.Lane = store.LaneFlexible
+		o.AvailableAt = f.Add(flexOffset(id, sc.FlexibleWindow))
+	}
+	return o
+}
+
+// ring keeps the last n times pushed.
+type ring struct {
+	buf  []time.Time
+	next int
+	full bool
+}
+
+func newRing(n int) *ring { return &ring{buf: make([]time.Time, n)} }
+
+func (r *ring) push(t time.Time) {
+	if len(r.buf) == 0 {
+		return
+	}
+	r.buf[r.next] = t
+	r.next++
+	if r.next == len(r.buf) {
+		r.next, r.full = 0, true
+	}
+}
+
+func (r *ring) reset() { r.next, r.full = 0, false }
+
+// items returns the kept times, oldest first.
+func (r *ring) items() []time.Time {
+	if !r.full {
+		return append([]time.Time(nil), r.buf[:r.next]...)
+	}
+	return append(append([]time.Time(nil), r.buf[r.next:]...), r.buf[:r.next]...)
+}

@@ -1,0 +1,351 @@
+package engine
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/sched-dev/sched/internal/clock"
+	"github.com/sched-dev/sched/internal/spec"
+	"github.com/sched-dev/sched/internal/store"
+)
+
+// A 10-minute planner outage under each misfire policy: a schedule firing
+// every minute, created at 10:00:00 and first planned at 10:10:30. The
+// firings of 10:01 to 10:09 are more than max_lateness (60 s) late; 10:10
+// is 30 s late, within max_lateness, and fires late; 10:11 is within the
+// horizon and fires on time.
+func TestMisfirePoliciesAfterOutage(t *testing.T) {
+	t.Parallel()
+	late := func(from, to int) []string {
+		var out []string
+		for m := from; m <= to; m++ {
+			out = append(out, fmt.Sprintf("2027-01-04T10:%02d:00Z", m))
+		}
+		return out
+	}
+	tests := []struct {
+		policy    store.MisfirePolicy
+		k         int
+		missed    []string
+		catchUp   []string // late firings that still fire, in the catch-up lane
+		onTimeEnq []string
+	}{
+		{store.MisfireSkip, 0, late(1, 9), nil, late(10, 11)},
+		{store.MisfireFireOnce, 0, late(1, 8), late(9, 9), late(10, 11)},
+		{store.MisfireCatchUp, 3, late(1, 6), late(7, 9), late(10, 11)},
+		{store.MisfireCatchUp, 1000, nil, late(1, 9), late(10, 11)},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s:%d", tt.policy, tt.k), func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, utc("2027-01-04T10:00:00Z"), nil)
+			req := every("minutely", "1m")
+			req.MisfirePolicy, req.CatchUpK = tt.policy, tt.k
+			sc := h.create(req)
+			h.clk.Advance(10*time.Minute + 30*time.Second) // the outage: no planner pass
+			h.plan()
+
+			var missed, catchUp, onTime []string
+			var catchUpAvail []time.Time
+			for _, o := range h.occurrences(sc.ScheduleID) {
+				at := o.ScheduledFor.Format(time.RFC3339)
+				switch {
+				case o.State == store.OccurrenceMissed:
+					missed = append(missed, at)
+				case o.State == store.OccurrenceEnqueued && o.Lane == store.LaneCatchUp:
+					catchUp = append(catchUp, at)
+					catchUpAvail = append(catchUpAvail, o.AvailableAt)
+				case o.State == store.OccurrenceEnqueued && o.Lane == store.LaneStrict:
+					onTime = append(onTime, at)
+				default:
+					t.Errorf("unexpected occurrence %s %s lane %s", at, o.State, o.Lane)
+				}
+			}
+			if !reflect.DeepEqual(missed, tt.missed) || !reflect.DeepEqual(catchUp, tt.catchUp) || !reflect.DeepEqual(onTime, tt.onTimeEnq) {
+				t.Errorf("after the outage:\n missed   %v, want %v\n catch-up %v, want %v\n on time  %v, want %v",
+					missed, tt.missed, catchUp, tt.catchUp, onTime, tt.onTimeEnq)
+			}
+			// Catch-up firings are paced by the tenant's rate, oldest first.
+			for i := 1; i < len(catchUpAvail); i++ {
+				if gap := catchUpAvail[i].Sub(catchUpAvail[i-1]); gap != 100*time.Millisecond {
+					t.Errorf("catch-up firing %d is %v after the one before, want 100ms (10/s)", i, gap)
+				}
+			}
+			if got := h.schedule(sc.ScheduleID); got.MissedCount != 0 || !got.NextRunAt.Equal(utc("2027-01-04T10:12:00Z")) {
+				t.Errorf("schedule after the outage: missed_count %d next_run_at %s, want 0 and 10:12", got.MissedCount, got.NextRunAt)
+			}
+		})
+	}
+}
+
+// A long outage (RELIABILITY D4): three days of a 1-second schedule. At
+// most MaxMissedRows rows are written, the rest are counted, and the
+// schedule keeps running afterwards (k8s #42649: a CronJob stops after 100
+// missed starts).
+func TestLongOutageBoundedMissedRows(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		policy store.MisfirePolicy
+		k      int
+		fire   int
+	}{{store.MisfireSkip, 0, 0}, {store.MisfireFireOnce, 0, 1}, {store.MisfireCatchUp, 1000, 1000}} {
+		t.Run(string(tt.policy), func(t *testing.T) {
+			t.Parallel()
+			start := utc("2027-01-04T00:00:00Z")
+			h := newHarness(t, start, nil)
+			req := every("each second", "1s")
+			req.MisfirePolicy, req.CatchUpK = tt.policy, tt.k
+			sc := h.create(req)
+			h.clk.Advance(72 * time.Hour)
+			h.plan()
+
+			// Firings at start+1s .. now+60s (horizon); late ones are those
+			// before now-60s.
+			now := h.clk.Now()
+			totalLate := int(now.Add(-60*time.Second).Sub(start)/time.Second) - 1
+			states := map[store.OccurrenceState]int{}
+			var lanes = map[store.Lane]int{}
+			occs, err := h.e.Occurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, ScheduleID: sc.ScheduleID, State: store.OccurrenceMissed, Limit: store.MaxListLimit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			states[store.OccurrenceMissed] = len(occs)
+			enq, err := h.e.Occurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, ScheduleID: sc.ScheduleID, State: store.OccurrenceEnqueued, Limit: store.MaxListLimit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range enq {
+				lanes[o.Lane]++
+			}
+			got := h.schedule(sc.ScheduleID)
+			if states[store.OccurrenceMissed] != DefaultMaxMissedRows {
+				t.Errorf("%d MISSED rows, want %d", states[store.OccurrenceMissed], DefaultMaxMissedRows)
+			}
+			if lanes[store.LaneCatchUp] != tt.fire {
+				t.Errorf("%d catch-up firings, want %d", lanes[store.LaneCatchUp], tt.fire)
+			}
+			if want := int64(totalLate - DefaultMaxMissedRows - tt.fire); got.MissedCount != want {
+				t.Errorf("missed_count %d, want %d (late %d - rows %d - fired %d)", got.MissedCount, want, totalLate, DefaultMaxMissedRows, tt.fire)
+			}
+			// It keeps running.
+			st := h.advance(time.Minute)
+			if st.Enqueued != 60 {
+				t.Errorf("the minute after recovery enqueued %d, want 60", st.Enqueued)
+			}
+		})
+	}
+}
+
+// Both DST transitions over a virtual week each, in New York, for every
+// policy. The planner, moved in half-hour steps with an hour's horizon,
+// must store exactly the firings the time engine lists, and the
+// transition-day answers are checked by hand.
+func TestDSTWeeks(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, expr string
+		gap        spec.GapPolicy
+		repeat     spec.RepeatPolicy
+		from       string
+		day        string   // the transition day, local date
+		wantDay    []string // firings on it, UTC
+	}{
+		{"spring skip", "30 2 * * *", spec.GapSkip, "", "2027-03-10T12:00:00Z", "2027-03-14", nil},
+		{"spring shift", "30 2 * * *", spec.GapShift, "", "2027-03-10T12:00:00Z", "2027-03-14", []string{"2027-03-14T07:00:00Z"}},
+		{"fall first", "30 1 * * *", "", spec.RepeatFirst, "2027-11-03T12:00:00Z", "2027-11-07", []string{"2027-11-07T05:30:00Z"}},
+		{"fall last", "30 1 * * *", "", spec.RepeatLast, "2027-11-03T12:00:00Z", "2027-11-07", []string{"2027-11-07T06:30:00Z"}},
+		{"fall all", "30 1 * * *", "", spec.RepeatAll, "2027-11-03T12:00:00Z", "2027-11-07", []string{"2027-11-07T05:30:00Z", "2027-11-07T06:30:00Z"}},
+		{"fall every 30 min, all", "*/30 1 * * *", "", spec.RepeatAll, "2027-11-03T12:00:00Z", "2027-11-07",
+			[]string{"2027-11-07T05:00:00Z", "2027-11-07T05:30:00Z", "2027-11-07T06:00:00Z", "2027-11-07T06:30:00Z"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			start := utc(tt.from)
+			h := newHarness(t, start, func(c *Config) { c.Horizon = time.Hour })
+			req := cronIn(tt.name, tt.expr, "America/New_York")
+			req.DSTGap, req.DSTRepeat = tt.gap, tt.repeat
+			sc := h.create(req)
+			end := start.Add(7 * 24 * time.Hour)
+			for h.clk.Now().Before(end) {
+				h.advance(30 * time.Minute)
+			}
+			var got []string
+			var onDay []string
+			ny, _ := time.LoadLocation("America/New_York")
+			for _, o := range h.occurrences(sc.ScheduleID) {
+				if o.State != store.OccurrenceEnqueued {
+					t.Errorf("%s is %s, want ENQUEUED", o.ScheduledFor, o.State)
+				}
+				got = append(got, o.ScheduledFor.Format(time.RFC3339))
+				if o.ScheduledFor.In(ny).Format("2006-01-02") == tt.day {
+					onDay = append(onDay, o.ScheduledFor.Format(time.RFC3339))
+				}
+			}
+			// The expected list, from the time engine directly (no planner).
+			sp, err := spec.Parse(sc.Definition())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			for f, ok := sp.Next(start); ok && !f.At.After(h.clk.Now().Add(time.Hour)); f, ok = sp.Next(f.At) {
+				want = append(want, f.At.Format(time.RFC3339))
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("stored firings:\n %v\nwant\n %v", got, want)
+			}
+			if !reflect.DeepEqual(onDay, tt.wantDay) {
+				t.Errorf("on %s: %v, want %v", tt.day, onDay, tt.wantDay)
+			}
+		})
+	}
+}
+
+// A flexible schedule's available_at is a function of the occurrence id
+// alone: the same after a restart that plans the same firing again from an
+// older copy of the database.
+func TestFlexibleAvailableAtSameAfterRestart(t *testing.T) {
+	t.Parallel()
+	start := utc("2027-01-04T10:00:30Z")
+	h := newHarness(t, start, nil)
+	req := every("flexible", "1m")
+	req.FlexibleWindow = 5 * time.Minute
+	sc := h.create(req)
+	h.st.Close() // checkpoints the WAL into the file
+	snapshot := filepath.Join(t.TempDir(), "before.db")
+	copyFile(t, h.path, snapshot) // the database before any firing was planned
+
+	a := openHarness(t, h.path, clock.NewVirtual(start), nil)
+	a.plan()
+	first := a.occurrences(sc.ScheduleID)
+	if len(first) != 1 {
+		t.Fatalf("%d occurrences, want 1", len(first))
+	}
+	o := first[0]
+	if o.Lane != store.LaneFlexible || o.AvailableAt.Before(o.ScheduledFor) || !o.AvailableAt.Before(o.ScheduledFor.Add(5*time.Minute)) {
+		t.Fatalf("occurrence %s lane %s available %s: want the flexible lane, within [scheduled_for, +5m)", o.ScheduledFor, o.Lane, o.AvailableAt)
+	}
+
+	b := openHarness(t, snapshot, clock.NewVirtual(start.Add(7*time.Second)), nil)
+	b.plan()
+	again := b.occurrences(sc.ScheduleID)
+	if len(again) != 1 || again[0].OccurrenceID != o.OccurrenceID || !again[0].AvailableAt.Equal(o.AvailableAt) {
+		t.Fatalf("after the restart: %+v\nbefore: %+v", again, o)
+	}
+}
+
+// An at schedule materializes once and completes.
+func TestAtScheduleCompletes(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, utc("2027-01-04T10:00:00Z"), nil)
+	sc := h.create(ScheduleSpec{Name: "once", Queue: "q", Kind: spec.KindAt, Expr: "2027-01-04T11:05:00+01:00"}) // 10:05Z
+	h.plan()
+	if got := h.schedule(sc.ScheduleID); got.State != store.ScheduleActive || len(h.occurrences(sc.ScheduleID)) != 0 {
+		t.Fatalf("state %s before its time", got.State)
+	}
+	h.advance(4*time.Minute + 30*time.Second) // 10:05 is now within the horizon
+	got := h.schedule(sc.ScheduleID)
+	occs := h.occurrences(sc.ScheduleID)
+	if got.State != store.ScheduleCompleted || !got.NextRunAt.IsZero() || len(occs) != 1 {
+		t.Fatalf("state %s next %v occurrences %d, want COMPLETED, none, 1", got.State, got.NextRunAt, len(occs))
+	}
+}
+
+// Two planners on one store: the second takes the shards only after the
+// first's lease runs out, with a higher epoch, and the first planner's
+// writes under its old epoch are refused (RELIABILITY finding 10).
+func TestShardLeaseFencing(t *testing.T) {
+	t.Parallel()
+	start := utc("2027-01-04T10:00:00Z")
+	h := newHarness(t, start, nil)
+	b, err := New(h.ctx, Config{Store: h.st, Clock: h.clk, Shards: 4, Horizon: time.Minute, NodeID: "node-b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 8 {
+		h.create(every(fmt.Sprintf("s%d", i), "10s"))
+	}
+	if st := h.plan(); st.Shards != 4 {
+		t.Fatalf("node a holds %d shards, want 4", st.Shards)
+	}
+	if st, err := b.PlanOnce(h.ctx); err != nil || st.Shards != 0 {
+		t.Fatalf("node b holds %d shards (%v) while a's leases are live", st.Shards, err)
+	}
+	held := map[int]int64{}
+	for s, l := range h.e.planner.held {
+		held[s] = l.lease.Epoch
+	}
+
+	// a stalls past its lease; b takes over.
+	h.clk.Advance(DefaultShardLease + time.Second)
+	st, err := b.PlanOnce(h.ctx)
+	if err != nil || st.Shards != 4 {
+		t.Fatalf("node b holds %d shards after a's lease ran out (%v)", st.Shards, err)
+	}
+	for s, l := range b.planner.held {
+		if l.lease.Epoch <= held[s] {
+			t.Errorf("shard %d: epoch %d after the move, not above %d", s, l.lease.Epoch, held[s])
+		}
+	}
+
+	// a wakes up later, finds schedules due, and writes with the lease it
+	// remembers: refused.
+	h.clk.Advance(20 * time.Second)
+	withSchedules := map[int]bool{}
+	for i := range 8 {
+		withSchedules[ShardOf(h.schedule(fmt.Sprintf("s%d", i)).ScheduleID, 4)] = true
+	}
+	fenced := 0
+	for s, hs := range h.e.planner.held {
+		hs.trustedUntil = h.clk.Now().Add(time.Hour) // pretend its local trust had not run out
+		var ps PlanStats
+		if err := h.e.planner.planShard(h.ctx, hs, h.clk.Now(), &ps); err != nil {
+			t.Fatalf("shard %d: %v", s, err)
+		}
+		fenced += ps.Fenced
+	}
+	if fenced != len(withSchedules) {
+		t.Errorf("%d stale batches fenced, want one per shard with schedules (%d)", fenced, len(withSchedules))
+	}
+	for s := range withSchedules {
+		if _, still := h.e.planner.held[s]; still {
+			t.Errorf("node a still believes it holds shard %d after being fenced", s)
+		}
+	}
+	occs, err := h.st.ListOccurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, Limit: store.MaxListLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range occs {
+		if o.ScheduledFor.After(start.Add(time.Minute)) {
+			hs := b.planner.held[ShardOf(o.ScheduleID, 4)]
+			if o.ShardEpoch != hs.lease.Epoch {
+				t.Errorf("occurrence %s written under epoch %d, the live epoch is %d", o.ScheduledFor, o.ShardEpoch, hs.lease.Epoch)
+			}
+		}
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	in, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

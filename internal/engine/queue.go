@@ -1,0 +1,246 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sched-dev/sched/internal/faultinject"
+	"github.com/sched-dev/sched/internal/store"
+)
+
+// ClaimRequest asks for up to Limit occurrences of a tenant's queue.
+type ClaimRequest struct {
+	TenantID string
+	Queue    string
+	WorkerID string
+	Limit    int           // 1 when zero; at most MaxClaimBatch
+	Lease    time.Duration // DefaultClaimLease when zero
+	// Wait is how long to wait for an occurrence when none is available
+	// (a long poll): the claim returns as soon as one is, and empty when
+	// Wait passes. Zero returns at once.
+	Wait time.Duration
+}
+
+// ErrorClass says what a failed attempt means for its occurrence.
+type ErrorClass string
+
+// Error classes of a nack.
+const (
+	Retryable ErrorClass = "retryable" // network, throttling, 5xx: try again after a backoff
+	Permanent ErrorClass = "permanent" // will never succeed: DEAD at once
+)
+
+// Claim takes available occurrences of a queue, each under a new attempt
+// whose number is the fencing token for its heartbeat, ack and nack.
+func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]store.Claimed, error) {
+	if err := checkText("queue", req.Queue, MaxQueueLen, true); err != nil {
+		return nil, err
+	}
+	if err := checkText("worker_id", req.WorkerID, MaxNameLen, false); err != nil {
+		return nil, err
+	}
+	switch {
+	case req.Limit == 0:
+		req.Limit = 1
+	case req.Limit < 0 || req.Limit > MaxClaimBatch:
+		return nil, invalid("limit", "%d: must be 1 to %d", req.Limit, MaxClaimBatch)
+	}
+	if err := setDuration("lease", &req.Lease, DefaultClaimLease, time.Second, 12*time.Hour); err != nil {
+		return nil, err
+	}
+	if req.Wait < 0 || req.Wait > 5*time.Minute {
+		return nil, invalid("wait", "%s: must be from 0 to 5m", req.Wait)
+	}
+	deadline := e.clock.Now().Add(req.Wait)
+	for {
+		woken := e.notify.wait() // before the claim, so no notification is lost
+		now := e.clock.Now().UTC().Truncate(time.Millisecond)
+		if err := e.maybeExpireLeases(ctx, now); err != nil {
+			return nil, err
+		}
+		got, err := e.store.ClaimOccurrences(ctx, store.ClaimParams{
+			TenantID: req.TenantID, Queue: req.Queue, WorkerID: req.WorkerID,
+			Limit: req.Limit, Lease: req.Lease, Now: now,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("claim from %s: %w", req.Queue, err)
+		}
+		faultinject.Crash(faultinject.ClaimAfterCommit)
+		if len(got) > 0 || !now.Before(deadline) {
+			return got, nil
+		}
+		// Sleep until the next occurrence is due, a notification, or the
+		// deadline, whichever is first.
+		sleep := deadline.Sub(now)
+		next, err := e.store.NextAvailable(ctx, req.TenantID, req.Queue)
+		if err != nil {
+			return nil, fmt.Errorf("claim from %s: %w", req.Queue, err)
+		}
+		if !next.IsZero() && next.Sub(now) < sleep {
+			sleep = max(next.Sub(now), time.Millisecond)
+		}
+		t := e.clock.NewTimer(sleep)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-woken:
+			t.Stop()
+		case <-t.C():
+		}
+	}
+}
+
+// Heartbeat extends the lease of the current attempt and says whether the
+// worker should stop because its schedule was superseded or canceled.
+func (e *Engine) Heartbeat(ctx context.Context, tenantID, occurrenceID string, attempt int64, lease time.Duration) (store.HeartbeatResult, error) {
+	if err := setDuration("lease", &lease, DefaultClaimLease, time.Second, 12*time.Hour); err != nil {
+		return store.HeartbeatResult{}, err
+	}
+	r, err := e.store.Heartbeat(ctx, store.HeartbeatParams{
+		TenantID: tenantID, OccurrenceID: occurrenceID, Attempt: attempt, Lease: lease,
+		Now: e.clock.Now().UTC().Truncate(time.Millisecond),
+	})
+	if err != nil {
+		return r, fmt.Errorf("heartbeat %s attempt %d: %w", occurrenceID, attempt, err)
+	}
+	return r, nil
+}
+
+// Ack records that attempt succeeded. Only the current attempt may ack; a
+// repeated ack of the same attempt succeeds again without writing.
+func (e *Engine) Ack(ctx context.Context, tenantID, occurrenceID string, attempt int64) (*store.Occurrence, error) {
+	rs, err := e.AckBatch(ctx, tenantID, []AckItem{{OccurrenceID: occurrenceID, Attempt: attempt}})
+	if err != nil {
+		return nil, err
+	}
+	if rs[0].Err != nil {
+		return nil, fmt.Errorf("ack %s attempt %d: %w", occurrenceID, attempt, rs[0].Err)
+	}
+	return &rs[0].Occurrence, nil
+}
+
+// AckItem names one attempt to acknowledge.
+type AckItem struct {
+	OccurrenceID string
+	Attempt      int64
+}
+
+// AckBatch acknowledges many attempts in one store transaction; each item
+// has its own result.
+func (e *Engine) AckBatch(ctx context.Context, tenantID string, items []AckItem) ([]store.FinishResult, error) {
+	now := e.clock.Now().UTC().Truncate(time.Millisecond)
+	ps := make([]store.FinishParams, len(items))
+	for i, it := range items {
+		ps[i] = store.FinishParams{
+			TenantID: tenantID, OccurrenceID: it.OccurrenceID, Attempt: it.Attempt,
+			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now,
+		}
+	}
+	rs, err := e.store.FinishAttempts(ctx, ps)
+	if err != nil {
+		return nil, fmt.Errorf("ack %d attempts: %w", len(items), err)
+	}
+	return rs, nil
+}
+
+// Nack records that attempt failed. A permanent failure goes DEAD at once;
+// a retryable one waits for a backoff unless the occurrence is out of
+// attempts, past its deadline, or its tenant is out of retry budget, in
+// which case it goes DEAD too. The answer is the occurrence after the nack.
+func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attempt int64, class ErrorClass, message string) (*store.Occurrence, error) {
+	if class != Retryable && class != Permanent {
+		return nil, invalid("class", "%q: want retryable or permanent", class)
+	}
+	if len(message) > 4096 {
+		message = message[:4096]
+	}
+	o, err := e.store.GetOccurrence(ctx, tenantID, occurrenceID)
+	if err != nil {
+		return nil, fmt.Errorf("nack %s: %w", occurrenceID, err)
+	}
+	now := e.clock.Now().UTC().Truncate(time.Millisecond)
+	p := store.FinishParams{
+		TenantID: tenantID, OccurrenceID: occurrenceID, Attempt: attempt,
+		Result: store.ResultFailedPermanent, State: store.OccurrenceDead, Error: message, Now: now,
+	}
+	if class == Retryable {
+		p.Result = store.ResultFailedRetryable
+		if at, ok, err := e.retryAt(ctx, o, attempt, now); err != nil {
+			return nil, fmt.Errorf("nack %s: %w", occurrenceID, err)
+		} else if ok {
+			p.State, p.RetryAt = store.OccurrenceRetryWait, at
+		}
+	}
+	rs, err := e.store.FinishAttempts(ctx, []store.FinishParams{p})
+	if err != nil {
+		return nil, fmt.Errorf("nack %s attempt %d: %w", occurrenceID, attempt, err)
+	}
+	if rs[0].Err != nil {
+		return nil, fmt.Errorf("nack %s attempt %d: %w", occurrenceID, attempt, rs[0].Err)
+	}
+	if p.State == store.OccurrenceRetryWait {
+		e.notify.broadcast()
+	}
+	return &rs[0].Occurrence, nil
+}
+
+// retryAt decides whether a retryable failure of attempt gets another
+// attempt, and when.
+func (e *Engine) retryAt(ctx context.Context, o *store.Occurrence, attempt int64, now time.Time) (time.Time, bool, error) {
+	sc, err := e.store.GetSchedule(ctx, o.TenantID, o.ScheduleID)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	r := sc.Retry
+	n := int(attempt) - o.AttemptFloor // attempts since the last replay
+	if n >= r.MaxAttempts {
+		return time.Time{}, false, nil
+	}
+	at := now.Add(backoff(o.OccurrenceID, attempt, n, r.BackoffBase, r.BackoffCap))
+	if at.After(o.RetryFrom.Add(r.Deadline)) {
+		return time.Time{}, false, nil
+	}
+	waiting, err := e.store.CountOccurrences(ctx, o.TenantID, store.OccurrenceRetryWait)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	if waiting >= e.cfg.RetryBudget {
+		e.log.Warn("tenant retry budget spent; failure goes to the dead-letter queue",
+			"tenant", o.TenantID, "occurrence_id", o.OccurrenceID, "budget", e.cfg.RetryBudget)
+		return time.Time{}, false, nil
+	}
+	return at, true, nil
+}
+
+// Replay puts a DEAD occurrence back on the queue with the same
+// occurrence_id; its next claim is a new attempt, with a fresh set of
+// retries.
+func (e *Engine) Replay(ctx context.Context, tenantID, occurrenceID string) (*store.Occurrence, error) {
+	o, err := e.store.ReplayOccurrence(ctx, tenantID, occurrenceID, e.clock.Now().UTC().Truncate(time.Millisecond))
+	if err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return nil, fmt.Errorf("replay %s: only a DEAD occurrence can be replayed: %w", occurrenceID, err)
+		}
+		return nil, fmt.Errorf("replay %s: %w", occurrenceID, err)
+	}
+	e.notify.broadcast()
+	return o, nil
+}
+
+// Occurrence returns one occurrence of a tenant.
+func (e *Engine) Occurrence(ctx context.Context, tenantID, occurrenceID string) (*store.Occurrence, error) {
+	return e.store.GetOccurrence(ctx, tenantID, occurrenceID)
+}
+
+// Occurrences lists a tenant's occurrences.
+func (e *Engine) Occurrences(ctx context.Context, p store.ListOccurrencesParams) ([]store.Occurrence, error) {
+	return e.store.ListOccurrences(ctx, p)
+}
+
+// Attempts lists the attempts of one occurrence.
+func (e *Engine) Attempts(ctx context.Context, tenantID, occurrenceID string) ([]store.Attempt, error) {
+	return e.store.ListAttempts(ctx, tenantID, occurrenceID)
+}

@@ -1,0 +1,382 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sched-dev/sched/internal/spec"
+	"github.com/sched-dev/sched/internal/store"
+)
+
+// A claim whose lease runs out is redelivered with the next attempt and
+// the same occurrence id; the first attempt is recorded LEASE_EXPIRED, and
+// its late ack is refused (RELIABILITY A2, A3).
+func TestLeaseExpiryRedeliveryAndStaleAck(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, utc("2027-01-04T10:00:00Z"), nil)
+	sc := h.create(every("each minute", "1m"))
+	h.advance(time.Minute) // 10:01 is due
+	first := h.claim("q", 10)
+	if len(first) != 1 || first[0].Attempt.Attempt != 1 {
+		t.Fatalf("first claim: %+v", first)
+	}
+	occ := first[0].Occurrence.OccurrenceID
+	if again := h.claim("q", 10); len(again) != 0 {
+		t.Fatalf("claimed again while leased: %+v", again)
+	}
+	h.advance(3 * time.Second) // past the 2 s lease; the pass expires it
+	second := h.claim("q", 10)
+	if len(second) != 1 || second[0].Occurrence.OccurrenceID != occ || second[0].Attempt.Attempt != 2 {
+		t.Fatalf("redelivery: %+v", second)
+	}
+	if _, err := h.e.Ack(h.ctx, tenant, occ, 1); !errors.Is(err, ErrStaleAttempt) {
+		t.Fatalf("ack with the old attempt: %v, want ErrStaleAttempt", err)
+	}
+	if _, err := h.e.Heartbeat(h.ctx, tenant, occ, 1, 0); !errors.Is(err, ErrStaleAttempt) {
+		t.Fatalf("heartbeat with the old attempt: %v, want ErrStaleAttempt", err)
+	}
+	if _, err := h.e.Nack(h.ctx, tenant, occ, 1, Permanent, "late"); !errors.Is(err, ErrStaleAttempt) {
+		t.Fatalf("nack with the old attempt: %v, want ErrStaleAttempt", err)
+	}
+	o, err := h.e.Ack(h.ctx, tenant, occ, 2)
+	if err != nil || o.State != store.OccurrenceSucceeded {
+		t.Fatalf("ack with the current attempt: %v %+v", err, o)
+	}
+	if _, err := h.e.Ack(h.ctx, tenant, occ, 2); err != nil {
+		t.Fatalf("the same ack again (its answer was lost): %v, want success", err)
+	}
+	atts, err := h.e.Attempts(h.ctx, tenant, occ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []store.AttemptResult
+	for _, a := range atts {
+		results = append(results, a.Result)
+	}
+	if want := []store.AttemptResult{store.ResultLeaseExpired, store.ResultSucceeded}; !reflect.DeepEqual(results, want) {
+		t.Fatalf("attempt results %v, want %v", results, want)
+	}
+	_ = sc
+}
+
+// A permanent failure goes to the dead-letter queue; replay delivers it
+// again with the same occurrence id and a new attempt.
+func TestPermanentNackDeadAndReplay(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, utc("2027-01-04T10:00:00Z"), nil)
+	h.create(every("each minute", "1m"))
+	h.advance(time.Minute)
+	c := h.claim("q", 1)[0]
+	id := c.Occurrence.OccurrenceID
+	o, err := h.e.Nack(h.ctx, tenant, id, 1, Permanent, "bad payload")
+	if err != nil || o.State != store.OccurrenceDead {
+		t.Fatalf("permanent nack: %v %+v", err, o)
+	}
+	dead, err := h.e.Occurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, State: store.OccurrenceDead, Queue: "q"})
+	if err != nil || len(dead) != 1 || dead[0].OccurrenceID != id {
+		t.Fatalf("dead-letter queue: %v %+v", err, dead)
+	}
+	if _, err := h.e.Replay(h.ctx, tenant, "occ_doesnotexist"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("replay of an unknown id: %v", err)
+	}
+	if _, err := h.e.Replay(h.ctx, "tenant-b", id); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("replay by another tenant: %v, want ErrNotFound", err)
+	}
+	if _, err := h.e.Replay(h.ctx, tenant, id); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	if _, err := h.e.Replay(h.ctx, tenant, id); !errors.Is(err, ErrConflict) {
+		t.Fatalf("replay of an occurrence no longer DEAD: %v, want ErrConflict", err)
+	}
+	again := h.claim("q", 1)
+	if len(again) != 1 || again[0].Occurrence.OccurrenceID != id || again[0].Attempt.Attempt != 2 {
+		t.Fatalf("after replay: %+v", again)
+	}
+	if o, err := h.e.Ack(h.ctx, tenant, id, 2); err != nil || o.State != store.OccurrenceSucceeded {
+		t.Fatalf("ack after replay: %v %+v", err, o)
+	}
+}
+
+// Retryable failures back off with full jitter and go DEAD when attempts
+// run out.
+func TestRetryBackoffThenDead(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, utc("2027-01-04T10:00:00Z"), nil)
+	req := every("flaky", "1h")
+	req.Retry = store.RetryPolicy{MaxAttempts: 3, BackoffBase: 10 * time.Second, BackoffCap: time.Minute}
+	h.create(req)
+	h.advance(time.Hour)
+	c := h.claim("q", 1)[0]
+	id := c.Occurrence.OccurrenceID
+	for attempt := int64(1); attempt <= 3; attempt++ {
+		now := h.clk.Now()
+		o, err := h.e.Nack(h.ctx, tenant, id, attempt, Retryable, "503")
+		if err != nil {
+			t.Fatalf("nack %d: %v", attempt, err)
+		}
+		if attempt == 3 {
+			if o.State != store.OccurrenceDead {
+				t.Fatalf("after the last attempt: %s, want DEAD", o.State)
+			}
+			break
+		}
+		ceil := 10 * time.Second << (attempt - 1)
+		if o.State != store.OccurrenceRetryWait || o.AvailableAt.Before(now) || o.AvailableAt.After(now.Add(ceil)) {
+			t.Fatalf("nack %d: %s available %s, want RETRY_WAIT within [now, now+%s]", attempt, o.State, o.AvailableAt, ceil)
+		}
+		if o.AvailableAt.After(h.clk.Now()) {
+			if early := h.claim("q", 1); len(early) != 0 {
+				t.Fatalf("claimed before its backoff ended")
+			}
+		}
+		h.clk.Set(o.AvailableAt)
+		next := h.claim("q", 1)
+		if len(next) != 1 || next[0].Attempt.Attempt != attempt+1 {
+			t.Fatalf("retry %d: %+v", attempt+1, next)
+		}
+	}
+}
+
+// A 2-hour run of an hourly schedule under each overlap policy, where each
+// run takes 90 minutes: who gets claimed when.
+func TestOverlapPolicies(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		policy  store.OverlapPolicy
+		run     time.Duration
+		claimed map[string]string // scheduled_for -> claimed at (HH:MM)
+		skipped []string
+	}{
+		{store.OverlapAllow, 90 * time.Minute,
+			map[string]string{"10:00": "10:00", "11:00": "11:00", "12:00": "12:00"}, nil},
+		{store.OverlapSkipIfRunning, 90 * time.Minute,
+			map[string]string{"10:00": "10:00", "12:00": "12:00"}, []string{"11:00"}},
+		{store.OverlapQueueOne, 90 * time.Minute,
+			map[string]string{"10:00": "10:00", "11:00": "11:30", "12:00": "13:00"}, nil},
+		// Runs of 150 minutes: 11:00 waits; 12:00 arrives while 11:00 is
+		// still waiting, so it is the second in line and is skipped.
+		{store.OverlapQueueOne, 150 * time.Minute,
+			map[string]string{"10:00": "10:00", "11:00": "12:30"}, []string{"12:00"}},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s/%s", tt.policy, tt.run), func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, utc("2027-01-04T09:50:00Z"), nil)
+			req := cronIn("hourly", "0 * * * *", "UTC")
+			req.OverlapPolicy = tt.policy
+			sc := h.create(req)
+			type run struct {
+				occ     string
+				attempt int64
+				ends    time.Time
+			}
+			var running []run
+			claimed := map[string]string{}
+			for h.clk.Now().Before(utc("2027-01-04T13:30:00Z")) {
+				h.advance(10 * time.Minute)
+				now := h.clk.Now()
+				var still []run
+				for _, r := range running {
+					if !now.Before(r.ends) {
+						if _, err := h.e.Ack(h.ctx, tenant, r.occ, r.attempt); err != nil {
+							t.Fatalf("ack: %v", err)
+						}
+						continue
+					}
+					if _, err := h.e.Heartbeat(h.ctx, tenant, r.occ, r.attempt, 30*time.Minute); err != nil {
+						t.Fatalf("heartbeat: %v", err)
+					}
+					still = append(still, r)
+				}
+				running = still
+				got, err := h.e.Claim(h.ctx, ClaimRequest{TenantID: tenant, Queue: "q", WorkerID: "w", Limit: 10, Lease: 30 * time.Minute})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range got {
+					if c.Occurrence.ScheduledFor.After(utc("2027-01-04T12:00:00Z")) {
+						continue // beyond the 2-hour window: leave it running unchecked
+					}
+					claimed[c.Occurrence.ScheduledFor.Format("15:04")] = now.Format("15:04")
+					running = append(running, run{c.Occurrence.OccurrenceID, c.Attempt.Attempt, now.Add(tt.run)})
+				}
+			}
+			for k := range claimed {
+				if k > "12:00" {
+					delete(claimed, k)
+				}
+			}
+			if !reflect.DeepEqual(claimed, tt.claimed) {
+				t.Errorf("claims (scheduled -> claimed at): %v, want %v", claimed, tt.claimed)
+			}
+			var skipped []string
+			for _, o := range h.occurrences(sc.ScheduleID) {
+				if o.State == store.OccurrenceSkippedOverlap && !o.ScheduledFor.After(utc("2027-01-04T12:00:00Z")) {
+					skipped = append(skipped, o.ScheduledFor.Format("15:04"))
+				}
+			}
+			if !reflect.DeepEqual(skipped, tt.skipped) {
+				t.Errorf("skipped %v, want %v", skipped, tt.skipped)
+			}
+		})
+	}
+}
+
+// Update and cancel racing claims: whatever the interleaving, no firing
+// time runs under two versions, the counts the control plane returns are
+// true, and nothing of an old version stays claimable.
+func TestUpdateAndCancelRaceClaims(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, utc("2027-01-04T10:00:00Z"), func(c *Config) { c.Horizon = 10 * time.Minute })
+	req := every("busy", "1s")
+	sc := h.create(req)
+	h.plan() // 600 firings on the queue, available one per second
+	h.clk.Advance(10 * time.Minute)
+
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	var claimErr error
+	var mu sync.Mutex
+	for w := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				got, err := h.e.Claim(h.ctx, ClaimRequest{TenantID: tenant, Queue: "q", WorkerID: fmt.Sprintf("w%d", w), Limit: 7, Lease: time.Minute})
+				if err == nil {
+					for i, c := range got {
+						if i%2 == 0 {
+							_, err = h.e.Ack(h.ctx, tenant, c.Occurrence.OccurrenceID, c.Attempt.Attempt)
+						}
+					}
+				}
+				if err != nil {
+					mu.Lock()
+					claimErr = err
+					mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	var canceled, inFlight int
+	for i := range 5 {
+		req.Payload = []byte(fmt.Sprintf(`{"v":%d}`, i))
+		res, err := h.e.Update(h.ctx, tenant, sc.ScheduleID, req)
+		if err != nil {
+			t.Fatalf("update %d: %v", i, err)
+		}
+		canceled += res.Canceled
+		h.plan()
+	}
+	res, err := h.e.Cancel(h.ctx, tenant, sc.ScheduleID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	canceled += res.Canceled
+	inFlight = res.InFlight
+	close(stop)
+	wg.Wait()
+	if claimErr != nil {
+		t.Fatalf("a worker failed: %v", claimErr)
+	}
+
+	final := h.schedule(sc.ScheduleID)
+	if final.State != store.ScheduleCanceled || final.Version != 7 {
+		t.Fatalf("final schedule %s version %d, want CANCELED version 7", final.State, final.Version)
+	}
+	byTime := map[time.Time][]store.Occurrence{}
+	counted := map[store.OccurrenceState]int{}
+	// This tenant has only this schedule, so tenant-wide counts are its own.
+	for _, st := range []store.OccurrenceState{store.OccurrenceCanceled, store.OccurrenceRunning, store.OccurrenceSucceeded, store.OccurrenceEnqueued, store.OccurrenceRetryWait} {
+		n, err := h.st.CountOccurrences(h.ctx, tenant, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counted[st] = n
+		if st == store.OccurrenceCanceled {
+			continue
+		}
+		occs, err := h.e.Occurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, ScheduleID: sc.ScheduleID, State: st, Limit: store.MaxListLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(occs) != n {
+			t.Fatalf("%d %s listed, %d counted", len(occs), st, n)
+		}
+		for _, o := range occs {
+			byTime[o.ScheduledFor] = append(byTime[o.ScheduledFor], o)
+		}
+	}
+	for at, os := range byTime {
+		if len(os) > 1 {
+			t.Errorf("firing %s runs under %d versions", at, len(os))
+		}
+	}
+	if counted[store.OccurrenceEnqueued]+counted[store.OccurrenceRetryWait] != 0 {
+		t.Errorf("%d occurrences still claimable after cancel", counted[store.OccurrenceEnqueued])
+	}
+	if counted[store.OccurrenceCanceled] != canceled {
+		t.Errorf("%d CANCELED rows, but the control plane reported %d", counted[store.OccurrenceCanceled], canceled)
+	}
+	if counted[store.OccurrenceRunning] != inFlight {
+		t.Errorf("%d RUNNING rows, but cancel reported %d in flight", counted[store.OccurrenceRunning], inFlight)
+	}
+	t.Logf("canceled %d, succeeded %d, in flight %d", canceled, counted[store.OccurrenceSucceeded], inFlight)
+}
+
+// Strict work is claimed before flexible and catch-up work of the same
+// queue, whatever their available times.
+func TestLaneOrder(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, utc("2027-01-04T10:00:00Z"), nil)
+	flex := every("flex", "1m")
+	flex.FlexibleWindow = time.Second
+	h.create(flex)
+	h.create(every("strict", "1m"))
+	h.advance(time.Minute)
+	h.advance(time.Minute + time.Second) // past the flexible offsets too
+	got := h.claim("q", 10)
+	var lanes []store.Lane
+	for _, c := range got {
+		lanes = append(lanes, c.Occurrence.Lane)
+	}
+	if len(lanes) != 4 || lanes[0] != store.LaneStrict || lanes[1] != store.LaneStrict {
+		t.Fatalf("lanes in claim order: %v, want the strict ones first", lanes)
+	}
+}
+
+// A long-poll claim returns as soon as the next occurrence is available.
+func TestClaimLongPollWakesAtAvailableAt(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, utc("2027-01-04T10:00:00Z"), nil)
+	h.create(ScheduleSpec{Name: "soon", Queue: "q", Kind: spec.KindAt, Expr: "2027-01-04T10:00:20Z"})
+	h.plan()
+	done := make(chan []store.Claimed)
+	go func() {
+		got, err := h.e.Claim(h.ctx, ClaimRequest{TenantID: tenant, Queue: "q", WorkerID: "w", Wait: time.Minute})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- got
+	}()
+	// The claim sleeps on a timer for 10:00:20; move the clock there once it
+	// waits.
+	for h.clk.Pending() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	h.clk.Set(utc("2027-01-04T10:00:20Z"))
+	got := <-done
+	if len(got) != 1 || !got[0].Occurrence.ScheduledFor.Equal(utc("2027-01-04T10:00:20Z")) {
+		t.Fatalf("long poll got %+v", got)
+	}
+}

@@ -1,0 +1,239 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrStaleEpoch: a planner write presented a shard lease (owner and epoch)
+// that is no longer live at the write's time. Nothing was written. This is
+// the fence that keeps a paused or partitioned node from acting on shards
+// it lost (RELIABILITY finding 10).
+var ErrStaleEpoch = errors.New("store: stale shard epoch")
+
+// Store is the contract between the engine and a store driver. Every
+// driver (store/sqlite, later store/postgres) implements it and passes the
+// conformance suite in store/storetest unchanged.
+//
+// Time is an input: every method that compares with "now" takes Now in its
+// params, from the engine's injected clock. (The PostgreSQL driver will
+// prefer the database's clock for lease expiry; SQLite has only the one
+// process.) Correctness rests on unique keys and conditional writes, never on
+// isolation levels (finding 11): every method that changes a record says
+// what condition the write is under, and what happens when the condition no
+// longer holds.
+type Store interface {
+	// Schedules.
+	InsertSchedule(ctx context.Context, s *Schedule) error
+	GetSchedule(ctx context.Context, tenantID, scheduleID string) (*Schedule, error)
+	GetScheduleByName(ctx context.Context, tenantID, name string) (*Schedule, error)
+	GetScheduleByIdempotencyKey(ctx context.Context, tenantID, key string) (*Schedule, error)
+	ListSchedules(ctx context.Context, p ListSchedulesParams) ([]Schedule, error)
+	UpdateSchedule(ctx context.Context, p UpdateScheduleParams) (UpdateScheduleResult, error)
+
+	// The planner.
+	InitShards(ctx context.Context, n int) (int, error)
+	AcquireShard(ctx context.Context, p AcquireShardParams) (ShardLease, error)
+	RenewShard(ctx context.Context, l ShardLease, ttl time.Duration, now time.Time) (ShardLease, error)
+	ReleaseShard(ctx context.Context, l ShardLease) error
+	ListShardLeases(ctx context.Context) ([]ShardLease, error)
+	DueSchedules(ctx context.Context, p DueSchedulesParams) ([]Schedule, error)
+	CommitPlan(ctx context.Context, p Plan) (PlanResult, error)
+
+	// Occurrences.
+	InsertOccurrences(ctx context.Context, occs []Occurrence) (int, error)
+	GetOccurrence(ctx context.Context, tenantID, occurrenceID string) (*Occurrence, error)
+	ListOccurrences(ctx context.Context, p ListOccurrencesParams) ([]Occurrence, error)
+	CountOccurrences(ctx context.Context, tenantID string, state OccurrenceState) (int, error)
+	ListAttempts(ctx context.Context, tenantID, occurrenceID string) ([]Attempt, error)
+
+	// The queue.
+	ClaimOccurrences(ctx context.Context, p ClaimParams) ([]Claimed, error)
+	Heartbeat(ctx context.Context, p HeartbeatParams) (HeartbeatResult, error)
+	FinishAttempts(ctx context.Context, ps []FinishParams) ([]FinishResult, error)
+	ExpireLeases(ctx context.Context, now time.Time, limit int) (int, error)
+	ReplayOccurrence(ctx context.Context, tenantID, occurrenceID string, now time.Time) (*Occurrence, error)
+	NextAvailable(ctx context.Context, tenantID, queue string) (time.Time, error)
+
+	Close() error
+}
+
+// ListSchedulesParams selects a tenant's schedules, in schedule id order
+// (ids are time-ordered, so this is creation order).
+type ListSchedulesParams struct {
+	TenantID string
+	State    ScheduleState // empty: any state
+	After    string        // return ids greater than this one (paging); empty: from the start
+	Limit    int           // 0 means DefaultListLimit; at most MaxListLimit
+}
+
+// UpdateScheduleParams replaces a schedule with a new version: an update,
+// pause, resume or cancel (SPEC §6). In one transaction the store
+//
+//  1. writes Schedule (all its fields, Version = PrevVersion+1) only if the
+//     stored version is still PrevVersion, else fails with ErrConflict and
+//     writes nothing (ErrNotFound when there is no such schedule);
+//  2. cancels every occurrence of an older version that no worker holds:
+//     SCHEDULED, ENQUEUED and RETRY_WAIT become CANCELED (finished_at = Now);
+//     RUNNING ones cannot be recalled and are counted as in flight;
+//  3. when Schedule.State is ACTIVE and NextRunAt is not nil, sets the new
+//     cursor to NextRunAt(lastKept), where lastKept is the latest
+//     scheduled_for among the schedule's occurrences that are not CANCELED
+//     (after step 2; zero when there is none). The engine computes the first
+//     firing of the new version strictly after it, so that no firing time
+//     runs under two versions.
+type UpdateScheduleParams struct {
+	Schedule    *Schedule
+	PrevVersion int64
+	Now         time.Time
+	NextRunAt   func(lastKept time.Time) time.Time
+}
+
+// UpdateScheduleResult is what an update did, with true counts.
+type UpdateScheduleResult struct {
+	Schedule Schedule // as stored
+	Canceled int      // older-version occurrences canceled
+	InFlight int      // older-version occurrences RUNNING, not recalled
+}
+
+// ShardLease is a planner's hold on one logical shard. Epoch grows every
+// time the shard changes owner or is taken again after its lease expired;
+// every planner write is conditional on (Shard, Owner, Epoch) and on the
+// lease being live at the write's time.
+type ShardLease struct {
+	Shard     int
+	Owner     string
+	Epoch     int64
+	ExpiresAt time.Time
+}
+
+// AcquireShardParams asks for a shard. The store grants it when the shard
+// has no lease, when the lease has expired at Now (the epoch grows), or
+// when Owner already holds it (a renewal: the epoch stays). A live lease of
+// another owner is ErrConflict.
+type AcquireShardParams struct {
+	Shard int
+	Owner string
+	TTL   time.Duration
+	Now   time.Time
+}
+
+// DueSchedulesParams selects one shard's ACTIVE schedules whose next_run_at
+// is at or before Until, earliest cursor first (ties by schedule id).
+type DueSchedulesParams struct {
+	Shard int
+	Until time.Time
+	Limit int
+}
+
+// Plan is one planner batch: several schedules' firings committed in one
+// transaction under one shard lease.
+type Plan struct {
+	Lease ShardLease
+	Now   time.Time
+	Items []PlanItem
+}
+
+// PlanItem advances one schedule. The store applies it only if the
+// schedule is still ACTIVE at Version with next_run_at = Cursor (a
+// conditional write); otherwise it skips the item entirely (Stale) and the
+// planner reads the schedule again next pass. When it applies, the store
+// sets next_run_at = NextRunAt (zero: none), state = State, adds
+// MissedCount to the schedule's count of firings missed without a row,
+// and inserts Occurrences (ENQUEUED ones go straight onto the queue with
+// enqueued_at = Plan.Now; MISSED ones are history), each stamped with the
+// lease's epoch. An occurrence already stored is left alone (Duplicates).
+type PlanItem struct {
+	TenantID    string
+	ScheduleID  string
+	Version     int64
+	Cursor      time.Time
+	NextRunAt   time.Time
+	State       ScheduleState
+	MissedCount int64
+	Occurrences []Occurrence
+}
+
+// PlanResult counts what CommitPlan did.
+type PlanResult struct {
+	Applied    int // items written
+	Stale      int // items whose schedule changed since it was read
+	Inserted   int // occurrence rows written
+	Duplicates int // occurrences that were already stored
+}
+
+// ClaimParams takes up to Limit available occurrences of one tenant's
+// queue, each under a new attempt whose lease runs until Now + Lease.
+//
+// Available means ENQUEUED or RETRY_WAIT with available_at <= Now. Lanes
+// are served in order strict, flexible, catch-up, each oldest available_at
+// first, so the other lanes never take strict capacity. The overlap policy
+// stored on each occurrence is decided in the same transaction:
+// skip_if_running marks it SKIPPED_OVERLAP (finished) while another
+// occurrence of the same schedule is RUNNING, including one claimed earlier
+// in this batch; queue_one leaves the schedule's earliest pending
+// occurrence waiting and marks the others SKIPPED_OVERLAP. A claim sets
+// state RUNNING, increments attempt_count (the new attempt number, the
+// fencing token), sets first_claimed_at if unset, and inserts the Attempt.
+type ClaimParams struct {
+	TenantID string
+	Queue    string
+	WorkerID string
+	Limit    int
+	Lease    time.Duration
+	Now      time.Time
+}
+
+// Claimed is one delivery: the occurrence as claimed, its new attempt, and
+// the schedule's current payload.
+type Claimed struct {
+	Occurrence Occurrence
+	Attempt    Attempt
+	Payload    []byte
+}
+
+// HeartbeatParams extends the lease of the current attempt to Now + Lease.
+// Anything but the occurrence's current, unfinished attempt is
+// ErrStaleAttempt.
+type HeartbeatParams struct {
+	TenantID     string
+	OccurrenceID string
+	Attempt      int64
+	Lease        time.Duration
+	Now          time.Time
+}
+
+// HeartbeatResult answers a heartbeat: the new lease, and whether the
+// worker should stop (cooperative cancellation).
+type HeartbeatResult struct {
+	LeaseExpiresAt time.Time
+	Superseded     bool // the schedule has a newer version than the occurrence's
+	Canceled       bool // the schedule is CANCELED
+}
+
+// FinishParams ends attempt Attempt of an occurrence: an ack or a nack.
+// The engine decides State from the result and the retry policy:
+// SUCCEEDED, RETRY_WAIT (claimable again at RetryAt) or DEAD. The write
+// applies only while Attempt is the occurrence's current attempt and the
+// occurrence is RUNNING. The same finish sent twice (a retried ack whose
+// answer was lost) finds the attempt already finished with the same Result
+// and succeeds without writing; any other finish of an old or finished
+// attempt is ErrStaleAttempt.
+type FinishParams struct {
+	TenantID     string
+	OccurrenceID string
+	Attempt      int64
+	Result       AttemptResult
+	Error        string
+	State        OccurrenceState
+	RetryAt      time.Time
+	Now          time.Time
+}
+
+// FinishResult is the outcome of one FinishParams of a batch: the
+// occurrence after the write, or the error for that item alone.
+type FinishResult struct {
+	Occurrence Occurrence
+	Err        error
+}

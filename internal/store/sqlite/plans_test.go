@@ -1,0 +1,117 @@
+package sqlite
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sched-dev/sched/internal/store"
+)
+
+// TestQueryPlans pins the plan of every statement on a hot path or meant
+// for a partial index (queries.go): a partial index is used only when the
+// query repeats its WHERE term, and a batch statement must be driven by its
+// JSON rows, one key lookup each, never by a scan of the table it updates.
+func TestQueryPlans(t *testing.T) {
+	t.Parallel()
+	s, _ := openTest(t)
+	for _, tc := range []struct {
+		name  string
+		query string
+		want  []string // substrings of the plan, in order
+		never []string // substrings the plan must not have
+	}{
+		{"claim candidates", qClaimCandidates,
+			[]string{"SEARCH occurrences USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at>", "SEARCH s USING INDEX sqlite_autoindex_schedules_1"},
+			[]string{"TEMP B-TREE", "SCAN"}},
+		{"claim rows", qClaimRows, []string{"SEARCH occurrences USING INTEGER PRIMARY KEY (rowid=?)"}, []string{"SCAN occurrences"}},
+		{"next available", qNextAvailable,
+			[]string{"occurrences_claim (tenant_id=? AND queue=? AND lane=?)", "occurrences_claim (tenant_id=? AND queue=? AND lane=?)", "occurrences_claim (tenant_id=? AND queue=? AND lane=?)"},
+			[]string{"SCAN occurrences"}},
+		{"retry budget", qCountRetryWait, []string{"COVERING INDEX occurrences_retry_wait (tenant_id=?)"}, []string{"SCAN occurrences"}},
+		{"dead-letter count", qCountDead, []string{"COVERING INDEX occurrences_dead (tenant_id=?)"}, []string{"SCAN occurrences"}},
+		{"enqueued count", qCountEnqueued, []string{"occurrences_claim (tenant_id=?)"}, []string{"SCAN occurrences"}},
+		{"dead-letter list", qListDeadOccurrences, []string{"occurrences_dead (tenant_id=?)"}, []string{"SCAN occurrences"}},
+		{"schedule's occurrences", qListScheduleOccurrences, []string{"sqlite_autoindex_occurrences_2 (schedule_id=?)"}, []string{"TEMP B-TREE", "SCAN"}},
+		{"cancel on update", qCancelPending, []string{"occurrences_pending (schedule_id=?)"}, []string{"SCAN"}},
+		{"in flight on update", qCountRunningOlder, []string{"occurrences_running (schedule_id=?)"}, []string{"SCAN"}},
+		{"overlap: running", qScheduleRunning, []string{"occurrences_running (schedule_id=?)"}, []string{"SCAN"}},
+		{"overlap: earliest pending", qEarliestPending, []string{"occurrences_pending (schedule_id=?)"}, []string{"SCAN"}}, // and a sort of the few
+		{"last kept", qLastKept, []string{"sqlite_autoindex_occurrences_2 (schedule_id=?)"}, []string{"TEMP B-TREE", "SCAN"}},
+		{"due schedules", qDueSchedules, []string{"schedules_due (shard=? AND next_run_at<?)"}, []string{"TEMP B-TREE", "SCAN"}},
+		{"advance schedules", qAdvanceSchedules, []string{"SCAN json_each", "SEARCH schedules USING INDEX sqlite_autoindex_schedules_2 (tenant_id=? AND schedule_id=?)"},
+			[]string{"schedules_due", "SCAN schedules"}},
+		{"finish attempts", qFinishAttemptBatch, []string{"SCAN json_each", "SEARCH attempts USING PRIMARY KEY (occurrence_id=? AND attempt=?)"}, []string{"SCAN attempts"}},
+		{"finish occurrences", qFinishOccurrenceBatch, []string{"SCAN json_each", "SEARCH occurrences USING INDEX sqlite_autoindex_occurrences_1 (occurrence_id=?)"}, []string{"SCAN occurrences"}},
+		{"expired leases", qExpiredAttempts, []string{"attempts_lease_expiry (lease_expires_at<?)"}, []string{"TEMP B-TREE", "SCAN"}},
+		{"list attempts", qListAttempts, []string{"SEARCH attempts USING PRIMARY KEY (occurrence_id=?)"}, []string{"TEMP B-TREE", "SCAN"}},
+		{"schedule by name", qGetScheduleByName, []string{"schedules_name (tenant_id=? AND name=?)"}, []string{"SCAN"}},
+		{"schedule by key", qGetScheduleByIdempotencyKey, []string{"schedules_idempotency_key (tenant_id=? AND idempotency_key=?)"}, []string{"SCAN"}},
+		{"list schedules", qListSchedules, []string{"sqlite_autoindex_schedules_2 (tenant_id=? AND schedule_id>?)"}, []string{"TEMP B-TREE", "SCAN"}},
+		{"heartbeat", qHeartbeat, []string{"SEARCH attempts USING PRIMARY KEY (occurrence_id=? AND attempt=?)"}, []string{"SCAN"}},
+	} {
+		args := make([]any, 10)
+		for i := range args {
+			args[i] = "[]"
+		}
+		rows, err := s.r.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+tc.query, args...)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		rows.Close()
+		text := strings.Join(plan, "\n")
+		rest := text
+		for _, w := range tc.want {
+			i := strings.Index(rest, w)
+			if i < 0 {
+				t.Errorf("%s: plan lacks %q (in order):\n%s", tc.name, w, text)
+				break
+			}
+			rest = rest[i+len(w):]
+		}
+		for _, n := range tc.never {
+			for _, line := range plan {
+				if strings.Contains(line, n) && !strings.Contains(line, "json_each") && line != "SCAN CONSTANT ROW" {
+					t.Errorf("%s: plan has %q:\n%s", tc.name, n, text)
+				}
+			}
+		}
+	}
+}
+
+// TestColumnLists: the column lists, their placeholders and their scanners
+// agree in length.
+func TestColumnLists(t *testing.T) {
+	t.Parallel()
+	count := func(cols string) int { return strings.Count(cols, ",") + 1 }
+	var raw rawOccurrence
+	for _, tc := range []struct {
+		name string
+		got  int
+		want int
+	}{
+		{"occurrence columns", count(occurrenceColumns), occurrenceArity},
+		{"occurrence placeholders", strings.Count(occurrenceParams, "?"), occurrenceArity},
+		{"occurrence scan", len(raw.dest()), occurrenceArity},
+		{"occurrence args", len(occurrenceArgs(nil, &store.Occurrence{}, "", 0, time.Time{})), occurrenceArity},
+		{"multi-row placeholders", strings.Count(qInsertOccurrences, "?"), occurrenceArity * insertChunk},
+		{"schedule placeholders", strings.Count(qInsertSchedule, "?"), count(scheduleColumns)},
+		{"schedule args", len(scheduleArgs(&store.Schedule{})), count(scheduleColumns)},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, tc.got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,553 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/sched-dev/sched/internal/store"
+)
+
+// lanes in the order claims serve them: strict capacity is never taken by
+// the other lanes (SPEC §5).
+var lanes = [...]store.Lane{store.LaneStrict, store.LaneFlexible, store.LaneCatchUp}
+
+// ClaimOccurrences takes up to p.Limit available occurrences of the
+// tenant's queue in one transaction (see store.ClaimParams). Candidates
+// come lane by lane, oldest available_at first. Those of overlap policy
+// allow are claimed together; skip_if_running and queue_one ones are
+// decided one at a time against the schedule's RUNNING occurrences,
+// including those claimed earlier in the batch. When overlap decisions
+// leave the batch short, the lane is read further, so waiting queue_one
+// occurrences never block the ones behind them.
+func (s *Store) ClaimOccurrences(ctx context.Context, p store.ClaimParams) ([]store.Claimed, error) {
+	if p.Limit <= 0 || p.Lease <= 0 {
+		return nil, fmt.Errorf("claim %s: bad request (limit %d, lease %v)", p.Queue, p.Limit, p.Lease)
+	}
+	var out []store.Claimed
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		c := claimer{ctx: ctx, tx: tx, p: p, now: ms(p.Now), expires: ms(p.Now.Add(p.Lease))}
+		defer c.close()
+		for _, lane := range lanes {
+			afterAt, afterRow := int64(math.MinInt64), int64(math.MinInt64)
+			for len(c.out) < p.Limit {
+				want := p.Limit - len(c.out)
+				cands, err := c.candidates(lane, afterAt, afterRow, want)
+				if err != nil {
+					return err
+				}
+				for i := range cands {
+					if err := c.decide(&cands[i]); err != nil {
+						return err
+					}
+				}
+				if err := c.flush(); err != nil {
+					return err
+				}
+				if len(cands) < want {
+					break // the lane has no more
+				}
+				last := cands[len(cands)-1]
+				afterAt, afterRow = last.raw.availableAt, last.rowid
+			}
+		}
+		out = c.out
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim %s: %w", p.Queue, err)
+	}
+	return out, nil
+}
+
+// candidate is a claimable occurrence read by a claim.
+type candidate struct {
+	rowid   int64
+	raw     rawOccurrence
+	payload []byte
+}
+
+// claimer is the state of one claim transaction.
+type claimer struct {
+	ctx          context.Context
+	tx           *sql.Tx
+	p            store.ClaimParams
+	now, expires int64
+
+	pending  []*candidate // decided to claim, not yet written
+	out      []store.Claimed
+	attempts jsonRows
+
+	running, earliest, skip *sql.Stmt
+}
+
+func (c *claimer) candidates(lane store.Lane, afterAt, afterRow int64, limit int) ([]candidate, error) {
+	rows, err := c.tx.QueryContext(c.ctx, qClaimCandidates, c.p.TenantID, c.p.Queue, string(lane), c.now, afterAt, afterRow, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read %s lane: %w", lane, translate(err))
+	}
+	defer rows.Close()
+	var out []candidate
+	for rows.Next() {
+		out = append(out, candidate{})
+		cd := &out[len(out)-1]
+		dest := append([]any{&cd.rowid}, cd.raw.dest()...)
+		if err := rows.Scan(append(dest, &cd.payload)...); err != nil {
+			return nil, fmt.Errorf("read %s lane: %w", lane, translate(err))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read %s lane: %w", lane, translate(err))
+	}
+	return out, nil
+}
+
+// decide claims, skips or leaves a candidate.
+func (c *claimer) decide(cd *candidate) error {
+	if len(c.out)+len(c.pending) >= c.p.Limit {
+		return nil
+	}
+	policy := store.OverlapPolicy(cd.raw.ovl)
+	if policy == store.OverlapAllow {
+		c.pending = append(c.pending, cd)
+		return nil
+	}
+	// The database must show the claims decided so far in this batch.
+	if err := c.flush(); err != nil {
+		return err
+	}
+	sid := cd.raw.o.ScheduleID
+	running, err := c.stmt(&c.running, qScheduleRunning)
+	if err != nil {
+		return err
+	}
+	var isRunning bool
+	if err := running.QueryRowContext(c.ctx, sid).Scan(&isRunning); err != nil {
+		return fmt.Errorf("overlap of %s: %w", sid, translate(err))
+	}
+	if !isRunning {
+		c.pending = append(c.pending, cd)
+		return nil
+	}
+	if policy == store.OverlapQueueOne {
+		earliest, err := c.stmt(&c.earliest, qEarliestPending)
+		if err != nil {
+			return err
+		}
+		var first int64
+		if err := earliest.QueryRowContext(c.ctx, sid).Scan(&first); err != nil {
+			return fmt.Errorf("overlap of %s: %w", sid, translate(err))
+		}
+		if first == cd.rowid {
+			return nil // the one that waits
+		}
+	}
+	skip, err := c.stmt(&c.skip, qSkipOverlap)
+	if err != nil {
+		return err
+	}
+	if _, err := skip.ExecContext(c.ctx, c.now, cd.rowid); err != nil {
+		return fmt.Errorf("skip %s: %w", cd.raw.o.OccurrenceID, translate(err))
+	}
+	return nil
+}
+
+// flush claims the pending candidates: one UPDATE for their rows, one
+// INSERT for their attempts.
+func (c *claimer) flush() error {
+	if len(c.pending) == 0 {
+		return nil
+	}
+	ids := make([]byte, 0, 2+len(c.pending)*8)
+	ids = append(ids, '[')
+	for i, cd := range c.pending {
+		if i > 0 {
+			ids = append(ids, ',')
+		}
+		ids = strconv.AppendInt(ids, cd.rowid, 10)
+	}
+	ids = append(ids, ']')
+	r, err := c.tx.ExecContext(c.ctx, qClaimRows, c.now, string(ids))
+	if err != nil {
+		return fmt.Errorf("claim rows: %w", translate(err))
+	}
+	if err := wantRows(r, len(c.pending)); err != nil {
+		return fmt.Errorf("claim rows: %w", err)
+	}
+	c.attempts.reset()
+	first := len(c.out)
+	for _, cd := range c.pending {
+		o := cd.raw.finish()
+		o.State = store.OccurrenceRunning
+		o.AttemptCount++
+		if o.FirstClaimedAt.IsZero() {
+			o.FirstClaimedAt = fromMS(c.now)
+		}
+		a := store.Attempt{
+			AttemptID:      store.AttemptID(o.OccurrenceID, int64(o.AttemptCount)),
+			TenantID:       o.TenantID,
+			OccurrenceID:   o.OccurrenceID,
+			Attempt:        int64(o.AttemptCount),
+			WorkerID:       c.p.WorkerID,
+			ClaimedAt:      fromMS(c.now),
+			LeaseExpiresAt: fromMS(c.expires),
+		}
+		c.attempts.row()
+		c.attempts.str(a.OccurrenceID)
+		c.attempts.int(a.Attempt)
+		c.attempts.str(a.AttemptID)
+		c.out = append(c.out, store.Claimed{Occurrence: *o, Attempt: a, Payload: cd.payload})
+	}
+	r, err = c.tx.ExecContext(c.ctx, qInsertAttempts, c.p.TenantID, c.p.WorkerID, c.now, c.expires, c.attempts.String())
+	if err != nil {
+		return fmt.Errorf("insert attempts of %s...: %w", c.out[first].Occurrence.OccurrenceID, translate(err))
+	}
+	if err := wantRows(r, len(c.pending)); err != nil {
+		return fmt.Errorf("insert attempts: %w", err)
+	}
+	c.pending = c.pending[:0]
+	return nil
+}
+
+// wantRows checks that a write of rows read in the same transaction wrote
+// every one of them.
+func wantRows(r sql.Result, want int) error {
+	n, err := r.RowsAffected()
+	if err != nil {
+		return translate(err)
+	}
+	if int(n) != want {
+		return fmt.Errorf("wrote %d rows of the %d read", n, want)
+	}
+	return nil
+}
+
+// stmt returns *st, prepared on the transaction the first time.
+func (c *claimer) stmt(st **sql.Stmt, query string) (*sql.Stmt, error) {
+	if *st == nil {
+		prepared, err := c.tx.PrepareContext(c.ctx, query)
+		if err != nil {
+			return nil, fmt.Errorf("prepare: %w", translate(err))
+		}
+		*st = prepared
+	}
+	return *st, nil
+}
+
+func (c *claimer) close() {
+	for _, st := range []*sql.Stmt{c.running, c.earliest, c.skip} {
+		if st != nil {
+			st.Close()
+		}
+	}
+}
+
+// Heartbeat extends the lease of the occurrence's current, unfinished
+// attempt and says whether the worker should stop. Anything else is
+// store.ErrStaleAttempt; another tenant's occurrence is store.ErrNotFound.
+func (s *Store) Heartbeat(ctx context.Context, p store.HeartbeatParams) (store.HeartbeatResult, error) {
+	if p.Lease <= 0 {
+		return store.HeartbeatResult{}, fmt.Errorf("heartbeat %s attempt %d: lease %v: want a positive lease", p.OccurrenceID, p.Attempt, p.Lease)
+	}
+	var (
+		res     store.HeartbeatResult
+		expires int64
+	)
+	err := s.w.QueryRowContext(ctx, qHeartbeat, ms(p.Now.Add(p.Lease)), p.OccurrenceID, p.Attempt, p.TenantID).
+		Scan(&expires, &res.Superseded, &res.Canceled)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = s.staleOrMissing(ctx, s.w, p.TenantID, p.OccurrenceID, p.Attempt)
+	}
+	if err != nil {
+		return store.HeartbeatResult{}, fmt.Errorf("heartbeat %s attempt %d: %w", p.OccurrenceID, p.Attempt, translate(err))
+	}
+	res.LeaseExpiresAt = fromMS(expires)
+	return res, nil
+}
+
+// querier is a *sql.DB or a *sql.Tx.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// staleOrMissing explains why a write to an attempt found nothing to
+// write: store.ErrNotFound when the tenant has no such occurrence,
+// store.ErrStaleAttempt otherwise.
+func (s *Store) staleOrMissing(ctx context.Context, q querier, tenantID, occurrenceID string, attempt int64) error {
+	var state string
+	err := q.QueryRowContext(ctx, qOccurrenceState, tenantID, occurrenceID).Scan(&state)
+	if err != nil {
+		return translate(err)
+	}
+	return fmt.Errorf("%w: attempt %d is not the current attempt of the %s occurrence", store.ErrStaleAttempt, attempt, state)
+}
+
+// FinishAttempts applies a batch of acks and nacks in one transaction (see
+// store.FinishParams). Each item has its own result: a stale or invalid
+// item fails alone and writes nothing, and the others still apply. An
+// error of the store itself (busy, full) fails the whole batch.
+//
+// The items are applied as if one after the other, in a few statements:
+// the batch is cut into runs in which no occurrence appears twice, and each
+// run ends its attempts in one UPDATE and moves their occurrences in
+// another. An item whose attempt was not ended (stale, not found, or the
+// same finish again) is then answered on its own.
+func (s *Store) FinishAttempts(ctx context.Context, ps []store.FinishParams) ([]store.FinishResult, error) {
+	if len(ps) == 0 {
+		return nil, nil
+	}
+	res := make([]store.FinishResult, len(ps))
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		var (
+			seen     = map[string]bool{}
+			run      []int // items of the current run
+			attempts jsonRows
+			occs     jsonRows
+			byOcc    = map[string]int{}
+			ended    = map[int]bool{}
+		)
+		apply := func() error {
+			if len(run) == 0 {
+				return nil
+			}
+			attempts.reset()
+			clear(byOcc)
+			clear(ended)
+			for _, i := range run {
+				p := &ps[i]
+				attempts.row()
+				attempts.str(p.OccurrenceID)
+				attempts.int(p.Attempt)
+				attempts.str(p.TenantID)
+				attempts.str(string(p.Result))
+				attempts.str(p.Error)
+				attempts.int(ms(p.Now))
+				byOcc[p.OccurrenceID] = i
+			}
+			rows, err := tx.QueryContext(ctx, qFinishAttemptBatch, attempts.String())
+			if err != nil {
+				return fmt.Errorf("end attempts: %w", translate(err))
+			}
+			occs.reset()
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id); err != nil {
+					rows.Close()
+					return fmt.Errorf("end attempts: %w", translate(err))
+				}
+				i := byOcc[id]
+				p := &ps[i]
+				ended[i] = true
+				occs.row()
+				occs.str(p.OccurrenceID)
+				occs.int(p.Attempt)
+				occs.str(string(p.State))
+				occs.int(ms(p.Now))
+				occs.int(ms(p.RetryAt))
+			}
+			if err := rows.Err(); err != nil {
+				return fmt.Errorf("end attempts: %w", translate(err))
+			}
+			if len(ended) > 0 {
+				rows, err := tx.QueryContext(ctx, qFinishOccurrenceBatch, occs.String())
+				if err != nil {
+					return fmt.Errorf("finish occurrences: %w", translate(err))
+				}
+				moved, err := collect(rows, scanOccurrence)
+				if err != nil {
+					return fmt.Errorf("finish occurrences: %w", err)
+				}
+				for _, o := range moved {
+					res[byOcc[o.OccurrenceID]].Occurrence = o
+				}
+				if len(moved) != len(ended) {
+					// The attempt was current, so its occurrence was RUNNING at
+					// it: a missing row here is a broken invariant.
+					return fmt.Errorf("finish occurrences: %d of %d ended attempts moved their occurrence", len(moved), len(ended))
+				}
+			}
+			for _, i := range run {
+				if ended[i] {
+					continue
+				}
+				p := &ps[i]
+				o, err := s.refinish(ctx, tx, p)
+				if err != nil {
+					res[i].Err = fmt.Errorf("finish %s attempt %d: %w", p.OccurrenceID, p.Attempt, err)
+					if !isOutcome(err) {
+						return res[i].Err
+					}
+					continue
+				}
+				res[i].Occurrence = *o
+			}
+			run = run[:0]
+			clear(seen)
+			return nil
+		}
+		for i := range ps {
+			p := &ps[i]
+			if err := checkFinish(p); err != nil {
+				res[i].Err = fmt.Errorf("finish %s attempt %d: %w", p.OccurrenceID, p.Attempt, err)
+				continue
+			}
+			if seen[p.OccurrenceID] {
+				if err := apply(); err != nil {
+					return err
+				}
+			}
+			seen[p.OccurrenceID] = true
+			run = append(run, i)
+		}
+		return apply()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("finish attempts: %w", err)
+	}
+	return res, nil
+}
+
+// isOutcome tells a per-item answer (stale, not found) from an error of
+// the store.
+func isOutcome(err error) bool {
+	return errors.Is(err, store.ErrStaleAttempt) || errors.Is(err, store.ErrNotFound)
+}
+
+// checkFinish refuses a finish the engine should never send.
+func checkFinish(p *store.FinishParams) error {
+	switch p.State {
+	case store.OccurrenceSucceeded, store.OccurrenceDead:
+	case store.OccurrenceRetryWait:
+		if p.RetryAt.IsZero() {
+			return errors.New("RETRY_WAIT without a retry time")
+		}
+	default:
+		return fmt.Errorf("state %q: a finish ends in SUCCEEDED, RETRY_WAIT or DEAD", p.State)
+	}
+	switch p.Result {
+	case store.ResultSucceeded, store.ResultFailedRetryable, store.ResultFailedPermanent:
+	default:
+		return fmt.Errorf("result %q: a worker's attempt ends SUCCEEDED, FAILED_RETRYABLE or FAILED_PERMANENT", p.Result)
+	}
+	return nil
+}
+
+// refinish answers a finish that found nothing to write: the same finish
+// again (the attempt already ended with the same result) succeeds with the
+// occurrence as it is now; anything else is stale or not found.
+func (s *Store) refinish(ctx context.Context, tx *sql.Tx, p *store.FinishParams) (*store.Occurrence, error) {
+	var result sql.NullString
+	err := tx.QueryRowContext(ctx, qFinishedAttempt, p.OccurrenceID, p.Attempt, p.TenantID).Scan(&result)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, translate(err)
+	}
+	if err == nil && result.Valid && store.AttemptResult(result.String) == p.Result {
+		o, err := scanOccurrence(tx.QueryRowContext(ctx, qGetOccurrence, p.TenantID, p.OccurrenceID))
+		if err != nil {
+			return nil, translate(err)
+		}
+		return o, nil
+	}
+	return nil, s.staleOrMissing(ctx, tx, p.TenantID, p.OccurrenceID, p.Attempt)
+}
+
+// ExpireLeases ends up to limit attempts whose lease ran out at or before
+// now, oldest lease first, in one transaction, and returns how many it
+// ended. Each gets result LEASE_EXPIRED. Its occurrence, if still RUNNING
+// at that attempt, becomes claimable again at now (ENQUEUED), or DEAD when
+// its attempts since the last replay have reached the schedule's
+// retry_max_attempts or its retry deadline (retry_from +
+// retry_deadline_ms) has passed.
+func (s *Store) ExpireLeases(ctx context.Context, now time.Time, limit int) (int, error) {
+	if limit <= 0 {
+		return 0, fmt.Errorf("expire leases: limit %d: want a positive limit", limit)
+	}
+	type expired struct {
+		occ                       string
+		attempt                   int64
+		state                     string
+		count, floor, maxAttempts int64
+		retryFrom, deadline       int64
+	}
+	at := ms(now)
+	var n int
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, qExpiredAttempts, at, limit)
+		if err != nil {
+			return translate(err)
+		}
+		var all []expired
+		for rows.Next() {
+			var e expired
+			if err := rows.Scan(&e.occ, &e.attempt, &e.state, &e.count, &e.floor, &e.retryFrom, &e.maxAttempts, &e.deadline); err != nil {
+				rows.Close()
+				return translate(err)
+			}
+			all = append(all, e)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return translate(err)
+		}
+		for _, e := range all {
+			if _, err := tx.ExecContext(ctx, qExpireAttempt, at, e.occ, e.attempt); err != nil {
+				return fmt.Errorf("attempt %d of %s: %w", e.attempt, e.occ, translate(err))
+			}
+			if e.state != string(store.OccurrenceRunning) || e.count != e.attempt {
+				continue
+			}
+			q := qRequeueExpired
+			if e.count-e.floor >= e.maxAttempts || at >= e.retryFrom+e.deadline {
+				q = qKillExpired
+			}
+			if _, err := tx.ExecContext(ctx, q, at, e.occ, e.attempt); err != nil {
+				return fmt.Errorf("occurrence %s: %w", e.occ, translate(err))
+			}
+		}
+		n = len(all)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("expire leases: %w", err)
+	}
+	return n, nil
+}
+
+// ReplayOccurrence puts a DEAD occurrence back on the queue at now, with
+// the same occurrence id: the next claim is attempt attempt_count+1, and
+// the retry policy counts attempts and the deadline afresh from here. An
+// occurrence in another state is store.ErrConflict; another tenant's is
+// store.ErrNotFound.
+func (s *Store) ReplayOccurrence(ctx context.Context, tenantID, occurrenceID string, now time.Time) (*store.Occurrence, error) {
+	var o *store.Occurrence
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		o, err = scanOccurrence(tx.QueryRowContext(ctx, qReplay, ms(now), tenantID, occurrenceID))
+		if !errors.Is(err, sql.ErrNoRows) {
+			return translate(err)
+		}
+		var state string
+		if err := tx.QueryRowContext(ctx, qOccurrenceState, tenantID, occurrenceID).Scan(&state); err != nil {
+			return translate(err)
+		}
+		return fmt.Errorf("%w: the occurrence is %s; only a DEAD one can be replayed", store.ErrConflict, state)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("replay %s: %w", occurrenceID, err)
+	}
+	return o, nil
+}
+
+// NextAvailable returns the earliest available_at among the claimable
+// occurrences of the tenant's queue, or the zero time when it has none.
+func (s *Store) NextAvailable(ctx context.Context, tenantID, queue string) (time.Time, error) {
+	var t sql.Null[int64]
+	if err := s.r.QueryRowContext(ctx, qNextAvailable, tenantID, queue).Scan(&t); err != nil {
+		return time.Time{}, fmt.Errorf("next available in %s: %w", queue, translate(err))
+	}
+	return fromNullMS(t), nil
+}

@@ -1,0 +1,896 @@
+package storetest
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sched-dev/sched/internal/store"
+)
+
+const (
+	jobsQueue = "jobs"
+	testLease = 30 * time.Second
+)
+
+func testQueue(t *testing.T, open func(t *testing.T) Store) {
+	t.Run("ClaimLaneOrder", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		sc := queueSchedule(t, s, "tenant-a", "sch_lanes", store.OverlapAllow)
+		names := insertReady(t, s, sc, []readySpec{
+			{"strict 5", 5, store.LaneStrict},
+			{"strict 1", 1, store.LaneStrict},
+			{"flexible 0", 0, store.LaneFlexible},
+			{"catchup 2", 2, store.LaneCatchUp},
+			{"flexible 3", 3, store.LaneFlexible},
+			{"strict 10", 10, store.LaneStrict}, // not yet available
+			{"catchup -1", -1, store.LaneCatchUp},
+		})
+		now := at(6 * time.Minute)
+		for _, tc := range []struct {
+			limit int
+			want  []string
+		}{
+			{2, []string{"strict 1", "strict 5"}},
+			{3, []string{"flexible 0", "flexible 3", "catchup -1"}},
+			{10, []string{"catchup 2"}},
+			{10, []string{}},
+		} {
+			got := mustClaim(t, s, "tenant-a", tc.limit, now)
+			if n := claimNames(got, names); fmt.Sprint(n) != fmt.Sprint(tc.want) {
+				t.Errorf("claim %d: %v, want %v", tc.limit, n, tc.want)
+			}
+		}
+		got := mustClaim(t, s, "tenant-a", 10, at(10*time.Minute))
+		if n := claimNames(got, names); fmt.Sprint(n) != "[strict 10]" {
+			t.Errorf("claim at 10 min: %v, want [strict 10]", n)
+		}
+	})
+
+	t.Run("ClaimAvailability", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		sc := queueSchedule(t, s, "tenant-a", "sch_avail", store.OverlapAllow)
+		mail := NewSchedule("tenant-a", "sch_mail")
+		mail.Queue, mail.OverlapPolicy = "mail", store.OverlapAllow
+		mustInsertSchedule(t, s, mail)
+		other := queueSchedule(t, s, "tenant-b", "sch_avail_b", store.OverlapAllow)
+
+		now := at(10 * time.Minute)
+		var occs []store.Occurrence
+		names := map[string]string{}
+		add := func(name string, sc *store.Schedule, minute int, st store.OccurrenceState, availableAt time.Time) {
+			o := NewOccurrence(sc, at(time.Duration(minute)*time.Minute))
+			o.State, o.AvailableAt = st, availableAt
+			occs = append(occs, o)
+			names[o.OccurrenceID] = name
+		}
+		add("enqueued", sc, 0, store.OccurrenceEnqueued, at(0))
+		add("enqueued at now", sc, 1, store.OccurrenceEnqueued, now)
+		add("enqueued later", sc, 2, store.OccurrenceEnqueued, now.Add(time.Millisecond))
+		add("retry due", sc, 3, store.OccurrenceRetryWait, now.Add(-time.Second))
+		add("retry later", sc, 4, store.OccurrenceRetryWait, now.Add(time.Second))
+		for i, st := range []store.OccurrenceState{store.OccurrenceScheduled, store.OccurrenceRunning, store.OccurrenceSucceeded,
+			store.OccurrenceDead, store.OccurrenceMissed, store.OccurrenceCanceled, store.OccurrenceSkippedOverlap} {
+			add(string(st), sc, 10+i, st, at(0))
+		}
+		add("other queue", mail, 0, store.OccurrenceEnqueued, at(0))
+		add("other tenant", other, 0, store.OccurrenceEnqueued, at(0))
+		mustInsertOccurrences(t, s, len(occs), occs...)
+
+		got := claimNames(mustClaim(t, s, "tenant-a", 100, now), names)
+		if want := []string{"enqueued", "retry due", "enqueued at now"}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("claim at now: %v, want %v", got, want)
+		}
+		got = claimNames(mustClaim(t, s, "tenant-a", 100, now.Add(time.Second)), names)
+		if want := []string{"enqueued later", "retry later"}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("claim a second later: %v, want %v", got, want)
+		}
+	})
+
+	t.Run("ClaimRecords", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		sc := queueSchedule(t, s, "tenant-a", "sch_claim", store.OverlapAllow)
+		o := readyOccurrence(sc, 0, store.LaneFlexible)
+		o.AvailableAt = at(90 * time.Second)
+		mustInsertOccurrences(t, s, 1, o)
+
+		now := at(2*time.Minute + 333*time.Millisecond)
+		got := mustClaim(t, s, "tenant-a", 5, now)
+		if len(got) != 1 {
+			t.Fatalf("claimed %d, want 1", len(got))
+		}
+		want := o
+		want.State, want.AttemptCount, want.FirstClaimedAt = store.OccurrenceRunning, 1, now
+		assertOccurrence(t, "claimed occurrence", got[0].Occurrence, want)
+		assertOccurrence(t, "stored after claim", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), want)
+		wantAtt := store.Attempt{
+			AttemptID: store.AttemptID(o.OccurrenceID, 1), TenantID: "tenant-a", OccurrenceID: o.OccurrenceID,
+			Attempt: 1, WorkerID: "worker-1", ClaimedAt: now, LeaseExpiresAt: now.Add(testLease),
+		}
+		if got[0].Attempt != wantAtt {
+			t.Errorf("attempt:\n got %+v\nwant %+v", got[0].Attempt, wantAtt)
+		}
+		if string(got[0].Payload) != string(sc.Payload) {
+			t.Errorf("payload %q, want the schedule's %q", got[0].Payload, sc.Payload)
+		}
+		assertAttempts(t, s, "tenant-a", o.OccurrenceID, wantAtt)
+
+		// A retry: the next claim is attempt 2, the first claim time stays.
+		retryAt := now.Add(5 * time.Second)
+		fin := mustFinish(t, s, store.FinishParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: 1,
+			Result: store.ResultFailedRetryable, Error: "503 from upstream", State: store.OccurrenceRetryWait, RetryAt: retryAt, Now: now.Add(time.Second)})
+		want.State, want.AvailableAt = store.OccurrenceRetryWait, retryAt
+		assertOccurrence(t, "after a retryable failure", fin[0].Occurrence, want)
+		if n := len(mustClaim(t, s, "tenant-a", 5, retryAt.Add(-time.Millisecond))); n != 0 {
+			t.Errorf("claimed %d before the retry time", n)
+		}
+		got = mustClaim(t, s, "tenant-a", 5, retryAt)
+		if len(got) != 1 || got[0].Attempt.Attempt != 2 || got[0].Occurrence.AttemptCount != 2 ||
+			!got[0].Occurrence.FirstClaimedAt.Equal(now) || got[0].Attempt.AttemptID != store.AttemptID(o.OccurrenceID, 2) {
+			t.Fatalf("retry claim: %+v", got)
+		}
+		first := wantAtt
+		first.Result, first.Error, first.FinishedAt = store.ResultFailedRetryable, "503 from upstream", now.Add(time.Second)
+		assertAttempts(t, s, "tenant-a", o.OccurrenceID, first, got[0].Attempt)
+
+		for _, bad := range []store.ClaimParams{
+			{TenantID: "tenant-a", Queue: jobsQueue, WorkerID: "w", Limit: 0, Lease: testLease, Now: now},
+			{TenantID: "tenant-a", Queue: jobsQueue, WorkerID: "w", Limit: 1, Lease: 0, Now: now},
+		} {
+			if _, err := s.ClaimOccurrences(ctx, bad); err == nil {
+				t.Errorf("ClaimOccurrences(%+v): no error", bad)
+			}
+		}
+	})
+
+	t.Run("OverlapSkipIfRunning", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		busy := queueSchedule(t, s, "tenant-a", "sch_busy", store.OverlapSkipIfRunning)
+		idle := queueSchedule(t, s, "tenant-a", "sch_idle", store.OverlapSkipIfRunning)
+		free := queueSchedule(t, s, "tenant-a", "sch_free", store.OverlapAllow)
+		running := readyOccurrence(busy, -10, store.LaneStrict)
+		running.State, running.AttemptCount = store.OccurrenceRunning, 1
+		mustInsertOccurrences(t, s, 1, running)
+		names := insertReady(t, s, busy, []readySpec{{"busy 1", 1, store.LaneStrict}})
+		for k, v := range insertReady(t, s, idle, []readySpec{{"idle 2", 2, store.LaneStrict}, {"idle 3", 3, store.LaneStrict}, {"idle 4 flexible", 4, store.LaneFlexible}}) {
+			names[k] = v
+		}
+		for k, v := range insertReady(t, s, free, []readySpec{{"free 5", 5, store.LaneStrict}, {"free 6", 6, store.LaneStrict}}) {
+			names[k] = v
+		}
+
+		now := at(10 * time.Minute)
+		got := claimNames(mustClaim(t, s, "tenant-a", 10, now), names)
+		// busy 1: its schedule runs. idle 3 and idle 4: idle 2 was claimed
+		// earlier in this batch. Allow runs concurrently.
+		if want := []string{"idle 2", "free 5", "free 6"}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("claim: %v, want %v", got, want)
+		}
+		for id, name := range names {
+			o := mustGetOccurrence(t, s, "tenant-a", id)
+			switch name {
+			case "busy 1", "idle 3", "idle 4 flexible":
+				if o.State != store.OccurrenceSkippedOverlap || !o.FinishedAt.Equal(now) || o.AttemptCount != 0 {
+					t.Errorf("%s: state %s finished %v attempts %d; want SKIPPED_OVERLAP at now, no attempt", name, o.State, o.FinishedAt, o.AttemptCount)
+				}
+				assertAttempts(t, s, "tenant-a", id)
+			default:
+				if o.State != store.OccurrenceRunning {
+					t.Errorf("%s: state %s, want RUNNING", name, o.State)
+				}
+			}
+		}
+		// Once nothing runs, the next one is claimed.
+		o := readyOccurrence(idle, 7, store.LaneStrict)
+		mustInsertOccurrences(t, s, 1, o)
+		if n := len(mustClaim(t, s, "tenant-a", 10, now)); n != 0 {
+			t.Errorf("claimed %d while idle 2 runs", n)
+		}
+		idle2 := findName(t, names, "idle 2")
+		mustFinish(t, s, store.FinishParams{TenantID: "tenant-a", OccurrenceID: idle2, Attempt: 1, Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now})
+		o2 := readyOccurrence(idle, 8, store.LaneStrict)
+		mustInsertOccurrences(t, s, 1, o2)
+		if got := mustClaim(t, s, "tenant-a", 10, now); len(got) != 1 || got[0].Occurrence.OccurrenceID != o2.OccurrenceID {
+			t.Errorf("claim after the run ended: %+v, want minute 8", got)
+		}
+	})
+
+	t.Run("OverlapQueueOne", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		busy := queueSchedule(t, s, "tenant-a", "sch_q_busy", store.OverlapQueueOne)
+		idle := queueSchedule(t, s, "tenant-a", "sch_q_idle", store.OverlapQueueOne)
+		running := readyOccurrence(busy, -10, store.LaneStrict)
+		running.State, running.AttemptCount = store.OccurrenceRunning, 1
+		mustInsertOccurrences(t, s, 1, running)
+		names := insertReady(t, s, busy, []readySpec{{"busy 1", 1, store.LaneStrict}, {"busy 2", 2, store.LaneStrict}, {"busy 3", 3, store.LaneStrict}})
+		for k, v := range insertReady(t, s, idle, []readySpec{{"idle 4", 4, store.LaneStrict}, {"idle 5", 5, store.LaneStrict}, {"idle 6", 6, store.LaneStrict}}) {
+			names[k] = v
+		}
+
+		now := at(10 * time.Minute)
+		got := claimNames(mustClaim(t, s, "tenant-a", 10, now), names)
+		if want := []string{"idle 4"}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("claim: %v, want %v", got, want)
+		}
+		states := func() map[string]store.OccurrenceState {
+			t.Helper()
+			out := map[string]store.OccurrenceState{}
+			for id, name := range names {
+				out[name] = mustGetOccurrence(t, s, "tenant-a", id).State
+			}
+			return out
+		}
+		want := map[string]store.OccurrenceState{
+			"busy 1": store.OccurrenceEnqueued, "busy 2": store.OccurrenceSkippedOverlap, "busy 3": store.OccurrenceSkippedOverlap,
+			"idle 4": store.OccurrenceRunning, "idle 5": store.OccurrenceEnqueued, "idle 6": store.OccurrenceSkippedOverlap,
+		}
+		if got := states(); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("states after the claim:\n got %v\nwant %v", got, want)
+		}
+		// The one that waits is claimed once the run ends.
+		mustFinish(t, s, store.FinishParams{TenantID: "tenant-a", OccurrenceID: findName(t, names, "idle 4"), Attempt: 1,
+			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now})
+		got = claimNames(mustClaim(t, s, "tenant-a", 10, now), names)
+		if fmt.Sprint(got) != "[idle 5]" {
+			t.Errorf("claim after idle 4 ended: %v, want [idle 5]", got)
+		}
+	})
+
+	t.Run("OverlapWaitingDoesNotBlock", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		// Many queue_one schedules, each running, each with one waiting
+		// occurrence at the head of the queue; an allow occurrence behind
+		// them must still be claimed, even with a small limit.
+		names := map[string]string{}
+		for i := range 5 {
+			sc := queueSchedule(t, s, "tenant-a", fmt.Sprintf("sch_wait_%d", i), store.OverlapQueueOne)
+			running := readyOccurrence(sc, -10, store.LaneStrict)
+			running.State, running.AttemptCount = store.OccurrenceRunning, 1
+			mustInsertOccurrences(t, s, 1, running)
+			for k, v := range insertReady(t, s, sc, []readySpec{{fmt.Sprintf("waits %d", i), i, store.LaneStrict}}) {
+				names[k] = v
+			}
+		}
+		free := queueSchedule(t, s, "tenant-a", "sch_behind", store.OverlapAllow)
+		for k, v := range insertReady(t, s, free, []readySpec{{"behind", 9, store.LaneStrict}}) {
+			names[k] = v
+		}
+		for _, limit := range []int{1, 2} {
+			got := claimNames(mustClaim(t, s, "tenant-a", limit, at(10*time.Minute)), names)
+			want := "[behind]"
+			if limit == 2 {
+				want = "[]"
+			}
+			if fmt.Sprint(got) != want {
+				t.Errorf("claim %d: %v, want %s", limit, got, want)
+			}
+		}
+		for id, name := range names {
+			if o := mustGetOccurrence(t, s, "tenant-a", id); name != "behind" && o.State != store.OccurrenceEnqueued {
+				t.Errorf("%s: %s, want still ENQUEUED", name, o.State)
+			}
+		}
+	})
+
+	t.Run("OverlapQueueOneScheduledWaits", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		// The earliest pending occurrence may be one not yet enqueued: it is
+		// the one that waits, and an enqueued later one is skipped.
+		sc := queueSchedule(t, s, "tenant-a", "sch_q_sched", store.OverlapQueueOne)
+		running := readyOccurrence(sc, -10, store.LaneStrict)
+		running.State, running.AttemptCount = store.OccurrenceRunning, 1
+		early := NewOccurrence(sc, at(0))
+		late := readyOccurrence(sc, 1, store.LaneStrict)
+		mustInsertOccurrences(t, s, 3, running, early, late)
+		if n := len(mustClaim(t, s, "tenant-a", 10, at(10*time.Minute))); n != 0 {
+			t.Errorf("claimed %d", n)
+		}
+		if o := mustGetOccurrence(t, s, "tenant-a", late.OccurrenceID); o.State != store.OccurrenceSkippedOverlap {
+			t.Errorf("the later occurrence is %s, want SKIPPED_OVERLAP", o.State)
+		}
+		if o := mustGetOccurrence(t, s, "tenant-a", early.OccurrenceID); o.State != store.OccurrenceScheduled {
+			t.Errorf("the earliest is %s, want SCHEDULED", o.State)
+		}
+	})
+
+	t.Run("ClaimConcurrent", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		sc := queueSchedule(t, s, "tenant-a", "sch_conc", store.OverlapAllow)
+		var occs []store.Occurrence
+		for i := range 60 {
+			occs = append(occs, readyOccurrence(sc, i, []store.Lane{store.LaneStrict, store.LaneFlexible, store.LaneCatchUp}[i%3]))
+		}
+		mustInsertOccurrences(t, s, len(occs), occs...)
+		var (
+			mu   sync.Mutex
+			seen = map[string]int{}
+			wg   sync.WaitGroup
+		)
+		for w := range 4 {
+			wg.Go(func() {
+				for {
+					got, err := s.ClaimOccurrences(t.Context(), store.ClaimParams{TenantID: "tenant-a", Queue: jobsQueue,
+						WorkerID: fmt.Sprintf("worker-%d", w), Limit: 4, Lease: testLease, Now: at(time.Hour)})
+					if err != nil {
+						t.Errorf("worker %d: %v", w, err)
+						return
+					}
+					if len(got) == 0 {
+						return
+					}
+					mu.Lock()
+					for _, c := range got {
+						seen[c.Occurrence.OccurrenceID]++
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if len(seen) != len(occs) {
+			t.Errorf("claimed %d distinct occurrences, want %d", len(seen), len(occs))
+		}
+		for id, n := range seen {
+			if n != 1 {
+				t.Errorf("%s claimed %d times", id, n)
+			}
+		}
+	})
+
+	t.Run("Heartbeat", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		sc := queueSchedule(t, s, "tenant-a", "sch_hb", store.OverlapAllow)
+		o := readyOccurrence(sc, 0, store.LaneStrict)
+		mustInsertOccurrences(t, s, 1, o)
+		c := mustClaim(t, s, "tenant-a", 1, at(0))[0]
+		hb := func(tenant string, attempt int64, now time.Time) (store.HeartbeatResult, error) {
+			return s.Heartbeat(ctx, store.HeartbeatParams{TenantID: tenant, OccurrenceID: o.OccurrenceID, Attempt: attempt, Lease: time.Minute, Now: now})
+		}
+
+		res, err := hb("tenant-a", 1, at(10*time.Second))
+		if err != nil || res != (store.HeartbeatResult{LeaseExpiresAt: at(70 * time.Second)}) {
+			t.Fatalf("Heartbeat: %+v, %v; want the lease to 70 s", res, err)
+		}
+		att := c.Attempt
+		att.LeaseExpiresAt = at(70 * time.Second)
+		assertAttempts(t, s, "tenant-a", o.OccurrenceID, att)
+		// Past the lease but before the rescuer: the attempt is still the
+		// current one and may extend.
+		if _, err := hb("tenant-a", 1, at(80*time.Second)); err != nil {
+			t.Errorf("Heartbeat after the lease ran out, before expiry: %v", err)
+		}
+		for _, tc := range []struct {
+			what    string
+			tenant  string
+			attempt int64
+			want    error
+		}{
+			{"a future attempt", "tenant-a", 2, store.ErrStaleAttempt},
+			{"attempt 0", "tenant-a", 0, store.ErrStaleAttempt},
+			{"another tenant's occurrence", "tenant-b", 1, store.ErrNotFound},
+		} {
+			_, err := hb(tc.tenant, tc.attempt, at(20*time.Second))
+			wantErr(t, "Heartbeat for "+tc.what, err, tc.want)
+		}
+		_, err = s.Heartbeat(ctx, store.HeartbeatParams{TenantID: "tenant-a", OccurrenceID: "occ_missing", Attempt: 1, Lease: time.Minute, Now: at(0)})
+		wantErr(t, "Heartbeat for a missing occurrence", err, store.ErrNotFound)
+
+		// An update supersedes the running version; a cancel cancels it.
+		upd := mustUpdate(t, s, sc, 1, at(30*time.Second), nil)
+		if upd.InFlight != 1 || upd.Canceled != 0 {
+			t.Errorf("update: %+v, want 1 in flight", upd)
+		}
+		res, err = hb("tenant-a", 1, at(40*time.Second))
+		if err != nil || !res.Superseded || res.Canceled {
+			t.Errorf("Heartbeat after an update: %+v, %v; want superseded", res, err)
+		}
+		sc.State = store.ScheduleCanceled
+		mustUpdate(t, s, sc, 2, at(50*time.Second), nil)
+		res, err = hb("tenant-a", 1, at(60*time.Second))
+		if err != nil || !res.Superseded || !res.Canceled || !res.LeaseExpiresAt.Equal(at(120*time.Second)) {
+			t.Errorf("Heartbeat after a cancel: %+v, %v; want superseded and canceled", res, err)
+		}
+
+		// A finished attempt cannot be extended.
+		mustFinish(t, s, store.FinishParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: 1,
+			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: at(70 * time.Second)})
+		_, err = hb("tenant-a", 1, at(71*time.Second))
+		wantErr(t, "Heartbeat of a finished attempt", err, store.ErrStaleAttempt)
+	})
+
+	t.Run("Finish", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		sc := queueSchedule(t, s, "tenant-a", "sch_fin", store.OverlapAllow)
+		o := readyOccurrence(sc, 0, store.LaneStrict)
+		mustInsertOccurrences(t, s, 1, o)
+		c := mustClaim(t, s, "tenant-a", 1, at(0))[0]
+
+		ack := store.FinishParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: 1,
+			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: at(5 * time.Second)}
+		res := mustFinish(t, s, ack)
+		want := c.Occurrence
+		want.State, want.FinishedAt = store.OccurrenceSucceeded, at(5*time.Second)
+		assertOccurrence(t, "acked occurrence", res[0].Occurrence, want)
+		assertOccurrence(t, "stored after ack", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), want)
+		att := c.Attempt
+		att.Result, att.FinishedAt = store.ResultSucceeded, at(5*time.Second)
+		assertAttempts(t, s, "tenant-a", o.OccurrenceID, att)
+
+		// The same ack again (its answer was lost) succeeds and writes
+		// nothing, even with a later clock.
+		again := ack
+		again.Now = at(9 * time.Second)
+		res = mustFinish(t, s, again)
+		assertOccurrence(t, "ack again", res[0].Occurrence, want)
+		assertOccurrence(t, "stored after ack again", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), want)
+		assertAttempts(t, s, "tenant-a", o.OccurrenceID, att)
+
+		// Any other finish of that attempt, or of another number, is stale.
+		for _, tc := range []struct {
+			what string
+			mut  func(*store.FinishParams)
+		}{
+			{"a nack of an acked attempt", func(p *store.FinishParams) {
+				p.Result, p.State, p.RetryAt = store.ResultFailedRetryable, store.OccurrenceRetryWait, at(time.Minute)
+			}},
+			{"a permanent failure of an acked attempt", func(p *store.FinishParams) {
+				p.Result, p.State = store.ResultFailedPermanent, store.OccurrenceDead
+			}},
+			{"a future attempt", func(p *store.FinishParams) { p.Attempt = 2 }},
+			{"attempt 0", func(p *store.FinishParams) { p.Attempt = 0 }},
+		} {
+			p := ack
+			tc.mut(&p)
+			r, err := s.FinishAttempts(ctx, []store.FinishParams{p})
+			if err != nil || len(r) != 1 {
+				t.Fatalf("FinishAttempts(%s): %v, %v", tc.what, r, err)
+			}
+			wantErr(t, "finish "+tc.what, r[0].Err, store.ErrStaleAttempt)
+		}
+		assertOccurrence(t, "after stale finishes", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), want)
+		assertAttempts(t, s, "tenant-a", o.OccurrenceID, att)
+	})
+
+	t.Run("FinishStates", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		sc := queueSchedule(t, s, "tenant-a", "sch_fin_states", store.OverlapAllow)
+		for i, tc := range []struct {
+			result store.AttemptResult
+			state  store.OccurrenceState
+			errMsg string
+		}{
+			{store.ResultSucceeded, store.OccurrenceSucceeded, ""},
+			{store.ResultFailedRetryable, store.OccurrenceRetryWait, "timeout"},
+			{store.ResultFailedRetryable, store.OccurrenceDead, "timeout, out of attempts"},
+			{store.ResultFailedPermanent, store.OccurrenceDead, "400 bad request"},
+			// A worker's error comes back byte for byte, whatever it holds.
+			{store.ResultFailedRetryable, store.OccurrenceRetryWait, "quote \" backslash \\ newline \n tab \t nul \x00 bell \a, é, 日本, bytes \xff\xfe, [],{}"},
+		} {
+			o := readyOccurrence(sc, i, store.LaneStrict)
+			mustInsertOccurrences(t, s, 1, o)
+			c := mustClaim(t, s, "tenant-a", 1, at(time.Hour))[0]
+			now := at(time.Hour + time.Second)
+			p := store.FinishParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: 1,
+				Result: tc.result, Error: tc.errMsg, State: tc.state, Now: now}
+			want := c.Occurrence
+			want.State = tc.state
+			if tc.state == store.OccurrenceRetryWait {
+				p.RetryAt = at(2 * time.Hour)
+				want.AvailableAt = p.RetryAt
+			} else {
+				want.FinishedAt = now
+			}
+			res := mustFinish(t, s, p)
+			assertOccurrence(t, fmt.Sprintf("%s/%s", tc.result, tc.state), res[0].Occurrence, want)
+			att := c.Attempt
+			att.Result, att.Error, att.FinishedAt = tc.result, tc.errMsg, now
+			assertAttempts(t, s, "tenant-a", o.OccurrenceID, att)
+		}
+	})
+
+	t.Run("FinishBatch", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		sc := queueSchedule(t, s, "tenant-a", "sch_batch", store.OverlapAllow)
+		other := queueSchedule(t, s, "tenant-b", "sch_batch_b", store.OverlapAllow)
+		var occs []store.Occurrence
+		for i := range 4 {
+			occs = append(occs, readyOccurrence(sc, i, store.LaneStrict))
+		}
+		ob := readyOccurrence(other, 0, store.LaneStrict)
+		mustInsertOccurrences(t, s, 4, occs...)
+		mustInsertOccurrences(t, s, 1, ob)
+		mustClaim(t, s, "tenant-a", 4, at(time.Hour))
+		mustClaim(t, s, "tenant-b", 1, at(time.Hour))
+
+		now := at(time.Hour + time.Second)
+		ack := func(o store.Occurrence, tenant string, attempt int64) store.FinishParams {
+			return store.FinishParams{TenantID: tenant, OccurrenceID: o.OccurrenceID, Attempt: attempt,
+				Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now}
+		}
+		bad := ack(occs[3], "tenant-a", 1)
+		bad.State = store.OccurrenceRunning
+		noRetryAt := ack(occs[3], "tenant-a", 1)
+		noRetryAt.Result, noRetryAt.State = store.ResultFailedRetryable, store.OccurrenceRetryWait
+		batch := []store.FinishParams{
+			ack(occs[0], "tenant-a", 1),
+			ack(occs[1], "tenant-a", 2), // stale
+			ack(ob, "tenant-a", 1),      // another tenant's: not found
+			ack(occs[2], "tenant-a", 1),
+			bad,                         // not a finishing state
+			noRetryAt,                   // RETRY_WAIT needs a time
+			ack(occs[0], "tenant-a", 1), // twice in one batch: the second is the same finish again
+		}
+		res, err := s.FinishAttempts(ctx, batch)
+		if err != nil || len(res) != len(batch) {
+			t.Fatalf("FinishAttempts: %d results, %v", len(res), err)
+		}
+		for i, want := range []error{nil, store.ErrStaleAttempt, store.ErrNotFound, nil} {
+			wantErr(t, fmt.Sprintf("item %d", i), res[i].Err, want)
+		}
+		for _, i := range []int{4, 5} {
+			if res[i].Err == nil {
+				t.Errorf("item %d (%s/%s): no error", i, batch[i].Result, batch[i].State)
+			}
+		}
+		wantErr(t, "the same finish twice in a batch", res[6].Err, nil)
+		for i, st := range []store.OccurrenceState{store.OccurrenceSucceeded, store.OccurrenceRunning, store.OccurrenceSucceeded, store.OccurrenceRunning} {
+			if got := mustGetOccurrence(t, s, "tenant-a", occs[i].OccurrenceID); got.State != st {
+				t.Errorf("occurrence %d: %s, want %s", i, got.State, st)
+			}
+		}
+		if got := mustGetOccurrence(t, s, "tenant-b", ob.OccurrenceID); got.State != store.OccurrenceRunning {
+			t.Errorf("another tenant's occurrence: %s, want RUNNING", got.State)
+		}
+		if res, err := s.FinishAttempts(ctx, nil); err != nil || len(res) != 0 {
+			t.Errorf("FinishAttempts(nil): %v, %v", res, err)
+		}
+	})
+
+	t.Run("ExpireLeases", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		sc := queueSchedule(t, s, "tenant-a", "sch_exp", store.OverlapAllow)
+		sc.Retry.MaxAttempts = 2
+		mustUpdate(t, s, sc, 1, at(0), nil)
+		sc.Version = 2
+		o := readyOccurrence(sc, 0, store.LaneStrict)
+		mustInsertOccurrences(t, s, 1, o)
+		c1 := mustClaim(t, s, "tenant-a", 1, at(0))[0] // lease until 30 s
+
+		mustExpire(t, s, at(testLease-time.Millisecond), 10, 0)
+		mustExpire(t, s, at(testLease), 10, 1)
+		want := c1.Occurrence
+		want.State, want.AvailableAt = store.OccurrenceEnqueued, at(testLease)
+		assertOccurrence(t, "after the lease expired", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), want)
+		a1 := c1.Attempt
+		a1.Result, a1.FinishedAt = store.ResultLeaseExpired, at(testLease)
+		assertAttempts(t, s, "tenant-a", o.OccurrenceID, a1)
+		mustExpire(t, s, at(time.Hour), 10, 0) // nothing left to expire
+
+		// The late worker is refused.
+		_, err := s.Heartbeat(ctx, store.HeartbeatParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: 1, Lease: testLease, Now: at(31 * time.Second)})
+		wantErr(t, "heartbeat of an expired attempt", err, store.ErrStaleAttempt)
+		r, err := s.FinishAttempts(ctx, []store.FinishParams{{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: 1,
+			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: at(31 * time.Second)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantErr(t, "ack of an expired attempt", r[0].Err, store.ErrStaleAttempt)
+
+		// The second attempt is the last: its expiry is DEAD.
+		c2 := mustClaim(t, s, "tenant-a", 1, at(40*time.Second))[0]
+		if c2.Attempt.Attempt != 2 {
+			t.Fatalf("claim after expiry: attempt %d, want 2", c2.Attempt.Attempt)
+		}
+		mustExpire(t, s, at(70*time.Second), 10, 1)
+		want = c2.Occurrence
+		want.State, want.FinishedAt = store.OccurrenceDead, at(70*time.Second)
+		assertOccurrence(t, "after the last attempt expired", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), want)
+	})
+
+	t.Run("ExpireLeasesDeadline", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		sc := NewSchedule("tenant-a", "sch_deadline")
+		sc.Queue, sc.OverlapPolicy = jobsQueue, store.OverlapAllow
+		sc.Retry = store.RetryPolicy{MaxAttempts: 100, BackoffBase: time.Second, BackoffCap: time.Minute, Deadline: 10 * time.Minute}
+		mustInsertSchedule(t, s, sc)
+		early := readyOccurrence(sc, 0, store.LaneStrict) // deadline at 10 min
+		late := readyOccurrence(sc, 1, store.LaneStrict)  // deadline at 11 min
+		mustInsertOccurrences(t, s, 2, early, late)
+		mustClaim(t, s, "tenant-a", 2, at(9*time.Minute+30*time.Second)) // leases until 10 min
+		mustExpire(t, s, at(10*time.Minute), 10, 2)
+		if o := mustGetOccurrence(t, s, "tenant-a", early.OccurrenceID); o.State != store.OccurrenceDead || !o.FinishedAt.Equal(at(10*time.Minute)) {
+			t.Errorf("past its deadline: %s at %v, want DEAD", o.State, o.FinishedAt)
+		}
+		if o := mustGetOccurrence(t, s, "tenant-a", late.OccurrenceID); o.State != store.OccurrenceEnqueued {
+			t.Errorf("before its deadline: %s, want ENQUEUED", o.State)
+		}
+	})
+
+	t.Run("ExpireLeasesLimit", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		sc := queueSchedule(t, s, "tenant-a", "sch_exp_limit", store.OverlapAllow)
+		var ids []string
+		for i := range 3 {
+			o := readyOccurrence(sc, 0, store.LaneStrict)
+			o.ScheduledFor = at(time.Duration(i) * time.Second)
+			o.OccurrenceID, o.RetryFrom = store.OccurrenceID(sc.ScheduleID, 1, o.ScheduledFor), o.ScheduledFor
+			mustInsertOccurrences(t, s, 1, o)
+			// Claimed at 3i s with a lease of (12-4i) s: the leases run out
+			// at (12-i) s, in the reverse order of the claims.
+			_, err := s.ClaimOccurrences(ctx, store.ClaimParams{TenantID: "tenant-a", Queue: jobsQueue, WorkerID: "w",
+				Limit: 1, Lease: time.Duration(12-4*i) * time.Second, Now: at(time.Duration(3*i) * time.Second)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, o.OccurrenceID)
+		}
+		mustExpire(t, s, at(time.Minute), 2, 2)
+		for i, st := range []store.OccurrenceState{store.OccurrenceRunning, store.OccurrenceEnqueued, store.OccurrenceEnqueued} {
+			if got := mustGetOccurrence(t, s, "tenant-a", ids[i]).State; got != st {
+				t.Errorf("occurrence %d: %s, want %s (oldest leases first)", i, got, st)
+			}
+		}
+		mustExpire(t, s, at(time.Minute), 2, 1)
+	})
+
+	t.Run("Replay", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		sc := NewSchedule("tenant-a", "sch_replay")
+		sc.Queue, sc.OverlapPolicy = jobsQueue, store.OverlapAllow
+		sc.Retry = store.RetryPolicy{MaxAttempts: 2, BackoffBase: time.Second, BackoffCap: time.Minute, Deadline: time.Hour}
+		mustInsertSchedule(t, s, sc)
+		o := readyOccurrence(sc, 0, store.LaneStrict)
+		mustInsertOccurrences(t, s, 1, o)
+		mustClaim(t, s, "tenant-a", 1, at(0))
+		mustFinish(t, s, store.FinishParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: 1,
+			Result: store.ResultFailedPermanent, Error: "bad input", State: store.OccurrenceDead, Now: at(time.Second)})
+
+		// Hours later, past the deadline counted from the scheduled time.
+		now := at(5*time.Hour + 123*time.Millisecond)
+		got, err := s.ReplayOccurrence(ctx, "tenant-a", o.OccurrenceID, now)
+		if err != nil {
+			t.Fatalf("ReplayOccurrence: %v", err)
+		}
+		want := mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID)
+		if want.OccurrenceID != o.OccurrenceID || want.State != store.OccurrenceEnqueued || !want.AvailableAt.Equal(now) ||
+			!want.FinishedAt.IsZero() || want.AttemptCount != 1 || want.AttemptFloor != 1 || !want.RetryFrom.Equal(now) ||
+			!want.EnqueuedAt.Equal(o.EnqueuedAt) || !want.FirstClaimedAt.Equal(at(0)) {
+			t.Errorf("replayed occurrence: %+v", want)
+		}
+		assertOccurrence(t, "ReplayOccurrence's answer", *got, want)
+
+		// The next claim is attempt 2, and the retry policy counts afresh:
+		// attempt 2 expiring is not the last (2 - 1 < 2) and the deadline
+		// counts from the replay.
+		c := mustClaim(t, s, "tenant-a", 1, now)
+		if len(c) != 1 || c[0].Attempt.Attempt != 2 || c[0].Occurrence.OccurrenceID != o.OccurrenceID {
+			t.Fatalf("claim after replay: %+v", c)
+		}
+		mustExpire(t, s, now.Add(testLease), 10, 1)
+		if got := mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID); got.State != store.OccurrenceEnqueued {
+			t.Errorf("after attempt 2 expired: %s, want ENQUEUED", got.State)
+		}
+		c = mustClaim(t, s, "tenant-a", 1, now.Add(testLease))
+		if len(c) != 1 || c[0].Attempt.Attempt != 3 {
+			t.Fatalf("third claim: %+v", c)
+		}
+		mustExpire(t, s, now.Add(2*testLease), 10, 1)
+		if got := mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID); got.State != store.OccurrenceDead {
+			t.Errorf("after attempt 3 expired: %s, want DEAD (2 attempts since the replay)", got.State)
+		}
+		atts, err := s.ListAttempts(ctx, "tenant-a", o.OccurrenceID)
+		if err != nil || len(atts) != 3 {
+			t.Fatalf("ListAttempts: %d, %v", len(atts), err)
+		}
+		for i, a := range atts {
+			if a.Attempt != int64(i+1) || a.AttemptID != store.AttemptID(o.OccurrenceID, int64(i+1)) {
+				t.Errorf("attempt %d: %+v", i+1, a)
+			}
+		}
+	})
+
+	t.Run("ReplayRefused", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		sc := queueSchedule(t, s, "tenant-a", "sch_replay_no", store.OverlapAllow)
+		var occs []store.Occurrence
+		for i, st := range []store.OccurrenceState{store.OccurrenceScheduled, store.OccurrenceEnqueued, store.OccurrenceRunning,
+			store.OccurrenceSucceeded, store.OccurrenceRetryWait, store.OccurrenceMissed, store.OccurrenceCanceled, store.OccurrenceSkippedOverlap} {
+			o := readyOccurrence(sc, i, store.LaneStrict)
+			o.State = st
+			occs = append(occs, o)
+		}
+		dead := readyOccurrence(sc, 20, store.LaneStrict)
+		dead.State, dead.FinishedAt = store.OccurrenceDead, at(time.Hour)
+		mustInsertOccurrences(t, s, len(occs)+1, append(occs, dead)...)
+		for _, o := range occs {
+			_, err := s.ReplayOccurrence(ctx, "tenant-a", o.OccurrenceID, at(time.Hour))
+			wantErr(t, "replay of a "+string(o.State)+" occurrence", err, store.ErrConflict)
+			if err != nil && !strings.Contains(err.Error(), string(o.State)) {
+				t.Errorf("replay of a %s occurrence: %q does not say its state", o.State, err)
+			}
+			assertOccurrence(t, "after a refused replay", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), o)
+		}
+		_, err := s.ReplayOccurrence(ctx, "tenant-b", dead.OccurrenceID, at(time.Hour))
+		wantErr(t, "replay of another tenant's occurrence", err, store.ErrNotFound)
+		_, err = s.ReplayOccurrence(ctx, "tenant-a", "occ_missing", at(time.Hour))
+		wantErr(t, "replay of a missing occurrence", err, store.ErrNotFound)
+		assertOccurrence(t, "DEAD after refused replays", mustGetOccurrence(t, s, "tenant-a", dead.OccurrenceID), dead)
+	})
+
+	t.Run("NextAvailable", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		sc := queueSchedule(t, s, "tenant-a", "sch_next", store.OverlapAllow)
+		other := queueSchedule(t, s, "tenant-b", "sch_next_b", store.OverlapAllow)
+		next := func() time.Time {
+			t.Helper()
+			got, err := s.NextAvailable(ctx, "tenant-a", jobsQueue)
+			if err != nil {
+				t.Fatalf("NextAvailable: %v", err)
+			}
+			return got
+		}
+		if got := next(); !got.IsZero() {
+			t.Errorf("NextAvailable of an empty queue: %v, want zero", got)
+		}
+		var occs []store.Occurrence
+		add := func(sc *store.Schedule, minute int, st store.OccurrenceState, lane store.Lane, available time.Duration) {
+			o := readyOccurrence(sc, minute, lane)
+			o.State, o.AvailableAt = st, at(available)
+			occs = append(occs, o)
+		}
+		add(sc, 0, store.OccurrenceScheduled, store.LaneStrict, time.Second)
+		add(sc, 1, store.OccurrenceRunning, store.LaneStrict, 0)
+		add(sc, 2, store.OccurrenceDead, store.LaneStrict, 0)
+		add(other, 0, store.OccurrenceEnqueued, store.LaneStrict, 0)
+		add(sc, 3, store.OccurrenceEnqueued, store.LaneStrict, 5*time.Minute)
+		add(sc, 4, store.OccurrenceEnqueued, store.LaneCatchUp, 3*time.Minute)
+		add(sc, 5, store.OccurrenceRetryWait, store.LaneFlexible, 2*time.Minute+7*time.Millisecond)
+		mustInsertOccurrences(t, s, len(occs), occs...)
+		if got := next(); !got.Equal(at(2*time.Minute + 7*time.Millisecond)) {
+			t.Errorf("NextAvailable = %v, want the RETRY_WAIT one's", got)
+		}
+		if got, err := s.NextAvailable(ctx, "tenant-a", "mail"); err != nil || !got.IsZero() {
+			t.Errorf("NextAvailable of another queue: %v, %v", got, err)
+		}
+		// Claimed ones leave: at 3 min the strict lane has nothing available
+		// yet, so the flexible one goes first, then the catch-up one.
+		mustClaim(t, s, "tenant-a", 1, at(3*time.Minute))
+		if got := next(); !got.Equal(at(3 * time.Minute)) {
+			t.Errorf("NextAvailable after a claim = %v, want 3 min", got)
+		}
+		mustClaim(t, s, "tenant-a", 1, at(3*time.Minute))
+		if got := next(); !got.Equal(at(5 * time.Minute)) {
+			t.Errorf("NextAvailable after two claims = %v, want 5 min", got)
+		}
+	})
+}
+
+// queueSchedule inserts an ACTIVE schedule on jobsQueue with the given
+// overlap policy and 3 attempts.
+func queueSchedule(t *testing.T, s Store, tenantID, scheduleID string, policy store.OverlapPolicy) *store.Schedule {
+	t.Helper()
+	sc := NewSchedule(tenantID, scheduleID)
+	sc.Queue, sc.OverlapPolicy = jobsQueue, policy
+	sc.Retry.MaxAttempts = 3
+	mustInsertSchedule(t, s, sc)
+	return sc
+}
+
+// readyOccurrence returns an ENQUEUED occurrence of sc scheduled and
+// available minute minutes after t0, in lane.
+func readyOccurrence(sc *store.Schedule, minute int, lane store.Lane) store.Occurrence {
+	o := NewOccurrence(sc, at(time.Duration(minute)*time.Minute))
+	o.State, o.Lane, o.EnqueuedAt = store.OccurrenceEnqueued, lane, at(-time.Hour)
+	return o
+}
+
+type readySpec struct {
+	name   string
+	minute int
+	lane   store.Lane
+}
+
+// insertReady inserts ready occurrences and returns their names by id.
+func insertReady(t *testing.T, s Store, sc *store.Schedule, specs []readySpec) map[string]string {
+	t.Helper()
+	names := map[string]string{}
+	var occs []store.Occurrence
+	for _, sp := range specs {
+		o := readyOccurrence(sc, sp.minute, sp.lane)
+		occs = append(occs, o)
+		names[o.OccurrenceID] = sp.name
+	}
+	mustInsertOccurrences(t, s, len(occs), occs...)
+	return names
+}
+
+func findName(t *testing.T, names map[string]string, name string) string {
+	t.Helper()
+	for id, n := range names {
+		if n == name {
+			return id
+		}
+	}
+	t.Fatalf("no occurrence named %s", name)
+	return ""
+}
+
+func claimNames(cs []store.Claimed, names map[string]string) []string {
+	out := []string{}
+	for _, c := range cs {
+		out = append(out, names[c.Occurrence.OccurrenceID])
+	}
+	return out
+}
+
+// mustClaim claims from jobsQueue as worker-1 under testLease.
+func mustClaim(t *testing.T, s Store, tenantID string, limit int, now time.Time) []store.Claimed {
+	t.Helper()
+	got, err := s.ClaimOccurrences(t.Context(), store.ClaimParams{TenantID: tenantID, Queue: jobsQueue, WorkerID: "worker-1",
+		Limit: limit, Lease: testLease, Now: now})
+	if err != nil {
+		t.Fatalf("ClaimOccurrences: %v", err)
+	}
+	if len(got) > limit {
+		t.Fatalf("ClaimOccurrences: %d claimed, over the limit %d", len(got), limit)
+	}
+	return got
+}
+
+// mustFinish finishes a batch in which every item must succeed.
+func mustFinish(t *testing.T, s Store, ps ...store.FinishParams) []store.FinishResult {
+	t.Helper()
+	res, err := s.FinishAttempts(t.Context(), ps)
+	if err != nil {
+		t.Fatalf("FinishAttempts: %v", err)
+	}
+	if len(res) != len(ps) {
+		t.Fatalf("FinishAttempts: %d results for %d items", len(res), len(ps))
+	}
+	for i, r := range res {
+		if r.Err != nil {
+			t.Fatalf("FinishAttempts item %d: %v", i, r.Err)
+		}
+	}
+	return res
+}
+
+func mustExpire(t *testing.T, s Store, now time.Time, limit, want int) {
+	t.Helper()
+	n, err := s.ExpireLeases(t.Context(), now, limit)
+	if err != nil || n != want {
+		t.Fatalf("ExpireLeases(%v, %d) = %d, %v; want %d", now, limit, n, err, want)
+	}
+}
+
+func assertAttempts(t *testing.T, s Store, tenantID, occurrenceID string, want ...store.Attempt) {
+	t.Helper()
+	got, err := s.ListAttempts(t.Context(), tenantID, occurrenceID)
+	if err != nil {
+		t.Fatalf("ListAttempts(%s): %v", occurrenceID, err)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("attempts of %s:\n got %+v\nwant %+v", occurrenceID, got, want)
+	}
+}

@@ -1,0 +1,247 @@
+// Package api holds the wire types of schedd's HTTP/JSON API (/v1): the
+// request and response bodies and the catalogue of error codes. The daemon
+// (internal/server) and the client package share them, so the two cannot
+// drift apart. docs/api.md lists every route with these bodies.
+//
+// Conventions: times are RFC 3339 strings in UTC ("2027-03-14T07:00:00Z");
+// durations are Go duration strings ("90s", "1m30s", "24h"); an absent
+// optional time is null. Field names are snake_case and stable: scripts
+// depend on them.
+package api
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Version is the API version in every path (/v1/...).
+const Version = "v1"
+
+// ScheduleRequest creates or updates a schedule. Exactly one of Cron, At
+// and Every is set. Empty optional fields take the defaults of SPEC §9;
+// an update replaces every field (it is a PUT), so send the whole
+// schedule.
+type ScheduleRequest struct {
+	Name  string `json:"name" yaml:"name"`
+	Queue string `json:"queue" yaml:"queue"`
+
+	Cron     string `json:"cron,omitempty" yaml:"cron,omitempty"`
+	At       string `json:"at,omitempty" yaml:"at,omitempty"`       // RFC 3339, any offset
+	Every    string `json:"every,omitempty" yaml:"every,omitempty"` // Go duration, whole seconds
+	TimeZone string `json:"time_zone,omitempty" yaml:"time_zone,omitempty"`
+	Anchor   string `json:"anchor,omitempty" yaml:"anchor,omitempty"` // every only, RFC 3339
+
+	DSTGap    string `json:"dst_gap,omitempty" yaml:"dst_gap,omitempty"`       // skip | shift
+	DSTRepeat string `json:"dst_repeat,omitempty" yaml:"dst_repeat,omitempty"` // first | last | all
+
+	// Payload is any JSON value, handed to the worker as is.
+	Payload json.RawMessage `json:"payload,omitempty" yaml:"-"`
+
+	MisfirePolicy  string `json:"misfire_policy,omitempty" yaml:"misfire_policy,omitempty"` // skip | fire_once | catch_up:K
+	MaxLateness    string `json:"max_lateness,omitempty" yaml:"max_lateness,omitempty"`
+	OverlapPolicy  string `json:"overlap_policy,omitempty" yaml:"overlap_policy,omitempty"` // allow | skip_if_running | queue_one
+	FlexibleWindow string `json:"flexible_window,omitempty" yaml:"flexible_window,omitempty"`
+
+	MaxAttempts   int    `json:"max_attempts,omitempty" yaml:"max_attempts,omitempty"`
+	RetryBase     string `json:"retry_base,omitempty" yaml:"retry_base,omitempty"`
+	RetryCap      string `json:"retry_cap,omitempty" yaml:"retry_cap,omitempty"`
+	RetryDeadline string `json:"retry_deadline,omitempty" yaml:"retry_deadline,omitempty"`
+
+	// IdempotencyKey makes a create safe to retry: the same key and body
+	// return the first schedule; the same key with another body is a
+	// conflict. Ignored by update.
+	IdempotencyKey string `json:"idempotency_key,omitempty" yaml:"-"`
+}
+
+// Schedule is a schedule as stored.
+type Schedule struct {
+	ScheduleID string     `json:"schedule_id"`
+	Name       string     `json:"name"`
+	Version    int64      `json:"version"`
+	State      string     `json:"state"` // ACTIVE | PAUSED | CANCELED | COMPLETED
+	NextRunAt  *time.Time `json:"next_run_at"`
+
+	Kind       string `json:"kind"`       // cron | at | every
+	Expression string `json:"expression"` // the cron expression, instant or interval
+	TimeZone   string `json:"time_zone"`
+	Anchor     string `json:"anchor,omitempty"`
+	DSTGap     string `json:"dst_gap"`
+	DSTRepeat  string `json:"dst_repeat"`
+
+	Queue   string          `json:"queue"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+
+	MisfirePolicy  string `json:"misfire_policy"` // catch_up:K spelled out
+	MaxLateness    string `json:"max_lateness"`
+	OverlapPolicy  string `json:"overlap_policy"`
+	FlexibleWindow string `json:"flexible_window"`
+	MaxAttempts    int    `json:"max_attempts"`
+	RetryBase      string `json:"retry_base"`
+	RetryCap       string `json:"retry_cap"`
+	RetryDeadline  string `json:"retry_deadline"`
+
+	MissedCount int64     `json:"missed_count"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+
+	// Preview is the next firings (5 by default) from now, with local
+	// times and DST notes; empty for a schedule that will not fire.
+	Preview []Firing `json:"preview"`
+}
+
+// Firing is one previewed firing.
+type Firing struct {
+	ScheduledFor time.Time `json:"scheduled_for"`
+	Local        string    `json:"local"` // RFC 3339 with the zone's offset
+	Note         string    `json:"note,omitempty"`
+}
+
+// ScheduleList is a page of schedules; Next is the cursor for the next
+// page (the after parameter), empty on the last page.
+type ScheduleList struct {
+	Schedules []Schedule `json:"schedules"`
+	Next      string     `json:"next,omitempty"`
+}
+
+// ChangeResult answers pause, resume, update and cancel: the schedule's
+// new version and the true counts of older-version occurrences canceled
+// and still in flight (claimed ones cannot be recalled).
+type ChangeResult struct {
+	Schedule Schedule `json:"schedule"`
+	Canceled int      `json:"canceled"`
+	InFlight int      `json:"in_flight"`
+}
+
+// CreateResult answers a create: the schedule, and whether this request
+// created it (false when an idempotency key returned an earlier one).
+type CreateResult struct {
+	Schedule
+	Created bool `json:"created"`
+}
+
+// Occurrence is one scheduled time of one schedule version.
+type Occurrence struct {
+	OccurrenceID    string     `json:"occurrence_id"`
+	ScheduleID      string     `json:"schedule_id"`
+	ScheduleVersion int64      `json:"schedule_version"`
+	ScheduledFor    time.Time  `json:"scheduled_for"`
+	AvailableAt     time.Time  `json:"available_at"`
+	EnqueuedAt      *time.Time `json:"enqueued_at"`
+	State           string     `json:"state"`
+	Lane            string     `json:"lane"`
+	Queue           string     `json:"queue"`
+	AttemptCount    int        `json:"attempt_count"`
+	FirstClaimedAt  *time.Time `json:"first_claimed_at"`
+	FinishedAt      *time.Time `json:"finished_at"`
+}
+
+// OccurrenceList is a list of occurrences.
+type OccurrenceList struct {
+	Occurrences []Occurrence `json:"occurrences"`
+}
+
+// Attempt is one delivery of an occurrence.
+type Attempt struct {
+	Attempt        int64      `json:"attempt"`
+	WorkerID       string     `json:"worker_id"`
+	ClaimedAt      time.Time  `json:"claimed_at"`
+	LeaseExpiresAt time.Time  `json:"lease_expires_at"`
+	FinishedAt     *time.Time `json:"finished_at"`
+	Result         string     `json:"result,omitempty"`
+	Error          string     `json:"error,omitempty"`
+}
+
+// ClaimRequest takes up to Limit occurrences of a queue. Wait makes it a
+// long poll: it returns as soon as one is available, or empty after Wait.
+type ClaimRequest struct {
+	Queue    string `json:"queue"`
+	WorkerID string `json:"worker_id"`
+	Limit    int    `json:"limit,omitempty"` // 1 by default, at most 1000
+	Lease    string `json:"lease,omitempty"` // 30s by default
+	Wait     string `json:"wait,omitempty"`  // 0 by default, at most 5m
+}
+
+// Claimed is one delivery to a worker. Attempt is the fencing token to
+// present with heartbeat, ack and nack.
+type Claimed struct {
+	OccurrenceID    string          `json:"occurrence_id"`
+	ScheduleID      string          `json:"schedule_id"`
+	ScheduleVersion int64           `json:"schedule_version"`
+	ScheduledFor    time.Time       `json:"scheduled_for"`
+	Attempt         int64           `json:"attempt"`
+	LeaseExpiresAt  time.Time       `json:"lease_expires_at"`
+	Queue           string          `json:"queue"`
+	Payload         json.RawMessage `json:"payload"`
+}
+
+// ClaimResult is the answer to a claim: possibly empty.
+type ClaimResult struct {
+	Claimed []Claimed `json:"claimed"`
+}
+
+// HeartbeatRequest extends the lease of attempt Attempt.
+type HeartbeatRequest struct {
+	Attempt int64  `json:"attempt"`
+	Lease   string `json:"lease,omitempty"` // 30s by default
+}
+
+// HeartbeatResult says until when the lease runs and whether the worker
+// should stop: the schedule got a newer version or was canceled.
+type HeartbeatResult struct {
+	LeaseExpiresAt time.Time `json:"lease_expires_at"`
+	Superseded     bool      `json:"superseded"`
+	Canceled       bool      `json:"canceled"`
+}
+
+// AckRequest acknowledges attempt Attempt.
+type AckRequest struct {
+	Attempt int64 `json:"attempt"`
+}
+
+// NackRequest reports attempt Attempt failed. Class is retryable or
+// permanent.
+type NackRequest struct {
+	Attempt int64  `json:"attempt"`
+	Class   string `json:"class"`
+	Error   string `json:"error,omitempty"`
+}
+
+// Status describes the daemon.
+type Status struct {
+	Version   string    `json:"version"`
+	TZVersion string    `json:"tz_version"`
+	NodeID    string    `json:"node_id"`
+	Store     string    `json:"store"` // the driver: sqlite or postgres
+	Shards    int       `json:"shards"`
+	Now       time.Time `json:"now"`
+}
+
+// ErrorBody is every error answer: {"error": {...}}.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail is a stable code, a message for people, and for validation
+// errors the field at fault.
+type ErrorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Field   string `json:"field,omitempty"`
+}
+
+// Error codes. Scripts match on these, never on messages.
+const (
+	CodeInvalidArgument = "invalid_argument"  // 400: a field is wrong (Field names it)
+	CodeCronNeverFires  = "cron_never_fires"  // 400: a valid cron expression that can never fire
+	CodeInvalidTimeZone = "invalid_time_zone" // 400: not an IANA zone sched accepts
+	CodeBadRequest      = "bad_request"       // 400: the body is not the JSON expected
+	CodeUnauthorized    = "unauthorized"      // 401: missing or wrong token
+	CodeNotFound        = "not_found"         // 404: no such schedule or occurrence (or not yours)
+	CodeConflict        = "conflict"          // 409: a name or idempotency key taken, a state that forbids the change
+	CodeStaleAttempt    = "stale_attempt"     // 409: the attempt is not the occurrence's current one
+	CodeTooLarge        = "payload_too_large" // 413: body or payload over the limit
+	CodeStoreBusy       = "store_busy"        // 503: the store is locked; retry
+	CodeUnavailable     = "unavailable"       // 503: shutting down or not ready
+	CodeStoreFull       = "store_full"        // 507: the store is out of space; nothing was written
+	CodeInternal        = "internal"          // 500
+)

@@ -334,32 +334,35 @@ func (p *planner) occurrence(sc *store.Schedule, f, now time.Time) store.Occurre
 	return o
 }
 
-// ring keeps the last n times pushed.
+// ring keeps the last n times pushed. Its buffer grows as times are pushed,
+// up to n: most schedules are planned with nothing late, and a buffer of n
+// (keep + MaxMissedRows) for every schedule of every pass was the planner's
+// largest allocation.
 type ring struct {
 	buf  []time.Time
-	next int
+	n    int
+	next int // where the next push goes once the buffer is full
 	full bool
 }
 
-func newRing(n int) *ring { return &ring{buf: make([]time.Time, n)} }
+func newRing(n int) *ring { return &ring{n: n} }
 
 func (r *ring) push(t time.Time) {
-	if len(r.buf) == 0 {
+	if r.n == 0 {
+		return
+	}
+	if !r.full {
+		r.buf = append(r.buf, t)
+		r.full = len(r.buf) == r.n
 		return
 	}
 	r.buf[r.next] = t
-	r.next++
-	if r.next == len(r.buf) {
-		r.next, r.full = 0, true
-	}
+	r.next = (r.next + 1) % r.n
 }
 
-func (r *ring) reset() { r.next, r.full = 0, false }
+func (r *ring) reset() { r.buf, r.next, r.full = r.buf[:0], 0, false }
 
 // items returns the kept times, oldest first.
 func (r *ring) items() []time.Time {
-	if !r.full {
-		return append([]time.Time(nil), r.buf[:r.next]...)
-	}
 	return append(append([]time.Time(nil), r.buf[r.next:]...), r.buf[:r.next]...)
 }

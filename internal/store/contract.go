@@ -120,7 +120,9 @@ type AcquireShardParams struct {
 }
 
 // DueSchedulesParams selects one shard's ACTIVE schedules whose next_run_at
-// is at or before Until, earliest cursor first (ties by schedule id).
+// is at or before Until, earliest cursor first (ties by schedule id). The
+// schedules come back whole but for the payload, which a driver may leave
+// empty: the planner does not need it, and it is the largest column.
 type DueSchedulesParams struct {
 	Shard int
 	Until time.Time

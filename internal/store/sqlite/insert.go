@@ -11,13 +11,14 @@ import (
 
 // insertChunk is how many occurrences one multi-row INSERT writes. One
 // statement step per chunk instead of per row is most of the cost of a
-// planner batch; 64 rows of 17 columns stay far below SQLite's limit on
+// planner batch; 64 rows of 18 columns stay far below SQLite's limit on
 // bound parameters (32,766).
 const insertChunk = 64
 
 // occurrenceInserter writes occurrences within one transaction, insertChunk
 // rows per statement, and counts the rows the natural key let in.
 type occurrenceInserter struct {
+	s         *Store
 	ctx       context.Context
 	tx        *sql.Tx
 	one, many *sql.Stmt
@@ -27,8 +28,8 @@ type occurrenceInserter struct {
 	inserted  int
 }
 
-func newOccurrenceInserter(ctx context.Context, tx *sql.Tx) *occurrenceInserter {
-	return &occurrenceInserter{ctx: ctx, tx: tx}
+func (s *Store) newOccurrenceInserter(ctx context.Context, tx *sql.Tx) *occurrenceInserter {
+	return &occurrenceInserter{s: s, ctx: ctx, tx: tx}
 }
 
 // add queues o, whose derived id is id, stamped with the shard epoch and
@@ -41,9 +42,9 @@ func (in *occurrenceInserter) add(o *store.Occurrence, id string, epoch int64, e
 		return nil
 	}
 	if in.many == nil {
-		st, err := in.tx.PrepareContext(in.ctx, qInsertOccurrences)
+		st, err := in.s.txStmt(in.ctx, in.tx, qInsertOccurrences)
 		if err != nil {
-			return fmt.Errorf("prepare insert: %w", translate(err))
+			return fmt.Errorf("insert: %w", err)
 		}
 		in.many = st
 	}
@@ -60,14 +61,14 @@ func (in *occurrenceInserter) flush() error {
 		return nil
 	}
 	if in.one == nil {
-		st, err := in.tx.PrepareContext(in.ctx, qInsertOccurrence)
+		st, err := in.s.txStmt(in.ctx, in.tx, qInsertOccurrence)
 		if err != nil {
-			return fmt.Errorf("prepare insert: %w", translate(err))
+			return fmt.Errorf("insert: %w", err)
 		}
 		in.one = st
 	}
 	for i := range in.rows {
-		if err := in.exec(in.one, in.args[i*occurrenceArity:(i+1)*occurrenceArity]); err != nil {
+		if err := in.exec(in.one, in.args[i*occurrenceInsertArity:(i+1)*occurrenceInsertArity]); err != nil {
 			return fmt.Errorf("insert occurrence %s: %w", in.ids[i], err)
 		}
 	}

@@ -100,7 +100,7 @@ func (s *Store) ListShardLeases(ctx context.Context) ([]store.ShardLease, error)
 
 // DueSchedules returns up to p.Limit (DefaultListLimit when 0) ACTIVE
 // schedules of the shard whose cursor is at or before p.Until, earliest
-// cursor first, ties by id.
+// cursor first, ties by id, without their payloads.
 func (s *Store) DueSchedules(ctx context.Context, p store.DueSchedulesParams) ([]store.Schedule, error) {
 	limit := p.Limit
 	if limit <= 0 {
@@ -143,8 +143,16 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 	}
 
 	err = s.writeTx(ctx, func(tx *sql.Tx) error {
+		check, err := s.txStmt(ctx, tx, qCheckLease)
+		if err != nil {
+			return fmt.Errorf("check lease: %w", err)
+		}
+		advance, err := s.txStmt(ctx, tx, qAdvanceSchedules)
+		if err != nil {
+			return fmt.Errorf("advance schedules: %w", err)
+		}
 		var one int
-		err := tx.QueryRowContext(ctx, qCheckLease, p.Lease.Shard, p.Lease.Owner, p.Lease.Epoch, ms(p.Now)).Scan(&one)
+		err = check.QueryRowContext(ctx, p.Lease.Shard, p.Lease.Owner, p.Lease.Epoch, ms(p.Now)).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%w: epoch %d of %s is not live at %s", store.ErrStaleEpoch,
 				p.Lease.Epoch, p.Lease.Owner, p.Now.UTC().Format(time.RFC3339Nano))
@@ -153,7 +161,7 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 			return fmt.Errorf("check lease: %w", translate(err))
 		}
 
-		ins := newOccurrenceInserter(ctx, tx)
+		ins := s.newOccurrenceInserter(ctx, tx)
 		defer ins.close()
 		var (
 			js        jsonRows
@@ -185,7 +193,7 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 				js.str(string(it.State))
 				js.int(it.MissedCount)
 			}
-			rows, err := tx.QueryContext(ctx, qAdvanceSchedules, js.String(), p.Lease.Shard)
+			rows, err := advance.QueryContext(ctx, js.String(), p.Lease.Shard)
 			if err != nil {
 				return fmt.Errorf("advance schedules: %w", translate(err))
 			}

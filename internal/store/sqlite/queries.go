@@ -33,8 +33,16 @@ const (
 
 // Schedules.
 const (
-	scheduleColumns = `schedule_id, tenant_id, shard, name, kind, expr, time_zone, anchor,
-    dst_gap, dst_repeat, version, state, next_run_at, queue, payload,
+	scheduleColumns = scheduleColumnsHead + `payload` + scheduleColumnsTail
+
+	// The planner's read: every column but the payload, which it does not
+	// use and which may be 256 KiB (an empty blob in its place, so one
+	// scanner reads both).
+	dueScheduleColumns = scheduleColumnsHead + `x''` + scheduleColumnsTail
+
+	scheduleColumnsHead = `schedule_id, tenant_id, shard, name, kind, expr, time_zone, anchor,
+    dst_gap, dst_repeat, version, state, next_run_at, queue, `
+	scheduleColumnsTail = `,
     misfire_policy, max_lateness_ms, catch_up_k, overlap_policy, flexible_window_ms,
     retry_max_attempts, retry_base_ms, retry_cap_ms, retry_deadline_ms,
     idempotency_key, missed_count, created_at, updated_at`
@@ -76,13 +84,15 @@ RETURNING ` + scheduleColumns
 
 	qSetNextRunAt = `UPDATE schedules SET next_run_at = ? WHERE schedule_id = ?`
 
-	// Step 2 of an update (index occurrences_pending).
-	qCancelPending = `UPDATE occurrences SET state = 'CANCELED', finished_at = ?1
-WHERE schedule_id = ?2 AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT') AND schedule_version < ?3`
+	// Step 2 of an update, from the schedule's open occurrences (index
+	// occurrences_open; INDEXED BY because the natural key's index also
+	// starts with schedule_id, and it holds the whole history).
+	qCancelPending = `UPDATE occurrences INDEXED BY occurrences_open SET state = 'CANCELED', open = 0, finished_at = ?1
+WHERE schedule_id = ?2 AND open = 1 AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT') AND schedule_version < ?3`
 
-	// Index occurrences_running.
-	qCountRunningOlder = `SELECT count(*) FROM occurrences
-WHERE schedule_id = ? AND state = 'RUNNING' AND schedule_version < ?`
+	// Index occurrences_open.
+	qCountRunningOlder = `SELECT count(*) FROM occurrences INDEXED BY occurrences_open
+WHERE schedule_id = ? AND open = 1 AND state = 'RUNNING' AND schedule_version < ?`
 
 	// The latest firing not canceled: the natural key's index, backwards.
 	qLastKept = `SELECT scheduled_for FROM occurrences
@@ -123,7 +133,7 @@ RETURNING ` + shardLeaseColumns
 	qListShardLeases = `SELECT ` + shardLeaseColumns + ` FROM shard_leases ORDER BY shard`
 
 	// Index schedules_due, read in order.
-	qDueSchedules = `SELECT ` + scheduleColumns + `
+	qDueSchedules = `SELECT ` + dueScheduleColumns + `
 FROM schedules
 WHERE shard = ? AND state = 'ACTIVE' AND next_run_at <= ?
 ORDER BY next_run_at, schedule_id
@@ -166,8 +176,17 @@ const (
 	onOccurrenceConflict = `
 ON CONFLICT (schedule_id, scheduled_for, schedule_version) DO NOTHING`
 
-	qInsertOccurrence = `INSERT INTO occurrences (` + occurrenceColumns + `)
-VALUES ` + occurrenceParams + onOccurrenceConflict
+	// An insert also writes open, which the store keeps (0001_init.sql).
+	occurrenceInsertColumns = occurrenceColumns + `, open`
+
+	occurrenceInsertParams = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+	// occurrenceInsertArity is the number of columns in
+	// occurrenceInsertColumns.
+	occurrenceInsertArity = occurrenceArity + 1
+
+	qInsertOccurrence = `INSERT INTO occurrences (` + occurrenceInsertColumns + `)
+VALUES ` + occurrenceInsertParams + onOccurrenceConflict
 
 	qGetOccurrence = `SELECT ` + occurrenceColumns + `
 FROM occurrences WHERE tenant_id = ? AND occurrence_id = ?`
@@ -203,7 +222,10 @@ LIMIT ?4`
 WHERE tenant_id = ? AND state IN ('ENQUEUED', 'RETRY_WAIT') AND state = 'ENQUEUED'`
 	qCountState = `SELECT count(*) FROM occurrences WHERE tenant_id = ?1 AND (?2 = '' OR state = ?2)`
 
-	qOccurrenceExists = `SELECT 1 FROM occurrences WHERE tenant_id = ? AND occurrence_id = ?`
+	// The latest attempt, kept in the occurrence row (claimed_at NULL: none
+	// recorded).
+	qCurrentAttempt = `SELECT attempt_count, worker_id, claimed_at, lease_expires_at, att_finished_at, att_result, att_error
+FROM occurrences WHERE tenant_id = ? AND occurrence_id = ?`
 )
 
 // Attempts.
@@ -211,9 +233,22 @@ const (
 	attemptColumns = `attempt_id, tenant_id, occurrence_id, attempt, worker_id,
     claimed_at, lease_expires_at, finished_at, result, error`
 
+	// The history: every attempt but the latest.
 	qListAttempts = `SELECT ` + attemptColumns + `
 FROM attempts WHERE occurrence_id = ? AND tenant_id = ?
 ORDER BY attempt`
+
+	// A claim moves the latest attempt of occurrences claimed again to the
+	// history before it starts the next one: ?1 is a JSON array of [rowid,
+	// attempt_id]. Only a row with a recorded attempt is copied (an
+	// occurrence stored with an attempt count but no attempt has none), and
+	// it has always ended: a claimable occurrence holds no live attempt.
+	qArchiveAttempts = `INSERT INTO attempts (occurrence_id, attempt, attempt_id, tenant_id, worker_id, claimed_at, lease_expires_at,
+    finished_at, result, error)
+SELECT o.occurrence_id, o.attempt_count, j.value ->> 1, o.tenant_id, o.worker_id, o.claimed_at, o.lease_expires_at,
+    o.att_finished_at, o.att_result, o.att_error
+FROM json_each(?1) AS j JOIN occurrences o ON o.rowid = j.value ->> 0
+WHERE o.claimed_at IS NOT NULL`
 )
 
 // The queue.
@@ -231,97 +266,84 @@ ORDER BY available_at, rowid
 LIMIT ?7`
 
 	// Claims a set of rows by rowid (a JSON array), all read in this
-	// transaction as claimable.
+	// transaction as claimable, each under a new attempt that the row
+	// itself records (worker ?2, lease until ?3). open stays 1, so the
+	// claim touches the table, the claim index (out) and the lease index
+	// (in), and no other index.
 	qClaimRows = `UPDATE occurrences SET
-    state = 'RUNNING', attempt_count = attempt_count + 1, first_claimed_at = coalesce(first_claimed_at, ?1)
-WHERE rowid IN (SELECT value FROM json_each(?2))`
-
-	// The attempts of a claim: ?5 is a JSON array of [occurrence_id,
-	// attempt, attempt_id].
-	qInsertAttempts = `INSERT INTO attempts (occurrence_id, attempt, attempt_id, tenant_id, worker_id, claimed_at, lease_expires_at)
-SELECT value ->> 0, value ->> 1, value ->> 2, ?1, ?2, ?3, ?4 FROM json_each(?5)`
+    state = 'RUNNING', attempt_count = attempt_count + 1, first_claimed_at = coalesce(first_claimed_at, ?1),
+    worker_id = ?2, claimed_at = ?1, lease_expires_at = ?3, att_finished_at = NULL, att_result = NULL, att_error = ''
+WHERE rowid IN (SELECT value FROM json_each(?4))`
 
 	// Overlap: a running occurrence of the schedule (index
-	// occurrences_running).
-	qScheduleRunning = `SELECT EXISTS (SELECT 1 FROM occurrences WHERE schedule_id = ? AND state = 'RUNNING')`
+	// occurrences_open).
+	qScheduleRunning = `SELECT EXISTS (SELECT 1 FROM occurrences INDEXED BY occurrences_open
+    WHERE schedule_id = ? AND open = 1 AND state = 'RUNNING')`
 
-	// queue_one: the schedule's earliest occurrence not yet claimed. Left
-	// to itself SQLite would walk the natural key's index to save the sort,
-	// through all of the schedule's history; the pending ones are few.
-	qEarliestPending = `SELECT rowid FROM occurrences INDEXED BY occurrences_pending
-WHERE schedule_id = ? AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT')
+	// queue_one: the schedule's earliest occurrence not yet claimed, among
+	// its open ones (few), never through all of its history.
+	qEarliestPending = `SELECT rowid FROM occurrences INDEXED BY occurrences_open
+WHERE schedule_id = ? AND open = 1 AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT')
 ORDER BY scheduled_for, schedule_version
 LIMIT 1`
 
-	qSkipOverlap = `UPDATE occurrences SET state = 'SKIPPED_OVERLAP', finished_at = ? WHERE rowid = ?`
+	qSkipOverlap = `UPDATE occurrences SET state = 'SKIPPED_OVERLAP', open = 0, finished_at = ? WHERE rowid = ?`
 
-	// A heartbeat extends the current, unfinished attempt and reads the
-	// schedule's news for the worker.
-	qHeartbeat = `UPDATE attempts SET lease_expires_at = ?1
-WHERE occurrence_id = ?2 AND attempt = ?3 AND tenant_id = ?4 AND finished_at IS NULL
-    AND EXISTS (SELECT 1 FROM occurrences o
-                WHERE o.occurrence_id = attempts.occurrence_id AND o.state = 'RUNNING' AND o.attempt_count = attempts.attempt)
+	// A heartbeat extends the current attempt (RUNNING at that attempt
+	// number) and reads the schedule's news for the worker.
+	qHeartbeat = `UPDATE occurrences SET lease_expires_at = ?1
+WHERE occurrence_id = ?2 AND attempt_count = ?3 AND tenant_id = ?4 AND state = 'RUNNING'
 RETURNING lease_expires_at,
-    (SELECT s.version > o.schedule_version FROM occurrences o JOIN schedules s ON s.schedule_id = o.schedule_id
-     WHERE o.occurrence_id = attempts.occurrence_id),
-    (SELECT s.state = 'CANCELED' FROM occurrences o JOIN schedules s ON s.schedule_id = o.schedule_id
-     WHERE o.occurrence_id = attempts.occurrence_id)`
+    (SELECT s.version > occurrences.schedule_version FROM schedules s WHERE s.schedule_id = occurrences.schedule_id),
+    (SELECT s.state = 'CANCELED' FROM schedules s WHERE s.schedule_id = occurrences.schedule_id)`
 
-	// A batch of finishes, step 1: end each unfinished attempt named. ?1 is
-	// a JSON array of [occurrence_id, attempt, tenant_id, result, error,
-	// now], at most one per occurrence; the answer names the occurrences
-	// whose attempt it ended. The store keeps an unfinished attempt only as
-	// the current attempt of a RUNNING occurrence (a claim creates both, and
-	// a finish or an expiry ends both in one transaction), so this is the
-	// fencing test; step 2 checks it again and FinishAttempts fails the
-	// batch if the two disagree.
-	qFinishAttemptBatch = `UPDATE attempts SET result = j.j_result, error = j.j_error, finished_at = j.j_now
-FROM (SELECT value ->> 0 AS j_occ, value ->> 1 AS j_att, value ->> 2 AS j_tenant, value ->> 3 AS j_result,
-             value ->> 4 AS j_error, value ->> 5 AS j_now
-      FROM json_each(?1)) AS j
-WHERE attempts.occurrence_id = j.j_occ AND attempts.attempt = j.j_att AND attempts.tenant_id = j.j_tenant
-    AND attempts.finished_at IS NULL
-RETURNING occurrence_id`
-
-	// Step 2: their occurrences follow. ?1 is a JSON array of
-	// [occurrence_id, attempt, state, now, retry_at] of the attempts step 1
-	// ended. SUCCEEDED and DEAD finish the occurrence; RETRY_WAIT makes it
-	// claimable again at retry_at and leaves the rest alone.
-	qFinishOccurrenceBatch = `UPDATE occurrences SET
+	// A batch of finishes: ?1 is a JSON array of [occurrence_id, attempt,
+	// tenant_id, state, result, error, now, retry_at], at most one per
+	// occurrence. Each applies only while its attempt is the occurrence's
+	// current one and the occurrence RUNNING (the fencing test); the answer
+	// is the occurrences written. The attempt ends in the row (att_*).
+	// SUCCEEDED and DEAD finish the occurrence (open = 0); RETRY_WAIT makes
+	// it claimable again at retry_at and leaves the rest alone.
+	qFinishBatch = `UPDATE occurrences SET
     state = j.j_state,
+    open = j.j_state = 'RETRY_WAIT',
     finished_at = CASE WHEN j.j_state = 'RETRY_WAIT' THEN occurrences.finished_at ELSE j.j_now END,
-    available_at = CASE WHEN j.j_state = 'RETRY_WAIT' THEN j.j_retry_at ELSE occurrences.available_at END
-FROM (SELECT value ->> 0 AS j_occ, value ->> 1 AS j_att, value ->> 2 AS j_state, value ->> 3 AS j_now,
-             value ->> 4 AS j_retry_at
+    available_at = CASE WHEN j.j_state = 'RETRY_WAIT' THEN j.j_retry_at ELSE occurrences.available_at END,
+    att_finished_at = j.j_now, att_result = j.j_result, att_error = j.j_error
+FROM (SELECT value ->> 0 AS j_occ, value ->> 1 AS j_att, value ->> 2 AS j_tenant, value ->> 3 AS j_state,
+             value ->> 4 AS j_result, value ->> 5 AS j_error, value ->> 6 AS j_now, value ->> 7 AS j_retry_at
       FROM json_each(?1)) AS j
-WHERE occurrences.occurrence_id = j.j_occ AND occurrences.state = 'RUNNING' AND occurrences.attempt_count = j.j_att
+WHERE occurrences.occurrence_id = j.j_occ AND occurrences.tenant_id = j.j_tenant
+    AND occurrences.state = 'RUNNING' AND occurrences.attempt_count = j.j_att
 RETURNING ` + occurrenceColumns
 
-	// A finish that found nothing to write: was it the same finish again?
-	qFinishedAttempt = `SELECT result FROM attempts WHERE occurrence_id = ? AND attempt = ? AND tenant_id = ?`
+	// A finish that found nothing to write: how did that attempt end? The
+	// latest attempt is in the occurrence row, older ones in the history;
+	// NULL when it has not ended or does not exist.
+	qFinishedAttempt = `SELECT coalesce(
+    (SELECT att_result FROM occurrences WHERE tenant_id = ?1 AND occurrence_id = ?2 AND attempt_count = ?3),
+    (SELECT result FROM attempts WHERE occurrence_id = ?2 AND attempt = ?3 AND tenant_id = ?1))`
 
-	// Expired leases, oldest first (index attempts_lease_expiry), with what
+	// Expired leases, oldest first (index occurrences_lease), with what
 	// deciding the occurrence's fate needs.
-	qExpiredAttempts = `SELECT a.occurrence_id, a.attempt, o.state, o.attempt_count, o.attempt_floor, o.retry_from,
+	qExpiredAttempts = `SELECT o.occurrence_id, o.attempt_count, o.attempt_floor, o.retry_from,
     s.retry_max_attempts, s.retry_deadline_ms
-FROM attempts a
-JOIN occurrences o ON o.occurrence_id = a.occurrence_id
+FROM occurrences o
 JOIN schedules s ON s.schedule_id = o.schedule_id
-WHERE a.finished_at IS NULL AND a.lease_expires_at <= ?
-ORDER BY a.lease_expires_at
+WHERE o.state = 'RUNNING' AND o.lease_expires_at <= ?
+ORDER BY o.lease_expires_at
 LIMIT ?`
 
-	qExpireAttempt = `UPDATE attempts SET result = 'LEASE_EXPIRED', finished_at = ?
-WHERE occurrence_id = ? AND attempt = ? AND finished_at IS NULL`
+	qRequeueExpired = `UPDATE occurrences SET state = 'ENQUEUED', available_at = ?1,
+    att_finished_at = ?1, att_result = 'LEASE_EXPIRED'
+WHERE occurrence_id = ?2 AND state = 'RUNNING' AND attempt_count = ?3`
 
-	qRequeueExpired = `UPDATE occurrences SET state = 'ENQUEUED', available_at = ?
-WHERE occurrence_id = ? AND state = 'RUNNING' AND attempt_count = ?`
-
-	qKillExpired = `UPDATE occurrences SET state = 'DEAD', finished_at = ?
-WHERE occurrence_id = ? AND state = 'RUNNING' AND attempt_count = ?`
+	qKillExpired = `UPDATE occurrences SET state = 'DEAD', open = 0, finished_at = ?1,
+    att_finished_at = ?1, att_result = 'LEASE_EXPIRED'
+WHERE occurrence_id = ?2 AND state = 'RUNNING' AND attempt_count = ?3`
 
 	qReplay = `UPDATE occurrences SET
-    state = 'ENQUEUED', available_at = ?1, finished_at = NULL, attempt_floor = attempt_count, retry_from = ?1
+    state = 'ENQUEUED', open = 1, available_at = ?1, finished_at = NULL, attempt_floor = attempt_count, retry_from = ?1
 WHERE tenant_id = ?2 AND occurrence_id = ?3 AND state = 'DEAD'
 RETURNING ` + occurrenceColumns
 
@@ -341,7 +363,7 @@ RETURNING ` + occurrenceColumns
 )
 
 // qInsertOccurrences is qInsertOccurrence for insertChunk rows at once.
-var qInsertOccurrences = multiRow("occurrences", occurrenceColumns, occurrenceArity, insertChunk, onOccurrenceConflict)
+var qInsertOccurrences = multiRow("occurrences", occurrenceInsertColumns, occurrenceInsertArity, insertChunk, onOccurrenceConflict)
 
 // multiRow returns an INSERT of rows rows of the columns cols (arity of
 // them), with suffix after the VALUES: batch inserts cost one statement

@@ -30,7 +30,7 @@ func (s *Store) ClaimOccurrences(ctx context.Context, p store.ClaimParams) ([]st
 	}
 	var out []store.Claimed
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
-		c := claimer{ctx: ctx, tx: tx, p: p, now: ms(p.Now), expires: ms(p.Now.Add(p.Lease))}
+		c := claimer{s: s, ctx: ctx, tx: tx, p: p, now: ms(p.Now), expires: ms(p.Now.Add(p.Lease))}
 		defer c.close()
 		for _, lane := range lanes {
 			afterAt, afterRow := int64(math.MinInt64), int64(math.MinInt64)
@@ -73,20 +73,25 @@ type candidate struct {
 
 // claimer is the state of one claim transaction.
 type claimer struct {
+	s            *Store
 	ctx          context.Context
 	tx           *sql.Tx
 	p            store.ClaimParams
 	now, expires int64
 
-	pending  []*candidate // decided to claim, not yet written
-	out      []store.Claimed
-	attempts jsonRows
+	pending []*candidate // decided to claim, not yet written
+	out     []store.Claimed
+	archive jsonRows
 
-	running, earliest, skip *sql.Stmt
+	cands, claim, archiveSt, running, earliest, skip *sql.Stmt
 }
 
 func (c *claimer) candidates(lane store.Lane, afterAt, afterRow int64, limit int) ([]candidate, error) {
-	rows, err := c.tx.QueryContext(c.ctx, qClaimCandidates, c.p.TenantID, c.p.Queue, string(lane), c.now, afterAt, afterRow, limit)
+	st, err := c.stmt(&c.cands, qClaimCandidates)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(c.ctx, c.p.TenantID, c.p.Queue, string(lane), c.now, afterAt, afterRow, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read %s lane: %w", lane, translate(err))
 	}
@@ -156,30 +161,48 @@ func (c *claimer) decide(cd *candidate) error {
 	return nil
 }
 
-// flush claims the pending candidates: one UPDATE for their rows, one
-// INSERT for their attempts.
+// flush claims the pending candidates: one UPDATE of their rows, which
+// record the new attempts themselves, after one INSERT that moves the
+// previous attempt of those claimed again to the history.
 func (c *claimer) flush() error {
 	if len(c.pending) == 0 {
 		return nil
 	}
 	ids := make([]byte, 0, 2+len(c.pending)*8)
 	ids = append(ids, '[')
+	c.archive.reset()
 	for i, cd := range c.pending {
 		if i > 0 {
 			ids = append(ids, ',')
 		}
 		ids = strconv.AppendInt(ids, cd.rowid, 10)
+		if n := cd.raw.o.AttemptCount; n > 0 {
+			c.archive.row()
+			c.archive.int(cd.rowid)
+			c.archive.str(store.AttemptID(cd.raw.o.OccurrenceID, int64(n)))
+		}
 	}
 	ids = append(ids, ']')
-	r, err := c.tx.ExecContext(c.ctx, qClaimRows, c.now, string(ids))
+	if c.archive.rows > 0 {
+		st, err := c.stmt(&c.archiveSt, qArchiveAttempts)
+		if err != nil {
+			return err
+		}
+		if _, err := st.ExecContext(c.ctx, c.archive.String()); err != nil {
+			return fmt.Errorf("archive attempts: %w", translate(err))
+		}
+	}
+	claim, err := c.stmt(&c.claim, qClaimRows)
+	if err != nil {
+		return err
+	}
+	r, err := claim.ExecContext(c.ctx, c.now, c.p.WorkerID, c.expires, string(ids))
 	if err != nil {
 		return fmt.Errorf("claim rows: %w", translate(err))
 	}
 	if err := wantRows(r, len(c.pending)); err != nil {
 		return fmt.Errorf("claim rows: %w", err)
 	}
-	c.attempts.reset()
-	first := len(c.out)
 	for _, cd := range c.pending {
 		o := cd.raw.finish()
 		o.State = store.OccurrenceRunning
@@ -196,18 +219,7 @@ func (c *claimer) flush() error {
 			ClaimedAt:      fromMS(c.now),
 			LeaseExpiresAt: fromMS(c.expires),
 		}
-		c.attempts.row()
-		c.attempts.str(a.OccurrenceID)
-		c.attempts.int(a.Attempt)
-		c.attempts.str(a.AttemptID)
 		c.out = append(c.out, store.Claimed{Occurrence: *o, Attempt: a, Payload: cd.payload})
-	}
-	r, err = c.tx.ExecContext(c.ctx, qInsertAttempts, c.p.TenantID, c.p.WorkerID, c.now, c.expires, c.attempts.String())
-	if err != nil {
-		return fmt.Errorf("insert attempts of %s...: %w", c.out[first].Occurrence.OccurrenceID, translate(err))
-	}
-	if err := wantRows(r, len(c.pending)); err != nil {
-		return fmt.Errorf("insert attempts: %w", err)
 	}
 	c.pending = c.pending[:0]
 	return nil
@@ -226,12 +238,12 @@ func wantRows(r sql.Result, want int) error {
 	return nil
 }
 
-// stmt returns *st, prepared on the transaction the first time.
+// stmt returns *st, made a statement of the transaction the first time.
 func (c *claimer) stmt(st **sql.Stmt, query string) (*sql.Stmt, error) {
 	if *st == nil {
-		prepared, err := c.tx.PrepareContext(c.ctx, query)
+		prepared, err := c.s.txStmt(c.ctx, c.tx, query)
 		if err != nil {
-			return nil, fmt.Errorf("prepare: %w", translate(err))
+			return nil, err
 		}
 		*st = prepared
 	}
@@ -239,7 +251,7 @@ func (c *claimer) stmt(st **sql.Stmt, query string) (*sql.Stmt, error) {
 }
 
 func (c *claimer) close() {
-	for _, st := range []*sql.Stmt{c.running, c.earliest, c.skip} {
+	for _, st := range []*sql.Stmt{c.cands, c.claim, c.archiveSt, c.running, c.earliest, c.skip} {
 		if st != nil {
 			st.Close()
 		}
@@ -257,7 +269,7 @@ func (s *Store) Heartbeat(ctx context.Context, p store.HeartbeatParams) (store.H
 		res     store.HeartbeatResult
 		expires int64
 	)
-	err := s.w.QueryRowContext(ctx, qHeartbeat, ms(p.Now.Add(p.Lease)), p.OccurrenceID, p.Attempt, p.TenantID).
+	err := s.hot[qHeartbeat].QueryRowContext(ctx, ms(p.Now.Add(p.Lease)), p.OccurrenceID, p.Attempt, p.TenantID).
 		Scan(&expires, &res.Superseded, &res.Canceled)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = s.staleOrMissing(ctx, s.w, p.TenantID, p.OccurrenceID, p.Attempt)
@@ -293,82 +305,58 @@ func (s *Store) staleOrMissing(ctx context.Context, q querier, tenantID, occurre
 //
 // The items are applied as if one after the other, in a few statements:
 // the batch is cut into runs in which no occurrence appears twice, and each
-// run ends its attempts in one UPDATE and moves their occurrences in
-// another. An item whose attempt was not ended (stale, not found, or the
-// same finish again) is then answered on its own.
+// run ends its attempts and moves their occurrences in one UPDATE (the
+// current attempt lives in the occurrence row). An item it did not write
+// (stale, not found, or the same finish again) is then answered on its own.
 func (s *Store) FinishAttempts(ctx context.Context, ps []store.FinishParams) ([]store.FinishResult, error) {
 	if len(ps) == 0 {
 		return nil, nil
 	}
 	res := make([]store.FinishResult, len(ps))
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		finish, err := s.txStmt(ctx, tx, qFinishBatch)
+		if err != nil {
+			return fmt.Errorf("finish occurrences: %w", err)
+		}
 		var (
-			seen     = map[string]bool{}
-			run      []int // items of the current run
-			attempts jsonRows
-			occs     jsonRows
-			byOcc    = map[string]int{}
-			ended    = map[int]bool{}
+			seen  = map[string]bool{}
+			run   []int // items of the current run
+			js    jsonRows
+			byOcc = map[string]int{}
+			ended = map[int]bool{}
 		)
 		apply := func() error {
 			if len(run) == 0 {
 				return nil
 			}
-			attempts.reset()
+			js.reset()
 			clear(byOcc)
 			clear(ended)
 			for _, i := range run {
 				p := &ps[i]
-				attempts.row()
-				attempts.str(p.OccurrenceID)
-				attempts.int(p.Attempt)
-				attempts.str(p.TenantID)
-				attempts.str(string(p.Result))
-				attempts.str(p.Error)
-				attempts.int(ms(p.Now))
+				js.row()
+				js.str(p.OccurrenceID)
+				js.int(p.Attempt)
+				js.str(p.TenantID)
+				js.str(string(p.State))
+				js.str(string(p.Result))
+				js.str(p.Error)
+				js.int(ms(p.Now))
+				js.int(ms(p.RetryAt))
 				byOcc[p.OccurrenceID] = i
 			}
-			rows, err := tx.QueryContext(ctx, qFinishAttemptBatch, attempts.String())
+			rows, err := finish.QueryContext(ctx, js.String())
 			if err != nil {
-				return fmt.Errorf("end attempts: %w", translate(err))
+				return fmt.Errorf("finish occurrences: %w", translate(err))
 			}
-			occs.reset()
-			for rows.Next() {
-				var id string
-				if err := rows.Scan(&id); err != nil {
-					rows.Close()
-					return fmt.Errorf("end attempts: %w", translate(err))
-				}
-				i := byOcc[id]
-				p := &ps[i]
+			moved, err := collect(rows, scanOccurrence)
+			if err != nil {
+				return fmt.Errorf("finish occurrences: %w", err)
+			}
+			for _, o := range moved {
+				i := byOcc[o.OccurrenceID]
+				res[i].Occurrence = o
 				ended[i] = true
-				occs.row()
-				occs.str(p.OccurrenceID)
-				occs.int(p.Attempt)
-				occs.str(string(p.State))
-				occs.int(ms(p.Now))
-				occs.int(ms(p.RetryAt))
-			}
-			if err := rows.Err(); err != nil {
-				return fmt.Errorf("end attempts: %w", translate(err))
-			}
-			if len(ended) > 0 {
-				rows, err := tx.QueryContext(ctx, qFinishOccurrenceBatch, occs.String())
-				if err != nil {
-					return fmt.Errorf("finish occurrences: %w", translate(err))
-				}
-				moved, err := collect(rows, scanOccurrence)
-				if err != nil {
-					return fmt.Errorf("finish occurrences: %w", err)
-				}
-				for _, o := range moved {
-					res[byOcc[o.OccurrenceID]].Occurrence = o
-				}
-				if len(moved) != len(ended) {
-					// The attempt was current, so its occurrence was RUNNING at
-					// it: a missing row here is a broken invariant.
-					return fmt.Errorf("finish occurrences: %d of %d ended attempts moved their occurrence", len(moved), len(ended))
-				}
 			}
 			for _, i := range run {
 				if ended[i] {
@@ -441,11 +429,11 @@ func checkFinish(p *store.FinishParams) error {
 // occurrence as it is now; anything else is stale or not found.
 func (s *Store) refinish(ctx context.Context, tx *sql.Tx, p *store.FinishParams) (*store.Occurrence, error) {
 	var result sql.NullString
-	err := tx.QueryRowContext(ctx, qFinishedAttempt, p.OccurrenceID, p.Attempt, p.TenantID).Scan(&result)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	err := tx.QueryRowContext(ctx, qFinishedAttempt, p.TenantID, p.OccurrenceID, p.Attempt).Scan(&result)
+	if err != nil {
 		return nil, translate(err)
 	}
-	if err == nil && result.Valid && store.AttemptResult(result.String) == p.Result {
+	if result.Valid && store.AttemptResult(result.String) == p.Result {
 		o, err := scanOccurrence(tx.QueryRowContext(ctx, qGetOccurrence, p.TenantID, p.OccurrenceID))
 		if err != nil {
 			return nil, translate(err)
@@ -457,21 +445,20 @@ func (s *Store) refinish(ctx context.Context, tx *sql.Tx, p *store.FinishParams)
 
 // ExpireLeases ends up to limit attempts whose lease ran out at or before
 // now, oldest lease first, in one transaction, and returns how many it
-// ended. Each gets result LEASE_EXPIRED. Its occurrence, if still RUNNING
-// at that attempt, becomes claimable again at now (ENQUEUED), or DEAD when
-// its attempts since the last replay have reached the schedule's
-// retry_max_attempts or its retry deadline (retry_from +
-// retry_deadline_ms) has passed.
+// ended. Each gets result LEASE_EXPIRED. Its occurrence, RUNNING at that
+// attempt (the only place a live attempt exists), becomes claimable again
+// at now (ENQUEUED), or DEAD when its attempts since the last replay have
+// reached the schedule's retry_max_attempts or its retry deadline
+// (retry_from + retry_deadline_ms) has passed.
 func (s *Store) ExpireLeases(ctx context.Context, now time.Time, limit int) (int, error) {
 	if limit <= 0 {
 		return 0, fmt.Errorf("expire leases: limit %d: want a positive limit", limit)
 	}
 	type expired struct {
-		occ                       string
-		attempt                   int64
-		state                     string
-		count, floor, maxAttempts int64
-		retryFrom, deadline       int64
+		occ                 string
+		attempt             int64
+		floor, maxAttempts  int64
+		retryFrom, deadline int64
 	}
 	at := ms(now)
 	var n int
@@ -483,7 +470,7 @@ func (s *Store) ExpireLeases(ctx context.Context, now time.Time, limit int) (int
 		var all []expired
 		for rows.Next() {
 			var e expired
-			if err := rows.Scan(&e.occ, &e.attempt, &e.state, &e.count, &e.floor, &e.retryFrom, &e.maxAttempts, &e.deadline); err != nil {
+			if err := rows.Scan(&e.occ, &e.attempt, &e.floor, &e.retryFrom, &e.maxAttempts, &e.deadline); err != nil {
 				rows.Close()
 				return translate(err)
 			}
@@ -494,18 +481,12 @@ func (s *Store) ExpireLeases(ctx context.Context, now time.Time, limit int) (int
 			return translate(err)
 		}
 		for _, e := range all {
-			if _, err := tx.ExecContext(ctx, qExpireAttempt, at, e.occ, e.attempt); err != nil {
-				return fmt.Errorf("attempt %d of %s: %w", e.attempt, e.occ, translate(err))
-			}
-			if e.state != string(store.OccurrenceRunning) || e.count != e.attempt {
-				continue
-			}
 			q := qRequeueExpired
-			if e.count-e.floor >= e.maxAttempts || at >= e.retryFrom+e.deadline {
+			if e.attempt-e.floor >= e.maxAttempts || at >= e.retryFrom+e.deadline {
 				q = qKillExpired
 			}
 			if _, err := tx.ExecContext(ctx, q, at, e.occ, e.attempt); err != nil {
-				return fmt.Errorf("occurrence %s: %w", e.occ, translate(err))
+				return fmt.Errorf("attempt %d of %s: %w", e.attempt, e.occ, translate(err))
 			}
 		}
 		n = len(all)

@@ -174,7 +174,7 @@ func (s *Store) InsertOccurrences(ctx context.Context, occs []store.Occurrence) 
 		}
 	}
 	err = s.writeTx(ctx, func(tx *sql.Tx) error {
-		ins := newOccurrenceInserter(ctx, tx)
+		ins := s.newOccurrenceInserter(ctx, tx)
 		defer ins.close()
 		for i := range occs {
 			if err := ins.add(&occs[i], ids[i], occs[i].ShardEpoch, occs[i].EnqueuedAt); err != nil {
@@ -266,7 +266,8 @@ func (s *Store) CountOccurrences(ctx context.Context, tenantID string, state sto
 }
 
 // ListAttempts returns the attempts of the tenant's occurrence, by attempt
-// number. Another tenant's occurrence is store.ErrNotFound.
+// number: the history rows, then the latest attempt, which the occurrence
+// row holds. Another tenant's occurrence is store.ErrNotFound.
 func (s *Store) ListAttempts(ctx context.Context, tenantID, occurrenceID string) (_ []store.Attempt, err error) {
 	defer func() {
 		if err != nil {
@@ -278,15 +279,30 @@ func (s *Store) ListAttempts(ctx context.Context, tenantID, occurrenceID string)
 		return nil, translate(err)
 	}
 	defer tx.Rollback() // read only: nothing to commit
-	var one int
-	if err := tx.QueryRowContext(ctx, qOccurrenceExists, tenantID, occurrenceID).Scan(&one); err != nil {
+	var (
+		cur              store.Attempt
+		worker, result   sql.NullString
+		claimed, expires sql.Null[int64]
+		finished         sql.Null[int64]
+	)
+	err = tx.QueryRowContext(ctx, qCurrentAttempt, tenantID, occurrenceID).
+		Scan(&cur.Attempt, &worker, &claimed, &expires, &finished, &result, &cur.Error)
+	if err != nil {
 		return nil, translate(err)
 	}
 	rows, err := tx.QueryContext(ctx, qListAttempts, occurrenceID, tenantID)
 	if err != nil {
 		return nil, translate(err)
 	}
-	return collect(rows, scanAttempt)
+	out, err := collect(rows, scanAttempt)
+	if err != nil || !claimed.Valid {
+		return out, err
+	}
+	cur.AttemptID = store.AttemptID(occurrenceID, cur.Attempt)
+	cur.TenantID, cur.OccurrenceID, cur.WorkerID = tenantID, occurrenceID, worker.String
+	cur.ClaimedAt, cur.LeaseExpiresAt, cur.FinishedAt = fromNullMS(claimed), fromNullMS(expires), fromNullMS(finished)
+	cur.Result = store.AttemptResult(result.String)
+	return append(out, cur), nil
 }
 
 // writeTx runs fn in a transaction of the writer (BEGIN IMMEDIATE) and
@@ -437,9 +453,9 @@ func scanOccurrence(row scanner) (*store.Occurrence, error) {
 	return r.finish(), nil
 }
 
-// occurrenceArgs appends the values of occurrenceColumns for o, whose id
-// is id, to args. Zero RetryFrom is ScheduledFor and empty OverlapPolicy is
-// allow.
+// occurrenceArgs appends the values of occurrenceInsertColumns for o,
+// whose id is id, to args. Zero RetryFrom is ScheduledFor and empty
+// OverlapPolicy is allow.
 func occurrenceArgs(args []any, o *store.Occurrence, id string, epoch int64, enqueuedAt time.Time) []any {
 	retryFrom := o.RetryFrom
 	if retryFrom.IsZero() {
@@ -453,7 +469,16 @@ func occurrenceArgs(args []any, o *store.Occurrence, id string, epoch int64, enq
 		id, o.TenantID, o.ScheduleID, o.ScheduleVersion, ms(o.ScheduledFor),
 		ms(o.AvailableAt), nullMS(enqueuedAt), string(o.State), string(o.Lane), o.Queue,
 		o.AttemptCount, nullMS(o.FirstClaimedAt), nullMS(o.FinishedAt),
-		string(ovl), epoch, o.AttemptFloor, ms(retryFrom))
+		string(ovl), epoch, o.AttemptFloor, ms(retryFrom), isOpen(o.State))
+}
+
+// isOpen is the open column for an occurrence in state st.
+func isOpen(st store.OccurrenceState) int {
+	switch st {
+	case store.OccurrenceScheduled, store.OccurrenceEnqueued, store.OccurrenceRunning, store.OccurrenceRetryWait:
+		return 1
+	}
+	return 0
 }
 
 // scanAttempt reads the columns of attemptColumns, in that order.

@@ -84,6 +84,10 @@ type Store struct {
 	// schema was already current).
 	applied []int
 
+	// hot holds the statements of the hot paths, prepared once on the
+	// writer (see prepareHot).
+	hot map[string]*sql.Stmt
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -154,6 +158,10 @@ func Open(ctx context.Context, path string, opts ...Option) (_ *Store, err error
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 
+	if err := s.prepareHot(ctx); err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+
 	// The readers open after the writer has put the file in WAL mode.
 	s.r, err = sql.Open("sqlite", dsn(path, o.busyTimeout, true))
 	if err != nil {
@@ -197,6 +205,46 @@ func dsn(path string, busyTimeout time.Duration, readOnly bool) string {
 		q.Add("_pragma", "wal_autocheckpoint(8192)")
 	}
 	return path + "?" + q.Encode()
+}
+
+// hotQueries are prepared once, when the store opens. Preparing is SQLite
+// parsing and planning the text (yy_reduce and friends showed up at about a
+// tenth of a claim's CPU), and the planner and queue statements run once per
+// batch, thousands of times a minute. They cannot be prepared lazily on the
+// writer pool: its one connection is busy with the transaction that wants
+// the statement.
+var hotQueries = []string{
+	qCheckLease, qAdvanceSchedules, qInsertOccurrence, qInsertOccurrences,
+	qClaimCandidates, qClaimRows, qArchiveAttempts, qScheduleRunning, qEarliestPending, qSkipOverlap,
+	qFinishBatch, qFinishedAttempt, qOccurrenceState, qGetOccurrence, qHeartbeat,
+}
+
+// prepareHot prepares hotQueries on the writer.
+func (s *Store) prepareHot(ctx context.Context) error {
+	s.hot = make(map[string]*sql.Stmt, len(hotQueries))
+	for _, q := range hotQueries {
+		st, err := s.w.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("prepare: %w", translate(err))
+		}
+		s.hot[q] = st
+	}
+	return nil
+}
+
+// txStmt returns query as a statement of tx: the one prepared when the
+// store opened, reused (database/sql keeps it per connection, and the
+// writer has one), or prepared now for a query that is not hot. The
+// statement is closed with the transaction.
+func (s *Store) txStmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	if st := s.hot[query]; st != nil {
+		return tx.StmtContext(ctx, st), nil
+	}
+	st, err := tx.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("prepare: %w", translate(err))
+	}
+	return st, nil
 }
 
 // quickCheck runs PRAGMA quick_check and fails with store.ErrCorrupt unless
@@ -250,6 +298,9 @@ func (s *Store) Close() error {
 		var errs []error
 		if s.r != nil {
 			errs = append(errs, s.r.Close())
+		}
+		for _, st := range s.hot {
+			errs = append(errs, st.Close())
 		}
 		// The writer closes last, so its close checkpoints the WAL.
 		if s.w != nil {

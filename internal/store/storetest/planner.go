@@ -167,6 +167,10 @@ func testPlanner(t *testing.T, open func(t *testing.T) Store) {
 		}
 		want := NewSchedule("tenant-a", "sch_other_shard")
 		want.Shard, want.NextRunAt = 2, at(0)
+		if len(got[0].Payload) == 0 {
+			// The contract lets DueSchedules leave the payload out.
+			got[0].Payload, want.Payload = nil, nil
+		}
 		assertScheduleEqual(t, &got[0], want)
 	})
 

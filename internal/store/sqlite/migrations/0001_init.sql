@@ -109,6 +109,24 @@ CREATE TABLE occurrences (
     attempt_floor    INTEGER NOT NULL DEFAULT 0 CHECK (attempt_floor >= 0 AND attempt_floor <= attempt_count),
     -- Where the retry deadline counts from: scheduled_for, or the last replay.
     retry_from       INTEGER NOT NULL,
+    -- 1 while the occurrence is not finished (SCHEDULED, ENQUEUED, RUNNING,
+    -- RETRY_WAIT), 0 after; kept by the store. It exists for the partial
+    -- index occurrences_open: an index whose WHERE names state would be
+    -- rewritten by every claim (ENQUEUED -> RUNNING changes state), one
+    -- whose WHERE names open is left alone by claims and touched only when
+    -- an occurrence starts or stops being open.
+    open             INTEGER NOT NULL CHECK (open = (state IN ('SCHEDULED', 'ENQUEUED', 'RUNNING', 'RETRY_WAIT'))),
+    -- The latest attempt, kept in the row so that a claim and its ack write
+    -- the occurrence alone (and no attempts row): NULL claimed_at means no
+    -- attempt has been recorded. Its number is attempt_count, its id
+    -- store.AttemptID(occurrence_id, attempt_count). When the next attempt
+    -- starts, the claim first copies this one to attempts (history).
+    worker_id        TEXT,
+    claimed_at       INTEGER,
+    lease_expires_at INTEGER,
+    att_finished_at  INTEGER,
+    att_result       TEXT    CHECK (att_result IN ('SUCCEEDED', 'FAILED_RETRYABLE', 'FAILED_PERMANENT', 'LEASE_EXPIRED')),
+    att_error        TEXT    NOT NULL DEFAULT '',
     UNIQUE (schedule_id, scheduled_for, schedule_version),
     FOREIGN KEY (tenant_id, schedule_id) REFERENCES schedules (tenant_id, schedule_id)
 ) STRICT;
@@ -118,14 +136,17 @@ CREATE TABLE occurrences (
 CREATE INDEX occurrences_claim ON occurrences (tenant_id, queue, lane, available_at)
     WHERE state IN ('ENQUEUED', 'RETRY_WAIT');
 
--- Overlap checks: is an occurrence of this schedule running?
-CREATE INDEX occurrences_running ON occurrences (schedule_id)
-    WHERE state = 'RUNNING';
+-- A schedule's open occurrences (pending and RUNNING): overlap checks (is
+-- one running?), queue_one's earliest waiting one, and an update's cancel
+-- and in-flight count. A claim does not change open, so it does not touch
+-- this index; a finish removes the row from it.
+CREATE INDEX occurrences_open ON occurrences (schedule_id)
+    WHERE open = 1;
 
--- A schedule's occurrences not yet claimed: canceled by an update, and
--- queue_one's earliest waiting one.
-CREATE INDEX occurrences_pending ON occurrences (schedule_id)
-    WHERE state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT');
+-- The lease rescuer: RUNNING occurrences by the lease of their current
+-- attempt.
+CREATE INDEX occurrences_lease ON occurrences (lease_expires_at)
+    WHERE state = 'RUNNING';
 
 -- The dead-letter queue of a tenant's queue.
 CREATE INDEX occurrences_dead ON occurrences (tenant_id, queue)
@@ -135,13 +156,12 @@ CREATE INDEX occurrences_dead ON occurrences (tenant_id, queue)
 CREATE INDEX occurrences_retry_wait ON occurrences (tenant_id)
     WHERE state = 'RETRY_WAIT';
 
--- One delivery. attempt is the fencing token; (occurrence_id, attempt) is
--- the key, so two claims can never both hold the same token. The table is
--- clustered on that key (WITHOUT ROWID): the queue finds an attempt by it,
--- and a claim writes one b-tree instead of a table and two indexes.
--- attempt_id is store.AttemptID(occurrence_id, attempt): derived from the
--- key, so it needs no index of its own. tenant_id is copied from the
--- occurrence by the claim that creates the row.
+-- The history of deliveries: every attempt of an occurrence but its latest,
+-- which lives in the occurrence row (see there). (occurrence_id, attempt) is
+-- the key; the table is clustered on it (WITHOUT ROWID), so an occurrence's
+-- attempts are one range. attempt_id is store.AttemptID(occurrence_id,
+-- attempt). A row is written once, by the claim that starts the next
+-- attempt, and never changed: an attempt here has always ended.
 CREATE TABLE attempts (
     occurrence_id    TEXT    NOT NULL REFERENCES occurrences (occurrence_id),
     attempt          INTEGER NOT NULL CHECK (attempt >= 1),
@@ -156,9 +176,6 @@ CREATE TABLE attempts (
     PRIMARY KEY (occurrence_id, attempt),
     CHECK ((finished_at IS NULL) = (result IS NULL))
 ) STRICT, WITHOUT ROWID;
-
--- The lease rescuer: live attempts by lease expiry.
-CREATE INDEX attempts_lease_expiry ON attempts (lease_expires_at) WHERE finished_at IS NULL;
 
 -- Shard leases for the planners. epoch only grows: every planner write is
 -- conditional on the epoch it holds (RELIABILITY finding 10). A system

@@ -1,0 +1,277 @@
+package daemon
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sched-dev/sched/internal/engine"
+	"github.com/sched-dev/sched/internal/paths"
+)
+
+// Config is schedd's configuration, from flags and the environment.
+type Config struct {
+	// StorePath is the SQLite database file.
+	StorePath string
+	// DefaultStore is set when StorePath is the zero-config default, whose
+	// directory schedd creates.
+	DefaultStore bool
+	Listen       []Listen
+	NodeID       string
+	Shards       int
+	Horizon      time.Duration
+	// Token, when set, is required on every /v1 request.
+	Token          string
+	LogFormat      string // text | json
+	InsecureListen bool
+}
+
+// Listen is one address to serve the API on.
+type Listen struct {
+	Network string // unix | tcp
+	Address string // a socket path, or HOST:PORT
+	// Default is set for the zero-config socket, whose private directory
+	// schedd creates and checks.
+	Default bool
+}
+
+func (l Listen) String() string { return l.Network + ":" + l.Address }
+
+// UsageError is bad input on the command line or in the environment: the
+// daemon exits 2 without touching anything.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+func usage(format string, args ...any) error {
+	return &UsageError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// ErrHelp and ErrVersion are returned by ParseConfig for --help and
+// --version, after printing what was asked.
+var (
+	ErrHelp    = errors.New("help requested")
+	ErrVersion = errors.New("version requested")
+)
+
+const helpText = `schedd is sched's daemon: it turns schedules into occurrences on a durable
+queue and serves the HTTP/JSON API (/v1, see docs/api.md) to schedctl and
+workers.
+
+Usage:
+  schedd [flags]
+
+With no flags it keeps its SQLite database at $XDG_DATA_HOME/sched/sched.db
+(else ~/.local/share/sched/sched.db) and listens on the Unix socket
+$XDG_RUNTIME_DIR/sched/schedd.sock (else /tmp/sched-$UID/schedd.sock), in a
+directory only you can enter. SIGTERM or SIGINT shuts it down cleanly.
+
+Examples:
+  schedd
+  schedd --store sqlite:/var/lib/sched/sched.db --listen unix:/run/sched/schedd.sock,tcp:127.0.0.1:7070
+  SCHED_TOKEN=$(cat token) schedd --listen tcp:127.0.0.1:7070
+  curl --unix-socket "$XDG_RUNTIME_DIR/sched/schedd.sock" http://sched/v1/status
+
+Flags:
+`
+
+// ParseConfig reads flags from args and defaults from env (SCHED_STORE,
+// SCHED_LISTEN, SCHED_TOKEN); a flag wins over its variable. --help and
+// --version print to out and return ErrHelp or ErrVersion; bad input is a
+// *UsageError.
+func ParseConfig(args []string, env paths.Env, version string, out io.Writer) (Config, error) {
+	var (
+		cfg         Config
+		store       string
+		listen      string
+		showVersion bool
+	)
+	fs := flag.NewFlagSet("schedd", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&store, "store", envOr(env, "SCHED_STORE", ""), "the store: `sqlite:PATH` (postgres://... is not supported yet) (env SCHED_STORE; default the SQLite file above)")
+	fs.StringVar(&listen, "listen", envOr(env, "SCHED_LISTEN", ""), "comma-separated `addresses`: unix:PATH, tcp:HOST:PORT (env SCHED_LISTEN; default the Unix socket above)")
+	fs.StringVar(&cfg.NodeID, "node-id", "", "this node's name as the owner of shard leases (default HOSTNAME-PID)")
+	fs.IntVar(&cfg.Shards, "shards", engine.DefaultShards, "number of logical shards; fixed for the life of a database")
+	fs.DurationVar(&cfg.Horizon, "horizon", engine.DefaultHorizon, "how far ahead occurrences are put on the queue")
+	fs.StringVar(&cfg.Token, "token", envOr(env, "SCHED_TOKEN", ""), "require `TOKEN` as \"Authorization: Bearer TOKEN\" on every /v1 request (env SCHED_TOKEN, which ps does not show; prefer it)")
+	fs.StringVar(&cfg.LogFormat, "log-format", "text", "log format on stderr: text or json")
+	fs.BoolVar(&cfg.InsecureListen, "insecure-listen", false, "allow plain HTTP on a TCP address that is not loopback (TLS is not supported yet)")
+	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(out, helpText)
+			fs.SetOutput(out)
+			fs.PrintDefaults()
+			return cfg, ErrHelp
+		}
+		return cfg, usage("%v (see schedd --help)", err)
+	}
+	if showVersion {
+		fmt.Fprintf(out, "schedd %s\n", version)
+		return cfg, ErrVersion
+	}
+	if fs.NArg() > 0 {
+		return cfg, usage("unexpected argument %q: schedd takes only flags (see schedd --help)", fs.Arg(0))
+	}
+
+	var err error
+	if cfg.StorePath, cfg.DefaultStore, err = parseStore(store, env); err != nil {
+		return cfg, err
+	}
+	if cfg.Listen, err = parseListen(listen, env); err != nil {
+		return cfg, err
+	}
+	if cfg.NodeID == "" {
+		host, err := os.Hostname()
+		if err != nil || host == "" {
+			host = "schedd"
+		}
+		cfg.NodeID = host + "-" + strconv.Itoa(os.Getpid())
+	}
+	switch {
+	case cfg.Shards < 1 || cfg.Shards > 4096:
+		return cfg, usage("--shards %d: must be from 1 to 4096", cfg.Shards)
+	case cfg.Horizon < time.Second || cfg.Horizon > 24*time.Hour:
+		return cfg, usage("--horizon %s: must be from 1s to 24h", cfg.Horizon)
+	case cfg.LogFormat != "text" && cfg.LogFormat != "json":
+		return cfg, usage("--log-format %q: want text or json", cfg.LogFormat)
+	case strings.ContainsAny(cfg.Token, " \t\r\n"):
+		return cfg, usage("--token: must not contain spaces or line breaks")
+	}
+	for _, l := range cfg.Listen {
+		if err := checkExposure(l, cfg); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
+}
+
+func envOr(env paths.Env, name, def string) string {
+	if v, ok := env(name); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+// ErrPostgres is the answer to a postgres:// store until issue 5 lands.
+var ErrPostgres = errors.New("PostgreSQL stores are not supported yet (see issue 5); use sqlite:PATH")
+
+func parseStore(s string, env paths.Env) (path string, isDefault bool, err error) {
+	switch {
+	case s == "":
+		p, err := paths.Database(env)
+		if err != nil {
+			return "", false, usage("%v", err)
+		}
+		return p, true, nil
+	case strings.HasPrefix(s, "postgres://"), strings.HasPrefix(s, "postgresql://"):
+		return "", false, ErrPostgres
+	case strings.HasPrefix(s, "sqlite:"):
+		p := strings.TrimPrefix(s, "sqlite:")
+		p = strings.TrimPrefix(p, "//") // sqlite:///abs/path
+		if p == "" {
+			return "", false, usage("--store %q: give a file, sqlite:PATH", s)
+		}
+		if strings.HasPrefix(p, "~/") {
+			home, ok := env("HOME")
+			if !ok || home == "" {
+				return "", false, usage("--store %q: HOME is not set", s)
+			}
+			p = filepath.Join(home, p[2:])
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return "", false, usage("--store %q: %v", s, err)
+		}
+		return abs, false, nil
+	}
+	return "", false, usage("--store %q: want sqlite:PATH or a postgres:// URL", s)
+}
+
+// maxSocketPath is the longest Unix socket path every supported OS takes
+// (sun_path is 104 bytes on the BSDs and macOS, 108 on Linux).
+const maxSocketPath = 103
+
+func parseListen(s string, env paths.Env) ([]Listen, error) {
+	if strings.TrimSpace(s) == "" {
+		return []Listen{{Network: "unix", Address: paths.Socket(env), Default: true}}, nil
+	}
+	var out []Listen
+	seen := map[string]bool{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		var l Listen
+		switch {
+		case strings.HasPrefix(part, "unix:"):
+			p := strings.TrimPrefix(part, "unix:")
+			if p == "" {
+				return nil, usage("--listen %q: give a socket path, unix:PATH", part)
+			}
+			abs, err := filepath.Abs(p)
+			if err != nil {
+				return nil, usage("--listen %q: %v", part, err)
+			}
+			if len(abs) > maxSocketPath {
+				return nil, usage("--listen %q: the socket path is %d bytes, longer than the %d a Unix socket allows", part, len(abs), maxSocketPath)
+			}
+			l = Listen{Network: "unix", Address: abs, Default: abs == paths.Socket(env)}
+		case strings.HasPrefix(part, "tcp:"):
+			addr := strings.TrimPrefix(part, "tcp:")
+			_, port, err := net.SplitHostPort(addr)
+			if err != nil {
+				return nil, usage("--listen %q: want tcp:HOST:PORT (%v)", part, err)
+			}
+			if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+				return nil, usage("--listen %q: port %q is not a number from 0 to 65535", part, port)
+			}
+			l = Listen{Network: "tcp", Address: addr}
+		case strings.HasPrefix(part, "https://"):
+			return nil, usage("--listen %q: TLS is not supported yet; listen on tcp:127.0.0.1:PORT behind a TLS proxy", part)
+		default:
+			return nil, usage("--listen %q: want unix:PATH or tcp:HOST:PORT", part)
+		}
+		if seen[l.String()] {
+			return nil, usage("--listen: %s is given twice", l)
+		}
+		seen[l.String()] = true
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+// checkExposure refuses plain HTTP on a network address (RELIABILITY G4):
+// TCP on anything but loopback needs --insecure-listen, and then a token.
+func checkExposure(l Listen, cfg Config) error {
+	if l.Network != "tcp" {
+		return nil
+	}
+	host, _, _ := net.SplitHostPort(l.Address)
+	if isLoopback(host) {
+		return nil
+	}
+	if !cfg.InsecureListen {
+		return usage("refusing to listen on %s: it is not a loopback address and TLS is not supported yet, so tokens and payloads would cross the network in clear text; listen on tcp:127.0.0.1:PORT, or pass --insecure-listen if you accept that", l)
+	}
+	if cfg.Token == "" {
+		return usage("refusing to listen on %s without a token: anyone who can reach it could use the API; set SCHED_TOKEN or --token", l)
+	}
+	return nil
+}
+
+// isLoopback reports whether host is certainly a loopback address: an IP
+// literal in 127.0.0.0/8 or ::1, or "localhost". Other names are not
+// resolved (they can change); an empty host is every interface.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,259 @@
+// Package daemon is schedd: its configuration (flags and environment), its
+// listeners (a private Unix socket by default, TCP on request) and its
+// lifecycle: open the store, start the engine, serve the API, and on
+// SIGTERM or SIGINT drain and stop within a few seconds.
+//
+// Start-up order: the store first, so that a second schedd on the same
+// database fails fast (sqlite.ErrInUse) before it touches any socket; then
+// the engine, the listeners, and the planner. Shutdown is the reverse:
+// stop being ready and taking claims, end long polls, let requests that are
+// committing finish (http.Server.Shutdown, at most ShutdownTimeout), stop
+// the planner and release its shard leases, close the store.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sched-dev/sched/internal/clock"
+	"github.com/sched-dev/sched/internal/engine"
+	"github.com/sched-dev/sched/internal/paths"
+	"github.com/sched-dev/sched/internal/server"
+	"github.com/sched-dev/sched/internal/spec"
+	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/sqlite"
+)
+
+// Timeouts of the HTTP servers (RELIABILITY E4). There is no global
+// WriteTimeout or ReadTimeout, which would cut long polls; the server sets
+// read and write deadlines per request instead.
+const (
+	ReadHeaderTimeout = 10 * time.Second
+	IdleTimeout       = 2 * time.Minute
+	MaxHeaderBytes    = 64 << 10
+	ShutdownTimeout   = 5 * time.Second
+)
+
+// Exit statuses.
+const (
+	ExitOK    = 0
+	ExitError = 1 // could not start, or failed while running
+	ExitUsage = 2 // bad flags or environment
+)
+
+// Main is schedd's main: it parses args, runs until SIGTERM or SIGINT, and
+// returns the exit status. Fatal errors are one line on stderr.
+func Main(version string, args []string, stdout, stderr io.Writer) int {
+	// Everything schedd creates (database, socket, lock file) is private to
+	// its user: the database holds payloads.
+	syscall.Umask(0o077)
+	cfg, err := ParseConfig(args, os.LookupEnv, version, stdout)
+	switch {
+	case errors.Is(err, ErrHelp), errors.Is(err, ErrVersion):
+		return ExitOK
+	case errors.Is(err, ErrPostgres):
+		fmt.Fprintf(stderr, "schedd: %v\n", err)
+		return ExitError
+	case err != nil:
+		fmt.Fprintf(stderr, "schedd: %v\n", err)
+		return ExitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal kills at once
+	}()
+	if err := Run(ctx, cfg, Options{Version: version, Env: os.LookupEnv, Logger: NewLogger(cfg.LogFormat, stderr)}); err != nil {
+		fmt.Fprintf(stderr, "schedd: %s\n", oneLine(err.Error()))
+		return ExitError
+	}
+	return ExitOK
+}
+
+// NewLogger is schedd's structured logger on w.
+func NewLogger(format string, w io.Writer) *slog.Logger {
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, nil))
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+// Options are what Run needs besides the configuration.
+type Options struct {
+	Version string
+	Env     paths.Env
+	Logger  *slog.Logger
+}
+
+// Run runs the daemon until ctx ends, then shuts it down. It returns nil
+// after a clean shutdown.
+func Run(ctx context.Context, cfg Config, opt Options) (err error) {
+	log := opt.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if opt.Env == nil {
+		opt.Env = os.LookupEnv
+	}
+
+	if cfg.DefaultStore {
+		if err := os.MkdirAll(filepath.Dir(cfg.StorePath), 0o700); err != nil {
+			return fmt.Errorf("create the data directory: %w", err)
+		}
+	} else if _, err := os.Stat(filepath.Dir(cfg.StorePath)); errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("cannot open the store %s: the directory %s does not exist; create it first", cfg.StorePath, filepath.Dir(cfg.StorePath))
+	}
+	st, err := sqlite.Open(ctx, cfg.StorePath)
+	switch {
+	case errors.Is(err, sqlite.ErrInUse):
+		return fmt.Errorf("another schedd is running on %s (%v)", cfg.StorePath, unwrapInUse(err))
+	case errors.Is(err, store.ErrCorrupt):
+		return fmt.Errorf("the database %s is corrupt; refusing to serve it (restore a backup): %w", cfg.StorePath, err)
+	case err != nil:
+		return err
+	}
+	defer func() {
+		if cerr := st.Close(); cerr != nil {
+			log.Error("closing the store", "err", cerr)
+			err = errors.Join(err, cerr)
+		}
+	}()
+
+	eng, err := engine.New(ctx, engine.Config{
+		Store: st, Clock: clock.Real{}, Logger: log,
+		NodeID: cfg.NodeID, Shards: cfg.Shards, Horizon: cfg.Horizon,
+	})
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(server.Config{
+		Engine: eng, Version: opt.Version, NodeID: cfg.NodeID, Shards: cfg.Shards,
+		StoreDriver: "sqlite", Token: cfg.Token, Logger: log,
+		Ready: func(ctx context.Context) error {
+			_, err := st.ListShardLeases(ctx)
+			return err
+		},
+	})
+	if err != nil {
+		return err
+	}
+	lns, err := listenAll(cfg, opt.Env, log)
+	if err != nil {
+		return err
+	}
+	if err := eng.Start(context.Background()); err != nil {
+		for _, l := range lns {
+			l.Close()
+		}
+		return err
+	}
+	defer eng.Stop() // releases the shard leases; runs before the store closes
+
+	errLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
+	servers := make([]*http.Server, len(lns))
+	serveErr := make(chan error, len(lns))
+	listening := make([]string, len(lns))
+	for i, ln := range lns {
+		handler := srv.Handler()
+		if cfg.Listen[i].Network == "tcp" && isLoopback(hostOf(cfg.Listen[i].Address)) {
+			handler = loopbackHosts(handler)
+		}
+		hs := &http.Server{
+			Handler:           handler,
+			ReadHeaderTimeout: ReadHeaderTimeout,
+			IdleTimeout:       IdleTimeout,
+			MaxHeaderBytes:    MaxHeaderBytes,
+			ErrorLog:          errLog,
+		}
+		servers[i] = hs
+		listening[i] = ln.Addr().Network() + ":" + ln.Addr().String()
+		go func() {
+			if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+				serveErr <- fmt.Errorf("serve %s: %w", listening[i], err)
+			}
+		}()
+	}
+	log.Info("schedd started", "version", opt.Version, "tz_version", spec.TZVersion(),
+		"store", "sqlite:"+cfg.StorePath, "listen", strings.Join(listening, ","),
+		"node_id", cfg.NodeID, "shards", cfg.Shards, "horizon", cfg.Horizon.String(),
+		"auth", cfg.Token != "", "pid", os.Getpid())
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down", "reason", context.Cause(ctx).Error())
+	case runErr = <-serveErr:
+		log.Error("a listener failed; shutting down", "err", runErr)
+	}
+	shutdown(srv, servers, log)
+	eng.Stop()
+	log.Info("schedd stopped")
+	return runErr
+}
+
+// shutdown drains the API and shuts the HTTP servers down, forcing the
+// connections still open after ShutdownTimeout closed.
+func shutdown(srv *server.Server, servers []*http.Server, log *slog.Logger) {
+	srv.Drain()
+	ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, hs := range servers {
+		wg.Go(func() {
+			if err := hs.Shutdown(ctx); err != nil {
+				log.Warn("requests still running at the shutdown deadline; closing their connections", "err", err)
+				hs.Close()
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// loopbackHosts refuses requests to a loopback listener whose Host is not
+// a loopback name or address: a web page that rebinds its own domain name
+// to 127.0.0.1 (DNS rebinding) sends its own name as the Host.
+func loopbackHosts(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isLoopback(hostOf(r.Host)) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write([]byte(`{"error":{"code":"bad_request","message":"the Host header does not name this loopback daemon"}}` + "\n"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// hostOf is the host part of HOST:PORT, or all of it when there is no port.
+func hostOf(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.Trim(hostport, "[]")
+}
+
+// unwrapInUse keeps the lock holder's part of the store's message.
+func unwrapInUse(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, sqlite.ErrInUse.Error()+": "); i >= 0 {
+		return msg[i+len(sqlite.ErrInUse.Error())+2:]
+	}
+	return msg
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}

@@ -1,0 +1,223 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sched-dev/sched/api"
+	"github.com/sched-dev/sched/internal/engine"
+	"github.com/sched-dev/sched/internal/preview"
+	"github.com/sched-dev/sched/internal/spec"
+	"github.com/sched-dev/sched/internal/store"
+)
+
+// PreviewCount is how many firings each schedule answer previews.
+const PreviewCount = 5
+
+// scheduleSpec turns a create or update body into the engine's request.
+// Syntax is checked here (durations, the catch_up:K spelling, the payload);
+// ranges and defaults are the engine's.
+func scheduleSpec(req *api.ScheduleRequest) (engine.ScheduleSpec, error) {
+	s := engine.ScheduleSpec{
+		Name: req.Name, Queue: req.Queue, TimeZone: req.TimeZone,
+		DSTGap: spec.GapPolicy(req.DSTGap), DSTRepeat: spec.RepeatPolicy(req.DSTRepeat),
+		OverlapPolicy: store.OverlapPolicy(req.OverlapPolicy),
+	}
+	n := 0
+	for _, k := range []struct {
+		kind spec.Kind
+		expr string
+	}{{spec.KindCron, req.Cron}, {spec.KindAt, req.At}, {spec.KindEvery, req.Every}} {
+		if k.expr != "" {
+			s.Kind, s.Expr = k.kind, k.expr
+			n++
+		}
+	}
+	if n != 1 {
+		return s, invalidArg("cron", "give exactly one of cron, at or every")
+	}
+	if req.Anchor != "" {
+		t, err := spec.ParseInstant("anchor", req.Anchor)
+		if err != nil {
+			return s, err
+		}
+		s.Anchor = t.UTC()
+	}
+	var err error
+	if s.Payload, err = payloadBytes(req.Payload); err != nil {
+		return s, err
+	}
+	if s.MisfirePolicy, s.CatchUpK, err = parseMisfire(req.MisfirePolicy); err != nil {
+		return s, err
+	}
+	for _, d := range []struct {
+		field string
+		in    string
+		out   *time.Duration
+		zero  bool // "0s" means something (flexible_window: strict)
+	}{
+		{"max_lateness", req.MaxLateness, &s.MaxLateness, false},
+		{"flexible_window", req.FlexibleWindow, &s.FlexibleWindow, true},
+		{"retry_base", req.RetryBase, &s.Retry.BackoffBase, false},
+		{"retry_cap", req.RetryCap, &s.Retry.BackoffCap, false},
+		{"retry_deadline", req.RetryDeadline, &s.Retry.Deadline, false},
+	} {
+		if *d.out, err = parseDuration(d.field, d.in, d.zero); err != nil {
+			return s, err
+		}
+	}
+	s.Retry.MaxAttempts = req.MaxAttempts
+	if req.MaxAttempts < 0 {
+		return s, invalidArg("max_attempts", fmt.Sprintf("max_attempts: %d must be at least 1 (0 or absent: the default)", req.MaxAttempts))
+	}
+	return s, nil
+}
+
+// parseDuration parses an optional Go duration. Absent is zero (the
+// engine's default); a value given must be positive, or zero where zero
+// means something, so that "0s" never silently turns into a default.
+func parseDuration(field, s string, zeroOK bool) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil {
+		return 0, invalidArg(field, fmt.Sprintf("%s %q: not a duration (use e.g. 90s, 15m, 24h)", field, s))
+	}
+	if d < 0 || (d == 0 && !zeroOK) {
+		return 0, invalidArg(field, fmt.Sprintf("%s %q: must be positive (leave it out for the default)", field, s))
+	}
+	return d, nil
+}
+
+// parseMisfire parses skip, fire_once or catch_up:K.
+func parseMisfire(s string) (store.MisfirePolicy, int, error) {
+	if k, ok := strings.CutPrefix(s, string(store.MisfireCatchUp)+":"); ok {
+		n, err := strconv.Atoi(k)
+		if err != nil || n < 1 || n > engine.MaxCatchUpK {
+			return "", 0, invalidArg("misfire_policy", fmt.Sprintf("misfire_policy %q: K must be a whole number from 1 to %d", s, engine.MaxCatchUpK))
+		}
+		return store.MisfireCatchUp, n, nil
+	}
+	if s == string(store.MisfireCatchUp) {
+		return "", 0, invalidArg("misfire_policy", fmt.Sprintf("misfire_policy %q: say how many to catch up, catch_up:K with K from 1 to %d", s, engine.MaxCatchUpK))
+	}
+	return store.MisfirePolicy(s), 0, nil
+}
+
+func formatMisfire(p store.MisfirePolicy, k int) string {
+	if p == store.MisfireCatchUp {
+		return fmt.Sprintf("%s:%d", p, k)
+	}
+	return string(p)
+}
+
+// apiSchedule is a stored schedule as the API shows it, with the next
+// PreviewCount firings from now. DST options are shown for cron schedules
+// only: they do not apply to the other kinds, and an update that sends them
+// for those is refused.
+func apiSchedule(sc *store.Schedule, now time.Time) api.Schedule {
+	out := api.Schedule{
+		ScheduleID: sc.ScheduleID, Name: sc.Name, Version: sc.Version, State: string(sc.State),
+		NextRunAt: optTime(sc.NextRunAt),
+		Kind:      string(sc.Kind), Expression: sc.Expr, TimeZone: sc.TimeZone,
+		Queue: sc.Queue, Payload: rawJSON(sc.Payload),
+		MisfirePolicy: formatMisfire(sc.MisfirePolicy, sc.CatchUpK), MaxLateness: sc.MaxLateness.String(),
+		OverlapPolicy: string(sc.OverlapPolicy), FlexibleWindow: sc.FlexibleWindow.String(),
+		MaxAttempts: sc.Retry.MaxAttempts, RetryBase: sc.Retry.BackoffBase.String(),
+		RetryCap: sc.Retry.BackoffCap.String(), RetryDeadline: sc.Retry.Deadline.String(),
+		MissedCount: sc.MissedCount, CreatedAt: sc.CreatedAt.UTC(), UpdatedAt: sc.UpdatedAt.UTC(),
+		Preview: previewOf(sc, now),
+	}
+	if sc.Kind == spec.KindCron {
+		out.DSTGap, out.DSTRepeat = string(sc.DSTGap), string(sc.DSTRepeat)
+	}
+	if !sc.Anchor.IsZero() {
+		out.Anchor = sc.Anchor.UTC().Format(time.RFC3339)
+	}
+	return out
+}
+
+// previewOf is the next firings of an ACTIVE schedule from now, or from
+// just before its cursor when the planner has not caught up with it yet
+// (those firings will still happen). Other states fire no more: empty.
+func previewOf(sc *store.Schedule, now time.Time) []api.Firing {
+	out := []api.Firing{}
+	if sc.State != store.ScheduleActive {
+		return out
+	}
+	from := now
+	if !sc.NextRunAt.IsZero() && !sc.NextRunAt.After(now) {
+		from = sc.NextRunAt.Add(-time.Second)
+	}
+	res, err := preview.Compute(preview.Request{Def: sc.Definition(), From: from, Count: PreviewCount})
+	if err != nil {
+		// A stored schedule whose zone left the tz database: nothing to
+		// show, and the planner reports it.
+		return out
+	}
+	for _, f := range res.Firings {
+		out = append(out, api.Firing{ScheduledFor: f.ScheduledFor.UTC(), Local: f.Local, Note: f.Note})
+	}
+	return out
+}
+
+func apiOccurrence(o *store.Occurrence) api.Occurrence {
+	return api.Occurrence{
+		OccurrenceID: o.OccurrenceID, ScheduleID: o.ScheduleID, ScheduleVersion: o.ScheduleVersion,
+		ScheduledFor: o.ScheduledFor.UTC(), AvailableAt: o.AvailableAt.UTC(), EnqueuedAt: optTime(o.EnqueuedAt),
+		State: string(o.State), Lane: string(o.Lane), Queue: o.Queue, AttemptCount: o.AttemptCount,
+		FirstClaimedAt: optTime(o.FirstClaimedAt), FinishedAt: optTime(o.FinishedAt),
+	}
+}
+
+func apiOccurrences(occs []store.Occurrence) api.OccurrenceList {
+	out := api.OccurrenceList{Occurrences: make([]api.Occurrence, 0, len(occs))}
+	for i := range occs {
+		out.Occurrences = append(out.Occurrences, apiOccurrence(&occs[i]))
+	}
+	return out
+}
+
+func apiAttempt(a *store.Attempt) api.Attempt {
+	return api.Attempt{
+		Attempt: a.Attempt, WorkerID: a.WorkerID, ClaimedAt: a.ClaimedAt.UTC(),
+		LeaseExpiresAt: a.LeaseExpiresAt.UTC(), FinishedAt: optTime(a.FinishedAt),
+		Result: string(a.Result), Error: a.Error,
+	}
+}
+
+func apiClaimed(c *store.Claimed) api.Claimed {
+	return api.Claimed{
+		OccurrenceID: c.Occurrence.OccurrenceID, ScheduleID: c.Occurrence.ScheduleID,
+		ScheduleVersion: c.Occurrence.ScheduleVersion, ScheduledFor: c.Occurrence.ScheduledFor.UTC(),
+		Attempt: c.Attempt.Attempt, LeaseExpiresAt: c.Attempt.LeaseExpiresAt.UTC(),
+		Queue: c.Occurrence.Queue, Payload: rawJSON(c.Payload),
+	}
+}
+
+func optTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// rawJSON is a stored payload as a JSON value: nil (null) for none. Every
+// payload was checked to be JSON when it was stored; anything else (a row
+// written by another tool) goes out as a JSON string rather than breaking
+// the answer.
+func rawJSON(b []byte) json.RawMessage {
+	if len(b) == 0 {
+		return nil
+	}
+	if json.Valid(b) {
+		return json.RawMessage(b)
+	}
+	q, _ := json.Marshal(string(b))
+	return q
+}

@@ -1,0 +1,417 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sched-dev/sched/api"
+	"github.com/sched-dev/sched/internal/engine"
+	"github.com/sched-dev/sched/internal/store"
+)
+
+// onlyQuery refuses query parameters other than the ones named, and any
+// given twice: a misspelt filter must not silently list everything.
+func onlyQuery(r *http.Request, names ...string) error {
+	for k, vs := range r.URL.Query() {
+		known := false
+		for _, n := range names {
+			known = known || k == n
+		}
+		if !known {
+			if len(names) == 0 {
+				return invalidArg(clip(k), fmt.Sprintf("query parameter %q: this route takes none", clip(k)))
+			}
+			return invalidArg(clip(k), fmt.Sprintf("query parameter %q: unknown; this route takes %s", clip(k), strings.Join(names, ", ")))
+		}
+		if len(vs) > 1 {
+			return invalidArg(clip(k), fmt.Sprintf("query parameter %q is given %d times", clip(k), len(vs)))
+		}
+	}
+	return nil
+}
+
+// clip shortens text echoed into a message.
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
+}
+
+// limitParam parses the limit query parameter: 1 to store.MaxListLimit,
+// store.DefaultListLimit when absent.
+func limitParam(r *http.Request) (int, error) {
+	v := r.URL.Query().Get("limit")
+	if v == "" {
+		return store.DefaultListLimit, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > store.MaxListLimit {
+		return 0, invalidArg("limit", fmt.Sprintf("limit %q: must be a whole number from 1 to %d", clip(v), store.MaxListLimit))
+	}
+	return n, nil
+}
+
+func (s *Server) createSchedule(r *http.Request, w http.ResponseWriter) (int, any, error) {
+	if err := onlyQuery(r); err != nil {
+		return 0, nil, err
+	}
+	var req api.ScheduleRequest
+	if err := decodeBody(w, r, &req, false); err != nil {
+		return 0, nil, err
+	}
+	key := req.IdempotencyKey
+	if h := r.Header.Get("Idempotency-Key"); h != "" {
+		if key != "" && key != h {
+			return 0, nil, invalidArg("idempotency_key", "the Idempotency-Key header and the body's idempotency_key differ; send one")
+		}
+		key = h
+	}
+	sp, err := scheduleSpec(&req)
+	if err != nil {
+		return 0, nil, err
+	}
+	sc, created, err := s.eng.Create(r.Context(), DefaultTenant, key, sp)
+	if err != nil {
+		return 0, nil, err
+	}
+	code := http.StatusCreated
+	if !created {
+		code = http.StatusOK
+	}
+	return code, api.CreateResult{Schedule: apiSchedule(sc, s.eng.Now()), Created: created}, nil
+}
+
+var scheduleStates = []store.ScheduleState{store.ScheduleActive, store.SchedulePaused, store.ScheduleCanceled, store.ScheduleCompleted}
+
+func (s *Server) listSchedules(r *http.Request, _ http.ResponseWriter) (int, any, error) {
+	if err := onlyQuery(r, "state", "after", "limit"); err != nil {
+		return 0, nil, err
+	}
+	q := r.URL.Query()
+	limit, err := limitParam(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	p := store.ListSchedulesParams{TenantID: DefaultTenant, After: q.Get("after"), Limit: limit}
+	if v := q.Get("state"); v != "" {
+		st, ok := oneOf(v, scheduleStates)
+		if !ok {
+			return 0, nil, invalidArg("state", fmt.Sprintf("state %q: want one of %s", clip(v), join(scheduleStates)))
+		}
+		p.State = st
+	}
+	scs, err := s.eng.List(r.Context(), p)
+	if err != nil {
+		return 0, nil, err
+	}
+	now := s.eng.Now()
+	out := api.ScheduleList{Schedules: make([]api.Schedule, 0, len(scs))}
+	for i := range scs {
+		out.Schedules = append(out.Schedules, apiSchedule(&scs[i], now))
+	}
+	if len(scs) == limit {
+		out.Next = scs[len(scs)-1].ScheduleID
+	}
+	return http.StatusOK, out, nil
+}
+
+func (s *Server) getSchedule(r *http.Request, _ http.ResponseWriter) (int, any, error) {
+	if err := onlyQuery(r); err != nil {
+		return 0, nil, err
+	}
+	sc, err := s.eng.Get(r.Context(), DefaultTenant, r.PathValue("ref"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, apiSchedule(sc, s.eng.Now()), nil
+}
+
+func (s *Server) updateSchedule(r *http.Request, w http.ResponseWriter) (int, any, error) {
+	if err := onlyQuery(r); err != nil {
+		return 0, nil, err
+	}
+	var req api.ScheduleRequest
+	if err := decodeBody(w, r, &req, false); err != nil {
+		return 0, nil, err
+	}
+	sp, err := scheduleSpec(&req)
+	if err != nil {
+		return 0, nil, err
+	}
+	return s.changed(s.eng.Update(r.Context(), DefaultTenant, r.PathValue("ref"), sp))
+}
+
+func (s *Server) pauseSchedule(r *http.Request, w http.ResponseWriter) (int, any, error) {
+	if err := emptyBody(w, r); err != nil {
+		return 0, nil, err
+	}
+	return s.changed(s.eng.Pause(r.Context(), DefaultTenant, r.PathValue("ref")))
+}
+
+func (s *Server) resumeSchedule(r *http.Request, w http.ResponseWriter) (int, any, error) {
+	if err := emptyBody(w, r); err != nil {
+		return 0, nil, err
+	}
+	return s.changed(s.eng.Resume(r.Context(), DefaultTenant, r.PathValue("ref")))
+}
+
+func (s *Server) cancelSchedule(r *http.Request, w http.ResponseWriter) (int, any, error) {
+	if err := emptyBody(w, r); err != nil {
+		return 0, nil, err
+	}
+	return s.changed(s.eng.Cancel(r.Context(), DefaultTenant, r.PathValue("ref")))
+}
+
+// emptyBody accepts no body or an empty JSON object: the verbs that take
+// no arguments.
+func emptyBody(w http.ResponseWriter, r *http.Request) error {
+	if err := onlyQuery(r); err != nil {
+		return err
+	}
+	var none struct{}
+	return decodeBody(w, r, &none, true)
+}
+
+func (s *Server) changed(res engine.ChangeResult, err error) (int, any, error) {
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, api.ChangeResult{
+		Schedule: apiSchedule(&res.Schedule, s.eng.Now()), Canceled: res.Canceled, InFlight: res.InFlight,
+	}, nil
+}
+
+var occurrenceStates = []store.OccurrenceState{
+	store.OccurrenceScheduled, store.OccurrenceEnqueued, store.OccurrenceRunning, store.OccurrenceSucceeded,
+	store.OccurrenceRetryWait, store.OccurrenceDead, store.OccurrenceMissed, store.OccurrenceCanceled,
+	store.OccurrenceSkippedOverlap,
+}
+
+func (s *Server) listOccurrences(r *http.Request, _ http.ResponseWriter) (int, any, error) {
+	if err := onlyQuery(r, "schedule", "state", "queue", "limit"); err != nil {
+		return 0, nil, err
+	}
+	q := r.URL.Query()
+	limit, err := limitParam(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	p := store.ListOccurrencesParams{TenantID: DefaultTenant, Queue: q.Get("queue"), Limit: limit}
+	if v := q.Get("state"); v != "" {
+		st, ok := oneOf(v, occurrenceStates)
+		if !ok {
+			return 0, nil, invalidArg("state", fmt.Sprintf("state %q: want one of %s", clip(v), join(occurrenceStates)))
+		}
+		p.State = st
+	}
+	if ref := q.Get("schedule"); ref != "" {
+		// A name works wherever an id does.
+		sc, err := s.eng.Get(r.Context(), DefaultTenant, ref)
+		if err != nil {
+			return 0, nil, err
+		}
+		p.ScheduleID = sc.ScheduleID
+	}
+	occs, err := s.eng.Occurrences(r.Context(), p)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, apiOccurrences(occs), nil
+}
+
+func (s *Server) listDead(r *http.Request, _ http.ResponseWriter) (int, any, error) {
+	if err := onlyQuery(r, "queue", "limit"); err != nil {
+		return 0, nil, err
+	}
+	limit, err := limitParam(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	occs, err := s.eng.Occurrences(r.Context(), store.ListOccurrencesParams{
+		TenantID: DefaultTenant, State: store.OccurrenceDead, Queue: r.URL.Query().Get("queue"), Limit: limit,
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, apiOccurrences(occs), nil
+}
+
+func (s *Server) getOccurrence(r *http.Request, _ http.ResponseWriter) (int, any, error) {
+	if err := onlyQuery(r); err != nil {
+		return 0, nil, err
+	}
+	o, err := s.eng.Occurrence(r.Context(), DefaultTenant, r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, apiOccurrence(o), nil
+}
+
+func (s *Server) listAttempts(r *http.Request, _ http.ResponseWriter) (int, any, error) {
+	if err := onlyQuery(r); err != nil {
+		return 0, nil, err
+	}
+	as, err := s.eng.Attempts(r.Context(), DefaultTenant, r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	out := struct {
+		Attempts []api.Attempt `json:"attempts"`
+	}{Attempts: make([]api.Attempt, 0, len(as))}
+	for i := range as {
+		out.Attempts = append(out.Attempts, apiAttempt(&as[i]))
+	}
+	return http.StatusOK, out, nil
+}
+
+// claim takes occurrences of a queue, waiting up to the request's wait for
+// one to become available (a long poll). During a shutdown a new claim is
+// refused and a waiting one returns at once with what it has.
+func (s *Server) claim(r *http.Request, w http.ResponseWriter) (int, any, error) {
+	if err := onlyQuery(r); err != nil {
+		return 0, nil, err
+	}
+	if s.draining() {
+		return 0, nil, unavailable("shutting down: not taking claims; retry against another node or after the restart")
+	}
+	var req api.ClaimRequest
+	if err := decodeBody(w, r, &req, false); err != nil {
+		return 0, nil, err
+	}
+	lease, err := parseDuration("lease", req.Lease, false)
+	if err != nil {
+		return 0, nil, err
+	}
+	wait, err := parseDuration("wait", req.Wait, true)
+	if err != nil {
+		return 0, nil, err
+	}
+	if wait > MaxClaimWait {
+		return 0, nil, invalidArg("wait", fmt.Sprintf("wait %q: must be at most %s", req.Wait, MaxClaimWait))
+	}
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(wait + writeSlack))
+	ctx, cancel := context.WithTimeout(r.Context(), wait+RequestTimeout)
+	defer cancel()
+	stop := context.AfterFunc(s.drainCtx, cancel)
+	defer stop()
+	got, err := s.eng.Claim(ctx, engine.ClaimRequest{
+		TenantID: DefaultTenant, Queue: req.Queue, WorkerID: req.WorkerID,
+		Limit: req.Limit, Lease: lease, Wait: wait,
+	})
+	if err != nil && s.draining() && errors.Is(err, context.Canceled) && r.Context().Err() == nil {
+		// Interrupted by the shutdown: nothing was claimed (a claim
+		// interrupted mid-transaction rolls back).
+		got, err = nil, nil
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	out := api.ClaimResult{Claimed: make([]api.Claimed, 0, len(got))}
+	for i := range got {
+		out.Claimed = append(out.Claimed, apiClaimed(&got[i]))
+	}
+	return http.StatusOK, out, nil
+}
+
+// attemptNumber checks the fencing token of a heartbeat, ack or nack.
+func attemptNumber(n int64) error {
+	if n < 1 {
+		return invalidArg("attempt", fmt.Sprintf("attempt %d: give the attempt number of your claim (1 or more)", n))
+	}
+	return nil
+}
+
+func (s *Server) heartbeat(r *http.Request, w http.ResponseWriter) (int, any, error) {
+	if err := onlyQuery(r); err != nil {
+		return 0, nil, err
+	}
+	var req api.HeartbeatRequest
+	if err := decodeBody(w, r, &req, false); err != nil {
+		return 0, nil, err
+	}
+	if err := attemptNumber(req.Attempt); err != nil {
+		return 0, nil, err
+	}
+	lease, err := parseDuration("lease", req.Lease, false)
+	if err != nil {
+		return 0, nil, err
+	}
+	res, err := s.eng.Heartbeat(r.Context(), DefaultTenant, r.PathValue("id"), req.Attempt, lease)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, api.HeartbeatResult{
+		LeaseExpiresAt: res.LeaseExpiresAt.UTC(), Superseded: res.Superseded, Canceled: res.Canceled,
+	}, nil
+}
+
+func (s *Server) ack(r *http.Request, w http.ResponseWriter) (int, any, error) {
+	if err := onlyQuery(r); err != nil {
+		return 0, nil, err
+	}
+	var req api.AckRequest
+	if err := decodeBody(w, r, &req, false); err != nil {
+		return 0, nil, err
+	}
+	if err := attemptNumber(req.Attempt); err != nil {
+		return 0, nil, err
+	}
+	o, err := s.eng.Ack(r.Context(), DefaultTenant, r.PathValue("id"), req.Attempt)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, apiOccurrence(o), nil
+}
+
+func (s *Server) nack(r *http.Request, w http.ResponseWriter) (int, any, error) {
+	if err := onlyQuery(r); err != nil {
+		return 0, nil, err
+	}
+	var req api.NackRequest
+	if err := decodeBody(w, r, &req, false); err != nil {
+		return 0, nil, err
+	}
+	if err := attemptNumber(req.Attempt); err != nil {
+		return 0, nil, err
+	}
+	o, err := s.eng.Nack(r.Context(), DefaultTenant, r.PathValue("id"), req.Attempt, engine.ErrorClass(req.Class), req.Error)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, apiOccurrence(o), nil
+}
+
+func (s *Server) replay(r *http.Request, w http.ResponseWriter) (int, any, error) {
+	if err := emptyBody(w, r); err != nil {
+		return 0, nil, err
+	}
+	o, err := s.eng.Replay(r.Context(), DefaultTenant, r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, apiOccurrence(o), nil
+}
+
+// oneOf matches v against states, in any letter case.
+func oneOf[S ~string](v string, states []S) (S, bool) {
+	for _, st := range states {
+		if strings.EqualFold(v, string(st)) {
+			return st, true
+		}
+	}
+	return "", false
+}
+
+func join[S ~string](states []S) string {
+	parts := make([]string, len(states))
+	for i, st := range states {
+		parts[i] = string(st)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,225 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/sched-dev/sched/api"
+	"github.com/sched-dev/sched/internal/clock"
+	"github.com/sched-dev/sched/internal/engine"
+	"github.com/sched-dev/sched/internal/store/sqlite"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// start is the virtual clock's reading in every test: the engine, the
+// previews and the queue all read it, so answers are deterministic.
+var start = time.Date(2027, 1, 4, 10, 0, 0, 0, time.UTC)
+
+// harness is the API on a real engine on a real SQLite file, served by a
+// real HTTP server on loopback. The engine's planner does not run in the
+// background; tests move the virtual clock and call plan.
+type harness struct {
+	t      *testing.T
+	srv    *Server
+	eng    *engine.Engine
+	clk    *clock.Virtual
+	st     *sqlite.Store
+	path   string
+	ts     *httptest.Server
+	client *http.Client
+	token  string // sent as the bearer token when set
+}
+
+type option func(*Config, *[]sqlite.Option)
+
+func withLogger(l *slog.Logger) option { return func(c *Config, _ *[]sqlite.Option) { c.Logger = l } }
+
+func withToken(tok string) option { return func(c *Config, _ *[]sqlite.Option) { c.Token = tok } }
+
+func newHarness(t *testing.T, opts ...option) *harness {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "sched.db")
+	cfg := Config{Version: "test-1", NodeID: "node-a", Shards: 4, StoreDriver: "sqlite"}
+	var sopts []sqlite.Option
+	for _, o := range opts {
+		o(&cfg, &sopts)
+	}
+	st, err := sqlite.Open(t.Context(), path, sopts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clock.NewVirtual(start)
+	eng, err := engine.New(t.Context(), engine.Config{Store: st, Clock: clk, Shards: 4, NodeID: "node-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Engine = eng
+	cfg.Ready = func(ctx context.Context) error { _, err := st.ListShardLeases(ctx); return err }
+	srv, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	client := &http.Client{Transport: &http.Transport{}, Timeout: time.Minute}
+	h := &harness{t: t, srv: srv, eng: eng, clk: clk, st: st, path: path, ts: ts, client: client, token: cfg.Token}
+	t.Cleanup(func() {
+		srv.Drain()
+		client.CloseIdleConnections()
+		ts.Close()
+		st.Close()
+	})
+	return h
+}
+
+// plan moves the clock by d and runs one planner pass.
+func (h *harness) plan(d time.Duration) {
+	h.t.Helper()
+	h.clk.Advance(d)
+	if _, err := h.eng.PlanOnce(h.t.Context()); err != nil {
+		h.t.Fatalf("plan: %v", err)
+	}
+}
+
+// do sends a request. body is sent as is when it is a string or []byte,
+// else as JSON; nil sends none.
+func (h *harness) do(method, path string, body any, hdr ...string) (int, []byte) {
+	h.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(method, h.ts.URL+path, rd)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if h.token != "" {
+		req.Header.Set("Authorization", "Bearer "+h.token)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := h.client.Do(req)
+	if err != nil {
+		h.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if resp.Header.Get("Sched-Version") != "test-1" {
+		h.t.Errorf("%s %s: Sched-Version %q, want test-1", method, path, resp.Header.Get("Sched-Version"))
+	}
+	return resp.StatusCode, raw
+}
+
+// ok sends a request, requires status want, and decodes the answer into out.
+func (h *harness) ok(want int, out any, method, path string, body any, hdr ...string) {
+	h.t.Helper()
+	code, raw := h.do(method, path, body, hdr...)
+	if code != want {
+		h.t.Fatalf("%s %s: status %d, want %d: %s", method, path, code, want, raw)
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			h.t.Fatalf("%s %s: decode %s: %v", method, path, raw, err)
+		}
+	}
+}
+
+// fails sends a request and requires an error answer with this status and
+// code (and field, when given).
+func (h *harness) fails(status int, code, field, method, path string, body any, hdr ...string) api.ErrorDetail {
+	h.t.Helper()
+	got, raw := h.do(method, path, body, hdr...)
+	var eb api.ErrorBody
+	if err := json.Unmarshal(raw, &eb); err != nil {
+		h.t.Fatalf("%s %s: not an error body (%d): %s", method, path, got, raw)
+	}
+	if got != status || eb.Error.Code != code || (field != "" && eb.Error.Field != field) {
+		h.t.Fatalf("%s %s: %d %+v, want %d %s field %q", method, path, got, eb.Error, status, code, field)
+	}
+	if eb.Error.Message == "" {
+		h.t.Fatalf("%s %s: error without a message", method, path)
+	}
+	return eb.Error
+}
+
+// create makes a schedule and returns it.
+func (h *harness) create(req api.ScheduleRequest) api.CreateResult {
+	h.t.Helper()
+	var res api.CreateResult
+	h.ok(http.StatusCreated, &res, "POST", "/v1/schedules", req)
+	return res
+}
+
+func everyMinute(name string) api.ScheduleRequest {
+	return api.ScheduleRequest{Name: name, Queue: "q", Every: "1m", Payload: json.RawMessage(`{"n":1}`)}
+}
+
+// snapshot is everything the API shows of the store, to check that an
+// error answer changed nothing.
+func (h *harness) snapshot() string {
+	h.t.Helper()
+	var b strings.Builder
+	for _, p := range []string{"/v1/schedules?limit=1000", "/v1/occurrences?limit=1000", "/v1/dlq"} {
+		code, raw := h.do("GET", p, nil)
+		if code != http.StatusOK {
+			h.t.Fatalf("GET %s: %d %s", p, code, raw)
+		}
+		b.Write(raw)
+	}
+	return b.String()
+}
+
+// lockExclusive holds an exclusive lock on the database at path from a
+// connection outside the store, as another process would (sqlite3 db
+// 'BEGIN EXCLUSIVE;'), until the returned func is called.
+func lockExclusive(t *testing.T, path string) (release func()) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := db.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(t.Context(), "BEGIN EXCLUSIVE"); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			conn.ExecContext(context.Background(), "ROLLBACK")
+			conn.Close()
+			db.Close()
+		})
+	}
+	t.Cleanup(release)
+	return release
+}

@@ -1,0 +1,358 @@
+// Package server is schedd's HTTP/JSON API: the versioned routes under
+// /v1, the health probes, and the translation between the wire types of
+// package api and the engine's. One Handler serves every listener (Unix
+// socket or TCP); docs/api.md lists every route, body and error code.
+//
+// Every error answer is an api.ErrorBody with a stable code, decided in one
+// place (classify). Bodies are read defensively (RELIABILITY finding 14):
+// a size cap, valid UTF-8, a nesting cap checked before decoding, unknown
+// fields and trailing data refused. The tenant never comes from a request;
+// this version of schedd has one tenant, DefaultTenant.
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sched-dev/sched/api"
+	"github.com/sched-dev/sched/internal/engine"
+	"github.com/sched-dev/sched/internal/spec"
+)
+
+// DefaultTenant is the one tenant of a schedd without multi-tenancy.
+const DefaultTenant = "default"
+
+// Request time limits. Long polls are bounded by their own wait; every
+// other request by RequestTimeout. The server sets a write deadline per
+// request rather than a global WriteTimeout, which would cut long polls.
+const (
+	RequestTimeout = 30 * time.Second
+	BodyTimeout    = 30 * time.Second // reading a request body
+	MaxClaimWait   = 5 * time.Minute
+	writeSlack     = 30 * time.Second
+)
+
+// Config configures a Server. Engine is required.
+type Config struct {
+	Engine *engine.Engine
+	// Version is the daemon's version, sent as the Sched-Version header
+	// and in /v1/status.
+	Version string
+	NodeID  string
+	Shards  int
+	// StoreDriver names the store in /v1/status: sqlite or postgres.
+	StoreDriver string
+	// Token, when set, is required on every /v1 request as
+	// "Authorization: Bearer TOKEN". Empty: no authentication (the Unix
+	// socket's permissions and peer credentials guard it).
+	Token  string
+	Logger *slog.Logger
+	// Ready reports whether the store answers; /readyz calls it. Nil
+	// means always.
+	Ready func(context.Context) error
+}
+
+// Server is the API. Its handler is safe for concurrent use.
+type Server struct {
+	cfg       Config
+	eng       *engine.Engine
+	log       *slog.Logger
+	tokenHash [32]byte
+	handler   http.Handler
+
+	drainCtx  context.Context // canceled by Drain
+	drain     context.CancelFunc
+	drainOnce sync.Once
+}
+
+// New returns a Server for cfg.
+func New(cfg Config) (*Server, error) {
+	if cfg.Engine == nil {
+		return nil, errors.New("server: config needs an Engine")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	s := &Server{cfg: cfg, eng: cfg.Engine, log: cfg.Logger}
+	if cfg.Token != "" {
+		s.tokenHash = sha256.Sum256([]byte(cfg.Token))
+	}
+	s.drainCtx, s.drain = context.WithCancel(context.Background())
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Handler is the http.Handler to serve on every listener.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Drain starts a shutdown: /readyz answers 503, new claims are refused with
+// 503 unavailable, and claims waiting in a long poll return at once with
+// what they have (usually nothing). Other requests still run, so that what
+// is committing finishes; http.Server.Shutdown then waits for them. Safe
+// to call more than once.
+func (s *Server) Drain() { s.drainOnce.Do(s.drain) }
+
+func (s *Server) draining() bool { return s.drainCtx.Err() != nil }
+
+// route is one method and path pattern and its handler. A handler returns
+// the status and body of a success, or an error for classify.
+type route struct {
+	method, path string
+	h            func(r *http.Request, w http.ResponseWriter) (int, any, error)
+	notFound     string // the 404 message of the route
+}
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	rs := []route{
+		{"GET", "/v1/status", s.status, ""},
+		{"POST", "/v1/schedules", s.createSchedule, ""},
+		{"GET", "/v1/schedules", s.listSchedules, ""},
+		{"GET", "/v1/schedules/{ref}", s.getSchedule, "no such schedule"},
+		{"PUT", "/v1/schedules/{ref}", s.updateSchedule, "no such schedule"},
+		{"POST", "/v1/schedules/{ref}/pause", s.pauseSchedule, "no such schedule"},
+		{"POST", "/v1/schedules/{ref}/resume", s.resumeSchedule, "no such schedule"},
+		{"POST", "/v1/schedules/{ref}/cancel", s.cancelSchedule, "no such schedule"},
+		{"GET", "/v1/occurrences", s.listOccurrences, "no such schedule"},
+		{"GET", "/v1/occurrences/{id}", s.getOccurrence, "no such occurrence"},
+		{"GET", "/v1/occurrences/{id}/attempts", s.listAttempts, "no such occurrence"},
+		{"POST", "/v1/occurrences/{id}/heartbeat", s.heartbeat, "no such occurrence"},
+		{"POST", "/v1/occurrences/{id}/ack", s.ack, "no such occurrence"},
+		{"POST", "/v1/occurrences/{id}/nack", s.nack, "no such occurrence"},
+		{"POST", "/v1/occurrences/{id}/replay", s.replay, "no such occurrence"},
+		{"POST", "/v1/claims", s.claim, ""},
+		{"GET", "/v1/dlq", s.listDead, ""},
+	}
+	allowed := map[string][]string{}
+	var paths []string
+	for _, rt := range rs {
+		mux.Handle(rt.method+" "+rt.path, s.api(rt))
+		if allowed[rt.path] == nil {
+			paths = append(paths, rt.path)
+		}
+		allowed[rt.path] = append(allowed[rt.path], rt.method)
+	}
+	// The same paths without a method catch the other methods, so that a
+	// wrong method gets a JSON 405 rather than the mux's plain text.
+	for _, p := range paths {
+		allow := strings.Join(allowed[p], ", ")
+		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+			if !s.authorized(r) {
+				s.unauthorized(w)
+				return
+			}
+			w.Header().Set("Allow", allow)
+			writeJSON(w, http.StatusMethodNotAllowed, api.ErrorBody{Error: api.ErrorDetail{
+				Code: api.CodeBadRequest, Message: fmt.Sprintf("method %s is not allowed here; use %s", r.Method, allow)}})
+		})
+	}
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", s.readyz)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/v1/") && !s.authorized(r) {
+			s.unauthorized(w)
+			return
+		}
+		writeJSON(w, http.StatusNotFound, api.ErrorBody{Error: api.ErrorDetail{
+			Code: api.CodeNotFound, Message: "no such route; see docs/api.md"}})
+	})
+	return s.common(mux)
+}
+
+// common wraps every request: the version header, panic recovery, and a
+// structured log line (method, path, status, duration; never a body or a
+// header, so neither payloads nor tokens reach the log).
+func (s *Server) common(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		w.Header().Set("Sched-Version", s.cfg.Version)
+		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+		// Per-request deadlines instead of the server's ReadTimeout and
+		// WriteTimeout, which would cut long polls: the body must arrive
+		// within BodyTimeout (decodeBody lifts it once the body is read),
+		// the answer within RequestTimeout and some slack (a claim moves
+		// it past its wait). Errors mean the connection cannot take
+		// deadlines; the request then runs without them.
+		rc := http.NewResponseController(rec)
+		_ = rc.SetReadDeadline(time.Now().Add(BodyTimeout))
+		_ = rc.SetWriteDeadline(time.Now().Add(RequestTimeout + writeSlack))
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.log.Error("panic serving a request", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				if !rec.wrote {
+					writeJSON(rec, http.StatusInternalServerError, api.ErrorBody{Error: api.ErrorDetail{
+						Code: api.CodeInternal, Message: "internal error; the daemon's log has the details"}})
+				}
+			}
+			level := slog.LevelInfo
+			if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+				level = slog.LevelDebug
+			}
+			s.log.Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path,
+				"status", rec.status, "bytes", rec.bytes, "duration", time.Since(start).Round(time.Microsecond).String())
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// api wraps a /v1 route: authentication, deadlines, and the JSON answer.
+func (s *Server) api(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.authorized(r) {
+			s.unauthorized(w)
+			return
+		}
+		if r.Header.Get("Origin") != "" {
+			// The API is not for web pages: a page in a browser could
+			// otherwise post to a daemon on loopback (a text/plain body
+			// needs no CORS preflight).
+			writeJSON(w, http.StatusBadRequest, api.ErrorBody{Error: api.ErrorDetail{
+				Code: api.CodeBadRequest, Message: "requests from web browsers (with an Origin header) are refused"}})
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), RequestTimeout)
+		if rt.method == "POST" && rt.path == "/v1/claims" {
+			// A long poll sets its own deadlines from its wait.
+			cancel()
+			ctx, cancel = context.WithCancel(r.Context())
+		}
+		defer cancel()
+		status, body, err := rt.h(r.WithContext(ctx), w)
+		if err != nil {
+			code, detail := classify(err, notFoundMessage(rt.notFound, r))
+			if code >= 500 && r.Context().Err() == nil { // not when the client went away
+				// The error's text stays in the log: it may name internals.
+				s.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "code", detail.Code, "err", err)
+			}
+			writeJSON(w, code, api.ErrorBody{Error: detail})
+			return
+		}
+		writeJSON(w, status, body)
+	})
+}
+
+// notFoundMessage words a 404: the route's noun and the caller's own
+// reference, so that an id of another tenant and a random one get the same
+// answer (RELIABILITY G1).
+func notFoundMessage(what string, r *http.Request) string {
+	ref := r.PathValue("ref")
+	if ref == "" {
+		ref = r.PathValue("id")
+	}
+	if ref == "" {
+		ref = r.URL.Query().Get("schedule")
+	}
+	if what == "" || ref == "" {
+		return what
+	}
+	return fmt.Sprintf("%s %q", what, clip(ref))
+}
+
+// authorized checks the bearer token in constant time (both sides hashed,
+// so neither the length nor the content leaks through timing).
+func (s *Server) authorized(r *http.Request) bool {
+	if s.cfg.Token == "" {
+		return true
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return false
+	}
+	h := sha256.Sum256([]byte(strings.TrimSpace(got)))
+	return subtle.ConstantTimeCompare(h[:], s.tokenHash[:]) == 1
+}
+
+func (s *Server) unauthorized(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="sched"`)
+	writeJSON(w, http.StatusUnauthorized, api.ErrorBody{Error: api.ErrorDetail{
+		Code: api.CodeUnauthorized, Message: "missing or wrong token: send Authorization: Bearer TOKEN"}})
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	fail := func(msg string) {
+		writeJSON(w, http.StatusServiceUnavailable, api.ErrorBody{Error: api.ErrorDetail{Code: api.CodeUnavailable, Message: msg}})
+	}
+	if s.draining() {
+		fail("shutting down")
+		return
+	}
+	if s.cfg.Ready != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := s.cfg.Ready(ctx); err != nil {
+			s.log.Warn("not ready", "err", err)
+			fail("the store does not answer")
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Write([]byte("ok\n"))
+}
+
+func (s *Server) status(r *http.Request, _ http.ResponseWriter) (int, any, error) {
+	if err := onlyQuery(r); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, api.Status{
+		Version: s.cfg.Version, TZVersion: spec.TZVersion(), NodeID: s.cfg.NodeID,
+		Store: s.cfg.StoreDriver, Shards: s.cfg.Shards, Now: s.eng.Now().UTC(),
+	}, nil
+}
+
+// writeJSON writes v as the JSON answer with status code.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		code = http.StatusInternalServerError
+		b, _ = json.Marshal(api.ErrorBody{Error: api.ErrorDetail{Code: api.CodeInternal, Message: "cannot encode the answer"}})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	w.Write(append(b, '\n'))
+}
+
+// recorder remembers the status and size of an answer for the log. Unwrap
+// lets http.ResponseController reach the connection's deadlines.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+	wrote  bool
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.status, r.wrote = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += n
+	return n, err
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

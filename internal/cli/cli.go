@@ -4,6 +4,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/sched-dev/sched/client"
 	"github.com/sched-dev/sched/internal/spec"
 )
 
@@ -39,6 +41,13 @@ type Factory struct {
 	Now func() time.Time
 	// Version is the build's version string.
 	Version string
+	// LookupEnv reads the environment (SCHED_ADDR, SCHED_TOKEN, the
+	// default socket's XDG_RUNTIME_DIR); os.LookupEnv in production.
+	LookupEnv func(string) (string, bool)
+
+	// Set by the root command's global flags.
+	output      outputFormat
+	addr, token string
 }
 
 // SystemFactory returns a Factory on the process's real streams and clock.
@@ -46,10 +55,11 @@ func SystemFactory(version string) *Factory {
 	_, noColor := os.LookupEnv("NO_COLOR")
 	return &Factory{
 		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
-		IsTTY:   term.IsTerminal(int(os.Stdout.Fd())),
-		NoColor: noColor || os.Getenv("TERM") == "dumb",
-		Now:     time.Now,
-		Version: version,
+		IsTTY:     term.IsTerminal(int(os.Stdout.Fd())),
+		NoColor:   noColor || os.Getenv("TERM") == "dumb",
+		Now:       time.Now,
+		Version:   version,
+		LookupEnv: os.LookupEnv,
 	}
 }
 
@@ -75,14 +85,17 @@ func usageErrorf(format string, args ...any) error {
 	return &UsageError{Err: fmt.Errorf(format, args...)}
 }
 
-// ExitCode maps an error to schedctl's exit status, in one place.
+// ExitCode maps an error to schedctl's exit status, in one place. schedd's
+// 400 answers (invalid_argument, cron_never_fires, invalid_time_zone,
+// bad_request) are invalid input too; every other answer, 404 and 409
+// (conflict, stale attempt) included, is a failure.
 func ExitCode(err error) int {
 	var ue *UsageError
 	var ie *spec.InvalidError
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.As(err, &ue), errors.As(err, &ie):
+	case errors.As(err, &ue), errors.As(err, &ie), client.IsInvalid(err):
 		return ExitInvalid
 	}
 	return ExitFailure
@@ -93,7 +106,7 @@ func ExitCode(err error) int {
 func Run(f *Factory, args []string) int {
 	root := NewRootCmd(f)
 	root.SetArgs(args)
-	err := root.Execute()
+	err := root.ExecuteContext(context.Background())
 	if err != nil {
 		msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " ")
 		fmt.Fprintf(f.ErrOut, "schedctl: %s\n", msg)
@@ -109,8 +122,13 @@ const (
 	outJSON  outputFormat = "json"
 )
 
-func (o *outputFormat) String() string { return string(*o) }
-func (o *outputFormat) Type() string   { return "table|json" }
+func (o *outputFormat) String() string {
+	if *o == "" {
+		return string(outTable)
+	}
+	return string(*o)
+}
+func (o *outputFormat) Type() string { return "table|json" }
 func (o *outputFormat) Set(s string) error {
 	switch outputFormat(s) {
 	case outTable, outJSON:
@@ -122,14 +140,33 @@ func (o *outputFormat) Set(s string) error {
 
 // NewRootCmd builds the schedctl command tree.
 func NewRootCmd(f *Factory) *cobra.Command {
-	out := outTable
+	if f.LookupEnv == nil {
+		f.LookupEnv = os.LookupEnv
+	}
+	f.output = outTable
 	root := &cobra.Command{
 		Use:   "schedctl",
 		Short: "Drive the sched scheduler from a terminal or a script",
-		Long: `schedctl previews schedules offline and manages them on a running schedd.
+		Long: `schedctl previews schedules offline and manages them on a running schedd:
+schedules, their occurrences, workers, the dead-letter queue, and schedules
+kept as code in YAML files.
+
+It talks to schedd over the Unix socket schedd listens on by default, or the
+address in --addr / SCHED_ADDR, with the token in --token / SCHED_TOKEN.
+Over a Unix socket it talks only to a daemon run by your own user.
+
+Output is a table for people (-o table, the default) or JSON for scripts
+(-o json); the JSON field names are a stable contract.
 
 Exit status: 0 on success, 2 on invalid input (a bad flag, field, zone or
-expression), 1 on any other failure; errors are one line on stderr.`,
+expression, offline or as schedd judged it), 1 on any other failure (an
+unknown schedule, a conflict, a stale attempt, schedd unreachable); errors
+are one line on stderr.`,
+		Example: `  # start the daemon in one terminal, then:
+  schedctl create --name nightly --queue reports --cron '0 2 * * *' --tz Europe/Berlin
+  schedctl list
+  schedctl worker --queue reports -- ./make-report.sh
+  schedctl apply -f schedules.yaml`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Version:       f.Version,
@@ -137,16 +174,49 @@ expression), 1 on any other failure; errors are one line on stderr.`,
 	root.SetIn(f.In)
 	root.SetOut(f.Out)
 	root.SetErr(f.ErrOut)
-	root.PersistentFlags().VarP(&out, "output", "o", "output format: table or json")
+	pf := root.PersistentFlags()
+	pf.VarP(&f.output, "output", "o", "output format: table or json")
+	pf.StringVar(&f.addr, "addr", "", "schedd's address: unix:PATH, tcp:HOST:PORT or https://HOST:PORT (env SCHED_ADDR; default: the socket schedd listens on)")
+	pf.StringVar(&f.token, "token", "", "API token (env SCHED_TOKEN, which unlike the flag does not show in ps)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(
-		newPreviewCmd(f, &out),
-		newVersionCmd(f, &out),
+		newPreviewCmd(f),
+		newVersionCmd(f),
+		NewCmdStatus(f, nil),
+		NewCmdCreate(f, nil),
+		NewCmdUpdate(f, nil),
+		NewCmdGet(f, nil),
+		NewCmdList(f, nil),
+		NewCmdChange(f, "pause", nil),
+		NewCmdChange(f, "resume", nil),
+		NewCmdChange(f, "cancel", nil),
+		NewCmdOccurrences(f, nil),
+		NewCmdAttempts(f, nil),
+		NewCmdClaim(f, nil),
+		NewCmdHeartbeat(f, nil),
+		NewCmdAck(f, nil),
+		NewCmdNack(f, nil),
+		NewCmdWorker(f, nil),
+		newDLQCmd(f),
+		NewCmdApply(f, nil),
+		NewCmdDiff(f, nil),
+		NewCmdValidate(f, nil),
+		newCompletionCmd(f),
 	)
+	root.InitDefaultHelpCmd()
 	// Unknown commands and bad arguments are invalid input too.
-	for _, c := range root.Commands() {
-		wrapArgs(c)
+	var wrap func(c *cobra.Command)
+	wrap = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			wrapArgs(sub)
+			if sub.Name() == "help" && sub.Example == "" {
+				sub.Example = "  schedctl help create\n  schedctl help dlq replay"
+			}
+			wrap(sub)
+		}
 	}
+	wrap(root)
 	root.Args = cobra.ArbitraryArgs
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {
@@ -155,6 +225,21 @@ expression), 1 on any other failure; errors are one line on stderr.`,
 		return cmd.Help()
 	}
 	return root
+}
+
+// groupCmd is a command that only holds subcommands: run with an unknown
+// one, it is invalid input.
+func groupCmd(use, short, example string) *cobra.Command {
+	return &cobra.Command{
+		Use: use, Short: short, Example: example,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErrorf("unknown command %q for %s; see %s --help", args[0], cmd.CommandPath(), cmd.CommandPath())
+			}
+			return cmd.Help()
+		},
+	}
 }
 
 // wrapArgs makes positional-argument errors usage errors.

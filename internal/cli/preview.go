@@ -17,7 +17,7 @@ type previewOptions struct {
 	gap, repeat                       string
 }
 
-func newPreviewCmd(f *Factory, out *outputFormat) *cobra.Command {
+func newPreviewCmd(f *Factory) *cobra.Command {
 	var o previewOptions
 	cmd := &cobra.Command{
 		Use:   "preview (--cron EXPR | --at RFC3339 | --every DURATION [--anchor RFC3339]) --tz ZONE",
@@ -51,7 +51,7 @@ JSON output (-o json) is a stable contract; see docs/preview.md.`,
 			if err != nil {
 				return err
 			}
-			if *out == outJSON {
+			if f.output == outJSON {
 				return res.WriteJSON(f.Out)
 			}
 			st := preview.PlainStyles()

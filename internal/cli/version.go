@@ -10,7 +10,7 @@ import (
 	"github.com/sched-dev/sched/internal/spec"
 )
 
-func newVersionCmd(f *Factory, out *outputFormat) *cobra.Command {
+func newVersionCmd(f *Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:     "version",
 		Short:   "Print schedctl's version and the tz database in use",
@@ -22,7 +22,7 @@ func newVersionCmd(f *Factory, out *outputFormat) *cobra.Command {
 				Go        string `json:"go"`
 				TZVersion string `json:"tz_version"`
 			}{f.Version, runtime.Version(), spec.TZVersion()}
-			if *out == outJSON {
+			if f.output == outJSON {
 				enc := json.NewEncoder(f.Out)
 				enc.SetIndent("", "  ")
 				return enc.Encode(v)

@@ -1,0 +1,388 @@
+// Package client is the Go client of schedd's HTTP/JSON API (/v1), for
+// workers and tools. It speaks over a Unix socket (the default, the same
+// one schedd listens on without configuration), plain TCP, or HTTPS.
+//
+//	c, err := client.New("", os.Getenv("SCHED_TOKEN")) // the default socket
+//	sc, err := c.GetSchedule(ctx, "nightly-report")
+//
+// Every method takes a context first and returns the types of package api.
+// An answer that is not 2xx is a *Error carrying the API's stable error
+// code; use errors.As, or the predicates IsNotFound, IsStaleAttempt,
+// IsConflict, IsInvalid, IsUnauthorized and IsUnavailable.
+//
+// Over a Unix socket the client trusts only a daemon run by its own user: it
+// checks the socket file's owner before it connects and the peer's
+// credentials (SO_PEERCRED) after, and refuses to send anything otherwise
+// (RELIABILITY finding 9: another user could plant a socket where schedd's
+// would be and collect tokens and payloads).
+//
+// Worker runs a handler for each occurrence of a queue: it claims by long
+// poll, heartbeats while the handler runs, cancels the handler's context
+// when the schedule is superseded or canceled or the lease is lost, and
+// acks or nacks from the handler's error.
+package client
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/sched-dev/sched/api"
+	"github.com/sched-dev/sched/internal/paths"
+)
+
+// Header names of the API.
+const (
+	// HeaderVersion carries the version of the software that sends a
+	// request (and, from schedd, of the daemon that answers).
+	HeaderVersion = "Sched-Version"
+	// HeaderIdempotencyKey makes a create safe to retry.
+	HeaderIdempotencyKey = "Idempotency-Key"
+)
+
+// DefaultTimeout bounds every request but a claim's long poll, whose bound
+// is its wait plus this.
+const DefaultTimeout = 30 * time.Second
+
+// DefaultVersion is what HeaderVersion says unless WithVersion changes it.
+const DefaultVersion = "go-client/dev"
+
+// ErrInvalidAddress is wrapped by New's error for an address it cannot
+// read.
+var ErrInvalidAddress = errors.New("invalid address")
+
+// maxErrorBody bounds how much of an error answer is read.
+const maxErrorBody = 64 << 10
+
+// Client talks to one schedd. It is safe for concurrent use.
+type Client struct {
+	base    string // scheme://host, no trailing slash
+	addr    string // the address as given, for messages
+	token   string
+	version string
+	timeout time.Duration
+	hc      *http.Client
+
+	socket        string // Unix socket path; "" over TCP
+	defaultSocket bool   // the socket is the default one, not one asked for
+}
+
+// Option changes how New builds a Client.
+type Option func(*options)
+
+type options struct {
+	tls     *tls.Config
+	timeout time.Duration
+	version string
+	env     paths.Env
+}
+
+// WithTLSConfig sets the TLS configuration of https:// addresses (for
+// example a private CA, or a client certificate for mTLS).
+func WithTLSConfig(cfg *tls.Config) Option { return func(o *options) { o.tls = cfg } }
+
+// WithTimeout bounds each request (DefaultTimeout if not given; 0 means no
+// bound but the context's). A claim's long poll gets its wait on top.
+func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
+
+// WithVersion sets the HeaderVersion value sent with every request, e.g.
+// "schedctl/1.2.0".
+func WithVersion(v string) Option { return func(o *options) { o.version = v } }
+
+// WithEnv sets the environment lookup used to find the default socket
+// (os.LookupEnv if not given).
+func WithEnv(env paths.Env) Option { return func(o *options) { o.env = env } }
+
+// New returns a client for addr:
+//
+//	""                   the default socket, the one schedd listens on
+//	                     without configuration ($XDG_RUNTIME_DIR/sched/schedd.sock,
+//	                     else /tmp/sched-$UID/schedd.sock)
+//	unix:PATH            a Unix socket
+//	tcp:HOST:PORT        plain HTTP over TCP
+//	https://HOST:PORT    HTTPS
+//
+// token, when not empty, is sent as "Authorization: Bearer TOKEN". New
+// does not connect; the first request does.
+func New(addr, token string, opts ...Option) (*Client, error) {
+	o := options{timeout: DefaultTimeout, version: DefaultVersion, env: os.LookupEnv}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	for _, r := range token {
+		if r <= ' ' || r == 0x7f {
+			return nil, errors.New("token contains a space or a control character")
+		}
+	}
+	c := &Client{addr: addr, token: token, version: o.version, timeout: o.timeout}
+	// No proxy, ever: HTTP_PROXY must not see a bearer token meant for schedd.
+	tr := &http.Transport{
+		Proxy:               nil,
+		MaxIdleConns:        64,
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second,
+		// No ResponseHeaderTimeout: a claim's long poll holds the answer
+		// back for as long as its wait; each request's context bounds it.
+	}
+	switch {
+	case addr == "":
+		c.socket, c.defaultSocket = paths.Socket(o.env), true
+	case strings.HasPrefix(addr, "unix:"):
+		c.socket = strings.TrimPrefix(addr, "unix:")
+		if c.socket == "" {
+			return nil, fmt.Errorf("%w %q: unix: needs a socket path", ErrInvalidAddress, addr)
+		}
+	case strings.HasPrefix(addr, "tcp:"):
+		hp := strings.TrimPrefix(addr, "tcp:")
+		if err := checkHostPort(hp); err != nil {
+			return nil, fmt.Errorf("%w %q: %v", ErrInvalidAddress, addr, err)
+		}
+		c.base = "http://" + hp
+		tr.DialContext = c.dialTCP
+	case strings.HasPrefix(addr, "https://"):
+		u, err := url.Parse(addr)
+		if err != nil || u.User != nil || u.RawQuery != "" || u.Fragment != "" || (u.Path != "" && u.Path != "/") {
+			return nil, fmt.Errorf("%w %q: want https://HOST:PORT", ErrInvalidAddress, addr)
+		}
+		if err := checkHostPort(u.Host); err != nil {
+			return nil, fmt.Errorf("%w %q: %v", ErrInvalidAddress, addr, err)
+		}
+		c.base = "https://" + u.Host
+		tr.DialContext = c.dialTCP
+		tr.TLSClientConfig = o.tls
+		tr.ForceAttemptHTTP2 = true
+	default:
+		return nil, fmt.Errorf("%w %q: want unix:PATH, tcp:HOST:PORT or https://HOST:PORT", ErrInvalidAddress, addr)
+	}
+	if c.socket != "" {
+		c.base = "http://localhost" // the host is not used; the dialer knows the socket
+		tr.DialContext = c.dialUnix
+	}
+	c.hc = &http.Client{
+		Transport: tr,
+		// A redirect would carry the token to wherever it points; schedd
+		// never redirects.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return c, nil
+}
+
+func checkHostPort(hp string) error {
+	host, port, err := net.SplitHostPort(hp)
+	if err != nil {
+		return errors.New("want HOST:PORT")
+	}
+	if host == "" || port == "" {
+		return errors.New("want HOST:PORT")
+	}
+	return nil
+}
+
+// Addr returns the address the client talks to, in the form New takes
+// ("unix:PATH" for the default socket).
+func (c *Client) Addr() string {
+	if c.socket != "" {
+		return "unix:" + c.socket
+	}
+	return c.addr
+}
+
+// Error is an answer of schedd that is not 2xx. Code is one of the api.Code*
+// constants (empty when the answer was not the API's error JSON, e.g. from
+// a proxy); Field names the field at fault for validation errors.
+type Error struct {
+	Status  int    // the HTTP status
+	Code    string // a stable code: api.CodeNotFound, api.CodeStaleAttempt, ...
+	Message string // for people
+	Field   string // the request field at fault, for validation errors
+}
+
+func (e *Error) Error() string {
+	if e.Code == "" {
+		msg := strings.TrimSpace(e.Message)
+		if msg == "" {
+			return fmt.Sprintf("schedd answered HTTP %d %s", e.Status, http.StatusText(e.Status))
+		}
+		return fmt.Sprintf("schedd answered HTTP %d %s: %s", e.Status, http.StatusText(e.Status), msg)
+	}
+	what := strings.ReplaceAll(e.Code, "_", " ")
+	if e.Message == "" {
+		return what
+	}
+	return what + ": " + e.Message
+}
+
+func asError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return nil
+}
+
+// IsNotFound reports whether err says the schedule or occurrence does not
+// exist (or belongs to another tenant).
+func IsNotFound(err error) bool {
+	e := asError(err)
+	return e != nil && (e.Code == api.CodeNotFound || e.Code == "" && e.Status == http.StatusNotFound)
+}
+
+// IsStaleAttempt reports whether err refuses a heartbeat, ack or nack
+// because the attempt presented is not the occurrence's current one.
+func IsStaleAttempt(err error) bool {
+	e := asError(err)
+	return e != nil && e.Code == api.CodeStaleAttempt
+}
+
+// IsConflict reports whether err refuses a change that conflicts with the
+// state: a name or idempotency key already taken, or a schedule whose state
+// forbids the change. A stale attempt is not a conflict in this sense; see
+// IsStaleAttempt.
+func IsConflict(err error) bool {
+	e := asError(err)
+	return e != nil && (e.Code == api.CodeConflict || e.Code == "" && e.Status == http.StatusConflict)
+}
+
+// IsInvalid reports whether err says the request was invalid input: a bad
+// field, zone or expression, or a body that is not the JSON expected.
+func IsInvalid(err error) bool {
+	e := asError(err)
+	if e == nil {
+		return false
+	}
+	switch e.Code {
+	case api.CodeInvalidArgument, api.CodeCronNeverFires, api.CodeInvalidTimeZone, api.CodeBadRequest:
+		return true
+	}
+	return e.Code == "" && e.Status == http.StatusBadRequest
+}
+
+// IsUnauthorized reports whether err says the token is missing or wrong.
+func IsUnauthorized(err error) bool {
+	e := asError(err)
+	return e != nil && (e.Code == api.CodeUnauthorized || e.Status == http.StatusUnauthorized)
+}
+
+// IsUnavailable reports whether err is schedd saying "not now": the store
+// is busy, or the daemon is starting or shutting down. Retrying later can
+// succeed.
+func IsUnavailable(err error) bool {
+	e := asError(err)
+	return e != nil && (e.Code == api.CodeStoreBusy || e.Code == api.CodeUnavailable ||
+		e.Status == http.StatusServiceUnavailable || e.Status == http.StatusTooManyRequests)
+}
+
+// request is one API call.
+type request struct {
+	method string
+	path   string // already escaped
+	query  url.Values
+	body   any
+	header http.Header
+	// extra is added to the client's timeout (a claim's wait).
+	extra time.Duration
+}
+
+// do sends r and decodes a 2xx answer into out (unless out is nil).
+func (c *Client) do(ctx context.Context, r request, out any) error {
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout+r.extra)
+		defer cancel()
+	}
+	u := c.base + r.path
+	if len(r.query) > 0 {
+		u += "?" + r.query.Encode()
+	}
+	var body io.Reader
+	if r.body != nil {
+		b, err := json.Marshal(r.body)
+		if err != nil {
+			return fmt.Errorf("%s %s: encode the request: %w", r.method, r.path, err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, u, body)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", r.method, r.path, err)
+	}
+	for k, vs := range r.header {
+		req.Header[k] = vs
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set(HeaderVersion, c.version)
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return c.transportError(ctx, r, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return decodeError(resp)
+	}
+	if out == nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("%s %s: cannot read schedd's answer: %w", r.method, r.path, err)
+	}
+	return nil
+}
+
+// transportError turns a failed round trip into one clear error: the dial
+// error as is (it says how to start schedd), or the context's.
+func (c *Client) transportError(ctx context.Context, r request, err error) error {
+	var de *DialError
+	if errors.As(err, &de) {
+		return de
+	}
+	if ctx.Err() != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("%s %s: no answer from schedd at %s in time: %w", r.method, r.path, c.Addr(), ctx.Err())
+		}
+		return fmt.Errorf("%s %s: %w", r.method, r.path, ctx.Err())
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return fmt.Errorf("%s %s at %s: %w", r.method, r.path, c.Addr(), err)
+}
+
+// decodeError reads an error answer: the API's {"error": {...}} when it is
+// one, else the status and the start of the body.
+func decodeError(resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	var eb api.ErrorBody
+	if json.Unmarshal(b, &eb) == nil && eb.Error.Code != "" {
+		return &Error{Status: resp.StatusCode, Code: eb.Error.Code, Message: eb.Error.Message, Field: eb.Error.Field}
+	}
+	msg := strings.TrimSpace(string(b))
+	if len(msg) > 200 {
+		msg = msg[:200] + "..."
+	}
+	msg = strings.Map(func(r rune) rune {
+		if r < ' ' {
+			return ' '
+		}
+		return r
+	}, msg)
+	return &Error{Status: resp.StatusCode, Message: msg}
+}

@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"context"
+	"errors"
+
+	"github.com/sched-dev/sched/api"
+	"github.com/sched-dev/sched/client"
+)
+
+// API is what commands need of schedd: the methods of *client.Client.
+// Commands take it through their options so tests can hand them a stub.
+type API interface {
+	Status(ctx context.Context) (*api.Status, error)
+	CreateSchedule(ctx context.Context, req api.ScheduleRequest) (*api.CreateResult, error)
+	ListSchedules(ctx context.Context, o client.ListSchedulesOptions) (*api.ScheduleList, error)
+	GetSchedule(ctx context.Context, ref string) (*api.Schedule, error)
+	UpdateSchedule(ctx context.Context, ref string, req api.ScheduleRequest) (*api.ChangeResult, error)
+	PauseSchedule(ctx context.Context, ref string) (*api.ChangeResult, error)
+	ResumeSchedule(ctx context.Context, ref string) (*api.ChangeResult, error)
+	CancelSchedule(ctx context.Context, ref string) (*api.ChangeResult, error)
+	ListOccurrences(ctx context.Context, o client.ListOccurrencesOptions) (*api.OccurrenceList, error)
+	ListAttempts(ctx context.Context, id string) ([]api.Attempt, error)
+	Claim(ctx context.Context, req api.ClaimRequest) (*api.ClaimResult, error)
+	Heartbeat(ctx context.Context, id string, req api.HeartbeatRequest) (*api.HeartbeatResult, error)
+	Ack(ctx context.Context, id string, req api.AckRequest) (*api.Occurrence, error)
+	Nack(ctx context.Context, id string, req api.NackRequest) (*api.Occurrence, error)
+	Replay(ctx context.Context, id string) (*api.Occurrence, error)
+	ListDLQ(ctx context.Context, o client.ListDLQOptions) (*api.OccurrenceList, error)
+}
+
+var _ API = (*client.Client)(nil)
+
+// Client connects to schedd with the global --addr and --token, falling
+// back to SCHED_ADDR and SCHED_TOKEN, and to the default socket. An
+// address it cannot read is invalid input.
+func (f *Factory) Client() (*client.Client, error) {
+	addr, token := f.addr, f.token
+	if addr == "" {
+		addr, _ = f.LookupEnv("SCHED_ADDR")
+	}
+	if token == "" {
+		token, _ = f.LookupEnv("SCHED_TOKEN")
+	}
+	c, err := client.New(addr, token, client.WithVersion("schedctl/"+f.Version), client.WithEnv(f.LookupEnv))
+	if err != nil {
+		if errors.Is(err, client.ErrInvalidAddress) {
+			return nil, &UsageError{Err: err}
+		}
+		return nil, &UsageError{Err: errors.New("--token: " + err.Error())}
+	}
+	return c, nil
+}
+
+// API is Client as the API interface.
+func (f *Factory) API() (API, error) {
+	c, err := f.Client()
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// jsonOut reports whether -o json was given.
+func (f *Factory) jsonOut() bool { return f.output == outJSON }

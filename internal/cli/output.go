@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+)
+
+// writeJSON prints v as indented JSON: the stable output of -o json.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// table prints rows for people: on a terminal, aligned columns under a
+// header; otherwise tab-separated rows without a header, for cut and awk.
+type table struct {
+	f      *Factory
+	header []string
+	rows   [][]string
+}
+
+func newTable(f *Factory, header ...string) *table { return &table{f: f, header: header} }
+
+func (t *table) row(cells ...string) {
+	for i, c := range cells {
+		cells[i] = cell(c)
+	}
+	t.rows = append(t.rows, cells)
+}
+
+func (t *table) print() error {
+	if !t.f.IsTTY {
+		for _, r := range t.rows {
+			if _, err := fmt.Fprintln(t.f.Out, strings.Join(r, "\t")); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(t.f.Out, 0, 4, 2, ' ', 0)
+	if len(t.header) > 0 {
+		fmt.Fprintln(tw, strings.Join(t.header, "\t"))
+	}
+	for _, r := range t.rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	return tw.Flush()
+}
+
+// cell makes text safe for one table cell: control characters (a tab, a
+// newline, an escape sequence from a name someone chose) are quoted.
+func cell(s string) string {
+	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
+		q := fmt.Sprintf("%q", s)
+		return q[1 : len(q)-1]
+	}
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// ts formats an instant for a table: RFC 3339 in UTC, "-" for none.
+func ts(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func tsv(t time.Time) string { return ts(&t) }
+
+// compactJSON prints a payload on one line.
+func compactJSON(b []byte) string {
+	if len(b) == 0 {
+		return "-"
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return string(b)
+	}
+	return buf.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

@@ -1,0 +1,333 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sched-dev/sched/api"
+	"github.com/sched-dev/sched/client"
+)
+
+// stubAPI stands in for schedd behind the API interface (no HTTP: the
+// client's own tests cover the wire). It keeps schedules by name and
+// answers the way docs/api.md says schedd does: defaults filled in,
+// durations as Go prints them, the version bumped by every change.
+type stubAPI struct {
+	mu        sync.Mutex
+	schedules map[string]*api.Schedule
+	order     []string
+	calls     []string
+	err       error // when set, every call fails with it
+	n         int
+
+	occurrences []api.Occurrence
+	attempts    []api.Attempt
+	claimed     []api.Claimed
+	heartbeat   api.HeartbeatResult
+	lastList    client.ListOccurrencesOptions
+	lastClaim   api.ClaimRequest
+	pageSize    int
+}
+
+func newStub() *stubAPI { return &stubAPI{schedules: map[string]*api.Schedule{}} }
+
+var fixedNow = time.Date(2027, 3, 13, 12, 0, 0, 0, time.UTC)
+
+func (s *stubAPI) call(format string, args ...any) error {
+	s.calls = append(s.calls, fmt.Sprintf(format, args...))
+	return s.err
+}
+
+func (s *stubAPI) Calls() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.calls...)
+}
+
+// store turns a request into a schedule as schedd would answer it.
+func (s *stubAPI) store(sc *api.Schedule, r api.ScheduleRequest) error {
+	norm, err := checkRequest(r)
+	if err != nil {
+		return &client.Error{Status: 400, Code: api.CodeInvalidArgument, Message: err.Error()}
+	}
+	sc.Name, sc.Queue, sc.Kind, sc.Expression, sc.TimeZone = r.Name, r.Queue, string(norm.Kind), r.Cron+r.At+r.Every, norm.Zone
+	sc.Anchor = r.Anchor
+	sc.DSTGap, sc.DSTRepeat = "skip", "first"
+	if norm.Gap != "" {
+		sc.DSTGap, sc.DSTRepeat = norm.Gap, norm.Repeat
+	}
+	sc.Payload = r.Payload
+	sc.MisfirePolicy, sc.MaxLateness, sc.OverlapPolicy = norm.Misfire, norm.MaxLateness.String(), norm.Overlap
+	sc.FlexibleWindow, sc.MaxAttempts = norm.FlexWindow.String(), norm.MaxAttempts
+	sc.RetryBase, sc.RetryCap, sc.RetryDeadline = norm.RetryBase.String(), norm.RetryCap.String(), norm.RetryDeadline.String()
+	sc.UpdatedAt = fixedNow
+	return nil
+}
+
+func (s *stubAPI) Status(context.Context) (*api.Status, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("status"); err != nil {
+		return nil, err
+	}
+	return &api.Status{Version: "1.0", TZVersion: "2026a", NodeID: "n1", Store: "sqlite", Shards: 64, Now: fixedNow}, nil
+}
+
+func (s *stubAPI) CreateSchedule(_ context.Context, r api.ScheduleRequest) (*api.CreateResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("create %s", r.Name); err != nil {
+		return nil, err
+	}
+	if _, ok := s.schedules[r.Name]; ok {
+		return nil, &client.Error{Status: 409, Code: api.CodeConflict, Message: "name taken"}
+	}
+	s.n++
+	next := fixedNow.Add(time.Hour)
+	sc := &api.Schedule{ScheduleID: fmt.Sprintf("sch_%02d", s.n), Version: 1, State: "ACTIVE", NextRunAt: &next, CreatedAt: fixedNow,
+		Preview: []api.Firing{{ScheduledFor: next, Local: "2027-03-13T14:00:00+01:00"}}}
+	if err := s.store(sc, r); err != nil {
+		return nil, err
+	}
+	s.schedules[r.Name] = sc
+	s.order = append(s.order, r.Name)
+	return &api.CreateResult{Schedule: *sc, Created: true}, nil
+}
+
+func (s *stubAPI) find(ref string) (*api.Schedule, error) {
+	for _, sc := range s.schedules {
+		if sc.ScheduleID == ref || sc.Name == ref {
+			return sc, nil
+		}
+	}
+	return nil, &client.Error{Status: 404, Code: api.CodeNotFound, Message: fmt.Sprintf("schedule %q not found", ref)}
+}
+
+func (s *stubAPI) ListSchedules(_ context.Context, o client.ListSchedulesOptions) (*api.ScheduleList, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("list state=%s after=%s", o.State, o.After); err != nil {
+		return nil, err
+	}
+	var all []api.Schedule
+	for _, n := range s.order {
+		if sc := s.schedules[n]; sc != nil && (o.State == "" || sc.State == o.State) {
+			all = append(all, *sc)
+		}
+	}
+	start := 0
+	if o.After != "" {
+		fmt.Sscan(o.After, &start)
+	}
+	size := s.pageSize
+	if size == 0 {
+		size = len(all) + 1
+	}
+	end := min(start+size, len(all))
+	l := &api.ScheduleList{Schedules: all[start:end]}
+	if end < len(all) {
+		l.Next = fmt.Sprint(end)
+	}
+	return l, nil
+}
+
+func (s *stubAPI) GetSchedule(_ context.Context, ref string) (*api.Schedule, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("get %s", ref); err != nil {
+		return nil, err
+	}
+	sc, err := s.find(ref)
+	if err != nil {
+		return nil, err
+	}
+	c := *sc
+	return &c, nil
+}
+
+func (s *stubAPI) UpdateSchedule(_ context.Context, ref string, r api.ScheduleRequest) (*api.ChangeResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("update %s", ref); err != nil {
+		return nil, err
+	}
+	sc, err := s.find(ref)
+	if err != nil {
+		return nil, err
+	}
+	old := sc.Name
+	if err := s.store(sc, r); err != nil {
+		return nil, err
+	}
+	if old != sc.Name {
+		delete(s.schedules, old)
+		s.schedules[sc.Name] = sc
+		for i, n := range s.order {
+			if n == old {
+				s.order[i] = sc.Name
+			}
+		}
+	}
+	sc.Version++
+	return &api.ChangeResult{Schedule: *sc, Canceled: 2, InFlight: 1}, nil
+}
+
+func (s *stubAPI) change(verb, ref, state string) (*api.ChangeResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("%s %s", verb, ref); err != nil {
+		return nil, err
+	}
+	sc, err := s.find(ref)
+	if err != nil {
+		return nil, err
+	}
+	sc.State = state
+	sc.Version++
+	return &api.ChangeResult{Schedule: *sc, Canceled: 3, InFlight: 1}, nil
+}
+
+func (s *stubAPI) PauseSchedule(_ context.Context, ref string) (*api.ChangeResult, error) {
+	return s.change("pause", ref, "PAUSED")
+}
+func (s *stubAPI) ResumeSchedule(_ context.Context, ref string) (*api.ChangeResult, error) {
+	return s.change("resume", ref, "ACTIVE")
+}
+func (s *stubAPI) CancelSchedule(_ context.Context, ref string) (*api.ChangeResult, error) {
+	return s.change("cancel", ref, "CANCELED")
+}
+
+func (s *stubAPI) ListOccurrences(_ context.Context, o client.ListOccurrencesOptions) (*api.OccurrenceList, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastList = o
+	if err := s.call("occurrences"); err != nil {
+		return nil, err
+	}
+	return &api.OccurrenceList{Occurrences: s.occurrences}, nil
+}
+
+func (s *stubAPI) ListAttempts(_ context.Context, id string) ([]api.Attempt, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("attempts %s", id); err != nil {
+		return nil, err
+	}
+	return s.attempts, nil
+}
+
+func (s *stubAPI) Claim(_ context.Context, r api.ClaimRequest) (*api.ClaimResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastClaim = r
+	if err := s.call("claim %s", r.Queue); err != nil {
+		return nil, err
+	}
+	return &api.ClaimResult{Claimed: s.claimed}, nil
+}
+
+func (s *stubAPI) Heartbeat(_ context.Context, id string, r api.HeartbeatRequest) (*api.HeartbeatResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("heartbeat %s %d %s", id, r.Attempt, r.Lease); err != nil {
+		return nil, err
+	}
+	h := s.heartbeat
+	return &h, nil
+}
+
+func (s *stubAPI) occ(id, state string) *api.Occurrence {
+	o := sampleOccurrence()
+	o.OccurrenceID, o.State = id, state
+	return &o
+}
+
+func (s *stubAPI) Ack(_ context.Context, id string, r api.AckRequest) (*api.Occurrence, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("ack %s %d", id, r.Attempt); err != nil {
+		return nil, err
+	}
+	return s.occ(id, "SUCCEEDED"), nil
+}
+
+func (s *stubAPI) Nack(_ context.Context, id string, r api.NackRequest) (*api.Occurrence, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("nack %s %d %s %s", id, r.Attempt, r.Class, r.Error); err != nil {
+		return nil, err
+	}
+	return s.occ(id, "DEAD"), nil
+}
+
+func (s *stubAPI) Replay(_ context.Context, id string) (*api.Occurrence, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("replay %s", id); err != nil {
+		return nil, err
+	}
+	return s.occ(id, "ENQUEUED"), nil
+}
+
+func (s *stubAPI) ListDLQ(_ context.Context, o client.ListDLQOptions) (*api.OccurrenceList, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("dlq queue=%s limit=%d", o.Queue, o.Limit); err != nil {
+		return nil, err
+	}
+	return &api.OccurrenceList{Occurrences: s.occurrences}, nil
+}
+
+func tp(t time.Time) *time.Time { return &t }
+
+// sampleSchedule has every field set, so JSON shows every key.
+func sampleSchedule() api.Schedule {
+	return api.Schedule{
+		ScheduleID: "sch_01", Name: "nightly", Version: 3, State: "ACTIVE", NextRunAt: tp(fixedNow.Add(time.Hour)),
+		Kind: "every", Expression: "1h", TimeZone: "Europe/Berlin", Anchor: "2027-01-01T00:00:00Z",
+		DSTGap: "skip", DSTRepeat: "first", Queue: "reports", Payload: json.RawMessage(`{"format":"pdf"}`),
+		MisfirePolicy: "fire_once", MaxLateness: "1m0s", OverlapPolicy: "allow", FlexibleWindow: "0s",
+		MaxAttempts: 10, RetryBase: "1s", RetryCap: "5m0s", RetryDeadline: "24h0m0s", MissedCount: 2,
+		CreatedAt: fixedNow, UpdatedAt: fixedNow,
+		Preview: []api.Firing{{ScheduledFor: fixedNow.Add(time.Hour), Local: "2027-03-13T14:00:00+01:00", Note: "a note"}},
+	}
+}
+
+func sampleOccurrence() api.Occurrence {
+	return api.Occurrence{
+		OccurrenceID: "occ_01", ScheduleID: "sch_01", ScheduleVersion: 3, ScheduledFor: fixedNow, AvailableAt: fixedNow,
+		EnqueuedAt: tp(fixedNow.Add(-time.Minute)), State: "SUCCEEDED", Lane: "strict", Queue: "reports", AttemptCount: 1,
+		FirstClaimedAt: tp(fixedNow.Add(time.Second)), FinishedAt: tp(fixedNow.Add(2 * time.Second)),
+	}
+}
+
+func sampleClaimed() api.Claimed {
+	return api.Claimed{OccurrenceID: "occ_01", ScheduleID: "sch_01", ScheduleVersion: 3, ScheduledFor: fixedNow, Attempt: 2,
+		LeaseExpiresAt: fixedNow.Add(30 * time.Second), Queue: "reports", Payload: json.RawMessage(`{"n":1}`)}
+}
+
+// testFactory is a Factory on buffers; tty says whether Out is a terminal.
+func testFactory(tty bool) (*Factory, *bytes.Buffer, *bytes.Buffer) {
+	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	f := &Factory{In: strings.NewReader(""), Out: out, ErrOut: errOut, IsTTY: tty, NoColor: true,
+		Now: func() time.Time { return fixedNow }, Version: "test",
+		LookupEnv: func(string) (string, bool) { return "", false }}
+	return f, out, errOut
+}
+
+func apiOf(s *stubAPI) func() (API, error) { return func() (API, error) { return s, nil } }
+
+func mustJSON(t *testing.T, b []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, b)
+	}
+	return v
+}

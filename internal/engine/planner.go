@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/sched-dev/sched/internal/faultinject"
@@ -45,10 +46,43 @@ type planner struct {
 	held   map[int]*heldShard
 	wakeC  chan struct{}
 	pacing map[string]time.Time // tenant -> next catch-up slot (pacing only; not durable)
+
+	// specs keeps parsed definitions across passes: parsing a cron
+	// expression for every due schedule on every pass was about a tenth of
+	// the planner's CPU, and a fleet shares few distinct definitions. At
+	// most maxParsedSpecs entries: memory does not grow with the number of
+	// schedules (a full cache is emptied and refills).
+	specsMu sync.Mutex
+	specs   map[spec.Definition]*spec.Spec
 }
 
+const maxParsedSpecs = 4096
+
 func newPlanner(e *Engine) *planner {
-	return &planner{e: e, held: map[int]*heldShard{}, wakeC: make(chan struct{}, 1), pacing: map[string]time.Time{}}
+	return &planner{e: e, held: map[int]*heldShard{}, wakeC: make(chan struct{}, 1), pacing: map[string]time.Time{},
+		specs: map[spec.Definition]*spec.Spec{}}
+}
+
+// parse returns d parsed, from the cache when it can. A *spec.Spec is
+// immutable, so one may serve any number of schedules and passes.
+func (p *planner) parse(d spec.Definition) (*spec.Spec, error) {
+	p.specsMu.Lock()
+	sp := p.specs[d]
+	p.specsMu.Unlock()
+	if sp != nil {
+		return sp, nil
+	}
+	sp, err := spec.Parse(d)
+	if err != nil {
+		return nil, err
+	}
+	p.specsMu.Lock()
+	if len(p.specs) >= maxParsedSpecs {
+		clear(p.specs)
+	}
+	p.specs[d] = sp
+	p.specsMu.Unlock()
+	return sp, nil
 }
 
 // wake asks the background planner for a pass now (a new or changed
@@ -221,7 +255,7 @@ func (p *planner) planSchedule(sc *store.Schedule, now time.Time) (store.PlanIte
 		TenantID: sc.TenantID, ScheduleID: sc.ScheduleID, Version: sc.Version,
 		Cursor: sc.NextRunAt, State: store.ScheduleActive,
 	}
-	sp, err := spec.Parse(sc.Definition())
+	sp, err := p.parse(sc.Definition())
 	if err != nil {
 		return item, err
 	}

@@ -35,23 +35,8 @@ const (
 // Claim takes available occurrences of a queue, each under a new attempt
 // whose number is the fencing token for its heartbeat, ack and nack.
 func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]store.Claimed, error) {
-	if err := checkText("queue", req.Queue, MaxQueueLen, true); err != nil {
+	if err := e.checkClaim(&req); err != nil {
 		return nil, err
-	}
-	if err := checkText("worker_id", req.WorkerID, MaxNameLen, false); err != nil {
-		return nil, err
-	}
-	switch {
-	case req.Limit == 0:
-		req.Limit = 1
-	case req.Limit < 0 || req.Limit > MaxClaimBatch:
-		return nil, invalid("limit", "%d: must be 1 to %d", req.Limit, MaxClaimBatch)
-	}
-	if err := setDuration("lease", &req.Lease, DefaultClaimLease, time.Second, 12*time.Hour); err != nil {
-		return nil, err
-	}
-	if req.Wait < 0 || req.Wait > 5*time.Minute {
-		return nil, invalid("wait", "%s: must be from 0 to 5m", req.Wait)
 	}
 	deadline := e.clock.Now().Add(req.Wait)
 	for {
@@ -91,6 +76,29 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]store.Claimed, 
 		case <-t.C():
 		}
 	}
+}
+
+// checkClaim checks req and fills in its defaults.
+func (e *Engine) checkClaim(req *ClaimRequest) error {
+	if err := checkText("queue", req.Queue, MaxQueueLen, true); err != nil {
+		return err
+	}
+	if err := checkText("worker_id", req.WorkerID, MaxNameLen, false); err != nil {
+		return err
+	}
+	switch {
+	case req.Limit == 0:
+		req.Limit = 1
+	case req.Limit < 0 || req.Limit > MaxClaimBatch:
+		return invalid("limit", "%d: must be 1 to %d", req.Limit, MaxClaimBatch)
+	}
+	if err := setDuration("lease", &req.Lease, DefaultClaimLease, time.Second, 12*time.Hour); err != nil {
+		return err
+	}
+	if req.Wait < 0 || req.Wait > 5*time.Minute {
+		return invalid("wait", "%s: must be from 0 to 5m", req.Wait)
+	}
+	return nil
 }
 
 // Heartbeat extends the lease of the current attempt and says whether the

@@ -52,6 +52,14 @@ type Store interface {
 	ClaimOccurrences(ctx context.Context, p ClaimParams) ([]Claimed, error)
 	Heartbeat(ctx context.Context, p HeartbeatParams) (HeartbeatResult, error)
 	FinishAttempts(ctx context.Context, ps []FinishParams) ([]FinishResult, error)
+	// FinishAndClaim is FinishAttempts(finishes) followed by
+	// ClaimOccurrences(claim) in one transaction: a worker that acks a batch
+	// and asks for the next commits once instead of twice. Each part has the
+	// semantics of its own method (per-item finish results; the claim sees
+	// the finishes, so an occurrence just finished no longer counts as
+	// RUNNING for overlap). An error of the store itself fails both and
+	// writes nothing; so does a claim request ClaimOccurrences would refuse.
+	FinishAndClaim(ctx context.Context, finishes []FinishParams, claim ClaimParams) ([]FinishResult, []Claimed, error)
 	ExpireLeases(ctx context.Context, now time.Time, limit int) (int, error)
 	ReplayOccurrence(ctx context.Context, tenantID, occurrenceID string, now time.Time) (*Occurrence, error)
 	NextAvailable(ctx context.Context, tenantID, queue string) (time.Time, error)

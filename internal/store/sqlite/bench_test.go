@@ -28,6 +28,8 @@ import (
 // work (b-tree searches and page writes in pure Go, about 3 µs per index
 // operation), not fsync (synchronous=OFF measures the same) and no longer
 // statement overhead (batches are one statement each, prepared once).
+// FinishAndClaim, which saves one commit per batch, measures the same as
+// a separate claim and ack, which agrees.
 
 var benchT0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 

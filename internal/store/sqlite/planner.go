@@ -101,12 +101,20 @@ func (s *Store) ListShardLeases(ctx context.Context) ([]store.ShardLease, error)
 // DueSchedules returns up to p.Limit (DefaultListLimit when 0) ACTIVE
 // schedules of the shard whose cursor is at or before p.Until, earliest
 // cursor first, ties by id, without their payloads.
+//
+// It reads on the writer connection, not a reader: a reader's page cache
+// is dropped whenever the file changed since its last read, which between
+// two planner batches it always has, so every batch read the shard's
+// schedule pages back from the file and the WAL, one system call a page
+// (a shard's schedules are spread over the whole table). The writer's
+// cache holds them. The read is bounded by p.Limit and lasts about as long
+// as the batch's commit.
 func (s *Store) DueSchedules(ctx context.Context, p store.DueSchedulesParams) ([]store.Schedule, error) {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = store.DefaultListLimit
 	}
-	rows, err := s.r.QueryContext(ctx, qDueSchedules, p.Shard, ms(p.Until), limit)
+	rows, err := s.hot[qDueSchedules].QueryContext(ctx, p.Shard, ms(p.Until), limit)
 	if err != nil {
 		return nil, fmt.Errorf("due schedules of shard %d: %w", p.Shard, translate(err))
 	}
@@ -151,6 +159,10 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 		if err != nil {
 			return fmt.Errorf("advance schedules: %w", err)
 		}
+		advanceState, err := s.txStmt(ctx, tx, qAdvanceSchedulesState)
+		if err != nil {
+			return fmt.Errorf("advance schedules: %w", err)
+		}
 		var one int
 		err = check.QueryRowContext(ctx, p.Lease.Shard, p.Lease.Owner, p.Lease.Epoch, ms(p.Now)).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -164,7 +176,8 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 		ins := s.newOccurrenceInserter(ctx, tx)
 		defer ins.close()
 		var (
-			js        jsonRows
+			js        jsonRows // items that leave the schedule ACTIVE
+			jsState   jsonRows // items that change its state
 			seen      = map[string]bool{}
 			run       []int // items of the current run
 			applied   = map[string]bool{}
@@ -177,37 +190,52 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 			if len(run) == 0 {
 				return nil
 			}
+			// Items that keep the schedule ACTIVE go in one statement,
+			// those that change its state in the other (queries.go).
 			js.reset()
+			jsState.reset()
 			for _, i := range run {
 				it := &p.Items[i]
-				js.row()
-				js.str(it.TenantID)
-				js.str(it.ScheduleID)
-				js.int(it.Version)
-				js.int(ms(it.Cursor))
-				if it.NextRunAt.IsZero() {
-					js.null()
-				} else {
-					js.int(ms(it.NextRunAt))
+				j := &js
+				if it.State != store.ScheduleActive {
+					j = &jsState
 				}
-				js.str(string(it.State))
-				js.int(it.MissedCount)
-			}
-			rows, err := advance.QueryContext(ctx, js.String(), p.Lease.Shard)
-			if err != nil {
-				return fmt.Errorf("advance schedules: %w", translate(err))
+				j.row()
+				j.str(it.TenantID)
+				j.str(it.ScheduleID)
+				j.int(it.Version)
+				j.int(ms(it.Cursor))
+				if it.NextRunAt.IsZero() {
+					j.null()
+				} else {
+					j.int(ms(it.NextRunAt))
+				}
+				j.str(string(it.State))
+				j.int(it.MissedCount)
 			}
 			clear(applied)
-			for rows.Next() {
-				var id string
-				if err := rows.Scan(&id); err != nil {
-					rows.Close()
+			for _, a := range []struct {
+				st *sql.Stmt
+				js *jsonRows
+			}{{advance, &js}, {advanceState, &jsState}} {
+				if a.js.rows == 0 {
+					continue
+				}
+				rows, err := a.st.QueryContext(ctx, a.js.String(), p.Lease.Shard)
+				if err != nil {
 					return fmt.Errorf("advance schedules: %w", translate(err))
 				}
-				applied[id] = true
-			}
-			if err := rows.Err(); err != nil {
-				return fmt.Errorf("advance schedules: %w", translate(err))
+				for rows.Next() {
+					var id string
+					if err := rows.Scan(&id); err != nil {
+						rows.Close()
+						return fmt.Errorf("advance schedules: %w", translate(err))
+					}
+					applied[id] = true
+				}
+				if err := rows.Err(); err != nil {
+					return fmt.Errorf("advance schedules: %w", translate(err))
+				}
 			}
 			for _, i := range run {
 				it := &p.Items[i]

@@ -41,6 +41,8 @@ func TestQueryPlans(t *testing.T) {
 		{"due schedules", qDueSchedules, []string{"schedules_due (shard=? AND next_run_at<?)"}, []string{"TEMP B-TREE", "SCAN"}},
 		{"advance schedules", qAdvanceSchedules, []string{"SCAN json_each", "SEARCH schedules USING INDEX sqlite_autoindex_schedules_2 (tenant_id=? AND schedule_id=?)"},
 			[]string{"schedules_due", "SCAN schedules"}},
+		{"advance schedules (state)", qAdvanceSchedulesState, []string{"SCAN json_each", "SEARCH schedules USING INDEX sqlite_autoindex_schedules_2 (tenant_id=? AND schedule_id=?)"},
+			[]string{"schedules_due", "SCAN schedules"}},
 		{"finish", qFinishBatch, []string{"SCAN json_each", "SEARCH occurrences USING INDEX sqlite_autoindex_occurrences_1 (occurrence_id=?)"}, []string{"SCAN occurrences"}},
 		{"finished attempt", qFinishedAttempt, []string{"sqlite_autoindex_occurrences_1 (occurrence_id=?)", "SEARCH attempts USING PRIMARY KEY (occurrence_id=? AND attempt=?)"}, []string{"SCAN"}},
 		{"archive attempts", qArchiveAttempts, []string{"SCAN j", "SEARCH o USING INTEGER PRIMARY KEY (rowid=?)"}, []string{"SCAN o"}},

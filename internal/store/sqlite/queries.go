@@ -149,8 +149,17 @@ LIMIT ?`
 	// fences only its own shard's schedules. (The unary + keeps SQLite from
 	// scanning the shard's index and reading the JSON for every schedule:
 	// the JSON drives, each row one primary key lookup.)
-	qAdvanceSchedules = `UPDATE schedules SET
-    next_run_at = j.j_next, state = j.j_state, missed_count = missed_count + j.j_missed
+	//
+	// Two forms. Most items leave the schedule ACTIVE, and
+	// qAdvanceSchedules does not assign state: SQLite rewrites a partial
+	// index whose WHERE names a column the SET assigns, even to the same
+	// value, so assigning state would move every schedule's entry in
+	// schedules_name out and back in. qAdvanceSchedulesState, for the items
+	// that end a schedule (COMPLETED), assigns it.
+	qAdvanceSchedules      = `UPDATE schedules SET next_run_at = j.j_next, missed_count = missed_count + j.j_missed` + advanceFrom
+	qAdvanceSchedulesState = `UPDATE schedules SET next_run_at = j.j_next, state = j.j_state, missed_count = missed_count + j.j_missed` + advanceFrom
+
+	advanceFrom = `
 FROM (SELECT value ->> 0 AS j_tenant, value ->> 1 AS j_id, value ->> 2 AS j_version, value ->> 3 AS j_cursor,
              value ->> 4 AS j_next, value ->> 5 AS j_state, value ->> 6 AS j_missed
       FROM json_each(?1)) AS j

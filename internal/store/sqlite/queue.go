@@ -25,43 +25,85 @@ var lanes = [...]store.Lane{store.LaneStrict, store.LaneFlexible, store.LaneCatc
 // leave the batch short, the lane is read further, so waiting queue_one
 // occurrences never block the ones behind them.
 func (s *Store) ClaimOccurrences(ctx context.Context, p store.ClaimParams) ([]store.Claimed, error) {
-	if p.Limit <= 0 || p.Lease <= 0 {
-		return nil, fmt.Errorf("claim %s: bad request (limit %d, lease %v)", p.Queue, p.Limit, p.Lease)
+	if err := checkClaim(&p); err != nil {
+		return nil, err
 	}
 	var out []store.Claimed
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
-		c := claimer{s: s, ctx: ctx, tx: tx, p: p, now: ms(p.Now), expires: ms(p.Now.Add(p.Lease))}
-		defer c.close()
-		for _, lane := range lanes {
-			afterAt, afterRow := int64(math.MinInt64), int64(math.MinInt64)
-			for len(c.out) < p.Limit {
-				want := p.Limit - len(c.out)
-				cands, err := c.candidates(lane, afterAt, afterRow, want)
-				if err != nil {
-					return err
-				}
-				for i := range cands {
-					if err := c.decide(&cands[i]); err != nil {
-						return err
-					}
-				}
-				if err := c.flush(); err != nil {
-					return err
-				}
-				if len(cands) < want {
-					break // the lane has no more
-				}
-				last := cands[len(cands)-1]
-				afterAt, afterRow = last.raw.availableAt, last.rowid
-			}
-		}
-		out = c.out
-		return nil
+	err := s.writeTx(ctx, func(tx *sql.Tx) (err error) {
+		out, err = s.claimTx(ctx, tx, p)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim %s: %w", p.Queue, err)
 	}
 	return out, nil
+}
+
+// checkClaim refuses a claim the engine should never send.
+func checkClaim(p *store.ClaimParams) error {
+	if p.Limit <= 0 || p.Lease <= 0 {
+		return fmt.Errorf("claim %s: bad request (limit %d, lease %v)", p.Queue, p.Limit, p.Lease)
+	}
+	return nil
+}
+
+// claimTx is the claim of ClaimOccurrences within tx.
+func (s *Store) claimTx(ctx context.Context, tx *sql.Tx, p store.ClaimParams) ([]store.Claimed, error) {
+	c := claimer{s: s, ctx: ctx, tx: tx, p: p, now: ms(p.Now), expires: ms(p.Now.Add(p.Lease))}
+	defer c.close()
+	for _, lane := range lanes {
+		afterAt, afterRow := int64(math.MinInt64), int64(math.MinInt64)
+		for len(c.out) < p.Limit {
+			want := p.Limit - len(c.out)
+			cands, err := c.candidates(lane, afterAt, afterRow, want)
+			if err != nil {
+				return nil, err
+			}
+			for i := range cands {
+				if err := c.decide(&cands[i]); err != nil {
+					return nil, err
+				}
+			}
+			if err := c.flush(); err != nil {
+				return nil, err
+			}
+			if len(cands) < want {
+				break // the lane has no more
+			}
+			last := cands[len(cands)-1]
+			afterAt, afterRow = last.raw.availableAt, last.rowid
+		}
+	}
+	return c.out, nil
+}
+
+// FinishAndClaim applies the finishes fs exactly as FinishAttempts does and
+// then claims as ClaimOccurrences does, in one transaction: one commit (one
+// fsync) where the two calls pay two. The claim sees the finishes (an
+// occurrence just acked no longer counts as RUNNING for overlap). A store
+// error fails both and writes nothing; a bad claim request fails before
+// anything is written.
+func (s *Store) FinishAndClaim(ctx context.Context, fs []store.FinishParams, p store.ClaimParams) ([]store.FinishResult, []store.Claimed, error) {
+	if err := checkClaim(&p); err != nil {
+		return nil, nil, fmt.Errorf("finish and claim: %w", err)
+	}
+	var (
+		res []store.FinishResult
+		out []store.Claimed
+	)
+	err := s.writeTx(ctx, func(tx *sql.Tx) (err error) {
+		if res, err = s.finishTx(ctx, tx, fs); err != nil {
+			return fmt.Errorf("finish attempts: %w", err)
+		}
+		if out, err = s.claimTx(ctx, tx, p); err != nil {
+			return fmt.Errorf("claim %s: %w", p.Queue, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("finish and claim: %w", err)
+	}
+	return res, out, nil
 }
 
 // candidate is a claimable occurrence read by a claim.
@@ -312,89 +354,102 @@ func (s *Store) FinishAttempts(ctx context.Context, ps []store.FinishParams) ([]
 	if len(ps) == 0 {
 		return nil, nil
 	}
-	res := make([]store.FinishResult, len(ps))
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
-		finish, err := s.txStmt(ctx, tx, qFinishBatch)
-		if err != nil {
-			return fmt.Errorf("finish occurrences: %w", err)
-		}
-		var (
-			seen  = map[string]bool{}
-			run   []int // items of the current run
-			js    jsonRows
-			byOcc = map[string]int{}
-			ended = map[int]bool{}
-		)
-		apply := func() error {
-			if len(run) == 0 {
-				return nil
-			}
-			js.reset()
-			clear(byOcc)
-			clear(ended)
-			for _, i := range run {
-				p := &ps[i]
-				js.row()
-				js.str(p.OccurrenceID)
-				js.int(p.Attempt)
-				js.str(p.TenantID)
-				js.str(string(p.State))
-				js.str(string(p.Result))
-				js.str(p.Error)
-				js.int(ms(p.Now))
-				js.int(ms(p.RetryAt))
-				byOcc[p.OccurrenceID] = i
-			}
-			rows, err := finish.QueryContext(ctx, js.String())
-			if err != nil {
-				return fmt.Errorf("finish occurrences: %w", translate(err))
-			}
-			moved, err := collect(rows, scanOccurrence)
-			if err != nil {
-				return fmt.Errorf("finish occurrences: %w", err)
-			}
-			for _, o := range moved {
-				i := byOcc[o.OccurrenceID]
-				res[i].Occurrence = o
-				ended[i] = true
-			}
-			for _, i := range run {
-				if ended[i] {
-					continue
-				}
-				p := &ps[i]
-				o, err := s.refinish(ctx, tx, p)
-				if err != nil {
-					res[i].Err = fmt.Errorf("finish %s attempt %d: %w", p.OccurrenceID, p.Attempt, err)
-					if !isOutcome(err) {
-						return res[i].Err
-					}
-					continue
-				}
-				res[i].Occurrence = *o
-			}
-			run = run[:0]
-			clear(seen)
-			return nil
-		}
-		for i := range ps {
-			p := &ps[i]
-			if err := checkFinish(p); err != nil {
-				res[i].Err = fmt.Errorf("finish %s attempt %d: %w", p.OccurrenceID, p.Attempt, err)
-				continue
-			}
-			if seen[p.OccurrenceID] {
-				if err := apply(); err != nil {
-					return err
-				}
-			}
-			seen[p.OccurrenceID] = true
-			run = append(run, i)
-		}
-		return apply()
+	var res []store.FinishResult
+	err := s.writeTx(ctx, func(tx *sql.Tx) (err error) {
+		res, err = s.finishTx(ctx, tx, ps)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("finish attempts: %w", err)
+	}
+	return res, nil
+}
+
+// finishTx is the batch of FinishAttempts within tx.
+func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParams) ([]store.FinishResult, error) {
+	res := make([]store.FinishResult, len(ps))
+	if len(ps) == 0 {
+		return res, nil
+	}
+	finish, err := s.txStmt(ctx, tx, qFinishBatch)
+	if err != nil {
+		return nil, fmt.Errorf("finish occurrences: %w", err)
+	}
+	var (
+		seen  = map[string]bool{}
+		run   []int // items of the current run
+		js    jsonRows
+		byOcc = map[string]int{}
+		ended = map[int]bool{}
+	)
+	apply := func() error {
+		if len(run) == 0 {
+			return nil
+		}
+		js.reset()
+		clear(byOcc)
+		clear(ended)
+		for _, i := range run {
+			p := &ps[i]
+			js.row()
+			js.str(p.OccurrenceID)
+			js.int(p.Attempt)
+			js.str(p.TenantID)
+			js.str(string(p.State))
+			js.str(string(p.Result))
+			js.str(p.Error)
+			js.int(ms(p.Now))
+			js.int(ms(p.RetryAt))
+			byOcc[p.OccurrenceID] = i
+		}
+		rows, err := finish.QueryContext(ctx, js.String())
+		if err != nil {
+			return fmt.Errorf("finish occurrences: %w", translate(err))
+		}
+		moved, err := collect(rows, scanOccurrence)
+		if err != nil {
+			return fmt.Errorf("finish occurrences: %w", err)
+		}
+		for _, o := range moved {
+			i := byOcc[o.OccurrenceID]
+			res[i].Occurrence = o
+			ended[i] = true
+		}
+		for _, i := range run {
+			if ended[i] {
+				continue
+			}
+			p := &ps[i]
+			o, err := s.refinish(ctx, tx, p)
+			if err != nil {
+				res[i].Err = fmt.Errorf("finish %s attempt %d: %w", p.OccurrenceID, p.Attempt, err)
+				if !isOutcome(err) {
+					return res[i].Err
+				}
+				continue
+			}
+			res[i].Occurrence = *o
+		}
+		run = run[:0]
+		clear(seen)
+		return nil
+	}
+	for i := range ps {
+		p := &ps[i]
+		if err := checkFinish(p); err != nil {
+			res[i].Err = fmt.Errorf("finish %s attempt %d: %w", p.OccurrenceID, p.Attempt, err)
+			continue
+		}
+		if seen[p.OccurrenceID] {
+			if err := apply(); err != nil {
+				return nil, err
+			}
+		}
+		seen[p.OccurrenceID] = true
+		run = append(run, i)
+	}
+	if err := apply(); err != nil {
+		return nil, err
 	}
 	return res, nil
 }

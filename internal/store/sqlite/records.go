@@ -174,6 +174,21 @@ func (s *Store) InsertOccurrences(ctx context.Context, occs []store.Occurrence) 
 		}
 	}
 	err = s.writeTx(ctx, func(tx *sql.Tx) error {
+		// Each schedule must exist for the occurrence's tenant. The schema
+		// has no foreign key for it (0001_init.sql says why); this path is
+		// not the planner's, so the check is one lookup per schedule here.
+		checked := map[[2]string]bool{}
+		for i := range occs {
+			key := [2]string{occs[i].TenantID, occs[i].ScheduleID}
+			if checked[key] {
+				continue
+			}
+			var v int64
+			if err := tx.QueryRowContext(ctx, qScheduleVersion, key[0], key[1]).Scan(&v); err != nil {
+				return fmt.Errorf("occurrence %s: schedule %s of %s: %w", ids[i], key[1], key[0], translate(err))
+			}
+			checked[key] = true
+		}
 		ins := s.newOccurrenceInserter(ctx, tx)
 		defer ins.close()
 		for i := range occs {

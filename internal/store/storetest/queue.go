@@ -561,6 +561,69 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		}
 	})
 
+	t.Run("FinishAndClaim", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		sc := queueSchedule(t, s, "tenant-a", "sch_fac", store.OverlapSkipIfRunning)
+		var occs []store.Occurrence
+		for i := range 3 {
+			occs = append(occs, readyOccurrence(sc, i, store.LaneStrict))
+		}
+		mustInsertOccurrences(t, s, 3, occs...)
+		now := at(time.Hour)
+		if got := mustClaim(t, s, "tenant-a", 1, now); len(got) != 1 || got[0].Occurrence.OccurrenceID != occs[0].OccurrenceID {
+			t.Fatalf("first claim: %+v, want minute 0", got)
+		}
+		ack := func(o store.Occurrence, attempt int64) store.FinishParams {
+			return store.FinishParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: attempt,
+				Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now}
+		}
+		claim := store.ClaimParams{TenantID: "tenant-a", Queue: jobsQueue, WorkerID: "worker-1", Limit: 1, Lease: testLease, Now: now}
+
+		// A claim request ClaimOccurrences refuses fails the whole call
+		// and leaves the finishes unwritten.
+		bad := claim
+		bad.Limit = 0
+		if _, _, err := s.FinishAndClaim(ctx, []store.FinishParams{ack(occs[0], 1)}, bad); err == nil {
+			t.Error("FinishAndClaim with limit 0: no error")
+		}
+		if o := mustGetOccurrence(t, s, "tenant-a", occs[0].OccurrenceID); o.State != store.OccurrenceRunning {
+			t.Errorf("after a refused FinishAndClaim: %s, want RUNNING", o.State)
+		}
+
+		// The finishes apply first, each with its own result, and the
+		// claim sees them: with minute 0 acked the schedule no longer
+		// runs, so skip_if_running lets minute 1 be claimed.
+		res, got, err := s.FinishAndClaim(ctx, []store.FinishParams{ack(occs[0], 1), ack(occs[1], 1)}, claim)
+		if err != nil || len(res) != 2 {
+			t.Fatalf("FinishAndClaim: %d results, %v", len(res), err)
+		}
+		wantErr(t, "the ack", res[0].Err, nil)
+		if res[0].Occurrence.State != store.OccurrenceSucceeded {
+			t.Errorf("the ack: %s, want SUCCEEDED", res[0].Occurrence.State)
+		}
+		wantErr(t, "an ack of an unclaimed occurrence", res[1].Err, store.ErrStaleAttempt)
+		if len(got) != 1 || got[0].Occurrence.OccurrenceID != occs[1].OccurrenceID || got[0].Attempt.Attempt != 1 ||
+			got[0].Occurrence.State != store.OccurrenceRunning {
+			t.Fatalf("FinishAndClaim claimed %+v, want minute 1 at attempt 1", got)
+		}
+
+		// No finishes: a plain claim.
+		mustFinish(t, s, ack(occs[1], 1))
+		res, got, err = s.FinishAndClaim(ctx, nil, claim)
+		if err != nil || len(res) != 0 || len(got) != 1 || got[0].Occurrence.OccurrenceID != occs[2].OccurrenceID {
+			t.Fatalf("FinishAndClaim with no finishes: %v, %+v, %v; want minute 2", res, got, err)
+		}
+		// Nothing left to claim: the finishes still apply.
+		res, got, err = s.FinishAndClaim(ctx, []store.FinishParams{ack(occs[2], 1)}, claim)
+		if err != nil || len(res) != 1 || res[0].Err != nil || len(got) != 0 {
+			t.Fatalf("FinishAndClaim of the last one: %+v, %+v, %v", res, got, err)
+		}
+		if o := mustGetOccurrence(t, s, "tenant-a", occs[2].OccurrenceID); o.State != store.OccurrenceSucceeded {
+			t.Errorf("last one: %s, want SUCCEEDED", o.State)
+		}
+	})
+
 	t.Run("ExpireLeases", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()

@@ -173,6 +173,16 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 			t.Errorf("InsertOccurrences under another tenant: got %v, want ErrNotFound", err)
 		}
 		assertOccurrenceCount(t, s, sc, 1)
+
+		// Nor can anyone materialize occurrences of a schedule that does
+		// not exist.
+		ghost := NewSchedule("tenant-a", "sch_iso_ghost")
+		if _, err := s.InsertOccurrences(ctx, []store.Occurrence{NewOccurrence(ghost, time.Date(2026, 3, 4, 9, 0, 0, 0, time.UTC))}); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("InsertOccurrences of a missing schedule: got %v, want ErrNotFound", err)
+		}
+		if got, err := s.ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: "tenant-a", ScheduleID: ghost.ScheduleID}); err != nil || len(got) != 0 {
+			t.Errorf("occurrences of a missing schedule: got %d rows, %v; want none", len(got), err)
+		}
 	})
 
 	t.Run("DuplicateOccurrenceIsNoOp", func(t *testing.T) {

@@ -23,8 +23,9 @@
 -- applies; sqlite_test.go checks the plans.
 
 -- The future. schedule_id is globally unique (occurrence ids hash it without
--- the tenant); UNIQUE (tenant_id, schedule_id) is the parent key that ties
--- each occurrence to its own schedule's tenant.
+-- the tenant); UNIQUE (tenant_id, schedule_id) serves a tenant's lookups and
+-- its listing in id order. A schedule's row never changes those columns, so
+-- the index costs nothing after the insert.
 CREATE TABLE schedules (
     schedule_id        TEXT    NOT NULL PRIMARY KEY CHECK (schedule_id <> ''),
     tenant_id          TEXT    NOT NULL CHECK (tenant_id <> ''),
@@ -84,6 +85,14 @@ CREATE INDEX schedules_due
 -- schedule's occurrences in time order, for the reconciler, for listing a
 -- schedule's occurrences, and for the latest not-canceled firing an update
 -- starts after (read backwards).
+--
+-- No FOREIGN KEY to schedules: it cost every materialized occurrence a
+-- lookup in the schedules table (the planner's hottest write), and nothing
+-- needs it. Occurrences are written by CommitPlan, only for schedules whose
+-- conditional write (tenant, id, version, cursor, shard) applied in the same
+-- transaction, and by InsertOccurrences, which checks that each schedule
+-- exists for the occurrence's tenant before it writes; schedules are never
+-- deleted. Tenant isolation rests on every query naming the tenant.
 CREATE TABLE occurrences (
     occurrence_id    TEXT    NOT NULL PRIMARY KEY,
     tenant_id        TEXT    NOT NULL,
@@ -127,8 +136,7 @@ CREATE TABLE occurrences (
     att_finished_at  INTEGER,
     att_result       TEXT    CHECK (att_result IN ('SUCCEEDED', 'FAILED_RETRYABLE', 'FAILED_PERMANENT', 'LEASE_EXPIRED')),
     att_error        TEXT    NOT NULL DEFAULT '',
-    UNIQUE (schedule_id, scheduled_for, schedule_version),
-    FOREIGN KEY (tenant_id, schedule_id) REFERENCES schedules (tenant_id, schedule_id)
+    UNIQUE (schedule_id, scheduled_for, schedule_version)
 ) STRICT;
 
 -- Claims: a tenant's queue's claimable occurrences per lane, oldest first.

@@ -1,0 +1,48 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sched-dev/sched/internal/faultinject"
+	"github.com/sched-dev/sched/internal/store"
+)
+
+// AckAndClaim acknowledges acks (as AckBatch) and claims the next batch
+// (as Claim) for req.TenantID in one store transaction: a worker draining
+// a queue pays one commit per batch instead of two. Each ack has its own
+// result. When nothing is available and req.Wait is positive, the acks are
+// committed and the claim goes on waiting as Claim does.
+func (e *Engine) AckAndClaim(ctx context.Context, req ClaimRequest, acks []AckItem) ([]store.FinishResult, []store.Claimed, error) {
+	if err := e.checkClaim(&req); err != nil {
+		return nil, nil, err
+	}
+	now := e.clock.Now().UTC().Truncate(time.Millisecond)
+	if err := e.maybeExpireLeases(ctx, now); err != nil {
+		return nil, nil, err
+	}
+	ps := make([]store.FinishParams, len(acks))
+	for i, it := range acks {
+		ps[i] = store.FinishParams{
+			TenantID: req.TenantID, OccurrenceID: it.OccurrenceID, Attempt: it.Attempt,
+			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now,
+		}
+	}
+	rs, got, err := e.store.FinishAndClaim(ctx, ps, store.ClaimParams{
+		TenantID: req.TenantID, Queue: req.Queue, WorkerID: req.WorkerID,
+		Limit: req.Limit, Lease: req.Lease, Now: now,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("ack %d attempts and claim from %s: %w", len(acks), req.Queue, err)
+	}
+	faultinject.Crash(faultinject.ClaimAfterCommit)
+	if len(got) > 0 || req.Wait <= 0 {
+		return rs, got, nil
+	}
+	got, err = e.Claim(ctx, req)
+	if err != nil {
+		return rs, nil, err
+	}
+	return rs, got, nil
+}

@@ -1,0 +1,201 @@
+-- 0001_init: the three records of SPEC §2, shard leases, and the indexes the
+-- planner and the queue need: the same tables, columns and constraints as
+-- the SQLite store's 0001_init.sql, translated to PostgreSQL, so that the
+-- two drivers behave identically.
+--
+-- This file is edited in place until the first release: nothing has been
+-- released, so no installed database exists to migrate. From the first
+-- release on it is frozen, and a schema change is a new numbered file.
+--
+-- It runs in the schema the store was opened on (the connection's
+-- search_path), under a transaction-scoped advisory lock (migrate.go).
+--
+-- Translation notes:
+--   * Every instant is a BIGINT of UTC unix milliseconds and every duration a
+--     BIGINT of milliseconds (_ms), exactly as in SQLite, not timestamptz:
+--     one encoding for both drivers, compared and indexed as numbers (see
+--     package store). Every integer is BIGINT, as SQLite's INTEGER is.
+--   * Text that is compared or ordered (ids, names, queues, keys) is
+--     COLLATE "C": byte order, as SQLite's BINARY, whatever the database's
+--     default collation is. ListSchedules pages by schedule_id > after.
+--   * A worker's error is BYTEA, not TEXT: it must come back byte for byte,
+--     and PostgreSQL text holds neither NUL nor invalid UTF-8. Every other
+--     text column holds text the engine has validated.
+--   * open is a generated column (SQLite keeps it by hand, under a CHECK).
+--   * occurrences.seq stands in for SQLite's rowid: insertion order, the
+--     tie-break of claims among occurrences available at the same instant.
+--
+-- Correctness rests on the UNIQUE keys and on conditional UPDATEs under READ
+-- COMMITTED, never on isolation levels (RELIABILITY finding 11).
+--
+-- Indexes are few on purpose: every index is written on the hot paths. The
+-- queue's indexes are partial, so the history (SUCCEEDED, MISSED, CANCELED,
+-- ...) costs no index space beyond the keys. A query meant to use a partial
+-- index repeats the index's WHERE term (queries.go), so that the planner can
+-- prove the index applies.
+
+-- The future. schedule_id is globally unique (occurrence ids hash it without
+-- the tenant); UNIQUE (tenant_id, schedule_id) serves a tenant's lookups and
+-- its listing in id order.
+CREATE TABLE schedules (
+    schedule_id        TEXT COLLATE "C" NOT NULL PRIMARY KEY CHECK (schedule_id <> ''),
+    tenant_id          TEXT COLLATE "C" NOT NULL CHECK (tenant_id <> ''),
+    shard              BIGINT  NOT NULL CHECK (shard >= 0),
+    name               TEXT COLLATE "C" NOT NULL CHECK (name <> ''),
+    kind               TEXT    NOT NULL CHECK (kind IN ('cron', 'at', 'every')),
+    expr               TEXT    NOT NULL,
+    time_zone          TEXT    NOT NULL,
+    anchor             BIGINT,
+    dst_gap            TEXT    NOT NULL CHECK (dst_gap IN ('skip', 'shift')),
+    dst_repeat         TEXT    NOT NULL CHECK (dst_repeat IN ('first', 'last', 'all')),
+    version            BIGINT  NOT NULL CHECK (version >= 1),
+    state              TEXT    NOT NULL CHECK (state IN ('ACTIVE', 'PAUSED', 'CANCELED', 'COMPLETED')),
+    next_run_at        BIGINT,
+    queue              TEXT COLLATE "C" NOT NULL CHECK (queue <> ''),
+    payload            BYTEA   NOT NULL CHECK (octet_length(payload) <= 262144),
+    misfire_policy     TEXT    NOT NULL CHECK (misfire_policy IN ('skip', 'fire_once', 'catch_up')),
+    max_lateness_ms    BIGINT  NOT NULL CHECK (max_lateness_ms >= 0),
+    catch_up_k         BIGINT  NOT NULL CHECK (catch_up_k BETWEEN 0 AND 1000),
+    overlap_policy     TEXT    NOT NULL CHECK (overlap_policy IN ('allow', 'skip_if_running', 'queue_one')),
+    flexible_window_ms BIGINT  NOT NULL CHECK (flexible_window_ms >= 0),
+    retry_max_attempts BIGINT  NOT NULL CHECK (retry_max_attempts >= 1),
+    retry_base_ms      BIGINT  NOT NULL CHECK (retry_base_ms >= 0),
+    retry_cap_ms       BIGINT  NOT NULL CHECK (retry_cap_ms >= 0),
+    retry_deadline_ms  BIGINT  NOT NULL CHECK (retry_deadline_ms >= 0),
+    idempotency_key    TEXT COLLATE "C",
+    -- Firings the planner found too late and only counted, without a row
+    -- (SPEC §6: a bounded number of MISSED rows per recovery, a count for
+    -- the rest).
+    missed_count       BIGINT  NOT NULL DEFAULT 0 CHECK (missed_count >= 0),
+    created_at         BIGINT  NOT NULL,
+    updated_at         BIGINT  NOT NULL,
+    UNIQUE (tenant_id, schedule_id),
+    CHECK (misfire_policy <> 'catch_up' OR catch_up_k >= 1)
+);
+
+-- Idempotent create: one schedule per (tenant, caller's key).
+CREATE UNIQUE INDEX schedules_idempotency_key
+    ON schedules (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
+
+-- A live name is unique per tenant; canceled schedules keep their name as
+-- history, so a name can be used again once its schedule is canceled.
+CREATE UNIQUE INDEX schedules_name
+    ON schedules (tenant_id, name) WHERE state <> 'CANCELED';
+
+-- The planner: a shard's active schedules due within the horizon, earliest
+-- cursor first, ties by id (DueSchedules reads it in index order).
+CREATE INDEX schedules_due
+    ON schedules (shard, next_run_at, schedule_id) WHERE state = 'ACTIVE';
+
+-- One scheduled time. occurrence_id is derived from the UNIQUE triple
+-- (store.OccurrenceID), so a second insert of the same firing is a no-op.
+-- The natural key is declared as (schedule_id, scheduled_for,
+-- schedule_version), so that its index keeps one schedule's occurrences in
+-- time order (the reconciler, listing, the latest firing an update starts
+-- after, read backwards).
+--
+-- No FOREIGN KEY to schedules, as in SQLite: CommitPlan writes occurrences
+-- only for schedules whose conditional write applied in the same
+-- transaction, and InsertOccurrences checks that each schedule exists for
+-- the occurrence's tenant; schedules are never deleted.
+CREATE TABLE occurrences (
+    occurrence_id    TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+    -- SQLite's rowid: insertion order, the claims' tie-break.
+    seq              BIGINT  GENERATED ALWAYS AS IDENTITY,
+    tenant_id        TEXT COLLATE "C" NOT NULL,
+    schedule_id      TEXT COLLATE "C" NOT NULL,
+    schedule_version BIGINT  NOT NULL CHECK (schedule_version >= 1),
+    scheduled_for    BIGINT  NOT NULL CHECK (scheduled_for % 1000 = 0),
+    available_at     BIGINT  NOT NULL,
+    enqueued_at      BIGINT,
+    state            TEXT    NOT NULL CHECK (state IN ('SCHEDULED', 'ENQUEUED', 'RUNNING', 'SUCCEEDED',
+                                 'RETRY_WAIT', 'DEAD', 'MISSED', 'CANCELED', 'SKIPPED_OVERLAP')),
+    lane             TEXT    NOT NULL CHECK (lane IN ('strict', 'flexible', 'catchup')),
+    queue            TEXT COLLATE "C" NOT NULL CHECK (queue <> ''),
+    attempt_count    BIGINT  NOT NULL DEFAULT 0 CHECK (attempt_count >= 0),
+    first_claimed_at BIGINT,
+    finished_at      BIGINT,
+    -- The producing version's overlap policy, decided at claim time.
+    overlap_policy   TEXT    NOT NULL DEFAULT 'allow'
+                             CHECK (overlap_policy IN ('allow', 'skip_if_running', 'queue_one')),
+    -- The planner's shard lease epoch when it wrote the row (0: not the
+    -- planner): an audit trail for fencing.
+    shard_epoch      BIGINT  NOT NULL DEFAULT 0 CHECK (shard_epoch >= 0),
+    -- attempt_count as of the last replay: max attempts count above it.
+    attempt_floor    BIGINT  NOT NULL DEFAULT 0 CHECK (attempt_floor >= 0 AND attempt_floor <= attempt_count),
+    -- Where the retry deadline counts from: scheduled_for, or the last replay.
+    retry_from       BIGINT  NOT NULL,
+    -- True while the occurrence is not finished, for the partial index
+    -- occurrences_open. Generated: no statement sets it.
+    open             BOOLEAN GENERATED ALWAYS AS (state IN ('SCHEDULED', 'ENQUEUED', 'RUNNING', 'RETRY_WAIT')) STORED,
+    -- The latest attempt, kept in the row so that a claim and its ack write
+    -- the occurrence alone: NULL claimed_at means no attempt has been
+    -- recorded. Its number is attempt_count, its id
+    -- store.AttemptID(occurrence_id, attempt_count). When the next attempt
+    -- starts, the claim first copies this one to attempts (history).
+    worker_id        TEXT,
+    claimed_at       BIGINT,
+    lease_expires_at BIGINT,
+    att_finished_at  BIGINT,
+    att_result       TEXT    CHECK (att_result IN ('SUCCEEDED', 'FAILED_RETRYABLE', 'FAILED_PERMANENT', 'LEASE_EXPIRED')),
+    att_error        BYTEA   NOT NULL DEFAULT ''::bytea,
+    UNIQUE (schedule_id, scheduled_for, schedule_version)
+);
+
+-- Claims: a tenant's queue's claimable occurrences per lane, oldest first,
+-- ties in insertion order. Only claimable rows are in it.
+CREATE INDEX occurrences_claim ON occurrences (tenant_id, queue, lane, available_at, seq)
+    WHERE state IN ('ENQUEUED', 'RETRY_WAIT');
+
+-- A schedule's open occurrences (pending and RUNNING): overlap checks,
+-- queue_one's earliest waiting one, an update's cancel and in-flight count.
+CREATE INDEX occurrences_open ON occurrences (schedule_id)
+    WHERE open;
+
+-- The lease rescuer: RUNNING occurrences by the lease of their current
+-- attempt.
+CREATE INDEX occurrences_lease ON occurrences (lease_expires_at)
+    WHERE state = 'RUNNING';
+
+-- The dead-letter queue of a tenant's queue.
+CREATE INDEX occurrences_dead ON occurrences (tenant_id, queue)
+    WHERE state = 'DEAD';
+
+-- A tenant's occurrences waiting to retry (the tenant's retry budget).
+CREATE INDEX occurrences_retry_wait ON occurrences (tenant_id)
+    WHERE state = 'RETRY_WAIT';
+
+-- The history of deliveries: every attempt of an occurrence but its latest,
+-- which lives in the occurrence row. A row is written once, by the claim
+-- that starts the next attempt, and never changed: an attempt here has
+-- always ended.
+CREATE TABLE attempts (
+    occurrence_id    TEXT COLLATE "C" NOT NULL REFERENCES occurrences (occurrence_id),
+    attempt          BIGINT  NOT NULL CHECK (attempt >= 1),
+    attempt_id       TEXT COLLATE "C" NOT NULL,
+    tenant_id        TEXT COLLATE "C" NOT NULL,
+    worker_id        TEXT    NOT NULL,
+    claimed_at       BIGINT  NOT NULL,
+    lease_expires_at BIGINT  NOT NULL,
+    finished_at      BIGINT,
+    result           TEXT    CHECK (result IN ('SUCCEEDED', 'FAILED_RETRYABLE', 'FAILED_PERMANENT', 'LEASE_EXPIRED')),
+    error            BYTEA   NOT NULL DEFAULT ''::bytea,
+    PRIMARY KEY (occurrence_id, attempt),
+    CHECK ((finished_at IS NULL) = (result IS NULL))
+);
+
+-- Shard leases for the planners. epoch only grows: every planner write is
+-- conditional on the epoch it holds (RELIABILITY finding 10).
+CREATE TABLE shard_leases (
+    shard      BIGINT NOT NULL PRIMARY KEY CHECK (shard >= 0),
+    owner      TEXT   NOT NULL,
+    epoch      BIGINT NOT NULL CHECK (epoch >= 1),
+    expires_at BIGINT NOT NULL
+);
+
+-- Cluster-wide settings, written once. 'shards' is the number of logical
+-- shards, fixed by the first InitShards: every node must agree on it.
+CREATE TABLE meta (
+    key   TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+    value TEXT NOT NULL
+);

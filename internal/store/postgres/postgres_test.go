@@ -1,0 +1,612 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"go.uber.org/goleak"
+
+	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/storetest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// dsnVar names the environment variable that holds the test database's
+// DSN. With it set, a test that cannot connect fails; without it, the
+// tests that need a database skip.
+const dsnVar = "SCHED_TEST_POSTGRES_DSN"
+
+// testDSN returns the test database's DSN, or skips the test.
+func testDSN(tb testing.TB) string {
+	tb.Helper()
+	dsn := os.Getenv(dsnVar)
+	if dsn == "" {
+		tb.Skip("PostgreSQL tests skipped: set " + dsnVar + "=postgres://postgres@127.0.0.1:5432/test?sslmode=disable to run them")
+	}
+	return dsn
+}
+
+// newSchema returns a fresh schema name, and drops the schema when the test
+// ends (after the stores opened on it are closed: cleanups run last first).
+func newSchema(tb testing.TB, dsn string) string {
+	tb.Helper()
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		tb.Fatal(err)
+	}
+	schema := "t_" + hex.EncodeToString(b[:])
+	tb.Cleanup(func() {
+		if err := DropSchema(context.Background(), dsn, schema); err != nil {
+			tb.Errorf("DropSchema: %v", err)
+		}
+	})
+	return schema
+}
+
+// openSchema opens a Store on schema and closes it when the test ends.
+func openSchema(tb testing.TB, dsn, schema string, opts ...Option) *Store {
+	tb.Helper()
+	s, err := Open(tb.Context(), dsn, append([]Option{WithSchema(schema)}, opts...)...)
+	if err != nil {
+		tb.Fatalf("Open: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			tb.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+// openTest opens a Store on a schema of its own, dropped at the end of the
+// test, so that tests run in parallel on one database.
+func openTest(tb testing.TB, opts ...Option) *Store {
+	tb.Helper()
+	dsn := testDSN(tb)
+	return openSchema(tb, dsn, newSchema(tb, dsn), opts...)
+}
+
+func TestConformance(t *testing.T) {
+	testDSN(t)
+	storetest.Exercise(t, func(t *testing.T) storetest.Store {
+		return openTest(t)
+	})
+}
+
+// TestMigrationsRaceOnce: several nodes opening an empty schema at once
+// migrate it exactly once (the advisory lock), and all of them end up
+// with a usable store.
+func TestMigrationsRaceOnce(t *testing.T) {
+	dsn := testDSN(t)
+	schema := newSchema(t, dsn)
+	const nodes = 6
+	var (
+		wg      sync.WaitGroup
+		stores  [nodes]*Store
+		errs    [nodes]error
+		applied [nodes][]int
+	)
+	for i := range nodes {
+		wg.Go(func() {
+			stores[i], errs[i] = Open(t.Context(), dsn, WithSchema(schema), WithMaxConns(2))
+			if errs[i] == nil {
+				applied[i] = stores[i].applied
+			}
+		})
+	}
+	wg.Wait()
+	migrated := 0
+	for i := range nodes {
+		if errs[i] != nil {
+			t.Errorf("node %d: Open: %v", i, errs[i])
+			continue
+		}
+		t.Cleanup(func() { stores[i].Close() })
+		switch {
+		case slices.Equal(applied[i], []int{1}):
+			migrated++
+		case len(applied[i]) != 0:
+			t.Errorf("node %d applied %v", i, applied[i])
+		}
+	}
+	if migrated != 1 {
+		t.Errorf("%d nodes applied the migrations, want exactly 1", migrated)
+	}
+	var n int
+	if err := stores[0].pool.QueryRow(t.Context(), `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("schema_migrations has %d rows, %v; want 1", n, err)
+	}
+	// A later Open applies nothing.
+	if s := openSchema(t, dsn, schema); len(s.applied) != 0 {
+		t.Errorf("reopen applied %v", s.applied)
+	}
+	for i, s := range stores {
+		if s == nil {
+			continue
+		}
+		if _, err := s.InitShards(t.Context(), 4); err != nil {
+			t.Errorf("node %d: InitShards: %v", i, err)
+		}
+	}
+}
+
+// TestNewerSchemaRefused: a schema written by a newer release is refused,
+// and left as it was.
+func TestNewerSchemaRefused(t *testing.T) {
+	dsn := testDSN(t)
+	schema := newSchema(t, dsn)
+	s := openSchema(t, dsn, schema)
+	if _, err := s.pool.Exec(t.Context(), qRecordMigration, 99, "0099_future.sql", int64(0)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(t.Context(), dsn, WithSchema(schema))
+	if err == nil {
+		t.Fatal("Open of a schema at version 99: no error")
+	}
+	t.Logf("refused: %v", err)
+}
+
+// TestDefaultSchema: without WithSchema the store lives in the DSN's
+// search_path.
+func TestDefaultSchema(t *testing.T) {
+	dsn := testDSN(t)
+	schema := newSchema(t, dsn)
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.ConnectConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(t.Context(), qCreateSchemaPrefix+pgx.Identifier{schema}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	s, err := Open(t.Context(), dsn+sep+"search_path="+schema)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer s.Close()
+	if s.Schema() != schema {
+		t.Errorf("Schema() = %q, want %q", s.Schema(), schema)
+	}
+	var n int
+	if err := conn.QueryRow(t.Context(), `SELECT count(*) FROM pg_tables WHERE schemaname = $1`, schema).Scan(&n); err != nil || n == 0 {
+		t.Errorf("%d tables in %s, %v", n, schema, err)
+	}
+}
+
+// TestUnreachableFails: with a DSN set, a database that cannot be reached
+// is an error, not a skip.
+func TestUnreachableFails(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	_, err := Open(ctx, "postgres://postgres@127.0.0.1:1/test?sslmode=disable&connect_timeout=2")
+	if err == nil {
+		t.Fatal("Open of a closed port: no error")
+	}
+}
+
+// TestSimpleProtocolRefused: finding 13.
+func TestSimpleProtocolRefused(t *testing.T) {
+	_, err := Open(t.Context(), "postgres://postgres@127.0.0.1:1/test?sslmode=disable&default_query_exec_mode=simple_protocol")
+	if err == nil {
+		t.Fatal("Open with the simple protocol: no error")
+	}
+}
+
+func TestBadSchemaName(t *testing.T) {
+	for _, name := range []string{string(make([]byte, 64)), "a\x00b", "\xff"} {
+		if _, err := Open(t.Context(), "postgres://postgres@127.0.0.1:1/test", WithSchema(name)); err == nil {
+			t.Errorf("Open with schema %q: no error", name)
+		}
+	}
+}
+
+// TestConcurrentClaimers: two pools (two nodes) claim and ack the same
+// queues at once; every occurrence is claimed exactly once and ends
+// SUCCEEDED.
+func TestConcurrentClaimers(t *testing.T) {
+	dsn := testDSN(t)
+	schema := newSchema(t, dsn)
+	nodes := []*Store{openSchema(t, dsn, schema, WithMaxConns(4)), openSchema(t, dsn, schema, WithMaxConns(4))}
+	ctx := t.Context()
+	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	const (
+		tenants = 2
+		perSch  = 100
+		schs    = 6
+	)
+	var occs []store.Occurrence
+	for i := range schs {
+		sc := storetest.NewSchedule(fmt.Sprintf("tenant-%d", i%tenants), fmt.Sprintf("sch_conc_%d", i))
+		sc.Queue, sc.OverlapPolicy = "jobs", store.OverlapAllow
+		if err := nodes[0].InsertSchedule(ctx, sc); err != nil {
+			t.Fatal(err)
+		}
+		for j := range perSch {
+			o := storetest.NewOccurrence(sc, t0.Add(time.Duration(j)*time.Second))
+			o.State = store.OccurrenceEnqueued
+			o.Lane = []store.Lane{store.LaneStrict, store.LaneFlexible, store.LaneCatchUp}[j%3]
+			occs = append(occs, o)
+		}
+	}
+	if n, err := nodes[1].InsertOccurrences(ctx, occs); err != nil || n != len(occs) {
+		t.Fatalf("InsertOccurrences: %d, %v", n, err)
+	}
+	now := t0.Add(time.Hour)
+	var (
+		mu   sync.Mutex
+		seen = map[string]int{}
+		wg   sync.WaitGroup
+	)
+	for w := range 8 {
+		s := nodes[w%2]
+		tenant := fmt.Sprintf("tenant-%d", w%tenants)
+		wg.Go(func() {
+			var acks []store.FinishParams
+			for {
+				res, got, err := s.FinishAndClaim(ctx, acks, store.ClaimParams{TenantID: tenant, Queue: "jobs",
+					WorkerID: fmt.Sprintf("w%d", w), Limit: 7, Lease: time.Minute, Now: now})
+				if err != nil {
+					t.Errorf("worker %d: %v", w, err)
+					return
+				}
+				for _, r := range res {
+					if r.Err != nil {
+						t.Errorf("worker %d: ack: %v", w, r.Err)
+					}
+				}
+				if len(got) == 0 {
+					return
+				}
+				acks = acks[:0]
+				mu.Lock()
+				for _, c := range got {
+					seen[c.Occurrence.OccurrenceID]++
+					acks = append(acks, store.FinishParams{TenantID: tenant, OccurrenceID: c.Occurrence.OccurrenceID,
+						Attempt: c.Attempt.Attempt, Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now})
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(seen) != len(occs) {
+		t.Errorf("claimed %d distinct occurrences, want %d", len(seen), len(occs))
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("%s claimed %d times", id, n)
+		}
+	}
+	for i := range tenants {
+		tenant := fmt.Sprintf("tenant-%d", i)
+		if n, err := nodes[0].CountOccurrences(ctx, tenant, store.OccurrenceSucceeded); err != nil || n != len(occs)/tenants {
+			t.Errorf("%s: %d SUCCEEDED, %v; want %d", tenant, n, err, len(occs)/tenants)
+		}
+	}
+}
+
+// TestConcurrentOverlap: claimers of two pools race for one schedule's
+// occurrences; skip_if_running and queue_one must leave at most one
+// RUNNING. Repeated, to give the race its chances.
+func TestConcurrentOverlap(t *testing.T) {
+	dsn := testDSN(t)
+	schema := newSchema(t, dsn)
+	nodes := []*Store{openSchema(t, dsn, schema, WithMaxConns(4)), openSchema(t, dsn, schema, WithMaxConns(4))}
+	ctx := t.Context()
+	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	for round := range 20 {
+		policy := []store.OverlapPolicy{store.OverlapSkipIfRunning, store.OverlapQueueOne}[round%2]
+		sc := storetest.NewSchedule("tenant-a", fmt.Sprintf("sch_ovl_%02d", round))
+		sc.Name = sc.ScheduleID
+		sc.Queue, sc.OverlapPolicy = fmt.Sprintf("q%02d", round), policy
+		if err := nodes[0].InsertSchedule(ctx, sc); err != nil {
+			t.Fatal(err)
+		}
+		var occs []store.Occurrence
+		for j := range 12 {
+			o := storetest.NewOccurrence(sc, t0.Add(time.Duration(j)*time.Minute))
+			o.State = store.OccurrenceEnqueued
+			occs = append(occs, o)
+		}
+		if _, err := nodes[0].InsertOccurrences(ctx, occs); err != nil {
+			t.Fatal(err)
+		}
+		var (
+			wg      sync.WaitGroup
+			mu      sync.Mutex
+			claimed int
+			start   = make(chan struct{})
+		)
+		for w := range 6 {
+			wg.Go(func() {
+				<-start
+				got, err := nodes[w%2].ClaimOccurrences(ctx, store.ClaimParams{TenantID: "tenant-a", Queue: sc.Queue,
+					WorkerID: fmt.Sprintf("w%d", w), Limit: 3, Lease: time.Minute, Now: t0.Add(time.Hour)})
+				if err != nil {
+					t.Errorf("round %d worker %d: %v", round, w, err)
+				}
+				mu.Lock()
+				claimed += len(got)
+				mu.Unlock()
+			})
+		}
+		close(start)
+		wg.Wait()
+		running, err := nodes[1].ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: "tenant-a", ScheduleID: sc.ScheduleID, State: store.OccurrenceRunning})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(running) != 1 || claimed != 1 {
+			t.Errorf("round %d (%s): %d RUNNING, %d claimed; want exactly 1", round, policy, len(running), claimed)
+		}
+	}
+}
+
+// TestConcurrentFinishAndExpire: a late ack racing the lease rescuer; one
+// of them wins, never both.
+func TestConcurrentFinishAndExpire(t *testing.T) {
+	dsn := testDSN(t)
+	schema := newSchema(t, dsn)
+	a, b := openSchema(t, dsn, schema), openSchema(t, dsn, schema)
+	ctx := t.Context()
+	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	sc := storetest.NewSchedule("tenant-a", "sch_race")
+	sc.Queue, sc.OverlapPolicy = "jobs", store.OverlapAllow
+	if err := a.InsertSchedule(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	var occs []store.Occurrence
+	for j := range 200 {
+		o := storetest.NewOccurrence(sc, t0.Add(time.Duration(j)*time.Second))
+		o.State = store.OccurrenceEnqueued
+		occs = append(occs, o)
+	}
+	if _, err := a.InsertOccurrences(ctx, occs); err != nil {
+		t.Fatal(err)
+	}
+	got, err := a.ClaimOccurrences(ctx, store.ClaimParams{TenantID: "tenant-a", Queue: "jobs", WorkerID: "w", Limit: len(occs), Lease: time.Second, Now: t0.Add(time.Hour)})
+	if err != nil || len(got) != len(occs) {
+		t.Fatalf("claim: %d, %v", len(got), err)
+	}
+	later := t0.Add(2 * time.Hour)
+	var (
+		wg      sync.WaitGroup
+		acked   = map[string]bool{}
+		expired int
+	)
+	wg.Go(func() {
+		for _, c := range got {
+			res, err := a.FinishAttempts(ctx, []store.FinishParams{{TenantID: "tenant-a", OccurrenceID: c.Occurrence.OccurrenceID,
+				Attempt: 1, Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: later}})
+			if err != nil {
+				t.Errorf("finish: %v", err)
+				return
+			}
+			switch {
+			case res[0].Err == nil:
+				acked[c.Occurrence.OccurrenceID] = true
+			case !errors.Is(res[0].Err, store.ErrStaleAttempt):
+				t.Errorf("finish: %v", res[0].Err)
+			}
+		}
+	})
+	wg.Go(func() {
+		for {
+			n, err := b.ExpireLeases(ctx, later, 7)
+			if err != nil {
+				t.Errorf("expire: %v", err)
+				return
+			}
+			if n == 0 {
+				return
+			}
+			expired += n
+		}
+	})
+	wg.Wait()
+	// Leases left RUNNING by rows the rescuer skipped while locked.
+	for {
+		n, err := b.ExpireLeases(ctx, later, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		expired += n
+	}
+	if len(acked)+expired != len(occs) {
+		t.Errorf("%d acked + %d expired, want %d in all", len(acked), expired, len(occs))
+	}
+	for _, o := range occs {
+		got, err := a.GetOccurrence(ctx, "tenant-a", o.OccurrenceID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := store.OccurrenceEnqueued
+		if acked[o.OccurrenceID] {
+			want = store.OccurrenceSucceeded
+		}
+		if got.State != want {
+			t.Errorf("%s: %s, want %s", o.OccurrenceID, got.State, want)
+		}
+	}
+}
+
+// TestStaleNodeFenced: the lease row is held FOR SHARE by a plan until it
+// commits, so a takeover waits for it; after the takeover the old holder's
+// plans are refused.
+func TestStaleNodeFenced(t *testing.T) {
+	dsn := testDSN(t)
+	schema := newSchema(t, dsn)
+	a, b := openSchema(t, dsn, schema), openSchema(t, dsn, schema)
+	ctx := t.Context()
+	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	old, err := a.AcquireShard(ctx, store.AcquireShardParams{Shard: 1, Owner: "node-a", TTL: 10 * time.Second, Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := storetest.NewSchedule("tenant-a", "sch_fence")
+	sc.Shard, sc.NextRunAt = 1, t0.Add(time.Minute)
+	if err := a.InsertSchedule(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	// Node b takes the shard over once a's lease has expired at b's clock.
+	thief, err := b.AcquireShard(ctx, store.AcquireShardParams{Shard: 1, Owner: "node-b", TTL: 10 * time.Second, Now: t0.Add(11 * time.Second)})
+	if err != nil || thief.Epoch != old.Epoch+1 {
+		t.Fatalf("takeover: %+v, %v", thief, err)
+	}
+	o := storetest.NewOccurrence(sc, t0.Add(time.Minute))
+	o.State = store.OccurrenceEnqueued
+	item := store.PlanItem{TenantID: "tenant-a", ScheduleID: sc.ScheduleID, Version: 1, Cursor: t0.Add(time.Minute),
+		NextRunAt: t0.Add(2 * time.Minute), State: store.ScheduleActive, Occurrences: []store.Occurrence{o}}
+	// The paused node wakes with its old lease and a clock at which it was
+	// live: refused.
+	_, err = a.CommitPlan(ctx, store.Plan{Lease: old, Now: t0.Add(5 * time.Second), Items: []store.PlanItem{item}})
+	if !errors.Is(err, store.ErrStaleEpoch) {
+		t.Fatalf("stale CommitPlan: %v, want ErrStaleEpoch", err)
+	}
+	res, err := b.CommitPlan(ctx, store.Plan{Lease: thief, Now: t0.Add(12 * time.Second), Items: []store.PlanItem{item}})
+	if err != nil || res.Inserted != 1 {
+		t.Fatalf("CommitPlan by the holder: %+v, %v", res, err)
+	}
+
+	// A takeover waits for a plan in progress under the lease: hold the
+	// lease row FOR SHARE in an open transaction, as CommitPlan does.
+	tx, err := b.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	var one int
+	if err := tx.QueryRow(ctx, qCheckLease, thief.Shard, thief.Owner, thief.Epoch, ms(t0.Add(13*time.Second))).Scan(&one); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.AcquireShard(ctx, store.AcquireShardParams{Shard: 1, Owner: "node-a", TTL: 10 * time.Second, Now: t0.Add(time.Hour)})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("takeover did not wait for the plan in progress: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("takeover after the plan committed: %v", err)
+	}
+}
+
+// TestUnstorableKeys: keys PostgreSQL text cannot hold (NUL, invalid
+// UTF-8) find nothing, as they would in SQLite, instead of failing.
+func TestUnstorableKeys(t *testing.T) {
+	s := openTest(t)
+	ctx := t.Context()
+	for _, key := range []string{"a\x00b", "\xff\xfe"} {
+		if _, err := s.GetSchedule(ctx, "tenant-a", key); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("GetSchedule(%q): %v, want ErrNotFound", key, err)
+		}
+		if _, err := s.GetOccurrence(ctx, key, "occ_x"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("GetOccurrence(%q): %v, want ErrNotFound", key, err)
+		}
+		if _, err := s.ListAttempts(ctx, "tenant-a", key); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("ListAttempts(%q): %v, want ErrNotFound", key, err)
+		}
+		if got, err := s.ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: key}); err != nil || len(got) != 0 {
+			t.Errorf("ListOccurrences(%q): %v, %v", key, got, err)
+		}
+		res, err := s.FinishAttempts(ctx, []store.FinishParams{{TenantID: "tenant-a", OccurrenceID: key, Attempt: 1,
+			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: time.Now()}})
+		if err != nil || !errors.Is(res[0].Err, store.ErrNotFound) {
+			t.Errorf("FinishAttempts(%q): %v, %v", key, res, err)
+		}
+	}
+}
+
+func TestClockOffset(t *testing.T) {
+	s := openTest(t)
+	d, err := s.ClockOffset(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The database runs on this machine: one clock.
+	if d < -time.Second || d > time.Second {
+		t.Errorf("ClockOffset = %v, want about 0 on one machine", d)
+	}
+}
+
+func TestCloseTwice(t *testing.T) {
+	s := openTest(t)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTranslate(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want error
+	}{
+		{pgx.ErrNoRows, store.ErrNotFound},
+		{&pgconn.PgError{Code: "23505"}, store.ErrConflict},
+		{&pgconn.PgError{Code: "23503"}, store.ErrNotFound},
+		{&pgconn.PgError{Code: "40001"}, store.ErrBusy},
+		{&pgconn.PgError{Code: "40P01"}, store.ErrBusy},
+		{&pgconn.PgError{Code: "55P03"}, store.ErrBusy},
+		{&pgconn.PgError{Code: "53100"}, store.ErrStoreFull},
+		{&pgconn.PgError{Code: "XX001"}, store.ErrCorrupt},
+		{&pgconn.PgError{Code: "XX002"}, store.ErrCorrupt},
+		{fmt.Errorf("wrapped: %w", &pgconn.PgError{Code: "23505"}), store.ErrConflict},
+		{&pgconn.PgError{Code: "23514"}, nil}, // a CHECK: no sentinel
+		{errors.New("other"), nil},
+	} {
+		got := translate(tc.err)
+		for _, sentinel := range []error{store.ErrNotFound, store.ErrConflict, store.ErrBusy, store.ErrStoreFull, store.ErrCorrupt} {
+			if errors.Is(got, sentinel) != (sentinel == tc.want) {
+				t.Errorf("translate(%v) = %v: errors.Is(%v) = %v", tc.err, got, sentinel, !(sentinel == tc.want))
+			}
+		}
+		if !errors.Is(got, tc.err) {
+			var pe *pgconn.PgError
+			if errors.As(tc.err, &pe) && !errors.As(got, &pe) {
+				t.Errorf("translate(%v) lost the native error", tc.err)
+			}
+		}
+	}
+	if translate(nil) != nil {
+		t.Error("translate(nil) != nil")
+	}
+}
+
+func TestLoadMigrations(t *testing.T) {
+	ms, err := loadMigrations(migrationFS, "migrations")
+	if err != nil || len(ms) == 0 || ms[0].version != 1 {
+		t.Fatalf("loadMigrations: %v, %v", ms, err)
+	}
+}

@@ -1,0 +1,470 @@
+package postgres
+
+// Every SQL statement the store runs lives in this file (the schema lives in
+// migrations/). Column lists are named once and shared by the statement and
+// the scanner that reads it, so their order cannot drift apart. The
+// statements mirror the SQLite store's (store/sqlite/queries.go) one for one
+// where they can; where PostgreSQL differs, the comment says how.
+//
+// Every statement with parameters runs on the extended protocol (pgx's
+// default, QueryExecModeCacheStatement: parsed once per connection, then
+// bound): values never travel inside SQL text (RELIABILITY finding 13).
+//
+// Times are bound and read as BIGINT unix milliseconds (ms, nullMS) and
+// durations as BIGINT milliseconds (durMS); see package store.
+//
+// Batches. A statement that writes many rows takes one array parameter per
+// column and reads them with unnest(...), which zips them into rows: one
+// statement and one round trip per batch, whatever its size.
+//
+// Plans. Two rules keep the planner from plans that are fine on the
+// statistics and ruinous on the data (both measured with EXPLAIN ANALYZE
+// while writing this file):
+//
+//   - A batch joins its arrays to a table by key, and every other condition
+//     on that table's rows is a join condition too, compared with a column
+//     of the arrays (array_fill repeats a constant, such as the state a
+//     finish expects, once per row): nothing restricts the table alone. A
+//     restriction (state = 'ACTIVE') whose selectivity the statistics
+//     underrate (stale after a burst, or taken while the table was empty)
+//     made the planner expect one row from the table and join the 1,000
+//     array rows to it by a nested loop that rescanned the arrays for every
+//     row: CommitPlan took 360 ms instead of 40. With no restriction the
+//     table is expected whole, and the arrays drive, each row one primary
+//     key lookup (or a hash join over a sequential scan of a small table).
+//   - PostgreSQL uses a partial index when it can prove the query's WHERE
+//     implies the index's, as SQLite does, so a query meant for one repeats
+//     its term (state IN ('ENQUEUED', 'RETRY_WAIT'), open, ...). A lookup by
+//     key that also tests a state writes the test (state = 'RUNNING') IS
+//     TRUE, the same condition, which no index predicate is proven from:
+//     else, when the statistics say the state is rare, the planner may
+//     prefer reading that state's whole partial index (occurrences_lease:
+//     every RUNNING row) to the key's one entry.
+//
+// Concurrency. The SQLite store has one writer; here several transactions
+// (of one node or of several) run at once under READ COMMITTED, so every
+// write is conditional (WHERE version = ..., state = 'RUNNING' AND
+// attempt_count = ...), and a conditional UPDATE that waited for another
+// transaction re-checks its condition against the row that transaction
+// committed. Claims lock their candidates with FOR UPDATE SKIP LOCKED; the
+// fence of CommitPlan locks the lease row FOR SHARE.
+
+// Migrations and the store's own housekeeping.
+const (
+	// The advisory lock around migrations: one key per schema, so that
+	// nodes opening the same schema migrate one at a time while tests in
+	// other schemas of the database do not wait. Transaction-scoped: it is
+	// released by the commit or rollback, even if the process dies.
+	qMigrationLock = `SELECT pg_advisory_xact_lock(hashtextextended('sched/migrate/' || $1::text, 0))`
+
+	qCurrentSchema = `SELECT current_schema()`
+
+	// Followed by the quoted identifier (pgx.Identifier.Sanitize): DDL takes
+	// no parameters. Run with no arguments.
+	qCreateSchemaPrefix = `CREATE SCHEMA IF NOT EXISTS `
+	qDropSchemaPrefix   = `DROP SCHEMA IF EXISTS `
+	qDropSchemaSuffix   = ` CASCADE`
+
+	qCreateMigrations = `CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    BIGINT NOT NULL PRIMARY KEY,
+    name       TEXT   NOT NULL,
+    applied_at BIGINT NOT NULL
+)`
+
+	qMaxMigration = `SELECT coalesce(max(version), 0) FROM schema_migrations`
+
+	qRecordMigration = `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`
+
+	// The database's clock, for ClockOffset. clock_timestamp() is the
+	// time of the call, not of the transaction's start.
+	qClock = `SELECT clock_timestamp()`
+)
+
+// Schedules.
+const (
+	scheduleColumns = scheduleColumnsHead + `payload` + scheduleColumnsTail
+
+	// The planner's read: every column but the payload, which it does not
+	// use and which may be 256 KiB (an empty bytea in its place, so one
+	// scanner reads both).
+	dueScheduleColumns = scheduleColumnsHead + `''::bytea` + scheduleColumnsTail
+
+	scheduleColumnsHead = `schedule_id, tenant_id, shard, name, kind, expr, time_zone, anchor,
+    dst_gap, dst_repeat, version, state, next_run_at, queue, `
+	scheduleColumnsTail = `,
+    misfire_policy, max_lateness_ms, catch_up_k, overlap_policy, flexible_window_ms,
+    retry_max_attempts, retry_base_ms, retry_cap_ms, retry_deadline_ms,
+    idempotency_key, missed_count, created_at, updated_at`
+
+	qInsertSchedule = `INSERT INTO schedules (` + scheduleColumns + `)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+    $21, $22, $23, $24, $25, $26, $27, $28)`
+
+	// The tenant is part of every lookup: another tenant's id is not found.
+	qGetSchedule = `SELECT ` + scheduleColumns + `
+FROM schedules WHERE tenant_id = $1 AND schedule_id = $2`
+
+	// The live schedule of that name (index schedules_name).
+	qGetScheduleByName = `SELECT ` + scheduleColumns + `
+FROM schedules WHERE tenant_id = $1 AND name = $2 AND state <> 'CANCELED'`
+
+	qGetScheduleByIdempotencyKey = `SELECT ` + scheduleColumns + `
+FROM schedules WHERE tenant_id = $1 AND idempotency_key = $2`
+
+	// $3 = '' selects every state.
+	qListSchedules = `SELECT ` + scheduleColumns + `
+FROM schedules
+WHERE tenant_id = $1 AND schedule_id > $2 AND ($3::text = '' OR state = $3::text)
+ORDER BY schedule_id
+LIMIT $4`
+
+	// The conditional write of an update: everything but the keys, the
+	// creation time and the planner's missed count, only while the stored
+	// version is the one the caller read. Under READ COMMITTED a concurrent
+	// update makes this one wait and then re-check version = $27 against
+	// the row it committed: two updates from one version cannot both apply.
+	qUpdateSchedule = `UPDATE schedules SET
+    shard = $1, name = $2, kind = $3, expr = $4, time_zone = $5, anchor = $6,
+    dst_gap = $7, dst_repeat = $8, version = $9, state = $10, next_run_at = $11, queue = $12, payload = $13,
+    misfire_policy = $14, max_lateness_ms = $15, catch_up_k = $16, overlap_policy = $17, flexible_window_ms = $18,
+    retry_max_attempts = $19, retry_base_ms = $20, retry_cap_ms = $21, retry_deadline_ms = $22,
+    idempotency_key = $23, updated_at = $24
+WHERE tenant_id = $25 AND schedule_id = $26 AND version = $27
+RETURNING ` + scheduleColumns
+
+	qScheduleVersion = `SELECT version FROM schedules WHERE tenant_id = $1 AND schedule_id = $2`
+
+	qSetNextRunAt = `UPDATE schedules SET next_run_at = $1 WHERE schedule_id = $2`
+
+	// Step 2 of an update, from the schedule's open occurrences (index
+	// occurrences_open). A row a claim holds (FOR UPDATE) is waited for and
+	// then re-checked: by then it is RUNNING, and counted in flight below.
+	qCancelPending = `UPDATE occurrences SET state = 'CANCELED', finished_at = $1
+WHERE schedule_id = $2 AND open AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT') AND schedule_version < $3`
+
+	// The older versions' occurrences still open after the cancel, in a
+	// snapshot taken after it: those a worker held when the update ran
+	// (index occurrences_open). With one writer (SQLite) they are all
+	// RUNNING, and SQLite counts RUNNING. Here a nack may have moved one
+	// from RUNNING to RETRY_WAIT between the cancel's snapshot and this
+	// one: the cancel saw it RUNNING and left it, and it is counted as in
+	// flight, as if the nack had come just after the update (where it would
+	// have been left too). Counting RUNNING alone would count it nowhere.
+	qCountInFlightOlder = `SELECT count(*) FROM occurrences
+WHERE schedule_id = $1 AND open AND schedule_version < $2`
+
+	// The latest firing not canceled: the natural key's index, backwards.
+	qLastKept = `SELECT scheduled_for FROM occurrences
+WHERE schedule_id = $1 AND state <> 'CANCELED'
+ORDER BY scheduled_for DESC, schedule_version DESC
+LIMIT 1`
+)
+
+// The planner.
+const (
+	qInitShards = `INSERT INTO meta (key, value) VALUES ('shards', $1) ON CONFLICT (key) DO NOTHING`
+
+	qGetShards = `SELECT value FROM meta WHERE key = 'shards'`
+
+	shardLeaseColumns = `shard, owner, epoch, expires_at`
+
+	// One statement: a free shard is inserted at epoch 1; a held one is
+	// taken over only by its owner or once its lease has expired at $4.
+	// The epoch stays for the owner's renewal of a live lease and grows
+	// otherwise. ON CONFLICT DO UPDATE locks the existing row and evaluates
+	// the WHERE on its latest version, so two nodes racing for an expired
+	// lease cannot both win: the second finds the first's live lease.
+	qAcquireShard = `INSERT INTO shard_leases AS l (shard, owner, epoch, expires_at) VALUES ($1, $2, 1, $3)
+ON CONFLICT (shard) DO UPDATE SET
+    epoch = CASE WHEN l.owner = excluded.owner AND l.expires_at > $4
+                 THEN l.epoch ELSE l.epoch + 1 END,
+    owner = excluded.owner,
+    expires_at = excluded.expires_at
+WHERE l.owner = excluded.owner OR l.expires_at <= $4
+RETURNING ` + shardLeaseColumns
+
+	qGetShardLease = `SELECT ` + shardLeaseColumns + ` FROM shard_leases WHERE shard = $1`
+
+	qRenewShard = `UPDATE shard_leases SET expires_at = $1
+WHERE shard = $2 AND owner = $3 AND epoch = $4 AND expires_at > $5
+RETURNING ` + shardLeaseColumns
+
+	qReleaseShard = `UPDATE shard_leases SET expires_at = 0 WHERE shard = $1 AND owner = $2 AND epoch = $3`
+
+	qListShardLeases = `SELECT ` + shardLeaseColumns + ` FROM shard_leases ORDER BY shard`
+
+	// Index schedules_due, read in order.
+	qDueSchedules = `SELECT ` + dueScheduleColumns + `
+FROM schedules
+WHERE shard = $1 AND state = 'ACTIVE' AND next_run_at <= $2
+ORDER BY next_run_at, schedule_id
+LIMIT $3`
+
+	// The fence of CommitPlan: the lease is still this one, and live at
+	// $4. FOR SHARE holds the row until the plan commits, so no node can
+	// take the shard over (AcquireShard updates the row) between this check
+	// and the plan's writes; planners of the same lease do not wait for
+	// each other.
+	qCheckLease = `SELECT 1 FROM shard_leases WHERE shard = $1 AND owner = $2 AND epoch = $3 AND expires_at > $4
+FOR SHARE`
+
+	// The plan items' conditional writes, all at once: one array per
+	// column of (tenant_id, schedule_id, version, cursor, next_run_at,
+	// state, missed), at most one row per schedule; the answer names the
+	// schedules written. The schedule must also be in the leased shard $8
+	// (the lease fences only its own shard's schedules), and ACTIVE: both
+	// compared through the arrays (see Plans above).
+	qAdvanceSchedules = `UPDATE schedules AS s SET
+    next_run_at = j.next_run_at, state = j.state, missed_count = s.missed_count + j.missed
+FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[],
+        array_fill($8::bigint, ARRAY[cardinality($1::text[])]), array_fill('ACTIVE'::text, ARRAY[cardinality($1::text[])]))
+    AS j(tenant_id, schedule_id, version, cursor, next_run_at, state, missed, shard, from_state)
+WHERE s.schedule_id = j.schedule_id AND s.tenant_id = j.tenant_id AND s.shard = j.shard
+    AND s.state = j.from_state AND s.version = j.version AND s.next_run_at = j.cursor
+RETURNING s.schedule_id`
+)
+
+// Occurrences.
+const (
+	occurrenceColumns = `occurrence_id, tenant_id, schedule_id, schedule_version, scheduled_for,
+    available_at, enqueued_at, state, lane, queue, attempt_count, first_claimed_at, finished_at,
+    overlap_policy, shard_epoch, attempt_floor, retry_from`
+
+	// occurrenceColumns qualified by the alias o.
+	occurrenceColumnsO = `o.occurrence_id, o.tenant_id, o.schedule_id, o.schedule_version, o.scheduled_for,
+    o.available_at, o.enqueued_at, o.state, o.lane, o.queue, o.attempt_count, o.first_claimed_at, o.finished_at,
+    o.overlap_policy, o.shard_epoch, o.attempt_floor, o.retry_from`
+
+	// A batch of occurrences, one array per column of occurrenceColumns
+	// (open is generated, seq assigned in array order).
+	//
+	// ON CONFLICT DO NOTHING names no conflict target on purpose: every
+	// unique index is an arbiter, so two transactions inserting the same
+	// firing at once (a stale node and the live one) end with one row and
+	// no error, where a target of the natural key alone would let the race
+	// fail on the primary key. A firing already stored is skipped (its id is
+	// derived from the natural key, so the two keys clash together); the
+	// store then checks that every row it skipped is the same firing
+	// (qIDCollisions), so a hash collision still fails loudly.
+	qInsertOccurrences = `INSERT INTO occurrences (` + occurrenceColumns + `)
+SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[],
+    $6::bigint[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::bigint[],
+    $14::text[], $15::bigint[], $16::bigint[], $17::bigint[])
+ON CONFLICT DO NOTHING`
+
+	// The first of a batch's skipped ids whose stored row is another firing.
+	qIDCollisions = `SELECT u.occurrence_id
+FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) AS u(occurrence_id, schedule_id, schedule_version, scheduled_for)
+JOIN occurrences o ON o.occurrence_id = u.occurrence_id
+WHERE o.schedule_id <> u.schedule_id OR o.schedule_version <> u.schedule_version OR o.scheduled_for <> u.scheduled_for
+LIMIT 1`
+
+	// The first (tenant, schedule) pair of a batch with no such schedule.
+	qMissingSchedule = `SELECT u.tenant_id, u.schedule_id
+FROM unnest($1::text[], $2::text[]) AS u(tenant_id, schedule_id)
+WHERE NOT EXISTS (SELECT 1 FROM schedules s WHERE s.tenant_id = u.tenant_id AND s.schedule_id = u.schedule_id)
+LIMIT 1`
+
+	qGetOccurrence = `SELECT ` + occurrenceColumns + `
+FROM occurrences WHERE tenant_id = $1 AND occurrence_id = $2`
+
+	// Listing one schedule's occurrences walks the natural key's index in
+	// order; state and queue filter ('' for any).
+	qListScheduleOccurrences = `SELECT ` + occurrenceColumns + `
+FROM occurrences
+WHERE schedule_id = $1 AND tenant_id = $2 AND ($3::text = '' OR state = $3::text) AND ($4::text = '' OR queue = $4::text)
+ORDER BY scheduled_for, schedule_version
+LIMIT $5`
+
+	// The dead-letter queue (index occurrences_dead).
+	qListDeadOccurrences = `SELECT ` + occurrenceColumns + `
+FROM occurrences
+WHERE tenant_id = $1 AND state = 'DEAD' AND ($2::text = '' OR queue = $2::text)
+ORDER BY scheduled_for, schedule_version
+LIMIT $3`
+
+	// Any other tenant-wide listing scans the table: an index by tenant
+	// alone would cost every materialization and every claim.
+	qListTenantOccurrences = `SELECT ` + occurrenceColumns + `
+FROM occurrences
+WHERE tenant_id = $1 AND ($2::text = '' OR state = $2::text) AND ($3::text = '' OR queue = $3::text)
+ORDER BY scheduled_for, schedule_version
+LIMIT $4`
+
+	// Counts by state: the states with an index have their own statement;
+	// the others scan the table.
+	qCountRetryWait = `SELECT count(*) FROM occurrences WHERE tenant_id = $1 AND state = 'RETRY_WAIT'`
+	qCountDead      = `SELECT count(*) FROM occurrences WHERE tenant_id = $1 AND state = 'DEAD'`
+	qCountEnqueued  = `SELECT count(*) FROM occurrences
+WHERE tenant_id = $1 AND state IN ('ENQUEUED', 'RETRY_WAIT') AND state = 'ENQUEUED'`
+	qCountState = `SELECT count(*) FROM occurrences WHERE tenant_id = $1 AND ($2::text = '' OR state = $2::text)`
+)
+
+// Attempts.
+const (
+	// Every attempt of an occurrence in one statement (one snapshot): the
+	// history rows (latest false), then the latest attempt, which the
+	// occurrence row holds (latest true; claimed_at NULL when none has been
+	// recorded). No latest row at all: the tenant has no such occurrence.
+	// The latest attempt's id is derived by the store.
+	qListAttempts = `WITH cur AS (
+    SELECT attempt_count, worker_id, claimed_at, lease_expires_at, att_finished_at, att_result, att_error
+    FROM occurrences WHERE tenant_id = $1 AND occurrence_id = $2)
+SELECT false AS latest, a.attempt, a.attempt_id, a.worker_id, a.claimed_at, a.lease_expires_at,
+    a.finished_at, a.result, a.error
+FROM attempts a
+WHERE a.occurrence_id = $2 AND a.tenant_id = $1 AND EXISTS (SELECT 1 FROM cur)
+UNION ALL
+SELECT true, attempt_count, '', worker_id, claimed_at, lease_expires_at, att_finished_at, att_result, att_error
+FROM cur
+ORDER BY latest, attempt`
+
+	// A claim moves the latest attempt of occurrences claimed again to the
+	// history before it starts the next one: $1 the occurrence ids, $2
+	// their attempt ids. Only rows with a recorded attempt are named (the
+	// claim read which have one), and that attempt has always ended: a
+	// claimable occurrence holds no live attempt.
+	qArchiveAttempts = `INSERT INTO attempts (occurrence_id, attempt, attempt_id, tenant_id, worker_id, claimed_at, lease_expires_at,
+    finished_at, result, error)
+SELECT o.occurrence_id, o.attempt_count, j.attempt_id, o.tenant_id, o.worker_id, o.claimed_at, o.lease_expires_at,
+    o.att_finished_at, o.att_result, o.att_error
+FROM unnest($1::text[], $2::text[]) AS j(occurrence_id, attempt_id)
+JOIN occurrences o ON o.occurrence_id = j.occurrence_id`
+)
+
+// The queue.
+const (
+	// Claim candidates of one lane, oldest first, from the index
+	// occurrences_claim; ($5, $6) is the (available_at, seq) after which
+	// to continue when a pass took fewer than it read (overlap). Each row
+	// says whether it holds a recorded attempt (to archive when claimed
+	// again); the payload is the schedule's current one.
+	//
+	// FOR UPDATE SKIP LOCKED: each candidate is locked by this claim until
+	// it commits, and a row another claim holds is passed over rather than
+	// waited for, so concurrent claimers (of one node or several) take
+	// disjoint sets. A row that changed since the statement's snapshot is
+	// re-checked against the WHERE before it is returned.
+	qClaimCandidates = `SELECT o.seq, ` + occurrenceColumnsO + `, o.claimed_at IS NOT NULL,
+    (SELECT s.payload FROM schedules s WHERE s.schedule_id = o.schedule_id)
+FROM occurrences o
+WHERE o.tenant_id = $1 AND o.queue = $2 AND o.lane = $3 AND o.state IN ('ENQUEUED', 'RETRY_WAIT')
+    AND o.available_at <= $4 AND (o.available_at, o.seq) > ($5::bigint, $6::bigint)
+ORDER BY o.available_at, o.seq
+LIMIT $7
+FOR UPDATE OF o SKIP LOCKED`
+
+	// Claims a set of rows this transaction holds (FOR UPDATE) and read as
+	// claimable, each under a new attempt that the row itself records
+	// (worker $2, lease until $3).
+	qClaimRows = `UPDATE occurrences SET
+    state = 'RUNNING', attempt_count = attempt_count + 1, first_claimed_at = coalesce(first_claimed_at, $1),
+    worker_id = $2, claimed_at = $1, lease_expires_at = $3, att_finished_at = NULL, att_result = NULL, att_error = ''::bytea
+WHERE occurrence_id = ANY($4::text[])`
+
+	// Overlap decisions are serialized per schedule by a transaction-scoped
+	// advisory lock on a key derived from the schema and the schedule id:
+	// a claim decides a skip_if_running or queue_one occurrence only while
+	// it holds its schedule's key, and keeps it until it commits, so the
+	// next claimer's overlap check (a new snapshot, READ COMMITTED) sees
+	// the first one's RUNNING rows. The try form never waits: a claim that
+	// finds the key taken leaves that occurrence for a later claim, as SKIP
+	// LOCKED leaves a locked row, and two claims can never deadlock on
+	// keys taken in different orders. The key does not lock the schedule's
+	// row, so claims never wait for the planner or an update.
+	qTryLockSchedule = `SELECT pg_try_advisory_xact_lock(hashtextextended($1::text, 0))`
+
+	// Overlap: a running occurrence of the schedule (index
+	// occurrences_open).
+	qScheduleRunning = `SELECT EXISTS (SELECT 1 FROM occurrences
+    WHERE schedule_id = $1 AND open AND (state = 'RUNNING') IS TRUE)`
+
+	// queue_one: the schedule's earliest occurrence not yet claimed, among
+	// its open ones (few), never through all of its history.
+	qEarliestPending = `SELECT occurrence_id FROM occurrences
+WHERE schedule_id = $1 AND open AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT')
+ORDER BY scheduled_for, schedule_version
+LIMIT 1`
+
+	// A row this transaction holds.
+	qSkipOverlap = `UPDATE occurrences SET state = 'SKIPPED_OVERLAP', finished_at = $1 WHERE occurrence_id = $2`
+
+	// A heartbeat extends the current attempt (RUNNING at that attempt
+	// number) and reads the schedule's news for the worker.
+	qHeartbeat = `UPDATE occurrences o SET lease_expires_at = $1
+WHERE o.occurrence_id = $2 AND o.attempt_count = $3 AND o.tenant_id = $4 AND (o.state = 'RUNNING') IS TRUE
+RETURNING o.lease_expires_at,
+    coalesce((SELECT s.version > o.schedule_version FROM schedules s WHERE s.schedule_id = o.schedule_id), false),
+    coalesce((SELECT s.state = 'CANCELED' FROM schedules s WHERE s.schedule_id = o.schedule_id), false)`
+
+	// A batch of finishes: one array per column of (occurrence_id, attempt,
+	// tenant_id, state, result, error, now, retry_at), at most one row per
+	// occurrence. Each applies only while its attempt is the occurrence's
+	// current one and the occurrence RUNNING (the fencing test, re-checked
+	// after waiting for a concurrent writer of the row); the answer is the
+	// occurrences written. The attempt ends in the row (att_*). SUCCEEDED
+	// and DEAD finish the occurrence; RETRY_WAIT makes it claimable again
+	// at retry_at and leaves the rest alone.
+	qFinishBatch = `UPDATE occurrences o SET
+    state = j.state,
+    finished_at = CASE WHEN j.state = 'RETRY_WAIT' THEN o.finished_at ELSE j.now END,
+    available_at = CASE WHEN j.state = 'RETRY_WAIT' THEN j.retry_at ELSE o.available_at END,
+    att_finished_at = j.now, att_result = j.result, att_error = j.error
+FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::bigint[], $8::bigint[],
+        array_fill('RUNNING'::text, ARRAY[cardinality($1::text[])]))
+    AS j(occurrence_id, attempt, tenant_id, state, result, error, now, retry_at, from_state)
+WHERE o.occurrence_id = j.occurrence_id AND o.tenant_id = j.tenant_id
+    AND o.state = j.from_state AND o.attempt_count = j.attempt
+RETURNING ` + occurrenceColumnsO
+
+	// A finish that found nothing to write: how did that attempt end? The
+	// latest attempt is in the occurrence row, older ones in the history;
+	// NULL when it has not ended or does not exist.
+	qFinishedAttempt = `SELECT coalesce(
+    (SELECT att_result FROM occurrences WHERE tenant_id = $1 AND occurrence_id = $2 AND attempt_count = $3),
+    (SELECT result FROM attempts WHERE occurrence_id = $2 AND attempt = $3 AND tenant_id = $1))`
+
+	qOccurrenceState = `SELECT state FROM occurrences WHERE tenant_id = $1 AND occurrence_id = $2`
+
+	// Expired leases, oldest first (index occurrences_lease), with what
+	// deciding the occurrence's fate needs. SKIP LOCKED: a row a finish or
+	// a heartbeat is writing right now is left to the next pass rather than
+	// waited for (and the rescuer never deadlocks with a finish batch).
+	qExpiredAttempts = `SELECT o.occurrence_id, o.attempt_count, o.attempt_floor, o.retry_from,
+    s.retry_max_attempts, s.retry_deadline_ms
+FROM occurrences o
+JOIN schedules s ON s.schedule_id = o.schedule_id
+WHERE o.state = 'RUNNING' AND o.lease_expires_at <= $1
+ORDER BY o.lease_expires_at
+LIMIT $2
+FOR UPDATE OF o SKIP LOCKED`
+
+	// Ends the expired attempts read above, at $1: one array per column of
+	// (occurrence_id, attempt, dead). A dead one is DEAD (finished at $1),
+	// the others claimable again at $1 (ENQUEUED).
+	qExpireAttempts = `UPDATE occurrences o SET
+    state = CASE WHEN j.dead THEN 'DEAD' ELSE 'ENQUEUED' END,
+    available_at = CASE WHEN j.dead THEN o.available_at ELSE $1 END,
+    finished_at = CASE WHEN j.dead THEN $1 ELSE o.finished_at END,
+    att_finished_at = $1, att_result = 'LEASE_EXPIRED'
+FROM unnest($2::text[], $3::bigint[], $4::boolean[], array_fill('RUNNING'::text, ARRAY[cardinality($2::text[])]))
+    AS j(occurrence_id, attempt, dead, from_state)
+WHERE o.occurrence_id = j.occurrence_id AND o.state = j.from_state AND o.attempt_count = j.attempt`
+
+	qReplay = `UPDATE occurrences SET
+    state = 'ENQUEUED', available_at = $1, finished_at = NULL, attempt_floor = attempt_count, retry_from = $1
+WHERE tenant_id = $2 AND occurrence_id = $3 AND (state = 'DEAD') IS TRUE
+RETURNING ` + occurrenceColumns
+
+	// The earliest claimable time of each lane (three index seeks on
+	// occurrences_claim), and the earliest of those.
+	qNextAvailable = `SELECT min(t) FROM (
+    SELECT min(available_at) AS t FROM occurrences
+    WHERE tenant_id = $1 AND queue = $2 AND lane = 'strict' AND state IN ('ENQUEUED', 'RETRY_WAIT')
+    UNION ALL
+    SELECT min(available_at) FROM occurrences
+    WHERE tenant_id = $1 AND queue = $2 AND lane = 'flexible' AND state IN ('ENQUEUED', 'RETRY_WAIT')
+    UNION ALL
+    SELECT min(available_at) FROM occurrences
+    WHERE tenant_id = $1 AND queue = $2 AND lane = 'catchup' AND state IN ('ENQUEUED', 'RETRY_WAIT')) AS lanes`
+)

@@ -1,0 +1,534 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/sched-dev/sched/internal/spec"
+	"github.com/sched-dev/sched/internal/store"
+)
+
+// InsertSchedule stores a new schedule as given (the engine sets its
+// version, state, shard and times). A taken schedule id, an idempotency key
+// the tenant already used, or a name another live schedule of the tenant
+// has, is store.ErrConflict.
+func (s *Store) InsertSchedule(ctx context.Context, sc *store.Schedule) error {
+	if len(sc.Payload) > store.MaxPayload {
+		return fmt.Errorf("insert schedule %s: payload of %d bytes is over %d", sc.ScheduleID, len(sc.Payload), store.MaxPayload)
+	}
+	if _, err := s.pool.Exec(ctx, qInsertSchedule, scheduleArgs(sc)...); err != nil {
+		return fmt.Errorf("insert schedule %s: %w", sc.ScheduleID, translate(err))
+	}
+	return nil
+}
+
+// scheduleArgs is the values of scheduleColumns for sc.
+func scheduleArgs(sc *store.Schedule) []any {
+	return []any{sc.ScheduleID, sc.TenantID, sc.Shard, sc.Name, string(sc.Kind), sc.Expr, sc.TimeZone, nullMS(sc.Anchor),
+		string(sc.DSTGap), string(sc.DSTRepeat), sc.Version, string(sc.State), nullMS(sc.NextRunAt), sc.Queue, payloadArg(sc.Payload),
+		string(sc.MisfirePolicy), durMS(sc.MaxLateness), sc.CatchUpK, string(sc.OverlapPolicy), durMS(sc.FlexibleWindow),
+		sc.Retry.MaxAttempts, durMS(sc.Retry.BackoffBase), durMS(sc.Retry.BackoffCap), durMS(sc.Retry.Deadline),
+		nullString(sc.IdempotencyKey), sc.MissedCount, nullMS(sc.CreatedAt), nullMS(sc.UpdatedAt)}
+}
+
+// GetSchedule returns the tenant's schedule. Another tenant's schedule is
+// store.ErrNotFound, exactly like an id that does not exist.
+func (s *Store) GetSchedule(ctx context.Context, tenantID, scheduleID string) (*store.Schedule, error) {
+	if !storable(tenantID, scheduleID) {
+		return nil, fmt.Errorf("get schedule %q: %w", scheduleID, notStorable())
+	}
+	sc, err := scanSchedule(s.pool.QueryRow(ctx, qGetSchedule, tenantID, scheduleID))
+	if err != nil {
+		return nil, fmt.Errorf("get schedule %s: %w", scheduleID, translate(err))
+	}
+	return sc, nil
+}
+
+// GetScheduleByName returns the tenant's live (not CANCELED) schedule of
+// that name, or store.ErrNotFound.
+func (s *Store) GetScheduleByName(ctx context.Context, tenantID, name string) (*store.Schedule, error) {
+	if !storable(tenantID, name) {
+		return nil, fmt.Errorf("get schedule named %q: %w", name, notStorable())
+	}
+	sc, err := scanSchedule(s.pool.QueryRow(ctx, qGetScheduleByName, tenantID, name))
+	if err != nil {
+		return nil, fmt.Errorf("get schedule named %q: %w", name, translate(err))
+	}
+	return sc, nil
+}
+
+// GetScheduleByIdempotencyKey returns the tenant's schedule created with
+// that idempotency key, in whatever state it is now, or store.ErrNotFound.
+// The empty key is no key: it finds nothing.
+func (s *Store) GetScheduleByIdempotencyKey(ctx context.Context, tenantID, key string) (*store.Schedule, error) {
+	if key == "" {
+		return nil, fmt.Errorf("get schedule by idempotency key: empty key: %w", store.ErrNotFound)
+	}
+	if !storable(tenantID, key) {
+		return nil, fmt.Errorf("get schedule by idempotency key %q: %w", key, notStorable())
+	}
+	sc, err := scanSchedule(s.pool.QueryRow(ctx, qGetScheduleByIdempotencyKey, tenantID, key))
+	if err != nil {
+		return nil, fmt.Errorf("get schedule by idempotency key %q: %w", key, translate(err))
+	}
+	return sc, nil
+}
+
+// ListSchedules returns a page of the tenant's schedules in id order (byte
+// order, as in SQLite: the id columns are COLLATE "C").
+func (s *Store) ListSchedules(ctx context.Context, p store.ListSchedulesParams) ([]store.Schedule, error) {
+	if !storable(p.TenantID, string(p.State)) {
+		return nil, nil // no such tenant or state
+	}
+	if !storable(p.After) {
+		return nil, fmt.Errorf("list schedules: after %q: not valid text", p.After)
+	}
+	rows, err := s.pool.Query(ctx, qListSchedules, p.TenantID, p.After, string(p.State), listLimit(p.Limit))
+	if err != nil {
+		return nil, fmt.Errorf("list schedules: %w", translate(err))
+	}
+	out, err := collect(rows, scanSchedule)
+	if err != nil {
+		return nil, fmt.Errorf("list schedules: %w", err)
+	}
+	return out, nil
+}
+
+// UpdateSchedule writes a new version of a schedule and cancels the older
+// versions' unclaimed occurrences, in one transaction (see
+// store.UpdateScheduleParams). The stored version becomes PrevVersion+1
+// whatever p.Schedule.Version says. The schedule id, tenant and creation
+// time are keys and history, and the missed count belongs to the planner
+// (CommitPlan adds to it without changing the version): the update keeps
+// the stored ones.
+//
+// The conditional UPDATE holds the schedule's row until the commit, so a
+// concurrent plan of the schedule either committed before it (and its
+// occurrences are canceled or kept here) or finds the version changed and
+// is stale. Claims and finishes of the older versions' occurrences may run
+// meanwhile; the cancel and the in-flight count (qCountInFlightOlder) come
+// out as if each had run wholly before or after the update.
+func (s *Store) UpdateSchedule(ctx context.Context, p store.UpdateScheduleParams) (res store.UpdateScheduleResult, err error) {
+	sc := p.Schedule
+	if sc == nil {
+		return res, errors.New("update schedule: no schedule")
+	}
+	if len(sc.Payload) > store.MaxPayload {
+		return res, fmt.Errorf("update schedule %s: payload of %d bytes is over %d", sc.ScheduleID, len(sc.Payload), store.MaxPayload)
+	}
+	if !storable(sc.TenantID, sc.ScheduleID) {
+		return res, fmt.Errorf("update schedule %q: %w", sc.ScheduleID, notStorable())
+	}
+	version := p.PrevVersion + 1
+	now := ms(p.Now)
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		stored, err := scanSchedule(tx.QueryRow(ctx, qUpdateSchedule,
+			sc.Shard, sc.Name, string(sc.Kind), sc.Expr, sc.TimeZone, nullMS(sc.Anchor),
+			string(sc.DSTGap), string(sc.DSTRepeat), version, string(sc.State), nullMS(sc.NextRunAt), sc.Queue, payloadArg(sc.Payload),
+			string(sc.MisfirePolicy), durMS(sc.MaxLateness), sc.CatchUpK, string(sc.OverlapPolicy), durMS(sc.FlexibleWindow),
+			sc.Retry.MaxAttempts, durMS(sc.Retry.BackoffBase), durMS(sc.Retry.BackoffCap), durMS(sc.Retry.Deadline),
+			nullString(sc.IdempotencyKey), nullMS(sc.UpdatedAt),
+			sc.TenantID, sc.ScheduleID, p.PrevVersion))
+		if errors.Is(err, pgx.ErrNoRows) {
+			var have int64
+			err := tx.QueryRow(ctx, qScheduleVersion, sc.TenantID, sc.ScheduleID).Scan(&have)
+			if err != nil {
+				return translate(err) // ErrNotFound when there is no such schedule
+			}
+			return fmt.Errorf("%w: version %d was read, the stored version is %d", store.ErrConflict, p.PrevVersion, have)
+		}
+		if err != nil {
+			return translate(err)
+		}
+
+		tag, err := tx.Exec(ctx, qCancelPending, now, sc.ScheduleID, version)
+		if err != nil {
+			return fmt.Errorf("cancel older occurrences: %w", translate(err))
+		}
+		if err := tx.QueryRow(ctx, qCountInFlightOlder, sc.ScheduleID, version).Scan(&res.InFlight); err != nil {
+			return fmt.Errorf("count occurrences in flight: %w", translate(err))
+		}
+		res.Canceled = int(tag.RowsAffected())
+
+		if stored.State == store.ScheduleActive && p.NextRunAt != nil {
+			var last pgtype.Int8
+			err := tx.QueryRow(ctx, qLastKept, sc.ScheduleID).Scan(&last)
+			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("last kept occurrence: %w", translate(err))
+			}
+			next := p.NextRunAt(fromNullMS(last))
+			if _, err := tx.Exec(ctx, qSetNextRunAt, nullMS(next), sc.ScheduleID); err != nil {
+				return fmt.Errorf("set next run: %w", translate(err))
+			}
+			stored.NextRunAt = atMS(next)
+		}
+		res.Schedule = *stored
+		return nil
+	})
+	if err != nil {
+		return store.UpdateScheduleResult{}, fmt.Errorf("update schedule %s: %w", sc.ScheduleID, err)
+	}
+	return res, nil
+}
+
+// InsertOccurrences materializes a batch of occurrences in one transaction
+// and returns how many were new. A firing already stored (same schedule,
+// version and scheduled time) is skipped, so inserting the same batch twice
+// inserts nothing the second time. Each occurrence's id is derived with
+// store.OccurrenceID; an occurrence may leave OccurrenceID empty, but one
+// that carries a different id, or a ScheduledFor that is not a whole second,
+// fails the whole batch. An occurrence whose schedule does not exist for
+// its tenant fails the batch with store.ErrNotFound. A zero RetryFrom is
+// stored as ScheduledFor, an empty OverlapPolicy as allow.
+func (s *Store) InsertOccurrences(ctx context.Context, occs []store.Occurrence) (inserted int, err error) {
+	if len(occs) == 0 {
+		return 0, nil
+	}
+	ids := make([]string, len(occs))
+	for i := range occs {
+		if ids[i], err = occurrenceID(&occs[i]); err != nil {
+			return 0, fmt.Errorf("insert occurrences: row %d: %w", i, err)
+		}
+	}
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		// Each schedule must exist for the occurrence's tenant (the schema
+		// has no foreign key for it; 0001_init.sql says why): one query for
+		// the batch's distinct pairs.
+		var tenants, schedules []string
+		seen := map[[2]string]bool{}
+		for i := range occs {
+			key := [2]string{occs[i].TenantID, occs[i].ScheduleID}
+			if !seen[key] {
+				seen[key] = true
+				tenants, schedules = append(tenants, key[0]), append(schedules, key[1])
+			}
+		}
+		if !storable(tenants...) || !storable(schedules...) {
+			return notStorable()
+		}
+		var tenant, schedule string
+		err := tx.QueryRow(ctx, qMissingSchedule, tenants, schedules).Scan(&tenant, &schedule)
+		if err == nil {
+			return fmt.Errorf("schedule %s of %s: %w", schedule, tenant, store.ErrNotFound)
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("check schedules: %w", translate(err))
+		}
+		ins := newOccurrenceInserter(ctx, tx)
+		for i := range occs {
+			if err := ins.add(&occs[i], ids[i], occs[i].ShardEpoch, occs[i].EnqueuedAt); err != nil {
+				return err
+			}
+		}
+		if err := ins.flush(); err != nil {
+			return err
+		}
+		inserted = ins.inserted
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("insert occurrences: %w", err)
+	}
+	return inserted, nil
+}
+
+// occurrenceID checks o and returns its derived id.
+func occurrenceID(o *store.Occurrence) (string, error) {
+	if o.ScheduledFor.Nanosecond() != 0 {
+		return "", fmt.Errorf("scheduled_for %s is not a whole second", o.ScheduledFor.Format(time.RFC3339Nano))
+	}
+	id := store.OccurrenceID(o.ScheduleID, o.ScheduleVersion, o.ScheduledFor)
+	if o.OccurrenceID != "" && o.OccurrenceID != id {
+		return "", fmt.Errorf("occurrence id %s is not the derived %s", o.OccurrenceID, id)
+	}
+	return id, nil
+}
+
+// GetOccurrence returns the tenant's occurrence. Another tenant's
+// occurrence is store.ErrNotFound.
+func (s *Store) GetOccurrence(ctx context.Context, tenantID, occurrenceID string) (*store.Occurrence, error) {
+	if !storable(tenantID, occurrenceID) {
+		return nil, fmt.Errorf("get occurrence %q: %w", occurrenceID, notStorable())
+	}
+	o, err := scanOccurrence(s.pool.QueryRow(ctx, qGetOccurrence, tenantID, occurrenceID))
+	if err != nil {
+		return nil, fmt.Errorf("get occurrence %s: %w", occurrenceID, translate(err))
+	}
+	return o, nil
+}
+
+// ListOccurrences returns the tenant's occurrences that pass the filters,
+// oldest scheduled time first. Another tenant's schedule has none. With a
+// schedule it reads that schedule's rows in index order; without one it
+// reads the dead-letter index for DEAD, and the tenant's rows otherwise.
+func (s *Store) ListOccurrences(ctx context.Context, p store.ListOccurrencesParams) ([]store.Occurrence, error) {
+	if !storable(p.TenantID, p.ScheduleID, string(p.State), p.Queue) {
+		return nil, nil // nothing stored matches
+	}
+	limit := listLimit(p.Limit)
+	var (
+		rows pgx.Rows
+		err  error
+	)
+	switch {
+	case p.ScheduleID != "":
+		rows, err = s.pool.Query(ctx, qListScheduleOccurrences, p.ScheduleID, p.TenantID, string(p.State), p.Queue, limit)
+	case p.State == store.OccurrenceDead:
+		rows, err = s.pool.Query(ctx, qListDeadOccurrences, p.TenantID, p.Queue, limit)
+	default:
+		rows, err = s.pool.Query(ctx, qListTenantOccurrences, p.TenantID, string(p.State), p.Queue, limit)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list occurrences: %w", translate(err))
+	}
+	out, err := collect(rows, scanOccurrence)
+	if err != nil {
+		return nil, fmt.Errorf("list occurrences: %w", err)
+	}
+	return out, nil
+}
+
+// CountOccurrences counts the tenant's occurrences in a state (every state
+// when state is empty). RETRY_WAIT, DEAD and ENQUEUED are counted from
+// their indexes.
+func (s *Store) CountOccurrences(ctx context.Context, tenantID string, state store.OccurrenceState) (int, error) {
+	if !storable(tenantID, string(state)) {
+		return 0, nil
+	}
+	var row pgx.Row
+	switch state {
+	case store.OccurrenceRetryWait:
+		row = s.pool.QueryRow(ctx, qCountRetryWait, tenantID)
+	case store.OccurrenceDead:
+		row = s.pool.QueryRow(ctx, qCountDead, tenantID)
+	case store.OccurrenceEnqueued:
+		row = s.pool.QueryRow(ctx, qCountEnqueued, tenantID)
+	default:
+		row = s.pool.QueryRow(ctx, qCountState, tenantID, string(state))
+	}
+	var n int
+	if err := row.Scan(&n); err != nil {
+		return 0, fmt.Errorf("count %s occurrences: %w", state, translate(err))
+	}
+	return n, nil
+}
+
+// ListAttempts returns the attempts of the tenant's occurrence, by attempt
+// number: the history rows, then the latest attempt, which the occurrence
+// row holds. Another tenant's occurrence is store.ErrNotFound. One
+// statement reads both, so they come from one snapshot.
+func (s *Store) ListAttempts(ctx context.Context, tenantID, occurrenceID string) ([]store.Attempt, error) {
+	if !storable(tenantID, occurrenceID) {
+		return nil, fmt.Errorf("list attempts of %q: %w", occurrenceID, notStorable())
+	}
+	rows, err := s.pool.Query(ctx, qListAttempts, tenantID, occurrenceID)
+	if err != nil {
+		return nil, fmt.Errorf("list attempts of %s: %w", occurrenceID, translate(err))
+	}
+	defer rows.Close()
+	var (
+		out   []store.Attempt
+		found bool
+	)
+	for rows.Next() {
+		var (
+			latest                   bool
+			a                        store.Attempt
+			worker, result           pgtype.Text
+			claimed, expires, finish pgtype.Int8
+			errText                  []byte
+		)
+		if err := rows.Scan(&latest, &a.Attempt, &a.AttemptID, &worker, &claimed, &expires, &finish, &result, &errText); err != nil {
+			return nil, fmt.Errorf("list attempts of %s: %w", occurrenceID, translate(err))
+		}
+		if latest {
+			found = true
+			if !claimed.Valid {
+				continue // no attempt recorded yet
+			}
+			a.AttemptID = store.AttemptID(occurrenceID, a.Attempt)
+		}
+		a.TenantID, a.OccurrenceID, a.WorkerID = tenantID, occurrenceID, worker.String
+		a.ClaimedAt, a.LeaseExpiresAt, a.FinishedAt = fromNullMS(claimed), fromNullMS(expires), fromNullMS(finish)
+		a.Result = store.AttemptResult(result.String)
+		a.Error = string(errText)
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list attempts of %s: %w", occurrenceID, translate(err))
+	}
+	if !found {
+		return nil, fmt.Errorf("list attempts of %s: %w", occurrenceID, translate(pgx.ErrNoRows))
+	}
+	return out, nil
+}
+
+// collect reads every row with scan and closes rows. Errors are
+// translated.
+func collect[T any](rows pgx.Rows, scan func(pgx.Row) (*T, error)) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, translate(err)
+		}
+		out = append(out, *v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, translate(err)
+	}
+	return out, nil
+}
+
+func listLimit(n int) int {
+	switch {
+	case n <= 0:
+		return store.DefaultListLimit
+	case n > store.MaxListLimit:
+		return store.MaxListLimit
+	}
+	return n
+}
+
+// payloadArg binds a payload: the column is NOT NULL, and no payload is an
+// empty one (pgx binds a nil []byte as NULL).
+func payloadArg(p []byte) []byte {
+	if p == nil {
+		return []byte{}
+	}
+	return p
+}
+
+func nullString(v string) any {
+	if v == "" {
+		return nil
+	}
+	return v
+}
+
+// scanSchedule reads the columns of scheduleColumns, in that order.
+func scanSchedule(row pgx.Row) (*store.Schedule, error) {
+	var (
+		sc                                     store.Schedule
+		kind, gap, repeat, state, misfire, ovl string
+		anchor, next                           pgtype.Int8
+		idemKey                                pgtype.Text
+		lateness, window, base, capMS, dl      int64
+		created, updated                       int64
+	)
+	err := row.Scan(&sc.ScheduleID, &sc.TenantID, &sc.Shard, &sc.Name, &kind, &sc.Expr, &sc.TimeZone, &anchor,
+		&gap, &repeat, &sc.Version, &state, &next, &sc.Queue, &sc.Payload,
+		&misfire, &lateness, &sc.CatchUpK, &ovl, &window,
+		&sc.Retry.MaxAttempts, &base, &capMS, &dl,
+		&idemKey, &sc.MissedCount, &created, &updated)
+	if err != nil {
+		return nil, err
+	}
+	sc.Kind = spec.Kind(kind)
+	sc.Anchor = fromNullMS(anchor)
+	sc.DSTGap = spec.GapPolicy(gap)
+	sc.DSTRepeat = spec.RepeatPolicy(repeat)
+	sc.State = store.ScheduleState(state)
+	sc.NextRunAt = fromNullMS(next)
+	sc.MisfirePolicy = store.MisfirePolicy(misfire)
+	sc.MaxLateness = fromDurMS(lateness)
+	sc.OverlapPolicy = store.OverlapPolicy(ovl)
+	sc.FlexibleWindow = fromDurMS(window)
+	sc.Retry.BackoffBase = fromDurMS(base)
+	sc.Retry.BackoffCap = fromDurMS(capMS)
+	sc.Retry.Deadline = fromDurMS(dl)
+	sc.IdempotencyKey = idemKey.String
+	sc.CreatedAt = fromMS(created)
+	sc.UpdatedAt = fromMS(updated)
+	return &sc, nil
+}
+
+// rawOccurrence is the Scan destinations of occurrenceColumns, in that
+// order, that finish turns into a store.Occurrence.
+type rawOccurrence struct {
+	o                                    store.Occurrence
+	state, lane, ovl                     string
+	scheduledFor, availableAt, retryFrom int64
+	enqueued, firstClaim, finished       pgtype.Int8
+}
+
+func (r *rawOccurrence) dest() []any {
+	o := &r.o
+	return []any{&o.OccurrenceID, &o.TenantID, &o.ScheduleID, &o.ScheduleVersion, &r.scheduledFor,
+		&r.availableAt, &r.enqueued, &r.state, &r.lane, &o.Queue, &o.AttemptCount, &r.firstClaim, &r.finished,
+		&r.ovl, &o.ShardEpoch, &o.AttemptFloor, &r.retryFrom}
+}
+
+func (r *rawOccurrence) finish() *store.Occurrence {
+	o := &r.o
+	o.ScheduledFor = fromMS(r.scheduledFor)
+	o.AvailableAt = fromMS(r.availableAt)
+	o.EnqueuedAt = fromNullMS(r.enqueued)
+	o.State = store.OccurrenceState(r.state)
+	o.Lane = store.Lane(r.lane)
+	o.FirstClaimedAt = fromNullMS(r.firstClaim)
+	o.FinishedAt = fromNullMS(r.finished)
+	o.OverlapPolicy = store.OverlapPolicy(r.ovl)
+	o.RetryFrom = fromMS(r.retryFrom)
+	return o
+}
+
+// scanOccurrence reads the columns of occurrenceColumns, in that order.
+func scanOccurrence(row pgx.Row) (*store.Occurrence, error) {
+	var r rawOccurrence
+	if err := row.Scan(r.dest()...); err != nil {
+		return nil, err
+	}
+	return r.finish(), nil
+}
+
+// scanShardLease reads the columns of shardLeaseColumns.
+func scanShardLease(row pgx.Row) (*store.ShardLease, error) {
+	var (
+		l       store.ShardLease
+		expires int64
+	)
+	if err := row.Scan(&l.Shard, &l.Owner, &l.Epoch, &expires); err != nil {
+		return nil, err
+	}
+	l.ExpiresAt = fromMS(expires)
+	return &l, nil
+}
+
+// Time encoding: UTC unix milliseconds; the zero time.Time is NULL.
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func nullMS(t time.Time) pgtype.Int8 {
+	if t.IsZero() {
+		return pgtype.Int8{}
+	}
+	return pgtype.Int8{Int64: t.UnixMilli(), Valid: true}
+}
+
+func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
+
+// atMS is t as the store keeps it: UTC, to the millisecond; zero stays zero.
+func atMS(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return fromMS(ms(t))
+}
+
+func fromNullMS(v pgtype.Int8) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return fromMS(v.Int64)
+}
+
+func durMS(d time.Duration) int64 { return d.Milliseconds() }
+
+func fromDurMS(v int64) time.Duration { return time.Duration(v) * time.Millisecond }

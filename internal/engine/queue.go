@@ -154,10 +154,12 @@ func (e *Engine) AckBatch(ctx context.Context, tenantID string, items []AckItem)
 	return rs, nil
 }
 
-// Nack records that attempt failed. A permanent failure goes DEAD at once;
-// a retryable one waits for a backoff unless the occurrence is out of
-// attempts, past its deadline, or its tenant is out of retry budget, in
-// which case it goes DEAD too. The answer is the occurrence after the nack.
+// Nack records that attempt failed. A permanent failure goes DEAD at once.
+// A retryable one of an occurrence whose schedule has moved on (a newer
+// version, or canceled) goes CANCELED: it is never retried. Otherwise it
+// waits for a backoff unless the occurrence is out of attempts, past its
+// deadline, or its tenant is out of retry budget, in which case it goes
+// DEAD. The answer is the occurrence after the nack.
 func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attempt int64, class ErrorClass, message string) (*store.Occurrence, error) {
 	if class != Retryable && class != Permanent {
 		return nil, invalid("class", "%q: want retryable or permanent", class)
@@ -176,10 +178,8 @@ func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attemp
 	}
 	if class == Retryable {
 		p.Result = store.ResultFailedRetryable
-		if at, ok, err := e.retryAt(ctx, o, attempt, now); err != nil {
+		if p.State, p.RetryAt, err = e.retryAt(ctx, o, attempt, now); err != nil {
 			return nil, fmt.Errorf("nack %s: %w", occurrenceID, err)
-		} else if ok {
-			p.State, p.RetryAt = store.OccurrenceRetryWait, at
 		}
 	}
 	rs, err := e.store.FinishAttempts(ctx, []store.FinishParams{p})
@@ -195,32 +195,45 @@ func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attemp
 	return &rs[0].Occurrence, nil
 }
 
-// retryAt decides whether a retryable failure of attempt gets another
-// attempt, and when.
-func (e *Engine) retryAt(ctx context.Context, o *store.Occurrence, attempt int64, now time.Time) (time.Time, bool, error) {
+// retryAt decides what a retryable failure of attempt does to its
+// occurrence: CANCELED when the schedule has moved on (checked first: such
+// an occurrence is never retried), RETRY_WAIT until the returned time when
+// it gets another attempt, DEAD when it does not.
+func (e *Engine) retryAt(ctx context.Context, o *store.Occurrence, attempt int64, now time.Time) (store.OccurrenceState, time.Time, error) {
 	sc, err := e.store.GetSchedule(ctx, o.TenantID, o.ScheduleID)
 	if err != nil {
-		return time.Time{}, false, err
+		return "", time.Time{}, err
+	}
+	if movedOn(sc, o) {
+		return store.OccurrenceCanceled, time.Time{}, nil
 	}
 	r := sc.Retry
 	n := int(attempt) - o.AttemptFloor // attempts since the last replay
 	if n >= r.MaxAttempts {
-		return time.Time{}, false, nil
+		return store.OccurrenceDead, time.Time{}, nil
 	}
 	at := now.Add(backoff(o.OccurrenceID, attempt, n, r.BackoffBase, r.BackoffCap))
 	if at.After(o.RetryFrom.Add(r.Deadline)) {
-		return time.Time{}, false, nil
+		return store.OccurrenceDead, time.Time{}, nil
 	}
 	waiting, err := e.store.CountOccurrences(ctx, o.TenantID, store.OccurrenceRetryWait)
 	if err != nil {
-		return time.Time{}, false, err
+		return "", time.Time{}, err
 	}
 	if waiting >= e.cfg.RetryBudget {
 		e.log.Warn("tenant retry budget spent; failure goes to the dead-letter queue",
 			"tenant", o.TenantID, "occurrence_id", o.OccurrenceID, "budget", e.cfg.RetryBudget)
-		return time.Time{}, false, nil
+		return store.OccurrenceDead, time.Time{}, nil
 	}
-	return at, true, nil
+	return store.OccurrenceRetryWait, at, nil
+}
+
+// movedOn says whether o's schedule has moved on from it: the schedule has
+// a newer version than the one that produced o, or it was canceled. The
+// heartbeat tells o's worker to stop in exactly these cases, and such an
+// occurrence is never retried.
+func movedOn(sc *store.Schedule, o *store.Occurrence) bool {
+	return sc.Version > o.ScheduleVersion || sc.State == store.ScheduleCanceled
 }
 
 // Replay puts a DEAD occurrence back on the queue with the same
@@ -230,7 +243,14 @@ func (e *Engine) Replay(ctx context.Context, tenantID, occurrenceID string) (*st
 	o, err := e.store.ReplayOccurrence(ctx, tenantID, occurrenceID, e.clock.Now().UTC().Truncate(time.Millisecond))
 	if err != nil {
 		if errors.Is(err, store.ErrConflict) {
-			return nil, fmt.Errorf("replay %s: only a DEAD occurrence can be replayed: %w", occurrenceID, err)
+			// One sentence naming the state, like the control plane's
+			// conflicts, not the store's message wrapped in ours: the API
+			// shows the text before the sentinel to the user as it is.
+			state := "not DEAD"
+			if cur, gerr := e.store.GetOccurrence(ctx, tenantID, occurrenceID); gerr == nil {
+				state = string(cur.State)
+			}
+			return nil, fmt.Errorf("occurrence %s is %s; only a DEAD occurrence can be replayed: %w", occurrenceID, state, ErrConflict)
 		}
 		return nil, fmt.Errorf("replay %s: %w", occurrenceID, err)
 	}

@@ -89,8 +89,14 @@ func TestPermanentNackDeadAndReplay(t *testing.T) {
 	if _, err := h.e.Replay(h.ctx, tenant, id); err != nil {
 		t.Fatalf("replay: %v", err)
 	}
-	if _, err := h.e.Replay(h.ctx, tenant, id); !errors.Is(err, ErrConflict) {
+	_, err = h.e.Replay(h.ctx, tenant, id)
+	if !errors.Is(err, ErrConflict) {
 		t.Fatalf("replay of an occurrence no longer DEAD: %v, want ErrConflict", err)
+	}
+	// One sentence naming the state, then the sentinel: not the store's
+	// message wrapped in the engine's.
+	if want := "occurrence " + id + " is ENQUEUED; only a DEAD occurrence can be replayed: " + ErrConflict.Error(); err.Error() != want {
+		t.Fatalf("replay of an ENQUEUED occurrence: %q, want %q", err, want)
 	}
 	again := h.claim("q", 1)
 	if len(again) != 1 || again[0].Occurrence.OccurrenceID != id || again[0].Attempt.Attempt != 2 {
@@ -378,5 +384,127 @@ func TestClaimLongPollWakesAtAvailableAt(t *testing.T) {
 	got := <-done
 	if len(got) != 1 || !got[0].Occurrence.ScheduledFor.Equal(utc("2027-01-04T10:00:20Z")) {
 		t.Fatalf("long poll got %+v", got)
+	}
+}
+
+// An occurrence whose schedule has moved on (a newer version, or canceled)
+// while it runs is never retried: its heartbeat says stop, and a retryable
+// nack or the expiry of its lease ends it CANCELED, where it used to be
+// delivered again until it ran out of attempts. A permanent nack still
+// sends it to DEAD, from where a replay still delivers it; an ack still
+// succeeds.
+func TestMovedOnNeverRetried(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		change func(h *harness, scheduleID string) error
+		end    func(h *harness, occ string) // how the running attempt 1 ends
+		want   store.OccurrenceState
+		result store.AttemptResult
+	}{
+		{"update, retryable nack", update, nack(Retryable), store.OccurrenceCanceled, store.ResultFailedRetryable},
+		{"pause, retryable nack", pause, nack(Retryable), store.OccurrenceCanceled, store.ResultFailedRetryable},
+		{"cancel, retryable nack", cancel, nack(Retryable), store.OccurrenceCanceled, store.ResultFailedRetryable},
+		{"update, lease expiry", update, expire, store.OccurrenceCanceled, store.ResultLeaseExpired},
+		{"pause, lease expiry", pause, expire, store.OccurrenceCanceled, store.ResultLeaseExpired},
+		{"cancel, lease expiry", cancel, expire, store.OccurrenceCanceled, store.ResultLeaseExpired},
+		{"update, permanent nack", update, nack(Permanent), store.OccurrenceDead, store.ResultFailedPermanent},
+		{"pause, ack", pause, ack, store.OccurrenceSucceeded, store.ResultSucceeded},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, utc("2027-01-04T10:00:00Z"), nil)
+			req := every("each minute", "1m")
+			req.Retry = store.RetryPolicy{MaxAttempts: 10, BackoffBase: time.Second, BackoffCap: time.Second}
+			sc := h.create(req)
+			h.advance(time.Minute)
+			c := h.claim("q", 1)
+			if len(c) != 1 {
+				t.Fatalf("claimed %d, want 1", len(c))
+			}
+			occ := c[0].Occurrence.OccurrenceID
+			if err := tc.change(h, sc.ScheduleID); err != nil {
+				t.Fatal(err)
+			}
+			hb, err := h.e.Heartbeat(h.ctx, tenant, occ, 1, 2*time.Second)
+			if err != nil || !hb.Superseded {
+				t.Fatalf("heartbeat after the change: %+v, %v; want superseded", hb, err)
+			}
+			tc.end(h, occ)
+
+			o, err := h.e.Occurrence(h.ctx, tenant, occ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.State != tc.want || o.FinishedAt.IsZero() {
+				t.Fatalf("after the change and the end of its attempt: %s finished at %v, want %s and finished", o.State, o.FinishedAt, tc.want)
+			}
+			atts, err := h.e.Attempts(h.ctx, tenant, occ)
+			if err != nil || len(atts) != 1 || atts[0].Result != tc.result {
+				t.Fatalf("attempts: %+v, %v; want one, %s", atts, err, tc.result)
+			}
+			// Never delivered again, however long we wait.
+			for range 5 {
+				h.advance(time.Minute)
+				for _, got := range h.claim("q", 100) {
+					if got.Occurrence.OccurrenceID == occ {
+						t.Fatalf("delivered again: attempt %d", got.Attempt.Attempt)
+					}
+					if _, err := h.e.Ack(h.ctx, tenant, got.Occurrence.OccurrenceID, got.Attempt.Attempt); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if o.State != store.OccurrenceDead {
+				return
+			}
+			// A DEAD one is still replayed on request, and delivered.
+			if _, err := h.e.Replay(h.ctx, tenant, occ); err != nil {
+				t.Fatalf("replay: %v", err)
+			}
+			again := h.claim("q", 100)
+			if len(again) == 0 || again[0].Occurrence.OccurrenceID != occ || again[0].Attempt.Attempt != 2 {
+				t.Fatalf("after replay: %+v, want %s at attempt 2", again, occ)
+			}
+		})
+	}
+}
+
+func update(h *harness, scheduleID string) error {
+	req := every("each minute", "1m")
+	req.Payload = []byte(`{"v":2}`)
+	req.Retry = store.RetryPolicy{MaxAttempts: 10, BackoffBase: time.Second, BackoffCap: time.Second}
+	_, err := h.e.Update(h.ctx, tenant, scheduleID, req)
+	return err
+}
+
+func pause(h *harness, scheduleID string) error {
+	_, err := h.e.Pause(h.ctx, tenant, scheduleID)
+	return err
+}
+
+func cancel(h *harness, scheduleID string) error {
+	_, err := h.e.Cancel(h.ctx, tenant, scheduleID)
+	return err
+}
+
+func nack(class ErrorClass) func(h *harness, occ string) {
+	return func(h *harness, occ string) {
+		h.t.Helper()
+		if _, err := h.e.Nack(h.ctx, tenant, occ, 1, class, "stopped: the schedule moved on"); err != nil {
+			h.t.Fatalf("nack %s: %v", class, err)
+		}
+	}
+}
+
+func expire(h *harness, _ string) {
+	h.advance(3 * time.Second) // past the 2 s lease; the pass expires it
+}
+
+func ack(h *harness, occ string) {
+	h.t.Helper()
+	if _, err := h.e.Ack(h.ctx, tenant, occ, 1); err != nil {
+		h.t.Fatalf("ack: %v", err)
 	}
 }

@@ -233,7 +233,11 @@ func TestQueueFlow(t *testing.T) {
 	}
 	dead := "/v1/occurrences/" + cl.Claimed[0].OccurrenceID
 	h.fails(400, api.CodeInvalidArgument, "class", "POST", dead+"/nack", api.NackRequest{Attempt: 1, Class: "maybe"})
-	h.fails(409, api.CodeConflict, "", "POST", dead+"/replay", nil) // not DEAD yet
+	// Not DEAD yet: one sentence naming its state, not the engine's and
+	// the store's messages one inside the other.
+	if e := h.fails(409, api.CodeConflict, "", "POST", dead+"/replay", nil); e.Message != "occurrence "+cl.Claimed[0].OccurrenceID+" is RUNNING; only a DEAD occurrence can be replayed" {
+		t.Fatalf("replay of a RUNNING occurrence: %q", e.Message)
+	}
 	h.ok(200, &o, "POST", dead+"/nack", api.NackRequest{Attempt: 1, Class: "permanent", Error: "bad input"})
 	if o.State != "DEAD" {
 		t.Fatalf("nacked: %+v", o)

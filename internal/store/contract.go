@@ -60,6 +60,20 @@ type Store interface {
 	// RUNNING for overlap). An error of the store itself fails both and
 	// writes nothing; so does a claim request ClaimOccurrences would refuse.
 	FinishAndClaim(ctx context.Context, finishes []FinishParams, claim ClaimParams) ([]FinishResult, []Claimed, error)
+	// ExpireLeases ends up to limit attempts whose lease ran out at or
+	// before now, oldest lease first, in one transaction, and returns how
+	// many it ended. Each attempt gets result LEASE_EXPIRED; its
+	// occurrence, RUNNING at that attempt, becomes, in this order of
+	// precedence:
+	//
+	//   - CANCELED (finished_at = now) when its schedule has moved on: the
+	//     schedule's version is newer than the occurrence's
+	//     schedule_version, or the schedule is CANCELED. Such an
+	//     occurrence is never retried;
+	//   - DEAD (finished_at = now) when its attempts since the last replay
+	//     have reached the schedule's retry max attempts, or its retry
+	//     deadline (retry_from + deadline) has passed;
+	//   - ENQUEUED, claimable again at now, otherwise.
 	ExpireLeases(ctx context.Context, now time.Time, limit int) (int, error)
 	ReplayOccurrence(ctx context.Context, tenantID, occurrenceID string, now time.Time) (*Occurrence, error)
 	NextAvailable(ctx context.Context, tenantID, queue string) (time.Time, error)
@@ -84,7 +98,9 @@ type ListSchedulesParams struct {
 //     writes nothing (ErrNotFound when there is no such schedule);
 //  2. cancels every occurrence of an older version that no worker holds:
 //     SCHEDULED, ENQUEUED and RETRY_WAIT become CANCELED (finished_at = Now);
-//     RUNNING ones cannot be recalled and are counted as in flight;
+//     RUNNING ones cannot be recalled and are counted as in flight (they
+//     are never retried: a retryable nack or a lease expiry of one makes
+//     it CANCELED, see FinishParams and ExpireLeases);
 //  3. when Schedule.State is ACTIVE and NextRunAt is not nil, sets the new
 //     cursor to NextRunAt(lastKept), where lastKept is the latest
 //     scheduled_for among the schedule's occurrences that are not CANCELED
@@ -224,7 +240,16 @@ type HeartbeatResult struct {
 
 // FinishParams ends attempt Attempt of an occurrence: an ack or a nack.
 // The engine decides State from the result and the retry policy:
-// SUCCEEDED, RETRY_WAIT (claimable again at RetryAt) or DEAD. The write
+// SUCCEEDED, RETRY_WAIT (claimable again at RetryAt), DEAD, or CANCELED.
+// SUCCEEDED, DEAD and CANCELED finish the occurrence (finished_at = Now).
+//
+// CANCELED ends only a FAILED_RETRYABLE attempt: an occurrence whose
+// schedule has moved on (the schedule's version is newer than the
+// occurrence's schedule_version, or the schedule is CANCELED) is never
+// retried, so the engine finishes a retryable nack of it CANCELED instead
+// of RETRY_WAIT or DEAD. A permanent nack of it is still DEAD, and an ack
+// still SUCCEEDED. The store does not re-check the schedule: the state is
+// the engine's decision, like RETRY_WAIT and DEAD. The write
 // applies only while Attempt is the occurrence's current attempt and the
 // occurrence is RUNNING. The same finish sent twice (a retried ack whose
 // answer was lost) finds the attempt already finished with the same Result

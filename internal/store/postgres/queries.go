@@ -402,9 +402,9 @@ RETURNING o.lease_expires_at,
 	// occurrence. Each applies only while its attempt is the occurrence's
 	// current one and the occurrence RUNNING (the fencing test, re-checked
 	// after waiting for a concurrent writer of the row); the answer is the
-	// occurrences written. The attempt ends in the row (att_*). SUCCEEDED
-	// and DEAD finish the occurrence; RETRY_WAIT makes it claimable again
-	// at retry_at and leaves the rest alone.
+	// occurrences written. The attempt ends in the row (att_*). SUCCEEDED,
+	// DEAD and CANCELED finish the occurrence; RETRY_WAIT makes it
+	// claimable again at retry_at and leaves the rest alone.
 	qFinishBatch = `UPDATE occurrences o SET
     state = j.state,
     finished_at = CASE WHEN j.state = 'RETRY_WAIT' THEN o.finished_at ELSE j.now END,
@@ -427,11 +427,13 @@ RETURNING ` + occurrenceColumnsO
 	qOccurrenceState = `SELECT state FROM occurrences WHERE tenant_id = $1 AND occurrence_id = $2`
 
 	// Expired leases, oldest first (index occurrences_lease), with what
-	// deciding the occurrence's fate needs. SKIP LOCKED: a row a finish or
-	// a heartbeat is writing right now is left to the next pass rather than
-	// waited for (and the rescuer never deadlocks with a finish batch).
+	// deciding the occurrence's fate needs: whether its schedule has moved
+	// on (a newer version, or CANCELED), and its retry policy. SKIP LOCKED:
+	// a row a finish or a heartbeat is writing right now is left to the
+	// next pass rather than waited for (and the rescuer never deadlocks
+	// with a finish batch).
 	qExpiredAttempts = `SELECT o.occurrence_id, o.attempt_count, o.attempt_floor, o.retry_from,
-    s.retry_max_attempts, s.retry_deadline_ms
+    s.retry_max_attempts, s.retry_deadline_ms, s.version > o.schedule_version OR s.state = 'CANCELED'
 FROM occurrences o
 JOIN schedules s ON s.schedule_id = o.schedule_id
 WHERE o.state = 'RUNNING' AND o.lease_expires_at <= $1
@@ -440,15 +442,15 @@ LIMIT $2
 FOR UPDATE OF o SKIP LOCKED`
 
 	// Ends the expired attempts read above, at $1: one array per column of
-	// (occurrence_id, attempt, dead). A dead one is DEAD (finished at $1),
-	// the others claimable again at $1 (ENQUEUED).
+	// (occurrence_id, attempt, state), state one of ENQUEUED (claimable
+	// again at $1), DEAD or CANCELED (both finished at $1).
 	qExpireAttempts = `UPDATE occurrences o SET
-    state = CASE WHEN j.dead THEN 'DEAD' ELSE 'ENQUEUED' END,
-    available_at = CASE WHEN j.dead THEN o.available_at ELSE $1 END,
-    finished_at = CASE WHEN j.dead THEN $1 ELSE o.finished_at END,
+    state = j.state,
+    available_at = CASE WHEN j.state = 'ENQUEUED' THEN $1 ELSE o.available_at END,
+    finished_at = CASE WHEN j.state = 'ENQUEUED' THEN o.finished_at ELSE $1 END,
     att_finished_at = $1, att_result = 'LEASE_EXPIRED'
-FROM unnest($2::text[], $3::bigint[], $4::boolean[], array_fill('RUNNING'::text, ARRAY[cardinality($2::text[])]))
-    AS j(occurrence_id, attempt, dead, from_state)
+FROM unnest($2::text[], $3::bigint[], $4::text[], array_fill('RUNNING'::text, ARRAY[cardinality($2::text[])]))
+    AS j(occurrence_id, attempt, state, from_state)
 WHERE o.occurrence_id = j.occurrence_id AND o.state = j.from_state AND o.attempt_count = j.attempt`
 
 	qReplay = `UPDATE occurrences SET

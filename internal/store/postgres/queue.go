@@ -440,8 +440,12 @@ func checkFinish(p *store.FinishParams) error {
 		if p.RetryAt.IsZero() {
 			return errors.New("RETRY_WAIT without a retry time")
 		}
+	case store.OccurrenceCanceled:
+		if p.Result != store.ResultFailedRetryable {
+			return fmt.Errorf("result %q: only a FAILED_RETRYABLE attempt ends CANCELED", p.Result)
+		}
 	default:
-		return fmt.Errorf("state %q: a finish ends in SUCCEEDED, RETRY_WAIT or DEAD", p.State)
+		return fmt.Errorf("state %q: a finish ends in SUCCEEDED, RETRY_WAIT, DEAD or CANCELED", p.State)
 	}
 	switch p.Result {
 	case store.ResultSucceeded, store.ResultFailedRetryable, store.ResultFailedPermanent:
@@ -473,11 +477,13 @@ func refinish(ctx context.Context, tx pgx.Tx, p *store.FinishParams) (*store.Occ
 // ExpireLeases ends up to limit attempts whose lease ran out at or before
 // now, oldest lease first, in one transaction, and returns how many it
 // ended. Each gets result LEASE_EXPIRED. Its occurrence, RUNNING at that
-// attempt (the only place a live attempt exists), becomes claimable again
-// at now (ENQUEUED), or DEAD when its attempts since the last replay have
+// attempt (the only place a live attempt exists), becomes CANCELED when
+// its schedule has moved on (a newer version than the occurrence's, or
+// CANCELED); else DEAD when its attempts since the last replay have
 // reached the schedule's retry_max_attempts or its retry deadline
-// (retry_from + retry_deadline_ms) has passed. Rows another transaction is
-// writing (a late ack) are left to the next pass.
+// (retry_from + retry_deadline_ms) has passed; else claimable again at now
+// (ENQUEUED). Rows another transaction is writing (a late ack) are left to
+// the next pass.
 func (s *Store) ExpireLeases(ctx context.Context, now time.Time, limit int) (int, error) {
 	if limit <= 0 {
 		return 0, fmt.Errorf("expire leases: limit %d: want a positive limit", limit)
@@ -492,21 +498,29 @@ func (s *Store) ExpireLeases(ctx context.Context, now time.Time, limit int) (int
 		var (
 			occs     []string
 			attempts []int64
-			dead     []bool
+			states   []string
 		)
 		for rows.Next() {
 			var (
 				occ                         string
 				attempt, floor, maxAttempts int64
 				retryFrom, deadline         int64
+				movedOn                     bool
 			)
-			if err := rows.Scan(&occ, &attempt, &floor, &retryFrom, &maxAttempts, &deadline); err != nil {
+			if err := rows.Scan(&occ, &attempt, &floor, &retryFrom, &maxAttempts, &deadline, &movedOn); err != nil {
 				rows.Close()
 				return translate(err)
 			}
 			occs = append(occs, occ)
 			attempts = append(attempts, attempt)
-			dead = append(dead, attempt-floor >= maxAttempts || at >= retryFrom+deadline)
+			state := store.OccurrenceEnqueued
+			switch {
+			case movedOn:
+				state = store.OccurrenceCanceled
+			case attempt-floor >= maxAttempts || at >= retryFrom+deadline:
+				state = store.OccurrenceDead
+			}
+			states = append(states, string(state))
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -515,7 +529,7 @@ func (s *Store) ExpireLeases(ctx context.Context, now time.Time, limit int) (int
 		if len(occs) == 0 {
 			return nil
 		}
-		tag, err := tx.Exec(ctx, qExpireAttempts, at, occs, attempts, dead)
+		tag, err := tx.Exec(ctx, qExpireAttempts, at, occs, attempts, states)
 		if err != nil {
 			return translate(err)
 		}

@@ -311,8 +311,9 @@ RETURNING lease_expires_at,
 	// occurrence. Each applies only while its attempt is the occurrence's
 	// current one and the occurrence RUNNING (the fencing test); the answer
 	// is the occurrences written. The attempt ends in the row (att_*).
-	// SUCCEEDED and DEAD finish the occurrence (open = 0); RETRY_WAIT makes
-	// it claimable again at retry_at and leaves the rest alone.
+	// SUCCEEDED, DEAD and CANCELED finish the occurrence (open = 0);
+	// RETRY_WAIT makes it claimable again at retry_at and leaves the rest
+	// alone.
 	qFinishBatch = `UPDATE occurrences SET
     state = j.j_state,
     open = j.j_state = 'RETRY_WAIT',
@@ -334,9 +335,10 @@ RETURNING ` + occurrenceColumns
     (SELECT result FROM attempts WHERE occurrence_id = ?2 AND attempt = ?3 AND tenant_id = ?1))`
 
 	// Expired leases, oldest first (index occurrences_lease), with what
-	// deciding the occurrence's fate needs.
+	// deciding the occurrence's fate needs: whether its schedule has moved
+	// on (a newer version, or CANCELED), and its retry policy.
 	qExpiredAttempts = `SELECT o.occurrence_id, o.attempt_count, o.attempt_floor, o.retry_from,
-    s.retry_max_attempts, s.retry_deadline_ms
+    s.retry_max_attempts, s.retry_deadline_ms, s.version > o.schedule_version OR s.state = 'CANCELED'
 FROM occurrences o
 JOIN schedules s ON s.schedule_id = o.schedule_id
 WHERE o.state = 'RUNNING' AND o.lease_expires_at <= ?
@@ -348,6 +350,12 @@ LIMIT ?`
 WHERE occurrence_id = ?2 AND state = 'RUNNING' AND attempt_count = ?3`
 
 	qKillExpired = `UPDATE occurrences SET state = 'DEAD', open = 0, finished_at = ?1,
+    att_finished_at = ?1, att_result = 'LEASE_EXPIRED'
+WHERE occurrence_id = ?2 AND state = 'RUNNING' AND attempt_count = ?3`
+
+	// An expired attempt of an occurrence whose schedule has moved on: it
+	// is never retried.
+	qCancelExpired = `UPDATE occurrences SET state = 'CANCELED', open = 0, finished_at = ?1,
     att_finished_at = ?1, att_result = 'LEASE_EXPIRED'
 WHERE occurrence_id = ?2 AND state = 'RUNNING' AND attempt_count = ?3`
 

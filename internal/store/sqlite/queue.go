@@ -468,8 +468,12 @@ func checkFinish(p *store.FinishParams) error {
 		if p.RetryAt.IsZero() {
 			return errors.New("RETRY_WAIT without a retry time")
 		}
+	case store.OccurrenceCanceled:
+		if p.Result != store.ResultFailedRetryable {
+			return fmt.Errorf("result %q: only a FAILED_RETRYABLE attempt ends CANCELED", p.Result)
+		}
 	default:
-		return fmt.Errorf("state %q: a finish ends in SUCCEEDED, RETRY_WAIT or DEAD", p.State)
+		return fmt.Errorf("state %q: a finish ends in SUCCEEDED, RETRY_WAIT, DEAD or CANCELED", p.State)
 	}
 	switch p.Result {
 	case store.ResultSucceeded, store.ResultFailedRetryable, store.ResultFailedPermanent:
@@ -501,10 +505,12 @@ func (s *Store) refinish(ctx context.Context, tx *sql.Tx, p *store.FinishParams)
 // ExpireLeases ends up to limit attempts whose lease ran out at or before
 // now, oldest lease first, in one transaction, and returns how many it
 // ended. Each gets result LEASE_EXPIRED. Its occurrence, RUNNING at that
-// attempt (the only place a live attempt exists), becomes claimable again
-// at now (ENQUEUED), or DEAD when its attempts since the last replay have
+// attempt (the only place a live attempt exists), becomes CANCELED when
+// its schedule has moved on (a newer version than the occurrence's, or
+// CANCELED); else DEAD when its attempts since the last replay have
 // reached the schedule's retry_max_attempts or its retry deadline
-// (retry_from + retry_deadline_ms) has passed.
+// (retry_from + retry_deadline_ms) has passed; else claimable again at now
+// (ENQUEUED).
 func (s *Store) ExpireLeases(ctx context.Context, now time.Time, limit int) (int, error) {
 	if limit <= 0 {
 		return 0, fmt.Errorf("expire leases: limit %d: want a positive limit", limit)
@@ -514,6 +520,7 @@ func (s *Store) ExpireLeases(ctx context.Context, now time.Time, limit int) (int
 		attempt             int64
 		floor, maxAttempts  int64
 		retryFrom, deadline int64
+		movedOn             bool
 	}
 	at := ms(now)
 	var n int
@@ -525,7 +532,7 @@ func (s *Store) ExpireLeases(ctx context.Context, now time.Time, limit int) (int
 		var all []expired
 		for rows.Next() {
 			var e expired
-			if err := rows.Scan(&e.occ, &e.attempt, &e.floor, &e.retryFrom, &e.maxAttempts, &e.deadline); err != nil {
+			if err := rows.Scan(&e.occ, &e.attempt, &e.floor, &e.retryFrom, &e.maxAttempts, &e.deadline, &e.movedOn); err != nil {
 				rows.Close()
 				return translate(err)
 			}
@@ -537,7 +544,10 @@ func (s *Store) ExpireLeases(ctx context.Context, now time.Time, limit int) (int
 		}
 		for _, e := range all {
 			q := qRequeueExpired
-			if e.attempt-e.floor >= e.maxAttempts || at >= e.retryFrom+e.deadline {
+			switch {
+			case e.movedOn:
+				q = qCancelExpired
+			case e.attempt-e.floor >= e.maxAttempts || at >= e.retryFrom+e.deadline:
 				q = qKillExpired
 			}
 			if _, err := tx.ExecContext(ctx, q, at, e.occ, e.attempt); err != nil {

@@ -477,6 +477,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 			{store.ResultFailedRetryable, store.OccurrenceRetryWait, "timeout"},
 			{store.ResultFailedRetryable, store.OccurrenceDead, "timeout, out of attempts"},
 			{store.ResultFailedPermanent, store.OccurrenceDead, "400 bad request"},
+			{store.ResultFailedRetryable, store.OccurrenceCanceled, "timeout, schedule moved on"},
 			// A worker's error comes back byte for byte, whatever it holds.
 			{store.ResultFailedRetryable, store.OccurrenceRetryWait, "quote \" backslash \\ newline \n tab \t nul \x00 bell \a, é, 日本, bytes \xff\xfe, [],{}"},
 		} {
@@ -526,6 +527,8 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		bad.State = store.OccurrenceRunning
 		noRetryAt := ack(occs[3], "tenant-a", 1)
 		noRetryAt.Result, noRetryAt.State = store.ResultFailedRetryable, store.OccurrenceRetryWait
+		canceledAck := ack(occs[3], "tenant-a", 1)
+		canceledAck.State = store.OccurrenceCanceled
 		batch := []store.FinishParams{
 			ack(occs[0], "tenant-a", 1),
 			ack(occs[1], "tenant-a", 2), // stale
@@ -534,6 +537,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 			bad,                         // not a finishing state
 			noRetryAt,                   // RETRY_WAIT needs a time
 			ack(occs[0], "tenant-a", 1), // twice in one batch: the second is the same finish again
+			canceledAck,                 // CANCELED ends only a retryable failure
 		}
 		res, err := s.FinishAttempts(ctx, batch)
 		if err != nil || len(res) != len(batch) {
@@ -542,7 +546,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		for i, want := range []error{nil, store.ErrStaleAttempt, store.ErrNotFound, nil} {
 			wantErr(t, fmt.Sprintf("item %d", i), res[i].Err, want)
 		}
-		for _, i := range []int{4, 5} {
+		for _, i := range []int{4, 5, 7} {
 			if res[i].Err == nil {
 				t.Errorf("item %d (%s/%s): no error", i, batch[i].Result, batch[i].State)
 			}
@@ -622,6 +626,59 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		if o := mustGetOccurrence(t, s, "tenant-a", occs[2].OccurrenceID); o.State != store.OccurrenceSucceeded {
 			t.Errorf("last one: %s, want SUCCEEDED", o.State)
 		}
+	})
+
+	// A retryable failure of an occurrence whose schedule has moved on
+	// ends it CANCELED, in FinishAttempts and in FinishAndClaim alike; the
+	// claim sees it finished.
+	t.Run("FinishCanceled", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		sc := queueSchedule(t, s, "tenant-a", "sch_fin_canceled", store.OverlapSkipIfRunning)
+		o1 := readyOccurrence(sc, 0, store.LaneStrict)
+		mustInsertOccurrences(t, s, 1, o1)
+		now := at(time.Hour)
+		c1 := mustClaim(t, s, "tenant-a", 1, now)[0]
+		if upd := mustUpdate(t, s, sc, 1, now, nil); upd.InFlight != 1 {
+			t.Fatalf("update: %+v, want 1 in flight", upd)
+		}
+		sc.Version = 2
+		o2 := readyOccurrence(sc, 1, store.LaneStrict)
+		mustInsertOccurrences(t, s, 1, o2)
+
+		nack := store.FinishParams{TenantID: "tenant-a", OccurrenceID: o1.OccurrenceID, Attempt: 1,
+			Result: store.ResultFailedRetryable, Error: "stopped: superseded", State: store.OccurrenceCanceled, Now: now.Add(time.Second)}
+		claim := store.ClaimParams{TenantID: "tenant-a", Queue: jobsQueue, WorkerID: "worker-1", Limit: 1, Lease: testLease, Now: now.Add(time.Second)}
+		res, got, err := s.FinishAndClaim(ctx, []store.FinishParams{nack}, claim)
+		if err != nil || len(res) != 1 {
+			t.Fatalf("FinishAndClaim: %d results, %v", len(res), err)
+		}
+		wantErr(t, "the CANCELED finish", res[0].Err, nil)
+		want := c1.Occurrence
+		want.State, want.FinishedAt = store.OccurrenceCanceled, now.Add(time.Second)
+		assertOccurrence(t, "canceled by its nack", res[0].Occurrence, want)
+		assertOccurrence(t, "stored after the nack", mustGetOccurrence(t, s, "tenant-a", o1.OccurrenceID), want)
+		att := c1.Attempt
+		att.Result, att.Error, att.FinishedAt = store.ResultFailedRetryable, "stopped: superseded", now.Add(time.Second)
+		assertAttempts(t, s, "tenant-a", o1.OccurrenceID, att)
+		// skip_if_running: the old version no longer runs, so the new one
+		// is claimed, not skipped.
+		if len(got) != 1 || got[0].Occurrence.OccurrenceID != o2.OccurrenceID {
+			t.Fatalf("FinishAndClaim claimed %+v, want the new version's occurrence", got)
+		}
+
+		// The same nack again (its answer was lost) succeeds without
+		// writing; the canceled occurrence is never claimable again.
+		again := nack
+		again.Now = now.Add(5 * time.Second)
+		res = mustFinish(t, s, again)
+		assertOccurrence(t, "the same nack again", res[0].Occurrence, want)
+		mustFinish(t, s, store.FinishParams{TenantID: "tenant-a", OccurrenceID: o2.OccurrenceID, Attempt: 1,
+			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now.Add(5 * time.Second)})
+		if got := mustClaim(t, s, "tenant-a", 10, at(48*time.Hour)); len(got) != 0 {
+			t.Errorf("claimed after the CANCELED finish: %+v", got)
+		}
+		assertAttempts(t, s, "tenant-a", o1.OccurrenceID, att)
 	})
 
 	t.Run("ExpireLeases", func(t *testing.T) {
@@ -712,6 +769,62 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 			}
 		}
 		mustExpire(t, s, at(time.Minute), 2, 1)
+	})
+
+	// The expired lease of an occurrence whose schedule has moved on (a
+	// newer version, or CANCELED) ends it CANCELED, never claimable again,
+	// even when it still had attempts left, or none: moved on is decided
+	// first.
+	t.Run("ExpireLeasesMovedOn", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		superseded := queueSchedule(t, s, "tenant-a", "sch_exp_superseded", store.OverlapAllow)
+		canceled := queueSchedule(t, s, "tenant-a", "sch_exp_canceled", store.OverlapAllow)
+		last := queueSchedule(t, s, "tenant-a", "sch_exp_last", store.OverlapAllow)
+		last.Retry.MaxAttempts = 1
+		mustUpdate(t, s, last, 1, at(0), nil)
+		last.Version = 2
+		current := queueSchedule(t, s, "tenant-a", "sch_exp_current", store.OverlapAllow)
+		occs := []store.Occurrence{
+			readyOccurrence(superseded, 0, store.LaneStrict),
+			readyOccurrence(canceled, 0, store.LaneStrict),
+			readyOccurrence(last, 0, store.LaneStrict), // its only attempt
+			readyOccurrence(current, 0, store.LaneStrict),
+		}
+		for _, o := range occs {
+			mustInsertOccurrences(t, s, 1, o)
+		}
+		claimed := map[string]store.Claimed{}
+		for _, c := range mustClaim(t, s, "tenant-a", 4, at(0)) { // leases until 30 s
+			claimed[c.Occurrence.OccurrenceID] = c
+		}
+		if len(claimed) != 4 {
+			t.Fatalf("claimed %d, want 4", len(claimed))
+		}
+
+		superseded.Payload = []byte(`{"v":2}`)
+		mustUpdate(t, s, superseded, 1, at(10*time.Second), nil)
+		canceled.State = store.ScheduleCanceled
+		mustUpdate(t, s, canceled, 1, at(10*time.Second), nil)
+		last.Payload = []byte(`{"v":3}`)
+		mustUpdate(t, s, last, 2, at(10*time.Second), nil)
+
+		mustExpire(t, s, at(testLease), 10, 4)
+		for i, o := range occs[:3] {
+			c := claimed[o.OccurrenceID]
+			want := c.Occurrence
+			want.State, want.FinishedAt = store.OccurrenceCanceled, at(testLease)
+			assertOccurrence(t, fmt.Sprintf("occurrence %d after its lease expired", i), mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), want)
+			a := c.Attempt
+			a.Result, a.FinishedAt = store.ResultLeaseExpired, at(testLease)
+			assertAttempts(t, s, "tenant-a", o.OccurrenceID, a)
+		}
+		// The current version's occurrence is claimable again, and the
+		// only one that is.
+		got := mustClaim(t, s, "tenant-a", 10, at(time.Hour))
+		if len(got) != 1 || got[0].Occurrence.OccurrenceID != occs[3].OccurrenceID || got[0].Attempt.Attempt != 2 {
+			t.Fatalf("claim after the expiry: %+v, want only the current version's occurrence, attempt 2", got)
+		}
 	})
 
 	t.Run("Replay", func(t *testing.T) {

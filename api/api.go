@@ -216,6 +216,41 @@ type Status struct {
 	Now       time.Time `json:"now"`
 }
 
+// Cluster is GET /v1/cluster: the nodes registered in the store and who
+// holds each shard, as the answering node sees them.
+type Cluster struct {
+	// NodeID is the node that answered; Now its time (its clock plus its
+	// offset to the store's), which Live and Expired are judged at.
+	NodeID string        `json:"node_id"`
+	Now    time.Time     `json:"now"`
+	Nodes  []ClusterNode `json:"nodes"`
+	Shards []ShardOwner  `json:"shards"`
+}
+
+// ClusterNode is one registered node.
+type ClusterNode struct {
+	NodeID        string    `json:"node_id"`
+	Address       string    `json:"address"` // where it serves the API, as it reported it
+	StartedAt     time.Time `json:"started_at"`
+	LastHeartbeat time.Time `json:"last_heartbeat"`
+	ExpiresAt     time.Time `json:"expires_at"`
+	Live          bool      `json:"live"`         // its registration has not expired
+	ShardsOwned   int       `json:"shards_owned"` // live shard leases it holds
+	// ClockOffset is the store's clock minus the node's, as the node last
+	// measured it (Go duration; "0s" on SQLite).
+	ClockOffset string `json:"clock_offset"`
+}
+
+// ShardOwner is one shard's lease. An expired lease keeps its last owner
+// and epoch; Owner is empty for a shard never leased.
+type ShardOwner struct {
+	Shard     int        `json:"shard"`
+	Owner     string     `json:"owner"`
+	Epoch     int64      `json:"epoch"`
+	ExpiresAt *time.Time `json:"expires_at"`
+	Live      bool       `json:"live"`
+}
+
 // ErrorBody is every error answer: {"error": {...}}.
 type ErrorBody struct {
 	Error ErrorDetail `json:"error"`

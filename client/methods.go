@@ -32,6 +32,12 @@ func (c *Client) Ready(ctx context.Context) error {
 	return c.do(ctx, request{method: http.MethodGet, path: "/readyz"}, nil)
 }
 
+// Cluster lists the nodes registered in the daemon's store and the owner
+// and epoch of every shard lease.
+func (c *Client) Cluster(ctx context.Context) (*api.Cluster, error) {
+	return call[api.Cluster](ctx, c, request{method: http.MethodGet, path: path("cluster")})
+}
+
 // Status describes the daemon.
 func (c *Client) Status(ctx context.Context) (*api.Status, error) {
 	return call[api.Status](ctx, c, request{method: http.MethodGet, path: path("status")})

@@ -400,8 +400,12 @@ func TestRefusedConfigurations(t *testing.T) {
 		{"a LAN address via env", nil, []string{"SCHED_LISTEN=tcp:192.168.1.10:7070"}, 2, "--insecure-listen"},
 		{"a name", []string{"--listen", "tcp:example.com:7070"}, nil, 2, "not a loopback address"},
 		{"insecure without a token", []string{"--listen", "tcp:0.0.0.0:0", "--insecure-listen"}, nil, 2, "without a token"},
-		{"postgres", []string{"--store", "postgres://sched@localhost/sched"}, nil, 1, "not supported yet (see issue 5)"},
-		{"postgres via env", nil, []string{"SCHED_STORE=postgresql://localhost/sched"}, 1, "not supported yet (see issue 5)"},
+		// Nothing listens on port 1: the store does not open, and the
+		// message names it without its password.
+		{"postgres unreachable", []string{"--store", "postgres://sched:secret@127.0.0.1:1/sched?connect_timeout=2"}, nil, 1, "cannot open the store postgres://127.0.0.1:1/sched"},
+		{"postgres via env", nil, []string{"SCHED_STORE=postgresql://sched:secret@127.0.0.1:1/sched?connect_timeout=2&schema=s1"}, 1, "cannot open the store postgresql://127.0.0.1:1/sched?schema=s1"},
+		{"postgres empty schema", []string{"--store", "postgres://127.0.0.1:1/sched?schema="}, nil, 2, "schema=NAME"},
+		{"shard lease", []string{"--shard-lease", "10ms"}, nil, 2, "--shard-lease"},
 		{"store without scheme", []string{"--store", "/tmp/x.db"}, nil, 2, "want sqlite:PATH"},
 		{"listen without scheme", []string{"--listen", "/tmp/x.sock"}, nil, 2, "want unix:PATH or tcp:HOST:PORT"},
 		{"https", []string{"--listen", "https://0.0.0.0:443"}, nil, 2, "TLS is not supported yet"},
@@ -418,6 +422,9 @@ func TestRefusedConfigurations(t *testing.T) {
 			code, out := run(t, append(e.vars(), tc.vars...), tc.args...)
 			if code != tc.code || !strings.Contains(out, tc.want) || strings.Count(strings.TrimSpace(out), "\n") != 0 {
 				t.Fatalf("exit %d, want %d; stderr (want one line with %q):\n%s", code, tc.code, tc.want, out)
+			}
+			if strings.Contains(out, "secret") {
+				t.Fatalf("stderr shows the store's password:\n%s", out)
 			}
 			if _, err := os.Stat(e.data); !os.IsNotExist(err) {
 				t.Fatalf("a refused start created %s", e.data)

@@ -12,6 +12,7 @@ import (
 // Commands take it through their options so tests can hand them a stub.
 type API interface {
 	Status(ctx context.Context) (*api.Status, error)
+	Cluster(ctx context.Context) (*api.Cluster, error)
 	CreateSchedule(ctx context.Context, req api.ScheduleRequest) (*api.CreateResult, error)
 	ListSchedules(ctx context.Context, o client.ListSchedulesOptions) (*api.ScheduleList, error)
 	GetSchedule(ctx context.Context, ref string) (*api.Schedule, error)

@@ -98,6 +98,9 @@ func jsonCases() []jsonCase {
 		{"status", func(f *Factory, s *stubAPI) error {
 			return statusRun(&StatusOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true})
 		}, []string{"node_id", "now", "shards", "store", "tz_version", "version"}},
+		{"cluster", func(f *Factory, s *stubAPI) error {
+			return clusterRun(&ClusterOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true})
+		}, []string{"node_id", "nodes", "now", "shards"}},
 		{"validate", func(f *Factory, s *stubAPI) error {
 			f.In = strings.NewReader(sampleFile)
 			return validateRun(&ApplyOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true, File: "-"})
@@ -168,6 +171,24 @@ func TestJSONFields(t *testing.T) {
 	changeRun(&ChangeOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true, Verb: "pause", Ref: "nightly"})
 	if sc := mustJSON(t, out.Bytes()).(map[string]any)["schedule"].(map[string]any); len(sc) != len(scheduleKeys) {
 		t.Errorf("change.schedule has %d fields, want %d", len(sc), len(scheduleKeys))
+	}
+	f, out, _ = testFactory(false)
+	if err := clusterRun(&ClusterOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true}); err != nil {
+		t.Fatal(err)
+	}
+	cl := mustJSON(t, out.Bytes()).(map[string]any)
+	for part, want := range map[string][]string{
+		"nodes":  {"address", "clock_offset", "expires_at", "last_heartbeat", "live", "node_id", "shards_owned", "started_at"},
+		"shards": {"epoch", "expires_at", "live", "owner", "shard"},
+	} {
+		var got []string
+		for k := range cl[part].([]any)[0].(map[string]any) {
+			got = append(got, k)
+		}
+		sort.Strings(got)
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("cluster.%s fields\n got %v\nwant %v", part, got, want)
+		}
 	}
 	f, out, _ = testFactory(false)
 	f.In = strings.NewReader(sampleFile)
@@ -387,5 +408,38 @@ func TestHeartbeatSaysStop(t *testing.T) {
 	}
 	if want := "lease until 2027-03-13T12:00:00Z; the schedule has a newer version: stop\n"; out.String() != want {
 		t.Errorf("got %q", out)
+	}
+}
+
+// TestClusterTable: two tables with headers on a terminal; tagged
+// tab-separated rows otherwise.
+func TestClusterTable(t *testing.T) {
+	f, out, _ := testFactory(true)
+	if err := clusterRun(&ClusterOptions{IO: f, API: apiOf(seeded()), Ctx: bg}); err != nil {
+		t.Fatal(err)
+	}
+	want := `NODE  ADDRESS             LAST HEARTBEAT        SHARDS  CLOCK OFFSET  LIVE
+n1    unix:/run/a.sock    2027-03-13T12:00:00Z  1       -1.5ms        yes
+n2    tcp:127.0.0.1:7070  2027-03-13T12:00:00Z  1       0s            yes
+
+SHARD  OWNER  EPOCH  EXPIRES AT            LIVE
+0      n1     3      2027-03-13T12:00:08Z  yes
+1      n2     1      2027-03-13T12:00:08Z  yes
+2      -      0      -                     no
+`
+	if out.String() != want {
+		t.Errorf("tty:\n%s\nwant:\n%s", out, want)
+	}
+	f, out, _ = testFactory(false)
+	if err := clusterRun(&ClusterOptions{IO: f, API: apiOf(seeded()), Ctx: bg}); err != nil {
+		t.Fatal(err)
+	}
+	want = "node\tn1\tunix:/run/a.sock\t2027-03-13T12:00:00Z\t1\t-1.5ms\tyes\n" +
+		"node\tn2\ttcp:127.0.0.1:7070\t2027-03-13T12:00:00Z\t1\t0s\tyes\n" +
+		"shard\t0\tn1\t3\t2027-03-13T12:00:08Z\tyes\n" +
+		"shard\t1\tn2\t1\t2027-03-13T12:00:08Z\tyes\n" +
+		"shard\t2\t-\t0\t-\tno\n"
+	if out.String() != want {
+		t.Errorf("not a tty:\n%q\nwant:\n%q", out, want)
 	}
 }

@@ -79,6 +79,27 @@ func (s *stubAPI) Status(context.Context) (*api.Status, error) {
 	return &api.Status{Version: "1.0", TZVersion: "2026a", NodeID: "n1", Store: "sqlite", Shards: 64, Now: fixedNow}, nil
 }
 
+func (s *stubAPI) Cluster(context.Context) (*api.Cluster, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("cluster"); err != nil {
+		return nil, err
+	}
+	exp := fixedNow.Add(8 * time.Second)
+	return &api.Cluster{
+		NodeID: "n1", Now: fixedNow,
+		Nodes: []api.ClusterNode{
+			{NodeID: "n1", Address: "unix:/run/a.sock", StartedAt: fixedNow, LastHeartbeat: fixedNow, ExpiresAt: exp, Live: true, ShardsOwned: 1, ClockOffset: "-1.5ms"},
+			{NodeID: "n2", Address: "tcp:127.0.0.1:7070", StartedAt: fixedNow, LastHeartbeat: fixedNow, ExpiresAt: exp, Live: true, ShardsOwned: 1, ClockOffset: "0s"},
+		},
+		Shards: []api.ShardOwner{
+			{Shard: 0, Owner: "n1", Epoch: 3, ExpiresAt: &exp, Live: true},
+			{Shard: 1, Owner: "n2", Epoch: 1, ExpiresAt: &exp, Live: true},
+			{Shard: 2},
+		},
+	}, nil
+}
+
 func (s *stubAPI) CreateSchedule(_ context.Context, r api.ScheduleRequest) (*api.CreateResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

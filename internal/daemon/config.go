@@ -1,11 +1,14 @@
 package daemon
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,8 +21,15 @@ import (
 
 // Config is schedd's configuration, from flags and the environment.
 type Config struct {
-	// StorePath is the SQLite database file.
+	// StorePath is the SQLite database file (empty with PostgresDSN).
 	StorePath string
+	// PostgresDSN is the PostgreSQL store's connection string (a
+	// postgres:// URL, without sched's own schema parameter), and
+	// PostgresSchema the schema to use, created if missing (the URL's
+	// schema=NAME parameter; empty: the connection's search_path,
+	// normally public).
+	PostgresDSN    string
+	PostgresSchema string
 	// DefaultStore is set when StorePath is the zero-config default, whose
 	// directory schedd creates.
 	DefaultStore bool
@@ -27,6 +37,9 @@ type Config struct {
 	NodeID       string
 	Shards       int
 	Horizon      time.Duration
+	// ShardLease is how long a shard lease lasts without renewal: the
+	// longest a dead node keeps its shards.
+	ShardLease time.Duration
 	// Token, when set, is required on every /v1 request.
 	Token          string
 	LogFormat      string // text | json
@@ -73,9 +86,16 @@ With no flags it keeps its SQLite database at $XDG_DATA_HOME/sched/sched.db
 $XDG_RUNTIME_DIR/sched/schedd.sock (else /tmp/sched-$UID/schedd.sock), in a
 directory only you can enter. SIGTERM or SIGINT shuts it down cleanly.
 
+With --store postgres://..., any number of schedd nodes share one
+PostgreSQL database: they register in it, share the shards between them,
+and take over a stopped node's shards at once and a dead node's within
+--shard-lease. Add schema=NAME to the URL to use (and create) a schema of
+its own; search_path=NAME also works for a schema that exists.
+
 Examples:
   schedd
   schedd --store sqlite:/var/lib/sched/sched.db --listen unix:/run/sched/schedd.sock,tcp:127.0.0.1:7070
+  schedd --store 'postgres://sched@db.internal:5432/sched?sslmode=verify-full' --listen unix:/run/sched/schedd.sock
   SCHED_TOKEN=$(cat token) schedd --listen tcp:127.0.0.1:7070
   curl --unix-socket "$XDG_RUNTIME_DIR/sched/schedd.sock" http://sched/v1/status
 
@@ -95,11 +115,12 @@ func ParseConfig(args []string, env paths.Env, version string, out io.Writer) (C
 	)
 	fs := flag.NewFlagSet("schedd", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&store, "store", envOr(env, "SCHED_STORE", ""), "the store: `sqlite:PATH` (postgres://... is not supported yet) (env SCHED_STORE; default the SQLite file above)")
+	fs.StringVar(&store, "store", envOr(env, "SCHED_STORE", ""), "the store: `sqlite:PATH` or a postgres:// URL (optional schema=NAME parameter) (env SCHED_STORE; default the SQLite file above)")
 	fs.StringVar(&listen, "listen", envOr(env, "SCHED_LISTEN", ""), "comma-separated `addresses`: unix:PATH, tcp:HOST:PORT (env SCHED_LISTEN; default the Unix socket above)")
-	fs.StringVar(&cfg.NodeID, "node-id", "", "this node's name as the owner of shard leases (default HOSTNAME-PID)")
+	fs.StringVar(&cfg.NodeID, "node-id", "", "this node's name as the owner of shard leases, unique per running node (default HOSTNAME-PID-RANDOM)")
 	fs.IntVar(&cfg.Shards, "shards", engine.DefaultShards, "number of logical shards; fixed for the life of a database")
 	fs.DurationVar(&cfg.Horizon, "horizon", engine.DefaultHorizon, "how far ahead occurrences are put on the queue")
+	fs.DurationVar(&cfg.ShardLease, "shard-lease", engine.DefaultShardLease, "how long a shard lease lasts without renewal: the longest a dead node's shards wait to move")
 	fs.StringVar(&cfg.Token, "token", envOr(env, "SCHED_TOKEN", ""), "require `TOKEN` as \"Authorization: Bearer TOKEN\" on every /v1 request (env SCHED_TOKEN, which ps does not show; prefer it)")
 	fs.StringVar(&cfg.LogFormat, "log-format", "text", "log format on stderr: text or json")
 	fs.BoolVar(&cfg.InsecureListen, "insecure-listen", false, "allow plain HTTP on a TCP address that is not loopback (TLS is not supported yet)")
@@ -122,7 +143,11 @@ func ParseConfig(args []string, env paths.Env, version string, out io.Writer) (C
 	}
 
 	var err error
-	if cfg.StorePath, cfg.DefaultStore, err = parseStore(store, env); err != nil {
+	if strings.HasPrefix(store, "postgres://") || strings.HasPrefix(store, "postgresql://") {
+		if cfg.PostgresDSN, cfg.PostgresSchema, err = parsePostgres(store); err != nil {
+			return cfg, err
+		}
+	} else if cfg.StorePath, cfg.DefaultStore, err = parseStore(store, env); err != nil {
 		return cfg, err
 	}
 	if cfg.Listen, err = parseListen(listen, env); err != nil {
@@ -133,13 +158,22 @@ func ParseConfig(args []string, env paths.Env, version string, out io.Writer) (C
 		if err != nil || host == "" {
 			host = "schedd"
 		}
-		cfg.NodeID = host + "-" + strconv.Itoa(os.Getpid())
+		// The pid alone can repeat: in containers (pid 1 everywhere) and
+		// across restarts. A node id must be unique among running nodes,
+		// so it gets a random suffix too.
+		var b [3]byte
+		_, _ = rand.Read(b[:])
+		cfg.NodeID = host + "-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:])
 	}
 	switch {
 	case cfg.Shards < 1 || cfg.Shards > 4096:
 		return cfg, usage("--shards %d: must be from 1 to 4096", cfg.Shards)
 	case cfg.Horizon < time.Second || cfg.Horizon > 24*time.Hour:
 		return cfg, usage("--horizon %s: must be from 1s to 24h", cfg.Horizon)
+	case cfg.ShardLease < time.Second || cfg.ShardLease > 10*time.Minute:
+		return cfg, usage("--shard-lease %s: must be from 1s to 10m", cfg.ShardLease)
+	case len(cfg.NodeID) > 200 || strings.ContainsAny(cfg.NodeID, "\x00\r\n"):
+		return cfg, usage("--node-id: at most 200 bytes, without NUL or line breaks")
 	case cfg.LogFormat != "text" && cfg.LogFormat != "json":
 		return cfg, usage("--log-format %q: want text or json", cfg.LogFormat)
 	case strings.ContainsAny(cfg.Token, " \t\r\n"):
@@ -160,8 +194,42 @@ func envOr(env paths.Env, name, def string) string {
 	return def
 }
 
-// ErrPostgres is the answer to a postgres:// store until issue 5 lands.
-var ErrPostgres = errors.New("PostgreSQL stores are not supported yet (see issue 5); use sqlite:PATH")
+// parsePostgres splits a postgres:// store URL into the DSN pgx takes and
+// sched's own schema=NAME parameter, which it removes (PostgreSQL would
+// refuse it as an unknown run-time parameter).
+func parsePostgres(s string) (dsn, schema string, err error) {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" && u.Path == "" && u.RawQuery == "" {
+		// The URL may hold a password: do not quote it.
+		return "", "", usage("--store: the postgres:// URL does not parse")
+	}
+	q := u.Query()
+	if vs, ok := q["schema"]; ok {
+		if len(vs) != 1 || vs[0] == "" || len(vs[0]) > 63 {
+			return "", "", usage("--store: schema=NAME takes one name of 1 to 63 bytes")
+		}
+		schema = vs[0]
+		q.Del("schema")
+		u.RawQuery = q.Encode()
+	}
+	return u.String(), schema, nil
+}
+
+// RedactedStore names the store for logs and errors, without a password.
+func (c Config) RedactedStore() string {
+	if c.PostgresDSN == "" {
+		return "sqlite:" + c.StorePath
+	}
+	u, err := url.Parse(c.PostgresDSN)
+	if err != nil {
+		return "postgres"
+	}
+	s := u.Scheme + "://" + u.Host + u.Path
+	if c.PostgresSchema != "" {
+		s += "?schema=" + c.PostgresSchema
+	}
+	return s
+}
 
 func parseStore(s string, env paths.Env) (path string, isDefault bool, err error) {
 	switch {
@@ -171,8 +239,6 @@ func parseStore(s string, env paths.Env) (path string, isDefault bool, err error
 			return "", false, usage("%v", err)
 		}
 		return p, true, nil
-	case strings.HasPrefix(s, "postgres://"), strings.HasPrefix(s, "postgresql://"):
-		return "", false, ErrPostgres
 	case strings.HasPrefix(s, "sqlite:"):
 		p := strings.TrimPrefix(s, "sqlite:")
 		p = strings.TrimPrefix(p, "//") // sqlite:///abs/path

@@ -3,8 +3,11 @@
 // lifecycle: open the store, start the engine, serve the API, and on
 // SIGTERM or SIGINT drain and stop within a few seconds.
 //
+// The store is SQLite (one node) or PostgreSQL (any number of nodes on one
+// database, sharing the shards; see package engine).
+//
 // Start-up order: the store first, so that a second schedd on the same
-// database fails fast (sqlite.ErrInUse) before it touches any socket; then
+// SQLite database fails fast (sqlite.ErrInUse) before it touches any socket; then
 // the engine, the listeners, and the planner. Shutdown is the reverse:
 // stop being ready and taking claims, end long polls, let requests that are
 // committing finish (http.Server.Shutdown, at most ShutdownTimeout), stop
@@ -33,6 +36,7 @@ import (
 	"github.com/sched-dev/sched/internal/server"
 	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/postgres"
 	"github.com/sched-dev/sched/internal/store/sqlite"
 )
 
@@ -63,9 +67,6 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case errors.Is(err, ErrHelp), errors.Is(err, ErrVersion):
 		return ExitOK
-	case errors.Is(err, ErrPostgres):
-		fmt.Fprintf(stderr, "schedd: %v\n", err)
-		return ExitError
 	case err != nil:
 		fmt.Fprintf(stderr, "schedd: %v\n", err)
 		return ExitUsage
@@ -109,20 +110,8 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 		opt.Env = os.LookupEnv
 	}
 
-	if cfg.DefaultStore {
-		if err := os.MkdirAll(filepath.Dir(cfg.StorePath), 0o700); err != nil {
-			return fmt.Errorf("create the data directory: %w", err)
-		}
-	} else if _, err := os.Stat(filepath.Dir(cfg.StorePath)); errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("cannot open the store %s: the directory %s does not exist; create it first", cfg.StorePath, filepath.Dir(cfg.StorePath))
-	}
-	st, err := sqlite.Open(ctx, cfg.StorePath)
-	switch {
-	case errors.Is(err, sqlite.ErrInUse):
-		return fmt.Errorf("another schedd is running on %s (%v)", cfg.StorePath, unwrapInUse(err))
-	case errors.Is(err, store.ErrCorrupt):
-		return fmt.Errorf("the database %s is corrupt; refusing to serve it (restore a backup): %w", cfg.StorePath, err)
-	case err != nil:
+	st, driver, err := openStore(ctx, cfg)
+	if err != nil {
 		return err
 	}
 	defer func() {
@@ -134,14 +123,15 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 
 	eng, err := engine.New(ctx, engine.Config{
 		Store: st, Clock: clock.Real{}, Logger: log,
-		NodeID: cfg.NodeID, Shards: cfg.Shards, Horizon: cfg.Horizon,
+		NodeID: cfg.NodeID, NodeAddress: listenAddresses(cfg.Listen), Shards: cfg.Shards, Horizon: cfg.Horizon,
+		ShardLease: cfg.ShardLease,
 	})
 	if err != nil {
 		return err
 	}
 	srv, err := server.New(server.Config{
 		Engine: eng, Version: opt.Version, NodeID: cfg.NodeID, Shards: cfg.Shards,
-		StoreDriver: "sqlite", Token: cfg.Token, Logger: log,
+		StoreDriver: driver, Token: cfg.Token, Logger: log,
 		Ready: func(ctx context.Context) error {
 			_, err := st.ListShardLeases(ctx)
 			return err
@@ -187,8 +177,9 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 		}()
 	}
 	log.Info("schedd started", "version", opt.Version, "tz_version", spec.TZVersion(),
-		"store", "sqlite:"+cfg.StorePath, "listen", strings.Join(listening, ","),
+		"store", cfg.RedactedStore(), "listen", strings.Join(listening, ","),
 		"node_id", cfg.NodeID, "shards", cfg.Shards, "horizon", cfg.Horizon.String(),
+		"shard_lease", cfg.ShardLease.String(), "clock_offset", eng.ClockOffset().String(),
 		"auth", cfg.Token != "", "pid", os.Getpid())
 
 	var runErr error
@@ -202,6 +193,47 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 	eng.Stop()
 	log.Info("schedd stopped")
 	return runErr
+}
+
+// openStore opens the configured store and names its driver.
+func openStore(ctx context.Context, cfg Config) (store.Store, string, error) {
+	if cfg.PostgresDSN != "" {
+		var opts []postgres.Option
+		if cfg.PostgresSchema != "" {
+			opts = append(opts, postgres.WithSchema(cfg.PostgresSchema))
+		}
+		st, err := postgres.Open(ctx, cfg.PostgresDSN, opts...)
+		if err != nil {
+			return nil, "", fmt.Errorf("cannot open the store %s: %w", cfg.RedactedStore(), err)
+		}
+		return st, "postgres", nil
+	}
+	if cfg.DefaultStore {
+		if err := os.MkdirAll(filepath.Dir(cfg.StorePath), 0o700); err != nil {
+			return nil, "", fmt.Errorf("create the data directory: %w", err)
+		}
+	} else if _, err := os.Stat(filepath.Dir(cfg.StorePath)); errors.Is(err, os.ErrNotExist) {
+		return nil, "", fmt.Errorf("cannot open the store %s: the directory %s does not exist; create it first", cfg.StorePath, filepath.Dir(cfg.StorePath))
+	}
+	st, err := sqlite.Open(ctx, cfg.StorePath)
+	switch {
+	case errors.Is(err, sqlite.ErrInUse):
+		return nil, "", fmt.Errorf("another schedd is running on %s (%v)", cfg.StorePath, unwrapInUse(err))
+	case errors.Is(err, store.ErrCorrupt):
+		return nil, "", fmt.Errorf("the database %s is corrupt; refusing to serve it (restore a backup): %w", cfg.StorePath, err)
+	case err != nil:
+		return nil, "", err
+	}
+	return st, "sqlite", nil
+}
+
+// listenAddresses is the node's address in the registry.
+func listenAddresses(ls []Listen) string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = l.String()
+	}
+	return strings.Join(out, ",")
 }
 
 // shutdown drains the API and shuts the HTTP servers down, forcing the

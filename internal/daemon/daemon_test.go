@@ -66,6 +66,15 @@ func TestParseConfig(t *testing.T) {
 		{"localhost", []string{"--listen", "tcp:localhost:7070"}, nil, func(c *Config) {
 			c.Listen = []Listen{{Network: "tcp", Address: "localhost:7070"}}
 		}},
+		{"postgres", []string{"--store", "postgres://u:pw@db:5432/sched?sslmode=disable&schema=s1", "--shard-lease", "3s"}, nil, func(c *Config) {
+			c.StorePath, c.DefaultStore = "", false
+			c.PostgresDSN, c.PostgresSchema = "postgres://u:pw@db:5432/sched?sslmode=disable", "s1"
+			c.ShardLease = 3 * time.Second
+		}},
+		{"postgres from env, search_path kept", nil, []string{"SCHED_STORE", "postgresql://db/sched?search_path=s2"}, func(c *Config) {
+			c.StorePath, c.DefaultStore = "", false
+			c.PostgresDSN = "postgresql://db/sched?search_path=s2"
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,7 +85,7 @@ func TestParseConfig(t *testing.T) {
 			want := Config{
 				StorePath: "/data/sched/sched.db", DefaultStore: true,
 				Listen: []Listen{{Network: "unix", Address: "/run/user/7/sched/schedd.sock", Default: true}},
-				Shards: 16, Horizon: time.Minute, LogFormat: "text", NodeID: got.NodeID,
+				Shards: 16, Horizon: time.Minute, ShardLease: 10 * time.Second, LogFormat: "text", NodeID: got.NodeID,
 			}
 			tc.want(&want)
 			if !reflect.DeepEqual(got, want) {
@@ -114,8 +123,16 @@ func TestParseConfigErrors(t *testing.T) {
 			t.Errorf("%v: %v, want a usage error with %q", tc.args, err, tc.want)
 		}
 	}
-	if _, err := ParseConfig([]string{"--store", "postgres://h/db"}, env, "v", io.Discard); !errors.Is(err, ErrPostgres) {
-		t.Errorf("postgres: %v", err)
+	for _, args := range [][]string{
+		{"--store", "postgres://h/db?schema="},
+		{"--store", "postgres://h/db?schema=a&schema=b"},
+		{"--shard-lease", "500ms"},
+		{"--node-id", "a\nb"},
+	} {
+		var ue *UsageError
+		if _, err := ParseConfig(args, env, "v", io.Discard); !errors.As(err, &ue) {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
 	}
 	if _, err := ParseConfig(nil, envOf(), "v", io.Discard); err == nil || !strings.Contains(err.Error(), "XDG_DATA_HOME") {
 		t.Errorf("no HOME nor XDG_DATA_HOME: %v", err)
@@ -281,5 +298,23 @@ func TestRemoveStale(t *testing.T) {
 	}
 	if err := removeStale(sock, log); err != nil {
 		t.Fatalf("no socket: %v", err)
+	}
+}
+
+// TestDefaultNodeIDsDiffer: two nodes started without --node-id (the same
+// host; in containers, the same pid) get different ids.
+func TestDefaultNodeIDsDiffer(t *testing.T) {
+	t.Parallel()
+	env := envOf("XDG_DATA_HOME", "/data", "HOME", "/home/u")
+	a, err := ParseConfig(nil, env, "v", io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ParseConfig(nil, env, "v", io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.NodeID == b.NodeID || !strings.Contains(a.NodeID, "-") {
+		t.Errorf("default node ids %q and %q: want distinct HOSTNAME-PID-RANDOM", a.NodeID, b.NodeID)
 	}
 }

@@ -18,7 +18,7 @@ func (e *Engine) AckAndClaim(ctx context.Context, req ClaimRequest, acks []AckIt
 	if err := e.checkClaim(&req); err != nil {
 		return nil, nil, err
 	}
-	now := e.clock.Now().UTC().Truncate(time.Millisecond)
+	now := e.now().Truncate(time.Millisecond)
 	if err := e.maybeExpireLeases(ctx, now); err != nil {
 		return nil, nil, err
 	}

@@ -216,7 +216,7 @@ func (e *Engine) Create(ctx context.Context, tenantID, idempotencyKey string, re
 	if err != nil {
 		return nil, false, err
 	}
-	now := e.clock.Now().UTC().Truncate(time.Millisecond)
+	now := e.now().Truncate(time.Millisecond)
 	first, ok, err := firstFiring(sp, req, now)
 	if err != nil {
 		return nil, false, err
@@ -412,7 +412,7 @@ func (e *Engine) change(ctx context.Context, tenantID, ref string, mutate func(*
 		if err != nil {
 			return ChangeResult{}, err
 		}
-		now := e.clock.Now().UTC().Truncate(time.Millisecond)
+		now := e.now().Truncate(time.Millisecond)
 		prev := sc.Version
 		changed, next, err := mutate(sc, now)
 		if err != nil {

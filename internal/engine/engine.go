@@ -36,8 +36,17 @@ type Config struct {
 	Clock  clock.Clock
 	Logger *slog.Logger
 
-	// NodeID names this node as the owner of shard leases.
+	// NodeID names this node as the owner of shard leases and in the
+	// store's node registry. Every node on one store needs its own.
 	NodeID string
+	// NodeAddress is where this node serves the API, recorded in the node
+	// registry for operators (`schedctl cluster`). Informational.
+	NodeAddress string
+	// IgnoreStoreClock keeps the engine on its own clock even when the
+	// store has one (store.ClockSource). Only for tests that drive a
+	// virtual clock on such a store: the store's offset is measured
+	// against the real clock.
+	IgnoreStoreClock bool
 	// Shards is the number of logical shards. It is fixed for the life of a
 	// database: the first node stores it and a node configured otherwise
 	// refuses to start.
@@ -45,7 +54,8 @@ type Config struct {
 	// Horizon is how far ahead of now the planner materializes firings.
 	Horizon time.Duration
 	// ShardLease is how long a shard lease lasts without renewal: at most
-	// this long passes before a dead node's shards move (SPEC §9).
+	// this long passes before a dead node's shards move (SPEC §9). A
+	// node's registration lives as long, renewed every planner pass.
 	ShardLease time.Duration
 	// Tick is how often the background planner runs when nothing wakes it.
 	Tick time.Duration
@@ -118,6 +128,13 @@ type Engine struct {
 	notify    notifier
 	lastSweep atomic.Int64 // unix ms of the last claim-lease sweep
 
+	// clockSrc is the store's clock, nil when it has none (or the config
+	// ignores it); offset is its last measured offset to e.clock, in
+	// nanoseconds (the store's clock minus ours).
+	clockSrc store.ClockSource
+	offset   atomic.Int64
+
+	stopMu  sync.Mutex // serializes Stop
 	mu      sync.Mutex
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -138,6 +155,14 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("engine: the store was set up with %d shards, not %d; start with --shards %d", n, cfg.Shards, n)
 	}
 	e := &Engine{cfg: cfg, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger}
+	if cs, ok := cfg.Store.(store.ClockSource); ok && !cfg.IgnoreStoreClock {
+		e.clockSrc = cs
+		// Measured before the first claim or plan: a node whose clock is
+		// skewed must not act on its own reading even once.
+		if err := e.measureOffset(ctx); err != nil {
+			return nil, fmt.Errorf("engine: %w", err)
+		}
+	}
 	e.notify.init()
 	e.planner = newPlanner(e)
 	return e, nil
@@ -160,27 +185,37 @@ func (e *Engine) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop stops the planner, waits for the batch it is committing, and
-// releases its shard leases so another node can take them at once. It is
-// safe to call twice or before Start.
+// Stop stops the planner, waits for the batch it is committing, releases
+// its shard leases so another node can take them at once, and takes the
+// node out of the registry, so that the others count one node fewer at
+// their next pass (a clean handover). It is safe to call twice or before
+// Start; an engine driven by PlanOnce alone (tests) is handed over too.
 func (e *Engine) Stop() {
+	e.stopMu.Lock()
+	defer e.stopMu.Unlock()
 	e.mu.Lock()
 	cancel, done := e.cancel, e.done
 	e.cancel = nil
 	e.mu.Unlock()
-	if cancel == nil {
+	if cancel != nil {
+		cancel()
+		<-done
+		e.mu.Lock()
+		e.started = false
+		e.mu.Unlock()
+	}
+	if !e.planner.joined {
 		return
 	}
-	cancel()
-	<-done
-	e.mu.Lock()
-	e.started = false
-	e.mu.Unlock()
 	// A fresh context: the run's one has ended, and the release should
 	// still reach the store.
 	ctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
 	defer stop()
 	e.planner.releaseAll(ctx)
+	if err := e.store.RemoveNode(ctx, e.cfg.NodeID); err != nil {
+		e.log.Warn("leave the node registry", "err", err)
+	}
+	e.planner.joined = false
 }
 
 // PlanOnce runs one full planner pass now: take or renew shard leases,
@@ -191,8 +226,55 @@ func (e *Engine) PlanOnce(ctx context.Context) (PlanStats, error) {
 	return e.planner.pass(ctx)
 }
 
-// Now is the engine's clock reading.
-func (e *Engine) Now() time.Time { return e.clock.Now() }
+// Now is the time the engine acts on: its clock plus the measured offset
+// to the store's clock (see ClockOffset), in UTC.
+func (e *Engine) Now() time.Time { return e.now() }
+
+func (e *Engine) now() time.Time {
+	return e.clock.Now().Add(time.Duration(e.offset.Load())).UTC()
+}
+
+// ClockOffset is the last measured offset between the store's clock and
+// this node's (the store's minus ours); 0 on a store without a clock of
+// its own (SQLite). The planner measures it again every pass, and every
+// comparison the store makes with "now" (shard leases, plan commits,
+// claims, claim leases) uses the engine's clock plus this offset, so that
+// a node with a skewed clock can neither fire early nor steal a live
+// lease (RELIABILITY D3).
+func (e *Engine) ClockOffset() time.Duration { return time.Duration(e.offset.Load()) }
+
+// maxOffsetStep bounds how far one measurement may move the offset without
+// a log line: larger moves are a clock step on one side or the other.
+const maxOffsetStep = time.Second
+
+// measureOffset asks the store for its clock offset and keeps it.
+func (e *Engine) measureOffset(ctx context.Context) error {
+	if e.clockSrc == nil {
+		return nil
+	}
+	off, err := e.clockSrc.ClockOffset(ctx)
+	if err != nil {
+		return fmt.Errorf("measure the store's clock: %w", err)
+	}
+	if old := time.Duration(e.offset.Swap(int64(off))); (off - old).Abs() > maxOffsetStep {
+		e.log.Warn("clock offset to the store changed", "offset", off.String(), "was", old.String())
+	}
+	return nil
+}
+
+// Nodes returns the store's node registry, live or expired (see
+// store.NodeStore); a node is live while ExpiresAt is after Now().
+func (e *Engine) Nodes(ctx context.Context) ([]store.Node, error) {
+	return e.store.ListNodes(ctx)
+}
+
+// ShardLeases returns every shard lease, live or expired, by shard.
+func (e *Engine) ShardLeases(ctx context.Context) ([]store.ShardLease, error) {
+	return e.store.ListShardLeases(ctx)
+}
+
+// NodeID is this node's name in the registry and on its shard leases.
+func (e *Engine) NodeID() string { return e.cfg.NodeID }
 
 // notifier wakes waiting claims when occurrences may have become
 // available: a channel closed and replaced on every notification.

@@ -45,6 +45,7 @@ type planner struct {
 	e      *Engine
 	held   map[int]*heldShard
 	wakeC  chan struct{}
+	joined bool                 // this node may have a row in the registry (Stop removes it)
 	pacing map[string]time.Time // tenant -> next catch-up slot (pacing only; not durable)
 
 	// specs keeps parsed definitions across passes: parsing a cron
@@ -115,14 +116,25 @@ func (p *planner) run(ctx context.Context) {
 // pass is one round of the planner. Only one runs at a time: the
 // background loop is its only caller in production, and tests that call
 // PlanOnce do not Start the engine.
+//
+// Two clocks: local (the engine's clock) bounds how long this node trusts
+// its last renewal of a lease; now (local plus the measured offset to the
+// store's clock) is what every store comparison is made with, so that all
+// nodes compare lease expiry and availability on one clock.
 func (p *planner) pass(ctx context.Context) (PlanStats, error) {
 	var st PlanStats
-	now := p.e.clock.Now().UTC()
-	p.maintainLeases(ctx, now)
+	if err := p.e.measureOffset(ctx); err != nil && ctx.Err() == nil {
+		// Keep the last offset: a clock does not jump because one query
+		// failed, and the store is likely unreachable anyway.
+		p.e.log.Warn("planner: keeping the last clock offset", "err", err)
+	}
+	local := p.e.clock.Now()
+	now := local.Add(p.e.ClockOffset()).UTC()
+	p.maintainLeases(ctx, local, now)
 	var errs []error
 	for shard := 0; shard < p.e.cfg.Shards; shard++ {
 		h := p.held[shard]
-		if h == nil || !now.Before(h.trustedUntil) {
+		if h == nil || !local.Before(h.trustedUntil) {
 			continue
 		}
 		st.Shards++
@@ -138,40 +150,139 @@ func (p *planner) pass(ctx context.Context) (PlanStats, error) {
 	return st, errors.Join(errs...)
 }
 
-// maintainLeases takes free shards and renews held ones that are due. A
-// shard whose renewal is refused is dropped at once.
-func (p *planner) maintainLeases(ctx context.Context, now time.Time) {
+// target heartbeats this node in the registry and returns how many shards
+// it should hold: ceil(shards / live nodes), a node being live while its
+// row's expires_at is after now. ok is false when the registry could not
+// be read: the node then keeps what it holds and takes nothing new.
+func (p *planner) target(ctx context.Context, now time.Time) (target int, ok bool) {
+	cfg := &p.e.cfg
+	p.joined = true // set before the write: its answer may be lost after it committed
+	if _, err := p.e.store.HeartbeatNode(ctx, store.NodeHeartbeat{
+		NodeID: cfg.NodeID, Address: cfg.NodeAddress, TTL: cfg.ShardLease, Now: now, ClockOffset: p.e.ClockOffset(),
+	}); err != nil {
+		p.e.log.Warn("node heartbeat", "err", err)
+		return 0, false
+	}
+	nodes, err := p.e.store.ListNodes(ctx)
+	if err != nil {
+		p.e.log.Warn("list nodes", "err", err)
+		return 0, false
+	}
+	live, self := 0, false
+	for _, n := range nodes {
+		if n.ExpiresAt.After(now) {
+			live++
+			self = self || n.NodeID == cfg.NodeID
+		}
+	}
+	if !self {
+		live++ // our own row, just written, counts whatever the read says
+	}
+	return (cfg.Shards + live - 1) / live, true
+}
+
+// maintainLeases keeps this node's share of the shards: it renews held
+// leases that are due (a renewal is conditional on the exact epoch held;
+// one refused is dropped at once), gives back the shards it holds beyond
+// its target (so a joining node gets them within one pass of each node),
+// and takes free or expired shards up to its target. Every lease write
+// uses now, the store's clock; trust and renewal times are local.
+func (p *planner) maintainLeases(ctx context.Context, local, now time.Time) {
 	ttl := p.e.cfg.ShardLease
 	margin := ttl / 10
+	target, ok := p.target(ctx, now)
+	keep := func(shard int, l store.ShardLease, h *heldShard) {
+		faultinject.Crash(faultinject.LeaseRenew)
+		if h == nil || h.lease.Epoch != l.Epoch {
+			p.e.log.Debug("shard lease taken", "shard", shard, "epoch", l.Epoch)
+		}
+		p.held[shard] = &heldShard{lease: l, trustedUntil: local.Add(ttl - margin), renewAfter: local.Add(ttl / 3)}
+	}
+
+	// Renew what is due, in shard order.
 	for shard := 0; shard < p.e.cfg.Shards; shard++ {
 		h := p.held[shard]
-		if h != nil && now.Before(h.renewAfter) {
+		if h == nil || local.Before(h.renewAfter) {
 			continue
 		}
 		var (
 			l   store.ShardLease
 			err error
 		)
-		if h != nil && now.Before(h.trustedUntil) {
+		if local.Before(h.trustedUntil) {
 			l, err = p.e.store.RenewShard(ctx, h.lease, ttl, now)
 		} else {
+			// Trust ran out (a pause, a cut): take it again, at a new
+			// epoch if it expired meanwhile.
 			l, err = p.e.store.AcquireShard(ctx, store.AcquireShardParams{Shard: shard, Owner: p.e.cfg.NodeID, TTL: ttl, Now: now})
 		}
 		if err != nil {
-			if h != nil {
-				p.e.log.Info("shard lease lost", "shard", shard, "epoch", h.lease.Epoch, "err", err)
-				delete(p.held, shard)
-			} else if !errors.Is(err, store.ErrConflict) {
+			p.e.log.Info("shard lease lost", "shard", shard, "epoch", h.lease.Epoch, "err", err)
+			delete(p.held, shard)
+			continue
+		}
+		keep(shard, l, h)
+	}
+	if !ok {
+		return
+	}
+
+	// Give back the shards beyond the target, highest first.
+	for shard := p.e.cfg.Shards - 1; shard >= 0 && len(p.held) > target; shard-- {
+		h := p.held[shard]
+		if h == nil {
+			continue
+		}
+		delete(p.held, shard) // stop acting on it before the store hears of it
+		if err := p.e.store.ReleaseShard(ctx, h.lease); err != nil {
+			p.e.log.Warn("release shard lease", "shard", shard, "err", err)
+		} else {
+			p.e.log.Info("shard lease handed over", "shard", shard, "epoch", h.lease.Epoch, "target", target)
+		}
+	}
+	if len(p.held) >= target {
+		return
+	}
+
+	// Take free or expired shards up to the target. The listing saves an
+	// acquire (a write) per live lease of another node.
+	leases, err := p.e.store.ListShardLeases(ctx)
+	if err != nil {
+		p.e.log.Warn("list shard leases", "err", err)
+		return
+	}
+	taken := make(map[int]bool, len(leases))
+	for _, l := range leases {
+		if l.ExpiresAt.After(now) {
+			taken[l.Shard] = true
+		}
+	}
+	n := p.e.cfg.Shards
+	first := int(nodeHash(p.e.cfg.NodeID) % uint64(n)) // nodes start at different shards
+	for i := 0; i < n && len(p.held) < target; i++ {
+		shard := (first + i) % n
+		if p.held[shard] != nil || taken[shard] {
+			continue
+		}
+		l, err := p.e.store.AcquireShard(ctx, store.AcquireShardParams{Shard: shard, Owner: p.e.cfg.NodeID, TTL: ttl, Now: now})
+		if err != nil {
+			if !errors.Is(err, store.ErrConflict) {
 				p.e.log.Warn("shard lease", "shard", shard, "err", err)
 			}
 			continue
 		}
-		faultinject.Crash(faultinject.LeaseRenew)
-		if h == nil || h.lease.Epoch != l.Epoch {
-			p.e.log.Debug("shard lease taken", "shard", shard, "epoch", l.Epoch)
-		}
-		p.held[shard] = &heldShard{lease: l, trustedUntil: now.Add(ttl - margin), renewAfter: now.Add(ttl / 3)}
+		keep(shard, l, nil)
 	}
+}
+
+// nodeHash is FNV-1a of a node id.
+func nodeHash(id string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(id); i++ {
+		h ^= uint64(id[i])
+		h *= 1099511628211
+	}
+	return h
 }
 
 // releaseAll gives every held shard back, so another node takes it without

@@ -38,10 +38,10 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]store.Claimed, 
 	if err := e.checkClaim(&req); err != nil {
 		return nil, err
 	}
-	deadline := e.clock.Now().Add(req.Wait)
+	deadline := e.now().Add(req.Wait)
 	for {
 		woken := e.notify.wait() // before the claim, so no notification is lost
-		now := e.clock.Now().UTC().Truncate(time.Millisecond)
+		now := e.now().Truncate(time.Millisecond)
 		if err := e.maybeExpireLeases(ctx, now); err != nil {
 			return nil, err
 		}
@@ -109,7 +109,7 @@ func (e *Engine) Heartbeat(ctx context.Context, tenantID, occurrenceID string, a
 	}
 	r, err := e.store.Heartbeat(ctx, store.HeartbeatParams{
 		TenantID: tenantID, OccurrenceID: occurrenceID, Attempt: attempt, Lease: lease,
-		Now: e.clock.Now().UTC().Truncate(time.Millisecond),
+		Now: e.now().Truncate(time.Millisecond),
 	})
 	if err != nil {
 		return r, fmt.Errorf("heartbeat %s attempt %d: %w", occurrenceID, attempt, err)
@@ -139,7 +139,7 @@ type AckItem struct {
 // AckBatch acknowledges many attempts in one store transaction; each item
 // has its own result.
 func (e *Engine) AckBatch(ctx context.Context, tenantID string, items []AckItem) ([]store.FinishResult, error) {
-	now := e.clock.Now().UTC().Truncate(time.Millisecond)
+	now := e.now().Truncate(time.Millisecond)
 	ps := make([]store.FinishParams, len(items))
 	for i, it := range items {
 		ps[i] = store.FinishParams{
@@ -171,7 +171,7 @@ func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attemp
 	if err != nil {
 		return nil, fmt.Errorf("nack %s: %w", occurrenceID, err)
 	}
-	now := e.clock.Now().UTC().Truncate(time.Millisecond)
+	now := e.now().Truncate(time.Millisecond)
 	p := store.FinishParams{
 		TenantID: tenantID, OccurrenceID: occurrenceID, Attempt: attempt,
 		Result: store.ResultFailedPermanent, State: store.OccurrenceDead, Error: message, Now: now,
@@ -240,7 +240,7 @@ func movedOn(sc *store.Schedule, o *store.Occurrence) bool {
 // occurrence_id; its next claim is a new attempt, with a fresh set of
 // retries.
 func (e *Engine) Replay(ctx context.Context, tenantID, occurrenceID string) (*store.Occurrence, error) {
-	o, err := e.store.ReplayOccurrence(ctx, tenantID, occurrenceID, e.clock.Now().UTC().Truncate(time.Millisecond))
+	o, err := e.store.ReplayOccurrence(ctx, tenantID, occurrenceID, e.now().Truncate(time.Millisecond))
 	if err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			// One sentence naming the state, like the control plane's

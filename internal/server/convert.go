@@ -221,3 +221,34 @@ func rawJSON(b []byte) json.RawMessage {
 	q, _ := json.Marshal(string(b))
 	return q
 }
+
+// apiCluster is the cluster view at now: every registered node with the
+// live leases it holds, and every shard from 0 to shards-1.
+func apiCluster(self string, now time.Time, shards int, nodes []store.Node, leases []store.ShardLease) api.Cluster {
+	c := api.Cluster{NodeID: self, Now: now.UTC(), Nodes: []api.ClusterNode{}, Shards: make([]api.ShardOwner, 0, shards)}
+	owned := map[string]int{}
+	byShard := map[int]store.ShardLease{}
+	for _, l := range leases {
+		byShard[l.Shard] = l
+	}
+	for i := 0; i < shards; i++ {
+		l, ok := byShard[i]
+		so := api.ShardOwner{Shard: i}
+		if ok {
+			exp := l.ExpiresAt.UTC()
+			so.Owner, so.Epoch, so.ExpiresAt, so.Live = l.Owner, l.Epoch, &exp, l.ExpiresAt.After(now)
+			if so.Live {
+				owned[l.Owner]++
+			}
+		}
+		c.Shards = append(c.Shards, so)
+	}
+	for _, n := range nodes {
+		c.Nodes = append(c.Nodes, api.ClusterNode{
+			NodeID: n.NodeID, Address: n.Address, StartedAt: n.StartedAt.UTC(), LastHeartbeat: n.LastHeartbeat.UTC(),
+			ExpiresAt: n.ExpiresAt.UTC(), Live: n.ExpiresAt.After(now), ShardsOwned: owned[n.NodeID],
+			ClockOffset: n.ClockOffset.String(),
+		})
+	}
+	return c
+}

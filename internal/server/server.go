@@ -119,6 +119,7 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	rs := []route{
 		{"GET", "/v1/status", s.status, ""},
+		{"GET", "/v1/cluster", s.cluster, ""},
 		{"POST", "/v1/schedules", s.createSchedule, ""},
 		{"GET", "/v1/schedules", s.listSchedules, ""},
 		{"GET", "/v1/schedules/{ref}", s.getSchedule, "no such schedule"},
@@ -316,6 +317,25 @@ func (s *Server) status(r *http.Request, _ http.ResponseWriter) (int, any, error
 		Version: s.cfg.Version, TZVersion: spec.TZVersion(), NodeID: s.cfg.NodeID,
 		Store: s.cfg.StoreDriver, Shards: s.cfg.Shards, Now: s.eng.Now().UTC(),
 	}, nil
+}
+
+// cluster answers GET /v1/cluster from the store's node registry and
+// shard leases, judged live at the engine's now.
+func (s *Server) cluster(r *http.Request, _ http.ResponseWriter) (int, any, error) {
+	if err := onlyQuery(r); err != nil {
+		return 0, nil, err
+	}
+	ctx := r.Context()
+	nodes, err := s.eng.Nodes(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	leases, err := s.eng.ShardLeases(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	now := s.eng.Now()
+	return http.StatusOK, apiCluster(s.eng.NodeID(), now, s.cfg.Shards, nodes, leases), nil
 }
 
 // writeJSON writes v as the JSON answer with status code.

@@ -78,6 +78,9 @@ type Store interface {
 	ReplayOccurrence(ctx context.Context, tenantID, occurrenceID string, now time.Time) (*Occurrence, error)
 	NextAvailable(ctx context.Context, tenantID, queue string) (time.Time, error)
 
+	// Nodes (see NodeStore).
+	NodeStore
+
 	Close() error
 }
 
@@ -271,4 +274,59 @@ type FinishParams struct {
 type FinishResult struct {
 	Occurrence Occurrence
 	Err        error
+}
+
+// Node registration. Every schedd node on a store heartbeats a row of its
+// own; the planners of all nodes read the live rows to share the shards
+// evenly (ceil(shards / live nodes) each), and `schedctl cluster` shows
+// them. A node row is advisory: it decides how many shards a node asks for,
+// never whether a planner write applies (the shard epoch does that).
+//
+// These methods are part of the Store interface (NodeStore is embedded in
+// it); they are listed apart to keep the planner's contract readable.
+type NodeStore interface {
+	// HeartbeatNode registers p.NodeID, or renews its row: address and
+	// clock offset are overwritten, last_heartbeat = p.Now, expires_at =
+	// p.Now + p.TTL; started_at is set on the first heartbeat of the row
+	// and kept after. An unconditional upsert: a node always owns its own
+	// row. A TTL that is not positive or an empty NodeID is an error.
+	HeartbeatNode(ctx context.Context, p NodeHeartbeat) (Node, error)
+	// ListNodes returns every node row, live or expired, by node id. A row
+	// is live at t when ExpiresAt is after t; callers decide with their
+	// own notion of now.
+	ListNodes(ctx context.Context) ([]Node, error)
+	// RemoveNode deletes the node's row (a clean shutdown); removing a node
+	// that has no row is not an error.
+	RemoveNode(ctx context.Context, nodeID string) error
+}
+
+// NodeHeartbeat is one node's heartbeat.
+type NodeHeartbeat struct {
+	NodeID  string
+	Address string        // where the node serves the API (informational)
+	TTL     time.Duration // the row is live until Now + TTL
+	Now     time.Time
+	// ClockOffset is the node's measured offset to the store's clock (the
+	// store's minus the node's), recorded for operators (RELIABILITY D3).
+	ClockOffset time.Duration
+}
+
+// Node is a registered node.
+type Node struct {
+	NodeID        string
+	Address       string
+	StartedAt     time.Time
+	LastHeartbeat time.Time
+	ExpiresAt     time.Time
+	ClockOffset   time.Duration
+}
+
+// ClockSource is implemented by stores with a clock of their own (the
+// PostgreSQL store): ClockOffset is the store's clock minus the caller's.
+// The engine adds it to its own clock to get "now" for every comparison
+// the store makes (shard leases, plan commits, claims, claim leases), so
+// that nodes with skewed clocks agree. A store without it (SQLite: one
+// process, one clock) has offset 0.
+type ClockSource interface {
+	ClockOffset(ctx context.Context) (time.Duration, error)
 }

@@ -470,3 +470,23 @@ RETURNING ` + occurrenceColumns
     SELECT min(available_at) FROM occurrences
     WHERE tenant_id = $1 AND queue = $2 AND lane = 'catchup' AND state IN ('ENQUEUED', 'RETRY_WAIT')) AS lanes`
 )
+
+// Nodes (store.NodeStore).
+const (
+	nodeColumns = `node_id, address, started_at, last_heartbeat, expires_at, clock_offset_ms`
+
+	// An upsert: a node always owns its own row. started_at is written
+	// only by the insert.
+	qHeartbeatNode = `INSERT INTO nodes (node_id, address, started_at, last_heartbeat, expires_at, clock_offset_ms)
+VALUES ($1, $2, $3, $3, $4, $5)
+ON CONFLICT (node_id) DO UPDATE SET
+    address = excluded.address,
+    last_heartbeat = excluded.last_heartbeat,
+    expires_at = excluded.expires_at,
+    clock_offset_ms = excluded.clock_offset_ms
+RETURNING ` + nodeColumns
+
+	qListNodes = `SELECT ` + nodeColumns + ` FROM nodes ORDER BY node_id`
+
+	qRemoveNode = `DELETE FROM nodes WHERE node_id = $1`
+)

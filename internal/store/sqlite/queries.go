@@ -390,3 +390,23 @@ func multiRow(table, cols string, arity, rows int, suffix string) string {
 	return "INSERT INTO " + table + " (" + cols + ")\nVALUES " +
 		strings.TrimSuffix(strings.Repeat(one+", ", rows), ", ") + suffix
 }
+
+// Nodes (store.NodeStore).
+const (
+	nodeColumns = `node_id, address, started_at, last_heartbeat, expires_at, clock_offset_ms`
+
+	// An upsert: a node always owns its own row. started_at is written
+	// only by the insert.
+	qHeartbeatNode = `INSERT INTO nodes (node_id, address, started_at, last_heartbeat, expires_at, clock_offset_ms)
+VALUES (?1, ?2, ?3, ?3, ?4, ?5)
+ON CONFLICT (node_id) DO UPDATE SET
+    address = excluded.address,
+    last_heartbeat = excluded.last_heartbeat,
+    expires_at = excluded.expires_at,
+    clock_offset_ms = excluded.clock_offset_ms
+RETURNING ` + nodeColumns
+
+	qListNodes = `SELECT ` + nodeColumns + ` FROM nodes ORDER BY node_id`
+
+	qRemoveNode = `DELETE FROM nodes WHERE node_id = ?1`
+)

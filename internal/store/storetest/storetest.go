@@ -29,6 +29,7 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("Occurrences", func(t *testing.T) { t.Parallel(); testOccurrences(t, open) })
 	t.Run("Queue", func(t *testing.T) { t.Parallel(); testQueue(t, open) })
 	t.Run("Isolation", func(t *testing.T) { t.Parallel(); testIsolation(t, open) })
+	t.Run("Nodes", func(t *testing.T) { t.Parallel(); testNodes(t, open) })
 
 	t.Run("InsertGetSchedule", func(t *testing.T) {
 		t.Parallel()

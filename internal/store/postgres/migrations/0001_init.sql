@@ -193,6 +193,18 @@ CREATE TABLE shard_leases (
     expires_at BIGINT NOT NULL
 );
 
+-- Registered nodes (store.NodeStore): each schedd heartbeats its row; the
+-- planners share the shards among the live ones (expires_at > now). Advisory
+-- only: the shard epoch, not this table, fences planner writes.
+CREATE TABLE nodes (
+    node_id         TEXT COLLATE "C" NOT NULL PRIMARY KEY CHECK (node_id <> ''),
+    address         TEXT   NOT NULL,
+    started_at      BIGINT NOT NULL,
+    last_heartbeat  BIGINT NOT NULL,
+    expires_at      BIGINT NOT NULL,
+    clock_offset_ms BIGINT NOT NULL DEFAULT 0
+);
+
 -- Cluster-wide settings, written once. 'shards' is the number of logical
 -- shards, fixed by the first InitShards: every node must agree on it.
 CREATE TABLE meta (

@@ -195,6 +195,18 @@ CREATE TABLE shard_leases (
     expires_at INTEGER NOT NULL
 ) STRICT;
 
+-- Registered nodes (store.NodeStore): each schedd heartbeats its row; the
+-- planners share the shards among the live ones (expires_at > now). Advisory
+-- only: the shard epoch, not this table, fences planner writes.
+CREATE TABLE nodes (
+    node_id         TEXT    NOT NULL PRIMARY KEY CHECK (node_id <> ''),
+    address         TEXT    NOT NULL,
+    started_at      INTEGER NOT NULL,
+    last_heartbeat  INTEGER NOT NULL,
+    expires_at      INTEGER NOT NULL,
+    clock_offset_ms INTEGER NOT NULL DEFAULT 0
+) STRICT;
+
 -- Cluster-wide settings, written once. 'shards' is the number of logical
 -- shards, fixed by the first InitShards: every node must agree on it.
 CREATE TABLE meta (

@@ -328,8 +328,22 @@ func (p *planner) planShard(ctx context.Context, h *heldShard, now time.Time, st
 			missed += int(item.MissedCount)
 			plan.Items = append(plan.Items, item)
 		}
+		// Reading and computing the batch took time, and a store call may
+		// have hung (a node cut off from its database): trust the lease only
+		// by a fresh clock reading, and let the store check it against a
+		// fresh now too, so a write never rides on a lease that lapsed while
+		// this pass was stuck.
+		if !p.e.clock.Now().Before(h.trustedUntil) {
+			p.e.log.Warn("planner: shard lease no longer trusted; dropping the batch", "shard", h.lease.Shard, "epoch", h.lease.Epoch)
+			return nil
+		}
+		plan.Now = p.e.now()
 		faultinject.Crash(faultinject.PlanBeforeInsert)
-		res, err := p.e.store.CommitPlan(ctx, plan)
+		// A commit that hangs past a lease period is abandoned: by then
+		// another node may own the shard.
+		cctx, cancel := context.WithTimeout(ctx, p.e.cfg.ShardLease)
+		res, err := p.e.store.CommitPlan(cctx, plan)
+		cancel()
 		if errors.Is(err, store.ErrStaleEpoch) {
 			st.Fenced++
 			delete(p.held, h.lease.Shard)

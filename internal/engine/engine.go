@@ -168,7 +168,10 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// Start runs the planner in the background until Stop or until ctx ends.
+// Start runs the planner in the background until Stop or until ctx ends,
+// and, on a store that notifies other nodes of its writes (PostgreSQL's
+// LISTEN/NOTIFY, see notify.go), a listener that wakes this node's waiting
+// claims and planner at once.
 func (e *Engine) Start(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -178,9 +181,15 @@ func (e *Engine) Start(ctx context.Context) error {
 	ctx, e.cancel = context.WithCancel(ctx)
 	e.done = make(chan struct{})
 	e.started = true
+	listen := e.startNotifications(ctx)
 	go func() {
 		defer close(e.done)
+		var wg sync.WaitGroup
+		if listen != nil {
+			wg.Go(listen)
+		}
 		e.planner.run(ctx)
+		wg.Wait()
 	}()
 	return nil
 }

@@ -234,6 +234,9 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 		}
 		res.Inserted = ins.inserted
 		res.Duplicates = attempted - ins.inserted
+		if res.Inserted > 0 {
+			return s.notify(ctx, tx, ChannelWork)
+		}
 		return nil
 	})
 	if err != nil {

@@ -71,6 +71,10 @@ type Store struct {
 	// schema was already current).
 	applied []int
 
+	// listenCfg is the connection configuration Subscribe's dedicated
+	// LISTEN connections use (notify.go).
+	listenCfg *pgx.ConnConfig
+
 	closeOnce sync.Once
 }
 
@@ -134,7 +138,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (_ *Store, err error)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", where, translate(err))
 	}
-	s := &Store{pool: pool}
+	s := &Store{pool: pool, listenCfg: cfg.ConnConfig.Copy()}
 	defer func() {
 		if err != nil {
 			s.Close()

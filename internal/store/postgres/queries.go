@@ -78,6 +78,11 @@ const (
 	// The database's clock, for ClockOffset. clock_timestamp() is the
 	// time of the call, not of the transaction's start.
 	qClock = `SELECT clock_timestamp()`
+
+	// qNotify sends a notification (notify.go) as part of the transaction
+	// it runs in: listeners receive it at the commit, and never for a
+	// transaction rolled back. $1 is the channel, $2 the schema.
+	qNotify = `SELECT pg_notify($1, $2)`
 )
 
 // Schedules.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -423,6 +424,16 @@ func (s *Store) finishTx(ctx context.Context, tx pgx.Tx, ps []store.FinishParams
 	if err := apply(); err != nil {
 		return nil, err
 	}
+	for i := range res {
+		// A retry is claimable at its retry time: wake waiting claims
+		// (on every node) to take it into their sleep.
+		if res[i].Err == nil && res[i].Occurrence.State == store.OccurrenceRetryWait {
+			if err := s.notify(ctx, tx, ChannelWork); err != nil {
+				return nil, err
+			}
+			break
+		}
+	}
 	return res, nil
 }
 
@@ -538,6 +549,9 @@ func (s *Store) ExpireLeases(ctx context.Context, now time.Time, limit int) (int
 			return fmt.Errorf("ended %d attempts of the %d read", got, len(occs))
 		}
 		n = len(occs)
+		if slices.Contains(states, string(store.OccurrenceEnqueued)) {
+			return s.notify(ctx, tx, ChannelWork)
+		}
 		return nil
 	})
 	if err != nil {
@@ -559,6 +573,9 @@ func (s *Store) ReplayOccurrence(ctx context.Context, tenantID, occurrenceID str
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
 		o, err = scanOccurrence(tx.QueryRow(ctx, qReplay, ms(now), tenantID, occurrenceID))
+		if err == nil {
+			return s.notify(ctx, tx, ChannelWork)
+		}
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return translate(err)
 		}

@@ -21,8 +21,16 @@ func (s *Store) InsertSchedule(ctx context.Context, sc *store.Schedule) error {
 	if len(sc.Payload) > store.MaxPayload {
 		return fmt.Errorf("insert schedule %s: payload of %d bytes is over %d", sc.ScheduleID, len(sc.Payload), store.MaxPayload)
 	}
-	if _, err := s.pool.Exec(ctx, qInsertSchedule, scheduleArgs(sc)...); err != nil {
-		return fmt.Errorf("insert schedule %s: %w", sc.ScheduleID, translate(err))
+	// In a transaction with the notification that wakes the other nodes'
+	// planners.
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, qInsertSchedule, scheduleArgs(sc)...); err != nil {
+			return translate(err)
+		}
+		return s.notify(ctx, tx, ChannelPlan)
+	})
+	if err != nil {
+		return fmt.Errorf("insert schedule %s: %w", sc.ScheduleID, err)
 	}
 	return nil
 }
@@ -168,7 +176,12 @@ func (s *Store) UpdateSchedule(ctx context.Context, p store.UpdateScheduleParams
 			stored.NextRunAt = atMS(next)
 		}
 		res.Schedule = *stored
-		return nil
+		// Other nodes' planners re-plan the schedule now; their claims
+		// re-read the queue (canceled occurrences may free an overlap).
+		if err := s.notify(ctx, tx, ChannelPlan); err != nil {
+			return err
+		}
+		return s.notify(ctx, tx, ChannelWork)
 	})
 	if err != nil {
 		return store.UpdateScheduleResult{}, fmt.Errorf("update schedule %s: %w", sc.ScheduleID, err)

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,39 +13,77 @@ import (
 	"github.com/sched-dev/sched/internal/store/sqlite"
 )
 
-// benchSchedules stores n hourly schedules, all firing at the top of the
-// hour: the burst shape of SPEC §1.
-func benchSchedules(b *testing.B, st *sqlite.Store, n, shards int, next time.Time) {
-	b.Helper()
-	now := next.Add(-time.Hour)
-	for i := range n {
-		id := fmt.Sprintf("sch_bench%07d", i)
-		sc := &store.Schedule{
-			TenantID: fmt.Sprintf("tenant-%d", i%10), ScheduleID: id, Shard: ShardOf(id, shards), Name: id,
-			Kind: spec.KindCron, Expr: "0 * * * *", TimeZone: "UTC", DSTGap: spec.GapSkip, DSTRepeat: spec.RepeatFirst,
-			Version: 1, State: store.ScheduleActive, NextRunAt: next, Queue: "bench",
-			MisfirePolicy: store.MisfireFireOnce, MaxLateness: time.Minute, OverlapPolicy: store.OverlapAllow,
-			Retry:     store.RetryPolicy{MaxAttempts: 10, BackoffBase: time.Second, BackoffCap: time.Minute, Deadline: 24 * time.Hour},
-			CreatedAt: now, UpdatedAt: now,
-		}
-		if err := st.InsertSchedule(b.Context(), sc); err != nil {
+// benchBackend is a store the engine benchmarks run on.
+type benchBackend struct {
+	// open returns a fresh store, closed when the benchmark ends.
+	open func(b *testing.B) store.Store
+	// insertWorkers is how many goroutines insert the schedules: more than
+	// one where an insert is a round trip to a server.
+	insertWorkers int
+	// ignoreStoreClock is Config.IgnoreStoreClock.
+	ignoreStoreClock bool
+}
+
+// sqliteBench is a file-backed SQLite store (WAL, synchronous=FULL).
+var sqliteBench = benchBackend{
+	open: func(b *testing.B) store.Store {
+		b.Helper()
+		st, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "bench.db"))
+		if err != nil {
 			b.Fatal(err)
 		}
+		b.Cleanup(func() { st.Close() })
+		return st
+	},
+	insertWorkers: 1,
+}
+
+// benchSchedules stores n hourly schedules, all firing at the top of the
+// hour: the burst shape of SPEC §1. It inserts from workers goroutines.
+func benchSchedules(b *testing.B, st store.Store, workers, n, shards int, next time.Time) {
+	b.Helper()
+	now := next.Add(-time.Hour)
+	var (
+		wg   sync.WaitGroup
+		once sync.Once
+		ferr error
+	)
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < n; i += workers {
+				id := fmt.Sprintf("sch_bench%07d", i)
+				sc := &store.Schedule{
+					TenantID: fmt.Sprintf("tenant-%d", i%10), ScheduleID: id, Shard: ShardOf(id, shards), Name: id,
+					Kind: spec.KindCron, Expr: "0 * * * *", TimeZone: "UTC", DSTGap: spec.GapSkip, DSTRepeat: spec.RepeatFirst,
+					Version: 1, State: store.ScheduleActive, NextRunAt: next, Queue: "bench",
+					MisfirePolicy: store.MisfireFireOnce, MaxLateness: time.Minute, OverlapPolicy: store.OverlapAllow,
+					Retry:     store.RetryPolicy{MaxAttempts: 10, BackoffBase: time.Second, BackoffCap: time.Minute, Deadline: 24 * time.Hour},
+					CreatedAt: now, UpdatedAt: now,
+				}
+				if err := st.InsertSchedule(b.Context(), sc); err != nil {
+					once.Do(func() { ferr = err })
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if ferr != nil {
+		b.Fatal(ferr)
 	}
 }
 
-func benchEngine(b *testing.B, clk *clock.Virtual, batch int) (*Engine, *sqlite.Store) {
+// benchEngine opens a store on be and an engine on it, with schedules
+// hourly schedules firing at next.
+func benchEngine(b *testing.B, be benchBackend, clk *clock.Virtual, batch, schedules int, next time.Time) *Engine {
 	b.Helper()
-	st, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "bench.db"))
+	st := be.open(b)
+	e, err := New(b.Context(), Config{Store: st, Clock: clk, Shards: 16, PlanBatch: batch, Horizon: time.Minute, IgnoreStoreClock: be.ignoreStoreClock})
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { st.Close() })
-	e, err := New(b.Context(), Config{Store: st, Clock: clk, Shards: 16, PlanBatch: batch, Horizon: time.Minute})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return e, st
+	benchSchedules(b, st, be.insertWorkers, schedules, 16, next)
+	return e
 }
 
 // BenchmarkMaterialize: occurrences materialized and committed per second
@@ -55,7 +94,9 @@ func benchEngine(b *testing.B, clk *clock.Virtual, batch int) (*Engine, *sqlite.
 // pass: a single pass takes about a second, so an op of one pass gave b.Loop
 // one or two samples, and whether a WAL checkpoint fell inside them swung
 // the figure by a fifth.
-func BenchmarkMaterialize(b *testing.B) {
+func BenchmarkMaterialize(b *testing.B) { benchMaterialize(b, sqliteBench) }
+
+func benchMaterialize(b *testing.B, be benchBackend) {
 	const (
 		schedules  = 20_000
 		benchHours = 4
@@ -64,8 +105,7 @@ func BenchmarkMaterialize(b *testing.B) {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
 			top := utc("2027-01-04T10:00:00Z")
 			clk := clock.NewVirtual(top.Add(-30 * time.Second))
-			e, st := benchEngine(b, clk, batch)
-			benchSchedules(b, st, schedules, 16, top)
+			e := benchEngine(b, be, clk, batch, schedules, top)
 			total, hour := 0, 0
 			b.ResetTimer()
 			for b.Loop() {
@@ -90,13 +130,13 @@ func BenchmarkMaterialize(b *testing.B) {
 // BenchmarkClaimAck: claims plus acks per second on a file-backed SQLite
 // store: a worker claims a batch and acknowledges it in one batch, two
 // transactions per batch.
-func BenchmarkClaimAck(b *testing.B) { benchClaimAck(b, false) }
+func BenchmarkClaimAck(b *testing.B) { benchClaimAck(b, sqliteBench, false) }
 
 // BenchmarkAckAndClaim: the same with Engine.AckAndClaim, which acks the
 // previous batch and claims the next in one transaction.
-func BenchmarkAckAndClaim(b *testing.B) { benchClaimAck(b, true) }
+func BenchmarkAckAndClaim(b *testing.B) { benchClaimAck(b, sqliteBench, true) }
 
-func benchClaimAck(b *testing.B, combined bool) {
+func benchClaimAck(b *testing.B, be benchBackend, combined bool) {
 	// MaxClaimBatch (1000) is what a worker fleet draining a burst asks
 	// for: each claim and each ack is one transaction and one fsync (about
 	// 2 ms on the development machine's disk), so small batches measure the
@@ -105,9 +145,8 @@ func benchClaimAck(b *testing.B, combined bool) {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
 			top := utc("2027-01-04T10:00:00Z")
 			clk := clock.NewVirtual(top.Add(-30 * time.Second))
-			e, st := benchEngine(b, clk, 2000)
 			const schedules = 20_000
-			benchSchedules(b, st, schedules, 16, top)
+			e := benchEngine(b, be, clk, 2000, schedules, top)
 			hour := 0
 			var ready []string // tenants with work left in this hour's burst
 			refill := func() {

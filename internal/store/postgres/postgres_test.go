@@ -606,7 +606,7 @@ func TestTranslate(t *testing.T) {
 
 func TestLoadMigrations(t *testing.T) {
 	ms, err := loadMigrations(migrationFS, "migrations")
-	if err != nil || len(ms) == 0 || ms[0].version != 1 {
+	if err != nil || len(ms) == 0 || ms[0].Version != 1 {
 		t.Fatalf("loadMigrations: %v, %v", ms, err)
 	}
 }

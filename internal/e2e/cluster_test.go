@@ -19,7 +19,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -389,13 +388,6 @@ func TestClusterPostgresRestart(t *testing.T) {
 // lock (inside its transaction), SIGSTOPs the victim, and lets the lock go.
 func TestClusterNodeStoppedInsideTransaction(t *testing.T) {
 	dsn := pgDSN(t)
-	if os.Getenv("SCHED_E2E_RUN_BLOCKED") == "" {
-		t.Skip("blocked by: a node paused inside its plan transaction (after qCheckLease's FOR SHARE on its shard_leases row) " +
-			"leaves its session idle in transaction, holding that lock for as long as it is paused; the other nodes' " +
-			"AcquireShard of the shard (INSERT ... ON CONFLICT DO UPDATE on that row) waits for the lock with no deadline, " +
-			"so their whole planner loop hangs, their own leases run out, and no shard of the cluster is planned until " +
-			"the paused node wakes (set SCHED_E2E_RUN_BLOCKED=1 to run it)")
-	}
 	t.Parallel()
 	began := time.Now()
 	c := newPGCluster(t, dsn, 3)

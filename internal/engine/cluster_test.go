@@ -336,3 +336,27 @@ func (c *cluster) occurrencesOf(e *Engine, scheduleID string) []store.Occurrence
 	}
 	return occs
 }
+
+// TestClusterFewShardsNoNodeStarves: 4 shards on 3 nodes must not settle
+// at 2+2+0 (ceil(4/3) = 2 lets the first two nodes take everything): a node
+// below floor(shards / nodes) makes the others give back down to the floor.
+func TestClusterFewShardsNoNodeStarves(t *testing.T) {
+	c := newCluster(t)
+	four := func(cfg *Config) { cfg.Shards = 4 }
+	c.join("node-a", four)
+	c.join("node-b", four)
+	c.run(3 * DefaultShardLease)
+	c.join("node-c", four)
+	c.run(3 * DefaultShardLease)
+	counts := c.counts()
+	total := 0
+	for id, n := range counts {
+		if n < 1 {
+			t.Errorf("%s holds no shard: %v", id, counts)
+		}
+		total += n
+	}
+	if total != 4 || len(c.owners()) != 4 {
+		t.Errorf("shards held %v (total %d), want all 4 covered", counts, total)
+	}
+}

@@ -150,35 +150,63 @@ func (p *planner) pass(ctx context.Context) (PlanStats, error) {
 	return st, errors.Join(errs...)
 }
 
-// target heartbeats this node in the registry and returns how many shards
-// it should hold: ceil(shards / live nodes), a node being live while its
-// row's expires_at is after now. ok is false when the registry could not
-// be read: the node then keeps what it holds and takes nothing new.
-func (p *planner) target(ctx context.Context, now time.Time) (target int, ok bool) {
+// targets heartbeats this node and returns its share of the shards,
+// ceil(shards / live nodes), and the ids of the other live nodes.
+func (p *planner) targets(ctx context.Context, now time.Time) (target int, others []string, ok bool) {
 	cfg := &p.e.cfg
 	p.joined = true // set before the write: its answer may be lost after it committed
 	if _, err := p.e.store.HeartbeatNode(ctx, store.NodeHeartbeat{
 		NodeID: cfg.NodeID, Address: cfg.NodeAddress, TTL: cfg.ShardLease, Now: now, ClockOffset: p.e.ClockOffset(),
 	}); err != nil {
 		p.e.log.Warn("node heartbeat", "err", err)
-		return 0, false
+		return 0, nil, false
 	}
 	nodes, err := p.e.store.ListNodes(ctx)
 	if err != nil {
 		p.e.log.Warn("list nodes", "err", err)
-		return 0, false
+		return 0, nil, false
 	}
 	live, self := 0, false
 	for _, n := range nodes {
 		if n.ExpiresAt.After(now) {
 			live++
-			self = self || n.NodeID == cfg.NodeID
+			if n.NodeID == cfg.NodeID {
+				self = true
+			} else {
+				others = append(others, n.NodeID)
+			}
 		}
 	}
 	if !self {
 		live++ // our own row, just written, counts whatever the read says
 	}
-	return (cfg.Shards + live - 1) / live, true
+	return (cfg.Shards + live - 1) / live, others, true
+}
+
+// starvedTarget lowers target to floor(shards / live nodes) while another
+// live node holds fewer than that: with ceil(shards / live) alone, 4
+// shards on 3 nodes settle at 2+2+0 and the third node never gets one.
+func (p *planner) starvedTarget(ctx context.Context, now time.Time, target int, others []string) int {
+	floor := p.e.cfg.Shards / (len(others) + 1)
+	if floor == target || len(p.held) <= floor || len(others) == 0 {
+		return target
+	}
+	leases, err := p.e.store.ListShardLeases(ctx)
+	if err != nil {
+		return target
+	}
+	held := map[string]int{}
+	for _, l := range leases {
+		if l.ExpiresAt.After(now) {
+			held[l.Owner]++
+		}
+	}
+	for _, id := range others {
+		if held[id] < floor {
+			return floor
+		}
+	}
+	return target
 }
 
 // maintainLeases keeps this node's share of the shards: it renews held
@@ -190,7 +218,7 @@ func (p *planner) target(ctx context.Context, now time.Time) (target int, ok boo
 func (p *planner) maintainLeases(ctx context.Context, local, now time.Time) {
 	ttl := p.e.cfg.ShardLease
 	margin := ttl / 10
-	target, ok := p.target(ctx, now)
+	target, others, ok := p.targets(ctx, now)
 	keep := func(shard int, l store.ShardLease, h *heldShard) {
 		faultinject.Crash(faultinject.LeaseRenew)
 		if h == nil || h.lease.Epoch != l.Epoch {
@@ -226,6 +254,8 @@ func (p *planner) maintainLeases(ctx context.Context, local, now time.Time) {
 	if !ok {
 		return
 	}
+
+	target = p.starvedTarget(ctx, now, target, others)
 
 	// Give back the shards beyond the target, highest first.
 	for shard := p.e.cfg.Shards - 1; shard >= 0 && len(p.held) > target; shard-- {

@@ -127,6 +127,21 @@ func Open(ctx context.Context, dsn string, opts ...Option) (_ *Store, err error)
 		// planning per execution, small beside any statement's work here.
 		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
 	}
+	// A node paused (SIGSTOP, a GC pause, a frozen VM) or cut off inside a
+	// transaction keeps its session, and the row locks it took, open; the
+	// next node to take the shard would wait on them forever and, with it,
+	// its whole planner loop. So no statement waits long for a lock (it
+	// fails as busy and is retried on the next pass), and the server ends a
+	// session idle in a transaction well before a shard lease could run out
+	// twice. The DSN may set either one itself.
+	for param, value := range map[string]string{
+		"lock_timeout":                        "2s",
+		"idle_in_transaction_session_timeout": "5s",
+	} {
+		if _, set := cfg.ConnConfig.RuntimeParams[param]; !set {
+			cfg.ConnConfig.RuntimeParams[param] = value
+		}
+	}
 	if o.maxConns < 0 {
 		return nil, fmt.Errorf("open store %s: bad option: %d max connections", where, o.maxConns)
 	}

@@ -134,6 +134,10 @@ type Engine struct {
 	clockSrc store.ClockSource
 	offset   atomic.Int64
 
+	// fullAt is when (unix ns, the engine's clock) a write last failed
+	// with store.ErrStoreFull; 0: never. See NoteStoreErr.
+	fullAt atomic.Int64
+
 	stopMu  sync.Mutex // serializes Stop
 	mu      sync.Mutex
 	cancel  context.CancelFunc
@@ -251,6 +255,25 @@ func (e *Engine) now() time.Time {
 // a node with a skewed clock can neither fire early nor steal a live
 // lease (RELIABILITY D3).
 func (e *Engine) ClockOffset() time.Duration { return time.Duration(e.offset.Load()) }
+
+// NoteStoreErr records err when it is store.ErrStoreFull: the planner
+// calls it for its own writes, the API server for the requests' writes.
+// Other errors (nil among them) are ignored.
+func (e *Engine) NoteStoreErr(err error) {
+	if err != nil && errors.Is(err, store.ErrStoreFull) {
+		e.fullAt.Store(e.clock.Now().UnixNano())
+	}
+}
+
+// StoreFullWithin reports whether a write failed with store.ErrStoreFull
+// within the last d (RELIABILITY B5: /readyz answers 503 while it does).
+// There is no "space is back" signal: readiness returns d after the last
+// failed write, and the planner writes every pass, so a store still full
+// keeps failing and keeps the node not ready.
+func (e *Engine) StoreFullWithin(d time.Duration) bool {
+	at := e.fullAt.Load()
+	return at != 0 && e.clock.Now().Sub(time.Unix(0, at)) < d
+}
 
 // maxOffsetStep bounds how far one measurement may move the offset without
 // a log line: larger moves are a clock step on one side or the other.

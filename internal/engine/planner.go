@@ -99,6 +99,7 @@ func (p *planner) run(ctx context.Context) {
 	log := p.e.log
 	for {
 		if _, err := p.pass(ctx); err != nil && ctx.Err() == nil {
+			p.e.NoteStoreErr(err)
 			log.Warn("planner pass failed; retrying next tick", "err", err)
 		}
 		t := p.e.clock.NewTimer(p.e.cfg.Tick)
@@ -158,6 +159,7 @@ func (p *planner) targets(ctx context.Context, now time.Time) (target int, other
 	if _, err := p.e.store.HeartbeatNode(ctx, store.NodeHeartbeat{
 		NodeID: cfg.NodeID, Address: cfg.NodeAddress, TTL: cfg.ShardLease, Now: now, ClockOffset: p.e.ClockOffset(),
 	}); err != nil {
+		p.e.NoteStoreErr(err)
 		p.e.log.Warn("node heartbeat", "err", err)
 		return 0, nil, false
 	}

@@ -40,6 +40,10 @@ const (
 	BodyTimeout    = 30 * time.Second // reading a request body
 	MaxClaimWait   = 5 * time.Minute
 	writeSlack     = 30 * time.Second
+	// StoreFullWindow: /readyz answers 503 for this long after a write
+	// (the planner's or a request's) failed with store.ErrStoreFull, even
+	// though the store still answers reads (RELIABILITY B5).
+	StoreFullWindow = 5 * time.Second
 )
 
 // Config configures a Server. Engine is required.
@@ -239,6 +243,7 @@ func (s *Server) api(rt route) http.Handler {
 		defer cancel()
 		status, body, err := rt.h(r.WithContext(ctx), w)
 		if err != nil {
+			s.eng.NoteStoreErr(err) // readyz: not ready while writes fail with store_full
 			code, detail := classify(err, notFoundMessage(rt.notFound, r))
 			if code >= 500 && r.Context().Err() == nil { // not when the client went away
 				// The error's text stays in the log: it may name internals.
@@ -304,6 +309,10 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 			fail("the store does not answer")
 			return
 		}
+	}
+	if s.eng.StoreFullWithin(StoreFullWindow) {
+		fail("the store is out of space: a write failed with store_full within the last " + StoreFullWindow.String())
+		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Write([]byte("ok\n"))

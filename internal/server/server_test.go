@@ -48,6 +48,29 @@ func TestReadyzWhenTheStoreDoesNotAnswer(t *testing.T) {
 	h.fails(503, api.CodeUnavailable, "", "GET", "/readyz", nil)
 }
 
+// RELIABILITY B5: the store answers reads but its writes fail with
+// store_full: /readyz answers 503 until StoreFullWindow has passed since
+// the last such failure.
+func TestReadyzWhileWritesFailWithStoreFull(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.eng.NoteStoreErr(fmt.Errorf("insert: %w", store.ErrBusy)) // not a full store
+	if code, raw := h.do("GET", "/readyz", nil); code != 200 {
+		t.Fatalf("readyz after a busy error: %d %s", code, raw)
+	}
+	h.eng.NoteStoreErr(fmt.Errorf("shard 1: %w", fmt.Errorf("insert: %w", store.ErrStoreFull)))
+	d := h.fails(503, api.CodeUnavailable, "", "GET", "/readyz", nil)
+	if !strings.Contains(d.Message, "out of space") {
+		t.Fatalf("readyz message %q does not say the store is out of space", d.Message)
+	}
+	h.clk.Advance(StoreFullWindow - time.Millisecond)
+	h.fails(503, api.CodeUnavailable, "", "GET", "/readyz", nil)
+	h.clk.Advance(time.Millisecond)
+	if code, raw := h.do("GET", "/readyz", nil); code != 200 {
+		t.Fatalf("readyz %v after the last store_full: %d %s, want 200", StoreFullWindow, code, raw)
+	}
+}
+
 func TestScheduleLifecycle(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)

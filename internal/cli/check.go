@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sched-dev/sched/api"
+	"github.com/sched-dev/sched/internal/limits"
 	"github.com/sched-dev/sched/internal/spec"
 )
 
@@ -22,21 +23,22 @@ import (
 // refused by schedd (an at instant already past, a quota), never the
 // other way round for the same rules.
 
-// Defaults and limits, as schedd applies them.
+// Defaults and limits, as schedd applies them (package limits is their
+// one source).
 const (
-	defaultMaxLateness   = 60 * time.Second
-	defaultMaxAttempts   = 10
-	defaultRetryBase     = time.Second
-	defaultRetryCap      = 5 * time.Minute
-	defaultRetryDeadline = 24 * time.Hour
-	maxCatchUpK          = 1000
-	maxNameLen           = 128
-	maxQueueLen          = 64
-	maxIdempotencyKey    = 256
-	maxSettingDuration   = 30 * 24 * time.Hour
-	maxFlexibleWindow    = 24 * time.Hour
-	maxAttemptsLimit     = 1000
-	maxPayload           = 256 << 10
+	defaultMaxLateness   = limits.DefaultMaxLateness
+	defaultMaxAttempts   = limits.DefaultMaxAttempts
+	defaultRetryBase     = limits.DefaultRetryBase
+	defaultRetryCap      = limits.DefaultRetryCap
+	defaultRetryDeadline = limits.DefaultRetryDeadline
+	maxCatchUpK          = limits.MaxCatchUpK
+	maxNameLen           = limits.MaxNameLen
+	maxQueueLen          = limits.MaxQueueLen
+	maxIdempotencyKey    = limits.MaxIdempotencyKey
+	maxSettingDuration   = limits.MaxSettingDuration
+	maxFlexibleWindow    = limits.MaxFlexibleWindow
+	maxAttemptsLimit     = limits.MaxAttempts
+	maxPayload           = limits.MaxPayload
 )
 
 // fieldError is one invalid field of a schedule request; Field is the

@@ -13,24 +13,26 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/sched-dev/sched/internal/limits"
 	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
 )
 
-// Defaults and limits of a schedule's settings (SPEC §9).
+// Defaults and limits of a schedule's settings (SPEC §9), from package
+// limits, which schedctl's offline checks share.
 const (
-	DefaultMaxLateness  = 60 * time.Second
-	DefaultMaxAttempts  = 10
-	DefaultBackoffBase  = time.Second
-	DefaultBackoffCap   = 5 * time.Minute
-	DefaultRetryWindow  = 24 * time.Hour
-	MaxCatchUpK         = 1000
-	MaxNameLen          = 128
-	MaxQueueLen         = 64
-	MaxIdempotencyKey   = 256
-	maxSettingDuration  = 30 * 24 * time.Hour
-	maxFlexibleWindow   = 24 * time.Hour
-	maxAttemptsLimit    = 1000
+	DefaultMaxLateness  = limits.DefaultMaxLateness
+	DefaultMaxAttempts  = limits.DefaultMaxAttempts
+	DefaultBackoffBase  = limits.DefaultRetryBase
+	DefaultBackoffCap   = limits.DefaultRetryCap
+	DefaultRetryWindow  = limits.DefaultRetryDeadline
+	MaxCatchUpK         = limits.MaxCatchUpK
+	MaxNameLen          = limits.MaxNameLen
+	MaxQueueLen         = limits.MaxQueueLen
+	MaxIdempotencyKey   = limits.MaxIdempotencyKey
+	maxSettingDuration  = limits.MaxSettingDuration
+	maxFlexibleWindow   = limits.MaxFlexibleWindow
+	maxAttemptsLimit    = limits.MaxAttempts
 	updateConflictTries = 5
 )
 

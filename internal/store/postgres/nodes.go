@@ -11,8 +11,8 @@ import (
 
 // HeartbeatNode registers or renews a node's row (store.NodeStore).
 func (s *Store) HeartbeatNode(ctx context.Context, p store.NodeHeartbeat) (store.Node, error) {
-	if p.NodeID == "" || p.TTL <= 0 {
-		return store.Node{}, fmt.Errorf("heartbeat node: bad request (node %q, ttl %v)", p.NodeID, p.TTL)
+	if err := p.Check(); err != nil {
+		return store.Node{}, err
 	}
 	if !storable(p.NodeID, p.Address) {
 		return store.Node{}, fmt.Errorf("heartbeat node: node id and address must be valid text without NUL")

@@ -43,8 +43,8 @@ func (s *Store) InitShards(ctx context.Context, n int) (int, error) {
 // (a renewal: the epoch stays). A live lease of another owner is
 // store.ErrConflict.
 func (s *Store) AcquireShard(ctx context.Context, p store.AcquireShardParams) (store.ShardLease, error) {
-	if p.TTL <= 0 || p.Owner == "" || p.Shard < 0 {
-		return store.ShardLease{}, fmt.Errorf("acquire shard %d: bad request (owner %q, ttl %v)", p.Shard, p.Owner, p.TTL)
+	if err := p.Check(); err != nil {
+		return store.ShardLease{}, err
 	}
 	l, err := scanShardLease(s.pool.QueryRow(ctx, qAcquireShard, p.Shard, p.Owner, ms(p.Now.Add(p.TTL)), ms(p.Now)))
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -96,7 +96,7 @@ func (s *Store) ListSchedules(ctx context.Context, p store.ListSchedulesParams) 
 	if !storable(p.After) {
 		return nil, fmt.Errorf("list schedules: after %q: not valid text", p.After)
 	}
-	rows, err := s.pool.Query(ctx, qListSchedules, p.TenantID, p.After, string(p.State), listLimit(p.Limit))
+	rows, err := s.pool.Query(ctx, qListSchedules, p.TenantID, p.After, string(p.State), store.ListLimit(p.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("list schedules: %w", translate(err))
 	}
@@ -283,7 +283,7 @@ func (s *Store) ListOccurrences(ctx context.Context, p store.ListOccurrencesPara
 	if !storable(p.TenantID, p.ScheduleID, string(p.State), p.Queue) {
 		return nil, nil // nothing stored matches
 	}
-	limit := listLimit(p.Limit)
+	limit := store.ListLimit(p.Limit)
 	var (
 		rows pgx.Rows
 		err  error
@@ -397,16 +397,6 @@ func collect[T any](rows pgx.Rows, scan func(pgx.Row) (*T, error)) ([]T, error) 
 		return nil, translate(err)
 	}
 	return out, nil
-}
-
-func listLimit(n int) int {
-	switch {
-	case n <= 0:
-		return store.DefaultListLimit
-	case n > store.MaxListLimit:
-		return store.MaxListLimit
-	}
-	return n
 }
 
 // payloadArg binds a payload: the column is NOT NULL, and no payload is an

@@ -9,8 +9,8 @@ import (
 
 // HeartbeatNode registers or renews a node's row (store.NodeStore).
 func (s *Store) HeartbeatNode(ctx context.Context, p store.NodeHeartbeat) (store.Node, error) {
-	if p.NodeID == "" || p.TTL <= 0 {
-		return store.Node{}, fmt.Errorf("heartbeat node: bad request (node %q, ttl %v)", p.NodeID, p.TTL)
+	if err := p.Check(); err != nil {
+		return store.Node{}, err
 	}
 	n, err := scanNode(s.w.QueryRowContext(ctx, qHeartbeatNode, p.NodeID, p.Address, ms(p.Now), ms(p.Now.Add(p.TTL)), durMS(p.ClockOffset)))
 	if err != nil {

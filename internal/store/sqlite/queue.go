@@ -25,7 +25,7 @@ var lanes = [...]store.Lane{store.LaneStrict, store.LaneFlexible, store.LaneCatc
 // leave the batch short, the lane is read further, so waiting queue_one
 // occurrences never block the ones behind them.
 func (s *Store) ClaimOccurrences(ctx context.Context, p store.ClaimParams) ([]store.Claimed, error) {
-	if err := checkClaim(&p); err != nil {
+	if err := p.Check(); err != nil {
 		return nil, err
 	}
 	var out []store.Claimed
@@ -37,14 +37,6 @@ func (s *Store) ClaimOccurrences(ctx context.Context, p store.ClaimParams) ([]st
 		return nil, fmt.Errorf("claim %s: %w", p.Queue, err)
 	}
 	return out, nil
-}
-
-// checkClaim refuses a claim the engine should never send.
-func checkClaim(p *store.ClaimParams) error {
-	if p.Limit <= 0 || p.Lease <= 0 {
-		return fmt.Errorf("claim %s: bad request (limit %d, lease %v)", p.Queue, p.Limit, p.Lease)
-	}
-	return nil
 }
 
 // claimTx is the claim of ClaimOccurrences within tx.
@@ -84,7 +76,7 @@ func (s *Store) claimTx(ctx context.Context, tx *sql.Tx, p store.ClaimParams) ([
 // error fails both and writes nothing; a bad claim request fails before
 // anything is written.
 func (s *Store) FinishAndClaim(ctx context.Context, fs []store.FinishParams, p store.ClaimParams) ([]store.FinishResult, []store.Claimed, error) {
-	if err := checkClaim(&p); err != nil {
+	if err := p.Check(); err != nil {
 		return nil, nil, fmt.Errorf("finish and claim: %w", err)
 	}
 	var (

@@ -72,7 +72,7 @@ func (s *Store) GetScheduleByIdempotencyKey(ctx context.Context, tenantID, key s
 
 // ListSchedules returns a page of the tenant's schedules in id order.
 func (s *Store) ListSchedules(ctx context.Context, p store.ListSchedulesParams) ([]store.Schedule, error) {
-	rows, err := s.r.QueryContext(ctx, qListSchedules, p.TenantID, p.After, string(p.State), listLimit(p.Limit))
+	rows, err := s.r.QueryContext(ctx, qListSchedules, p.TenantID, p.After, string(p.State), store.ListLimit(p.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("list schedules: %w", translate(err))
 	}
@@ -235,7 +235,7 @@ func (s *Store) GetOccurrence(ctx context.Context, tenantID, occurrenceID string
 // schedule it reads that schedule's rows in index order; without one it
 // reads the dead-letter index for DEAD, and the tenant's rows otherwise.
 func (s *Store) ListOccurrences(ctx context.Context, p store.ListOccurrencesParams) ([]store.Occurrence, error) {
-	limit := listLimit(p.Limit)
+	limit := store.ListLimit(p.Limit)
 	var (
 		rows *sql.Rows
 		err  error
@@ -361,16 +361,6 @@ func collect[T any](rows *sql.Rows, scan func(scanner) (*T, error)) ([]T, error)
 		return nil, translate(err)
 	}
 	return out, nil
-}
-
-func listLimit(n int) int {
-	switch {
-	case n <= 0:
-		return store.DefaultListLimit
-	case n > store.MaxListLimit:
-		return store.MaxListLimit
-	}
-	return n
 }
 
 // payloadArg binds a payload: the column is NOT NULL, and no payload is an

@@ -287,11 +287,11 @@ func TestZeroConfigStart(t *testing.T) {
 	}
 	var st api.Status
 	c.must(200, &st, "GET", "/v1/status", nil)
-	if st.Store != "sqlite" || st.Shards != 16 || st.Version != "dev" || st.TZVersion == "" || st.NodeID == "" {
+	if st.Store != "sqlite" || st.Shards != 1 || st.Version != "dev" || st.TZVersion == "" || st.NodeID == "" {
 		t.Errorf("status %+v", st)
 	}
 	log := p.stderr.String()
-	for _, want := range []string{`msg="schedd started"`, "tz_version=", "store=sqlite:" + e.db(), "listen=unix:" + e.socket(), "shards=16", "node_id="} {
+	for _, want := range []string{`msg="schedd started"`, "tz_version=", "store=sqlite:" + e.db(), "listen=unix:" + e.socket(), "shards=1", "node_id="} {
 		if !strings.Contains(log, want) {
 			t.Errorf("start-up log lacks %q:\n%s", want, log)
 		}
@@ -384,6 +384,36 @@ func TestSIGTERMThenRestart(t *testing.T) {
 	}
 }
 
+// TestShardCountIsTheDatabases: without --shards, schedd runs with the
+// count its database was set up with (a new SQLite database gets one); a
+// --shards that disagrees with it is refused, naming both.
+func TestShardCountIsTheDatabases(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	status := func(p *proc) api.Status {
+		t.Helper()
+		c := unixClient(t, e.socket())
+		c.ready(p)
+		var st api.Status
+		c.must(200, &st, "GET", "/v1/status", nil)
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		if code, _ := p.wait(t, 10*time.Second); code != 0 {
+			t.Fatalf("SIGTERM: exit %d", code)
+		}
+		return st
+	}
+	if st := status(start(t, e.vars(), "--shards", "8")); st.Shards != 8 {
+		t.Fatalf("a new database with --shards 8: %d shards", st.Shards)
+	}
+	if st := status(start(t, e.vars())); st.Shards != 8 {
+		t.Fatalf("restarted without --shards: %d shards, want the database's 8", st.Shards)
+	}
+	code, out := run(t, e.vars(), "--shards", "4")
+	if code != 1 || !strings.Contains(out, "8 shards") || !strings.Contains(out, "--shards 8") {
+		t.Fatalf("--shards 4 on an 8-shard database: exit %d, %q", code, out)
+	}
+}
+
 // Refused configurations exit before touching anything: no database, no
 // socket (G4 and bad input).
 func TestRefusedConfigurations(t *testing.T) {
@@ -411,7 +441,7 @@ func TestRefusedConfigurations(t *testing.T) {
 		{"https", []string{"--listen", "https://0.0.0.0:443"}, nil, 2, "TLS is not supported yet"},
 		{"unknown flag", []string{"--bogus"}, nil, 2, "flag provided but not defined"},
 		{"argument", []string{"serve"}, nil, 2, "unexpected argument"},
-		{"shards", []string{"--shards", "0"}, nil, 2, "--shards 0"},
+		{"shards", []string{"--shards", "-1"}, nil, 2, "--shards -1"},
 		{"horizon", []string{"--horizon", "1ms"}, nil, 2, "--horizon"},
 		{"log format", []string{"--log-format", "xml"}, nil, 2, "--log-format"},
 	}

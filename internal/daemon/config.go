@@ -118,7 +118,7 @@ func ParseConfig(args []string, env paths.Env, version string, out io.Writer) (C
 	fs.StringVar(&store, "store", envOr(env, "SCHED_STORE", ""), "the store: `sqlite:PATH` or a postgres:// URL (optional schema=NAME parameter) (env SCHED_STORE; default the SQLite file above)")
 	fs.StringVar(&listen, "listen", envOr(env, "SCHED_LISTEN", ""), "comma-separated `addresses`: unix:PATH, tcp:HOST:PORT (env SCHED_LISTEN; default the Unix socket above)")
 	fs.StringVar(&cfg.NodeID, "node-id", "", "this node's name as the owner of shard leases, unique per running node (default HOSTNAME-PID-RANDOM)")
-	fs.IntVar(&cfg.Shards, "shards", engine.DefaultShards, "number of logical shards; fixed for the life of a database")
+	fs.IntVar(&cfg.Shards, "shards", 0, "number of logical shards; fixed for the life of a database (default: the database's own; a new one gets 1 on SQLite, 16 on PostgreSQL)")
 	fs.DurationVar(&cfg.Horizon, "horizon", engine.DefaultHorizon, "how far ahead occurrences are put on the queue")
 	fs.DurationVar(&cfg.ShardLease, "shard-lease", engine.DefaultShardLease, "how long a shard lease lasts without renewal: the longest a dead node's shards wait to move")
 	fs.StringVar(&cfg.Token, "token", envOr(env, "SCHED_TOKEN", ""), "require `TOKEN` as \"Authorization: Bearer TOKEN\" on every /v1 request (env SCHED_TOKEN, which ps does not show; prefer it)")
@@ -166,8 +166,8 @@ func ParseConfig(args []string, env paths.Env, version string, out io.Writer) (C
 		cfg.NodeID = host + "-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:])
 	}
 	switch {
-	case cfg.Shards < 1 || cfg.Shards > 4096:
-		return cfg, usage("--shards %d: must be from 1 to 4096", cfg.Shards)
+	case cfg.Shards < 0 || cfg.Shards > 4096:
+		return cfg, usage("--shards %d: must be from 1 to 4096, or 0 for the database's own count", cfg.Shards)
 	case cfg.Horizon < time.Second || cfg.Horizon > 24*time.Hour:
 		return cfg, usage("--horizon %s: must be from 1s to 24h", cfg.Horizon)
 	case cfg.ShardLease < time.Second || cfg.ShardLease > 10*time.Minute:

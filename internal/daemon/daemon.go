@@ -121,6 +121,13 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 		}
 	}()
 
+	if cfg.Shards == 0 {
+		// InitShards records the count on a new store and returns the
+		// recorded one on any other.
+		if cfg.Shards, err = st.InitShards(ctx, defaultShards(driver)); err != nil {
+			return fmt.Errorf("shard count: %w", err)
+		}
+	}
 	eng, err := engine.New(ctx, engine.Config{
 		Store: st, Clock: clock.Real{}, Logger: log,
 		NodeID: cfg.NodeID, NodeAddress: listenAddresses(cfg.Listen), Shards: cfg.Shards, Horizon: cfg.Horizon,
@@ -288,4 +295,14 @@ func unwrapInUse(err error) string {
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}
+
+// defaultShards is the shard count of a new store opened by driver: one
+// on SQLite, where one node plans alone (engine.DefaultSQLiteShards), and
+// engine.DefaultShards on PostgreSQL, where nodes share them.
+func defaultShards(driver string) int {
+	if driver == "sqlite" {
+		return engine.DefaultSQLiteShards
+	}
+	return engine.DefaultShards
 }

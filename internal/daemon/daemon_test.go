@@ -85,7 +85,7 @@ func TestParseConfig(t *testing.T) {
 			want := Config{
 				StorePath: "/data/sched/sched.db", DefaultStore: true,
 				Listen: []Listen{{Network: "unix", Address: "/run/user/7/sched/schedd.sock", Default: true}},
-				Shards: 16, Horizon: time.Minute, ShardLease: 10 * time.Second, LogFormat: "text", NodeID: got.NodeID,
+				Shards: 0, Horizon: time.Minute, ShardLease: 10 * time.Second, LogFormat: "text", NodeID: got.NodeID,
 			}
 			tc.want(&want)
 			if !reflect.DeepEqual(got, want) {

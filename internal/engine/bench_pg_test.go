@@ -67,6 +67,7 @@ var pgBench = benchBackend{
 		return pgEngineStore(b, dsn, pgEngineSchema(b, dsn))
 	},
 	insertWorkers:    16,
+	shards:           16,
 	ignoreStoreClock: true,
 }
 

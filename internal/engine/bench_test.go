@@ -22,6 +22,8 @@ type benchBackend struct {
 	insertWorkers int
 	// ignoreStoreClock is Config.IgnoreStoreClock.
 	ignoreStoreClock bool
+	// shards is the number of logical shards.
+	shards int
 }
 
 // sqliteBench is a file-backed SQLite store (WAL, synchronous=FULL).
@@ -36,6 +38,7 @@ var sqliteBench = benchBackend{
 		return st
 	},
 	insertWorkers: 1,
+	shards:        DefaultSQLiteShards, // as schedd sets up a new SQLite store
 }
 
 // benchSchedules stores n hourly schedules, all firing at the top of the
@@ -78,11 +81,11 @@ func benchSchedules(b *testing.B, st store.Store, workers, n, shards int, next t
 func benchEngine(b *testing.B, be benchBackend, clk *clock.Virtual, batch, schedules int, next time.Time) *Engine {
 	b.Helper()
 	st := be.open(b)
-	e, err := New(b.Context(), Config{Store: st, Clock: clk, Shards: 16, PlanBatch: batch, Horizon: time.Minute, IgnoreStoreClock: be.ignoreStoreClock})
+	e, err := New(b.Context(), Config{Store: st, Clock: clk, Shards: be.shards, PlanBatch: batch, Horizon: time.Minute, IgnoreStoreClock: be.ignoreStoreClock})
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchSchedules(b, st, be.insertWorkers, schedules, 16, next)
+	benchSchedules(b, st, be.insertWorkers, schedules, be.shards, next)
 	return e
 }
 
@@ -101,7 +104,7 @@ func benchMaterialize(b *testing.B, be benchBackend) {
 		schedules  = 20_000
 		benchHours = 4
 	)
-	for _, batch := range []int{500, 2000} {
+	for _, batch := range []int{1000, DefaultPlanBatch, 20_000} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
 			top := utc("2027-01-04T10:00:00Z")
 			clk := clock.NewVirtual(top.Add(-30 * time.Second))
@@ -146,7 +149,7 @@ func benchClaimAck(b *testing.B, be benchBackend, combined bool) {
 			top := utc("2027-01-04T10:00:00Z")
 			clk := clock.NewVirtual(top.Add(-30 * time.Second))
 			const schedules = 20_000
-			e := benchEngine(b, be, clk, 2000, schedules, top)
+			e := benchEngine(b, be, clk, DefaultPlanBatch, schedules, top)
 			hour := 0
 			var ready []string // tenants with work left in this hour's burst
 			refill := func() {

@@ -15,11 +15,17 @@ import (
 
 // Defaults for Config (SPEC §9 where it has one).
 const (
-	DefaultShards        = 16
+	DefaultShards = 16
+	// DefaultSQLiteShards is schedd's shard count for a new SQLite store.
+	// SQLite has one writer and one node: shards there divide no work
+	// among nodes and only cut the planner's transactions smaller, and
+	// one large transaction writes a burst's index pages once where
+	// sixteen small ones rewrite them (docs/engine.md).
+	DefaultSQLiteShards  = 1
 	DefaultHorizon       = time.Minute
 	DefaultShardLease    = 10 * time.Second
 	DefaultTick          = time.Second
-	DefaultPlanBatch     = 1000
+	DefaultPlanBatch     = 5000
 	DefaultMaxFirings    = 1000
 	DefaultLateScan      = 1_000_000
 	DefaultMaxMissedRows = 100

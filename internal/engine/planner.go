@@ -328,17 +328,49 @@ func (p *planner) releaseAll(ctx context.Context) {
 	}
 }
 
+// dueBatch is one page of a shard's due schedules, read ahead.
+type dueBatch struct {
+	due []store.Schedule
+	err error
+}
+
+// readDue reads a page of due schedules in the background: the planner
+// reads the next page while the store commits the previous one, so the
+// read (and the scanning of its rows) runs beside the commit.
+func (p *planner) readDue(ctx context.Context, params store.DueSchedulesParams) <-chan dueBatch {
+	ch := make(chan dueBatch, 1)
+	go func() {
+		due, err := p.e.store.DueSchedules(ctx, params)
+		ch <- dueBatch{due, err}
+	}()
+	return ch
+}
+
 // planShard materializes one shard's due schedules, a batch per
-// transaction, until none is due within the horizon.
+// transaction, until none is due within the horizon. It pages through them
+// in cursor order, reading each page while the one before it commits.
 func (p *planner) planShard(ctx context.Context, h *heldShard, now time.Time, st *PlanStats) error {
-	until := now.Add(p.e.cfg.Horizon)
-	for round := 0; round < 1000; round++ {
-		due, err := p.e.store.DueSchedules(ctx, store.DueSchedulesParams{Shard: h.lease.Shard, Until: until, Limit: p.e.cfg.PlanBatch})
-		if err != nil {
-			return fmt.Errorf("due schedules: %w", err)
+	params := store.DueSchedulesParams{Shard: h.lease.Shard, Until: now.Add(p.e.cfg.Horizon), Limit: p.e.cfg.PlanBatch}
+	next := p.readDue(ctx, params)
+	defer func() {
+		if next != nil {
+			<-next // no read outlives the pass
 		}
+	}()
+	for round := 0; round < 1000; round++ {
+		b := <-next
+		next = nil
+		if b.err != nil {
+			return fmt.Errorf("due schedules: %w", b.err)
+		}
+		due := b.due
 		if len(due) == 0 {
 			return nil
+		}
+		if len(due) == params.Limit {
+			last := &due[len(due)-1]
+			params.AfterRunAt, params.AfterID = last.NextRunAt, last.ScheduleID
+			next = p.readDue(ctx, params)
 		}
 		plan := store.Plan{Lease: h.lease, Now: now, Items: make([]store.PlanItem, 0, len(due))}
 		var enq, missed int
@@ -397,8 +429,8 @@ func (p *planner) planShard(ctx context.Context, h *heldShard, now time.Time, st
 			p.e.notify.broadcast()
 		}
 		faultinject.Crash(faultinject.PlanAfterEnqueue)
-		if len(due) < p.e.cfg.PlanBatch {
-			return nil
+		if next == nil {
+			return nil // that was the last page
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"math"
 	"time"
 )
 
@@ -150,10 +151,26 @@ type AcquireShardParams struct {
 // is at or before Until, earliest cursor first (ties by schedule id). The
 // schedules come back whole but for the payload, which a driver may leave
 // empty: the planner does not need it, and it is the largest column.
+//
+// With AfterID set, only schedules after (AfterRunAt, AfterID) in that
+// order come back: the planner pages through a shard's due schedules, and
+// reads the next page while the previous one commits.
 type DueSchedulesParams struct {
-	Shard int
-	Until time.Time
-	Limit int
+	Shard      int
+	Until      time.Time
+	Limit      int
+	AfterRunAt time.Time
+	AfterID    string
+}
+
+// After reports the keyset position of AfterRunAt and AfterID for a
+// query: (next_run_at, schedule_id) must compare greater than it. Without
+// AfterID it is a position before every schedule.
+func (p DueSchedulesParams) After() (runAtMS int64, id string) {
+	if p.AfterID == "" {
+		return math.MinInt64, ""
+	}
+	return p.AfterRunAt.UnixMilli(), p.AfterID
 }
 
 // Plan is one planner batch: several schedules' firings committed in one

@@ -19,8 +19,8 @@ func TestOccurrenceIDPinned(t *testing.T) {
 	for _, tc := range []struct {
 		got, want string
 	}{
-		{OccurrenceID("sch_123", 1, at), "occ_ir3tn4jg5wypvnnh4optuepnge"},
-		{OccurrenceID("", 0, time.Unix(0, 0)), "occ_kg6yfrkc5yqwpijofflm2yf67a"},
+		{OccurrenceID("sch_123", 1, at), "occ_g1kqq7jgir3tn4jg5wypvnnh"},
+		{OccurrenceID("", 0, time.Unix(0, 0)), "occ_g0000000kg6yfrkc5yqwpijo"},
 		{AttemptID("occ_x", 1), "att_plakbwsnwtwjtefrum7dq3sl2m"},
 	} {
 		if tc.got != tc.want {
@@ -65,7 +65,20 @@ func TestOccurrenceIDInputs(t *testing.T) {
 		}
 		seen[other] = name
 	}
-	if len(id) != len("occ_")+26 {
-		t.Errorf("id %q: want occ_ and 26 base32 characters", id)
+	if len(id) != len("occ_")+8+16 {
+		t.Errorf("id %q: want occ_, 8 characters of time and 16 of hash", id)
+	}
+}
+
+// TestOccurrenceIDSortsByTime: ids compare like their scheduled times, so a
+// burst of firings lands together in an id index.
+func TestOccurrenceIDSortsByTime(t *testing.T) {
+	times := []int64{-1 << 35, -86400, -1, 0, 1, 59, 60, 1772953200, 1772953201, 253402300799}
+	for i := 1; i < len(times); i++ {
+		a := OccurrenceID("sch_z", 9, time.Unix(times[i-1], 0))
+		b := OccurrenceID("sch_a", 1, time.Unix(times[i], 0))
+		if a >= b {
+			t.Errorf("id at %d (%s) does not sort before id at %d (%s)", times[i-1], a, times[i], b)
+		}
 	}
 }

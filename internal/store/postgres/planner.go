@@ -109,7 +109,8 @@ func (s *Store) DueSchedules(ctx context.Context, p store.DueSchedulesParams) ([
 	if limit <= 0 {
 		limit = store.DefaultListLimit
 	}
-	rows, err := s.pool.Query(ctx, qDueSchedules, p.Shard, ms(p.Until), limit)
+	afterAt, afterID := p.After()
+	rows, err := s.pool.Query(ctx, qDueSchedules, p.Shard, ms(p.Until), limit, afterAt, afterID)
 	if err != nil {
 		return nil, fmt.Errorf("due schedules of shard %d: %w", p.Shard, translate(err))
 	}

@@ -201,7 +201,7 @@ RETURNING ` + shardLeaseColumns
 	// Index schedules_due, read in order.
 	qDueSchedules = `SELECT ` + dueScheduleColumns + `
 FROM schedules
-WHERE shard = $1 AND state = 'ACTIVE' AND next_run_at <= $2
+WHERE shard = $1 AND state = 'ACTIVE' AND next_run_at <= $2 AND (next_run_at, schedule_id) > ($4, $5)
 ORDER BY next_run_at, schedule_id
 LIMIT $3`
 

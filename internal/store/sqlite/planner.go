@@ -1,10 +1,12 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -102,19 +104,19 @@ func (s *Store) ListShardLeases(ctx context.Context) ([]store.ShardLease, error)
 // schedules of the shard whose cursor is at or before p.Until, earliest
 // cursor first, ties by id, without their payloads.
 //
-// It reads on the writer connection, not a reader: a reader's page cache
-// is dropped whenever the file changed since its last read, which between
-// two planner batches it always has, so every batch read the shard's
-// schedule pages back from the file and the WAL, one system call a page
-// (a shard's schedules are spread over the whole table). The writer's
-// cache holds them. The read is bounded by p.Limit and lasts about as long
-// as the batch's commit.
+// It reads on a reader connection, so that the planner can read its next
+// page while the writer commits the previous one: the two run on two
+// cores. (A reader's page cache is dropped whenever the file changed since
+// its last read, so it reads the pages back from the file and the WAL, one
+// system call a page; on the writer, the read was cheaper but could not
+// overlap a commit.)
 func (s *Store) DueSchedules(ctx context.Context, p store.DueSchedulesParams) ([]store.Schedule, error) {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = store.DefaultListLimit
 	}
-	rows, err := s.hot[qDueSchedules].QueryContext(ctx, p.Shard, ms(p.Until), limit)
+	afterAt, afterID := p.After()
+	rows, err := s.r.QueryContext(ctx, qDueSchedules, p.Shard, ms(p.Until), limit, afterAt, afterID)
 	if err != nil {
 		return nil, fmt.Errorf("due schedules of shard %d: %w", p.Shard, translate(err))
 	}
@@ -123,6 +125,25 @@ func (s *Store) DueSchedules(ctx context.Context, p store.DueSchedulesParams) ([
 		return nil, fmt.Errorf("due schedules of shard %d: %w", p.Shard, err)
 	}
 	return out, nil
+}
+
+// advanceKey is what the plan items advanced by one statement share:
+// everything but the schedule id.
+type advanceKey struct {
+	tenant  string
+	version int64
+	cursor  int64
+	next    any // nullMS of the next run
+	state   store.ScheduleState
+	missed  int64
+}
+
+// pendingOccurrence is an occurrence of a plan, with its derived id and
+// its enqueue time, waiting to be inserted.
+type pendingOccurrence struct {
+	o          *store.Occurrence
+	id         string
+	enqueuedAt time.Time
 }
 
 // CommitPlan writes one planner batch in one transaction (see store.Plan).
@@ -173,15 +194,14 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 			return fmt.Errorf("check lease: %w", translate(err))
 		}
 
-		ins := s.newOccurrenceInserter(ctx, tx)
-		defer ins.close()
 		var (
-			js        jsonRows // items that leave the schedule ACTIVE
-			jsState   jsonRows // items that change its state
-			seen      = map[string]bool{}
-			run       []int // items of the current run
-			applied   = map[string]bool{}
-			attempted = 0
+			pending []pendingOccurrence // of applied items, inserted at the end
+			seen    = map[string]bool{}
+			run     []int // items of the current run
+			applied = map[string]bool{}
+			groups  = map[advanceKey][]int{}
+			keys    []advanceKey // of groups, in the order first seen
+			js      jsonRows
 		)
 		// The items apply as if one after the other, in runs in which no
 		// schedule appears twice: each run advances its schedules in one
@@ -190,38 +210,35 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 			if len(run) == 0 {
 				return nil
 			}
-			// Items that keep the schedule ACTIVE go in one statement,
-			// those that change its state in the other (queries.go).
-			js.reset()
-			jsState.reset()
+			// Items that share everything but the schedule (a burst's
+			// schedules of one tenant and version, say) go in one
+			// statement. Items that keep the schedule ACTIVE use one form,
+			// those that change its state the other (queries.go).
+			clear(groups)
+			keys = keys[:0]
 			for _, i := range run {
 				it := &p.Items[i]
-				j := &js
-				if it.State != store.ScheduleActive {
-					j = &jsState
+				k := advanceKey{it.TenantID, it.Version, ms(it.Cursor), nullMS(it.NextRunAt), it.State, it.MissedCount}
+				if _, ok := groups[k]; !ok {
+					keys = append(keys, k)
 				}
-				j.row()
-				j.str(it.TenantID)
-				j.str(it.ScheduleID)
-				j.int(it.Version)
-				j.int(ms(it.Cursor))
-				if it.NextRunAt.IsZero() {
-					j.null()
-				} else {
-					j.int(ms(it.NextRunAt))
-				}
-				j.str(string(it.State))
-				j.int(it.MissedCount)
+				groups[k] = append(groups[k], i)
 			}
 			clear(applied)
-			for _, a := range []struct {
-				st *sql.Stmt
-				js *jsonRows
-			}{{advance, &js}, {advanceState, &jsState}} {
-				if a.js.rows == 0 {
-					continue
+			for _, k := range keys {
+				st := advance
+				args := []any{k.next, k.missed, nil, k.tenant, k.version, k.cursor, p.Lease.Shard}
+				if k.state != store.ScheduleActive {
+					st = advanceState
+					args = append(args, string(k.state))
 				}
-				rows, err := a.st.QueryContext(ctx, a.js.String(), p.Lease.Shard)
+				js.reset()
+				for _, i := range groups[k] {
+					js.row()
+					js.str(p.Items[i].ScheduleID)
+				}
+				args[2] = js.String()
+				rows, err := st.QueryContext(ctx, args...)
 				if err != nil {
 					return fmt.Errorf("advance schedules: %w", translate(err))
 				}
@@ -250,10 +267,7 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 					if o.State == store.OccurrenceEnqueued {
 						enqueued = p.Now
 					}
-					if err := ins.add(o, ids[i][j], p.Lease.Epoch, enqueued); err != nil {
-						return err
-					}
-					attempted++
+					pending = append(pending, pendingOccurrence{o, ids[i][j], enqueued})
 				}
 			}
 			run = run[:0]
@@ -272,11 +286,27 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 		if err := apply(); err != nil {
 			return err
 		}
+		// Rows go in in claim order: a tenant's queue's occurrences of one
+		// batch become neighbours in the table, so that a claim and its ack
+		// rewrite a few pages of them rather than one page per occurrence
+		// (the batch's schedules come in cursor order, every tenant's
+		// mixed).
+		slices.SortFunc(pending, func(a, b pendingOccurrence) int {
+			return cmp.Or(cmp.Compare(a.o.TenantID, b.o.TenantID), cmp.Compare(a.o.Queue, b.o.Queue),
+				cmp.Compare(a.o.Lane, b.o.Lane), a.o.AvailableAt.Compare(b.o.AvailableAt), cmp.Compare(a.id, b.id))
+		})
+		ins := s.newOccurrenceInserter(ctx, tx)
+		defer ins.close()
+		for _, po := range pending {
+			if err := ins.add(po.o, po.id, p.Lease.Epoch, po.enqueuedAt); err != nil {
+				return err
+			}
+		}
 		if err := ins.flush(); err != nil {
 			return err
 		}
 		res.Inserted = ins.inserted
-		res.Duplicates = attempted - ins.inserted
+		res.Duplicates = len(pending) - ins.inserted
 		return nil
 	})
 	if err != nil {

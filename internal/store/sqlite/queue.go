@@ -363,49 +363,66 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 	if len(ps) == 0 {
 		return res, nil
 	}
-	finish, err := s.txStmt(ctx, tx, qFinishBatch)
+	finish, err := s.txStmt(ctx, tx, qFinishGroup)
 	if err != nil {
 		return nil, fmt.Errorf("finish occurrences: %w", err)
 	}
+	defer finish.Close()
+	// finishKey is what the items of one statement share: everything but
+	// the occurrence id.
+	type finishKey struct {
+		tenant, state, result, error string
+		attempt, now, retryAt        int64
+	}
 	var (
-		seen  = map[string]bool{}
-		run   []int // items of the current run
-		js    jsonRows
-		byOcc = map[string]int{}
-		ended = map[int]bool{}
+		seen   = map[string]bool{}
+		run    []int // items of the current run
+		js     jsonRows
+		byOcc  = map[string]int{}
+		ended  = map[int]bool{}
+		groups = map[finishKey][]int{}
+		keys   []finishKey // of groups, in the order first seen
 	)
+	// The items are applied as if one after the other, in runs in which no
+	// occurrence appears twice; a run's items go in one statement per
+	// group of items that share everything but the occurrence (all of a
+	// batch of acks, usually).
 	apply := func() error {
 		if len(run) == 0 {
 			return nil
 		}
-		js.reset()
 		clear(byOcc)
 		clear(ended)
+		clear(groups)
+		keys = keys[:0]
 		for _, i := range run {
 			p := &ps[i]
-			js.row()
-			js.str(p.OccurrenceID)
-			js.int(p.Attempt)
-			js.str(p.TenantID)
-			js.str(string(p.State))
-			js.str(string(p.Result))
-			js.str(p.Error)
-			js.int(ms(p.Now))
-			js.int(ms(p.RetryAt))
+			k := finishKey{p.TenantID, string(p.State), string(p.Result), p.Error, p.Attempt, ms(p.Now), ms(p.RetryAt)}
+			if _, ok := groups[k]; !ok {
+				keys = append(keys, k)
+			}
+			groups[k] = append(groups[k], i)
 			byOcc[p.OccurrenceID] = i
 		}
-		rows, err := finish.QueryContext(ctx, js.String())
-		if err != nil {
-			return fmt.Errorf("finish occurrences: %w", translate(err))
-		}
-		moved, err := collect(rows, scanOccurrence)
-		if err != nil {
-			return fmt.Errorf("finish occurrences: %w", err)
-		}
-		for _, o := range moved {
-			i := byOcc[o.OccurrenceID]
-			res[i].Occurrence = o
-			ended[i] = true
+		for _, k := range keys {
+			js.reset()
+			for _, i := range groups[k] {
+				js.row()
+				js.str(ps[i].OccurrenceID)
+			}
+			rows, err := finish.QueryContext(ctx, k.state, k.result, k.error, k.now, k.retryAt, k.tenant, k.attempt, js.String())
+			if err != nil {
+				return fmt.Errorf("finish occurrences: %w", translate(err))
+			}
+			moved, err := collect(rows, scanOccurrence)
+			if err != nil {
+				return fmt.Errorf("finish occurrences: %w", err)
+			}
+			for _, o := range moved {
+				i := byOcc[o.OccurrenceID]
+				res[i].Occurrence = o
+				ended[i] = true
+			}
 		}
 		for _, i := range run {
 			if ended[i] {

@@ -220,7 +220,7 @@ func dsn(path string, busyTimeout time.Duration, readOnly bool) string {
 var hotQueries = []string{
 	qDueSchedules, qCheckLease, qAdvanceSchedules, qAdvanceSchedulesState, qInsertOccurrence, qInsertOccurrences,
 	qClaimCandidates, qClaimRows, qArchiveAttempts, qScheduleRunning, qEarliestPending, qSkipOverlap,
-	qFinishBatch, qFinishedAttempt, qOccurrenceState, qGetOccurrence, qHeartbeat,
+	qFinishGroup, qFinishedAttempt, qOccurrenceState, qGetOccurrence, qHeartbeat,
 }
 
 // prepareHot prepares hotQueries on the writer.

@@ -148,6 +148,14 @@ func testPlanner(t *testing.T, open func(t *testing.T) Store) {
 			{store.DueSchedulesParams{Shard: 1, Until: at(time.Minute - time.Millisecond), Limit: 10}, []string{}},
 			{store.DueSchedulesParams{Shard: 2, Until: at(time.Hour), Limit: 10}, []string{"sch_other_shard"}},
 			{store.DueSchedulesParams{Shard: 3, Until: at(time.Hour), Limit: 10}, []string{}},
+			// Pages: after a position, in the same order.
+			{store.DueSchedulesParams{Shard: 1, Until: at(2 * time.Minute), Limit: 10, AfterRunAt: at(time.Minute), AfterID: "sch_b"},
+				[]string{"sch_c", "sch_tenant_b", "sch_a"}},
+			{store.DueSchedulesParams{Shard: 1, Until: at(2 * time.Minute), Limit: 2, AfterRunAt: at(time.Minute), AfterID: "sch_c"},
+				[]string{"sch_tenant_b", "sch_a"}},
+			{store.DueSchedulesParams{Shard: 1, Until: at(2 * time.Minute), Limit: 10, AfterRunAt: at(2 * time.Minute), AfterID: "sch_a"}, []string{}},
+			{store.DueSchedulesParams{Shard: 1, Until: at(2 * time.Minute), Limit: 10, AfterRunAt: at(time.Minute), AfterID: "sch_a"},
+				[]string{"sch_b", "sch_c", "sch_tenant_b", "sch_a"}},
 		} {
 			got, err := s.DueSchedules(ctx, tc.p)
 			if err != nil {

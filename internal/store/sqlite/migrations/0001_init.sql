@@ -101,16 +101,14 @@ CREATE TABLE occurrences (
     scheduled_for    INTEGER NOT NULL CHECK (scheduled_for % 1000 = 0),
     available_at     INTEGER NOT NULL,
     enqueued_at      INTEGER,
-    state            TEXT    NOT NULL CHECK (state IN ('SCHEDULED', 'ENQUEUED', 'RUNNING', 'SUCCEEDED',
-                                 'RETRY_WAIT', 'DEAD', 'MISSED', 'CANCELED', 'SKIPPED_OVERLAP')),
-    lane             TEXT    NOT NULL CHECK (lane IN ('strict', 'flexible', 'catchup')),
+    state            TEXT    NOT NULL,
+    lane             TEXT    NOT NULL,
     queue            TEXT    NOT NULL CHECK (queue <> ''),
     attempt_count    INTEGER NOT NULL DEFAULT 0 CHECK (attempt_count >= 0),
     first_claimed_at INTEGER,
     finished_at      INTEGER,
     -- The producing version's overlap policy, decided at claim time.
-    overlap_policy   TEXT    NOT NULL DEFAULT 'allow'
-                             CHECK (overlap_policy IN ('allow', 'skip_if_running', 'queue_one')),
+    overlap_policy   TEXT    NOT NULL DEFAULT 'allow',
     -- The planner's shard lease epoch when it wrote the row (0: not the
     -- planner): an audit trail for fencing.
     shard_epoch      INTEGER NOT NULL DEFAULT 0 CHECK (shard_epoch >= 0),
@@ -124,7 +122,7 @@ CREATE TABLE occurrences (
     -- rewritten by every claim (ENQUEUED -> RUNNING changes state), one
     -- whose WHERE names open is left alone by claims and touched only when
     -- an occurrence starts or stops being open.
-    open             INTEGER NOT NULL CHECK (open = (state IN ('SCHEDULED', 'ENQUEUED', 'RUNNING', 'RETRY_WAIT'))),
+    open             INTEGER NOT NULL,
     -- The latest attempt, kept in the row so that a claim and its ack write
     -- the occurrence alone (and no attempts row): NULL claimed_at means no
     -- attempt has been recorded. Its number is attempt_count, its id
@@ -134,7 +132,7 @@ CREATE TABLE occurrences (
     claimed_at       INTEGER,
     lease_expires_at INTEGER,
     att_finished_at  INTEGER,
-    att_result       TEXT    CHECK (att_result IN ('SUCCEEDED', 'FAILED_RETRYABLE', 'FAILED_PERMANENT', 'LEASE_EXPIRED')),
+    att_result       TEXT,
     att_error        TEXT    NOT NULL DEFAULT '',
     UNIQUE (schedule_id, scheduled_for, schedule_version)
 ) STRICT;

@@ -70,3 +70,18 @@ func (j *jsonRows) String() string {
 }
 
 func (j *jsonRows) reset() { j.b, j.rows = j.b[:0], 0 }
+
+// groupInOrder groups the items items by key: each group's items in their
+// order, and the keys in the order first seen. Batch statements run once
+// per group of items that share every value but their row's id.
+func groupInOrder[K comparable](items []int, key func(i int) K) (keys []K, groups map[K][]int) {
+	groups = make(map[K][]int)
+	for _, i := range items {
+		k := key(i)
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], i)
+	}
+	return keys, groups
+}

@@ -199,8 +199,6 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 			seen    = map[string]bool{}
 			run     []int // items of the current run
 			applied = map[string]bool{}
-			groups  = map[advanceKey][]int{}
-			keys    []advanceKey // of groups, in the order first seen
 			js      jsonRows
 		)
 		// The items apply as if one after the other, in runs in which no
@@ -214,16 +212,10 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 			// schedules of one tenant and version, say) go in one
 			// statement. Items that keep the schedule ACTIVE use one form,
 			// those that change its state the other (queries.go).
-			clear(groups)
-			keys = keys[:0]
-			for _, i := range run {
+			keys, groups := groupInOrder(run, func(i int) advanceKey {
 				it := &p.Items[i]
-				k := advanceKey{it.TenantID, it.Version, ms(it.Cursor), nullMS(it.NextRunAt), it.State, it.MissedCount}
-				if _, ok := groups[k]; !ok {
-					keys = append(keys, k)
-				}
-				groups[k] = append(groups[k], i)
-			}
+				return advanceKey{it.TenantID, it.Version, ms(it.Cursor), nullMS(it.NextRunAt), it.State, it.MissedCount}
+			})
 			clear(applied)
 			for _, k := range keys {
 				st := advance

@@ -375,13 +375,11 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 		attempt, now, retryAt        int64
 	}
 	var (
-		seen   = map[string]bool{}
-		run    []int // items of the current run
-		js     jsonRows
-		byOcc  = map[string]int{}
-		ended  = map[int]bool{}
-		groups = map[finishKey][]int{}
-		keys   []finishKey // of groups, in the order first seen
+		seen  = map[string]bool{}
+		run   []int // items of the current run
+		js    jsonRows
+		byOcc = map[string]int{}
+		ended = map[int]bool{}
 	)
 	// The items are applied as if one after the other, in runs in which no
 	// occurrence appears twice; a run's items go in one statement per
@@ -393,17 +391,13 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 		}
 		clear(byOcc)
 		clear(ended)
-		clear(groups)
-		keys = keys[:0]
 		for _, i := range run {
-			p := &ps[i]
-			k := finishKey{p.TenantID, string(p.State), string(p.Result), p.Error, p.Attempt, ms(p.Now), ms(p.RetryAt)}
-			if _, ok := groups[k]; !ok {
-				keys = append(keys, k)
-			}
-			groups[k] = append(groups[k], i)
-			byOcc[p.OccurrenceID] = i
+			byOcc[ps[i].OccurrenceID] = i
 		}
+		keys, groups := groupInOrder(run, func(i int) finishKey {
+			p := &ps[i]
+			return finishKey{p.TenantID, string(p.State), string(p.Result), p.Error, p.Attempt, ms(p.Now), ms(p.RetryAt)}
+		})
 		for _, k := range keys {
 			js.reset()
 			for _, i := range groups[k] {

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -24,8 +25,16 @@ type occurrenceInserter struct {
 	one, many *sql.Stmt
 	args      []any
 	rows      int
-	ids       []string // of the pending rows, for error messages
+	keys      []firing // of the pending rows
 	inserted  int
+}
+
+// firing is the natural key of an occurrence row, and its derived id.
+type firing struct {
+	id           string
+	scheduleID   string
+	scheduledFor int64
+	version      int64
 }
 
 func (s *Store) newOccurrenceInserter(ctx context.Context, tx *sql.Tx) *occurrenceInserter {
@@ -36,7 +45,7 @@ func (s *Store) newOccurrenceInserter(ctx context.Context, tx *sql.Tx) *occurren
 // enqueue time given.
 func (in *occurrenceInserter) add(o *store.Occurrence, id string, epoch int64, enqueuedAt time.Time) error {
 	in.args = occurrenceArgs(in.args, o, id, epoch, enqueuedAt)
-	in.ids = append(in.ids, id)
+	in.keys = append(in.keys, firing{id, o.ScheduleID, ms(o.ScheduledFor), o.ScheduleVersion})
 	in.rows++
 	if in.rows < insertChunk {
 		return nil
@@ -48,8 +57,8 @@ func (in *occurrenceInserter) add(o *store.Occurrence, id string, epoch int64, e
 		}
 		in.many = st
 	}
-	if err := in.exec(in.many, in.args); err != nil {
-		return fmt.Errorf("insert occurrences %s...: %w", in.ids[0], err)
+	if err := in.exec(in.many, in.args, in.keys); err != nil {
+		return fmt.Errorf("insert occurrences %s...: %w", in.keys[0].id, err)
 	}
 	in.reset()
 	return nil
@@ -68,15 +77,18 @@ func (in *occurrenceInserter) flush() error {
 		in.one = st
 	}
 	for i := range in.rows {
-		if err := in.exec(in.one, in.args[i*occurrenceInsertArity:(i+1)*occurrenceInsertArity]); err != nil {
-			return fmt.Errorf("insert occurrence %s: %w", in.ids[i], err)
+		if err := in.exec(in.one, in.args[i*occurrenceInsertArity:(i+1)*occurrenceInsertArity], in.keys[i:i+1]); err != nil {
+			return fmt.Errorf("insert occurrence %s: %w", in.keys[i].id, err)
 		}
 	}
 	in.reset()
 	return nil
 }
 
-func (in *occurrenceInserter) exec(st *sql.Stmt, args []any) error {
+// exec runs an insert of the rows keys. A row it did not write must be
+// there already, as the same firing (a duplicate): anything else is a row
+// that OR IGNORE let pass, and an error (queries.go).
+func (in *occurrenceInserter) exec(st *sql.Stmt, args []any, keys []firing) error {
 	res, err := st.ExecContext(in.ctx, args...)
 	if err != nil {
 		return translate(err)
@@ -86,12 +98,39 @@ func (in *occurrenceInserter) exec(st *sql.Stmt, args []any) error {
 		return translate(err)
 	}
 	in.inserted += int(n)
+	if int(n) == len(keys) {
+		return nil
+	}
+	for _, k := range keys {
+		if err := in.check(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// check fails unless the row of k's id is k's firing.
+func (in *occurrenceInserter) check(k firing) error {
+	var got firing
+	err := in.tx.QueryRowContext(in.ctx, qOccurrenceKey, k.id).Scan(&got.scheduleID, &got.scheduledFor, &got.version)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("occurrence %s (%s at %s, version %d): refused by a constraint of the occurrences table",
+			k.id, k.scheduleID, fromMS(k.scheduledFor).UTC().Format(time.RFC3339), k.version)
+	}
+	if err != nil {
+		return fmt.Errorf("check occurrence %s: %w", k.id, translate(err))
+	}
+	if got.scheduleID != k.scheduleID || got.scheduledFor != k.scheduledFor || got.version != k.version {
+		return fmt.Errorf("occurrence id %s of %s at %s version %d is taken by %s at %s version %d (hash collision)",
+			k.id, k.scheduleID, fromMS(k.scheduledFor).UTC().Format(time.RFC3339), k.version,
+			got.scheduleID, fromMS(got.scheduledFor).UTC().Format(time.RFC3339), got.version)
+	}
 	return nil
 }
 
 func (in *occurrenceInserter) reset() {
 	clear(in.args)
-	in.args, in.ids, in.rows = in.args[:0], in.ids[:0], 0
+	in.args, in.keys, in.rows = in.args[:0], in.keys[:0], 0
 }
 
 func (in *occurrenceInserter) close() {

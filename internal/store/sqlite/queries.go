@@ -180,10 +180,18 @@ const (
 	occurrenceArity = 17
 
 	// The conflict target is the firing's natural key, so a second insert
-	// of the same firing does nothing, while any other clash (an id hash
-	// collision) still fails loudly.
+	// of the same firing does nothing. The statement is also OR IGNORE:
+	// a statement that may abort half way (a NOT NULL, CHECK or UNIQUE
+	// failure) copies every page it first touches to a statement journal,
+	// about a tenth of a materialization. What OR IGNORE lets pass silently
+	// (an id hash collision, a constraint failure) the inserter finds and
+	// fails on: every row a statement did not write is looked up by id
+	// (qOccurrenceKey), and must be the same firing.
 	onOccurrenceConflict = `
 ON CONFLICT (schedule_id, scheduled_for, schedule_version) DO NOTHING`
+
+	// The firing an occurrence id is the row of (insert.go).
+	qOccurrenceKey = `SELECT schedule_id, scheduled_for, schedule_version FROM occurrences WHERE occurrence_id = ?`
 
 	// An insert also writes open, which the store keeps (0001_init.sql).
 	occurrenceInsertColumns = occurrenceColumns + `, open`
@@ -194,7 +202,7 @@ ON CONFLICT (schedule_id, scheduled_for, schedule_version) DO NOTHING`
 	// occurrenceInsertColumns.
 	occurrenceInsertArity = occurrenceArity + 1
 
-	qInsertOccurrence = `INSERT INTO occurrences (` + occurrenceInsertColumns + `)
+	qInsertOccurrence = `INSERT OR IGNORE INTO occurrences (` + occurrenceInsertColumns + `)
 VALUES ` + occurrenceInsertParams + onOccurrenceConflict
 
 	qGetOccurrence = `SELECT ` + occurrenceColumns + `
@@ -383,12 +391,12 @@ RETURNING ` + occurrenceColumns
 // qInsertOccurrences is qInsertOccurrence for insertChunk rows at once.
 var qInsertOccurrences = multiRow("occurrences", occurrenceInsertColumns, occurrenceInsertArity, insertChunk, onOccurrenceConflict)
 
-// multiRow returns an INSERT of rows rows of the columns cols (arity of
+// multiRow returns an INSERT OR IGNORE of rows rows of the columns cols (arity of
 // them), with suffix after the VALUES: batch inserts cost one statement
 // step per batch instead of one per row.
 func multiRow(table, cols string, arity, rows int, suffix string) string {
 	one := "(" + strings.TrimSuffix(strings.Repeat("?, ", arity), ", ") + ")"
-	return "INSERT INTO " + table + " (" + cols + ")\nVALUES " +
+	return "INSERT OR IGNORE INTO " + table + " (" + cols + ")\nVALUES " +
 		strings.TrimSuffix(strings.Repeat(one+", ", rows), ", ") + suffix
 }
 

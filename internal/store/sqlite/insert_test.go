@@ -1,0 +1,105 @@
+package sqlite
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/storetest"
+)
+
+// The occurrence insert is OR IGNORE (queries.go): a row it leaves out must
+// be a duplicate of the same firing, and anything else fails the whole
+// insert, naming the row, with nothing written.
+func TestInsertIgnoredRowsFail(t *testing.T) {
+	at := time.Date(2027, 1, 4, 10, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name string
+		// prepare runs on the store before the insert.
+		prepare func(t *testing.T, s *Store, sc *store.Schedule)
+		mut     func(o *store.Occurrence)
+		want    string
+	}{
+		{"a CHECK fails", nil, func(o *store.Occurrence) { o.AttemptFloor = 3 }, "refused by a constraint"},
+		{"an empty queue", nil, func(o *store.Occurrence) { o.Queue = "" }, "refused by a constraint"},
+		{"the id is another firing's", func(t *testing.T, s *Store, sc *store.Schedule) {
+			t.Helper()
+			// A row of another firing under the id (an 80-bit hash
+			// collision, forged here).
+			other := storetest.NewOccurrence(sc, at.Add(time.Hour))
+			mustInsertOccs(t, s, other)
+			if _, err := s.w.ExecContext(t.Context(), `UPDATE occurrences SET occurrence_id = ? WHERE occurrence_id = ?`,
+				store.OccurrenceID(sc.ScheduleID, sc.Version, at), other.OccurrenceID); err != nil {
+				t.Fatal(err)
+			}
+		}, nil, "hash collision"},
+	}
+	for _, tc := range cases {
+		for _, rows := range []int{1, insertChunk + 1} { // the one-row and the multi-row statement
+			t.Run(fmt.Sprintf("%s/rows=%d", tc.name, rows), func(t *testing.T) {
+				s, _ := openTest(t)
+				sc := storetest.NewSchedule("tenant-a", "sch_a")
+				if err := s.InsertSchedule(t.Context(), sc); err != nil {
+					t.Fatal(err)
+				}
+				if tc.prepare != nil {
+					tc.prepare(t, s, sc)
+				}
+				before := countOccurrences(t, s)
+				// The bad row first, then good ones: in a chunk of
+				// insertChunk rows when rows > insertChunk.
+				occs := []store.Occurrence{storetest.NewOccurrence(sc, at)}
+				if tc.mut != nil {
+					tc.mut(&occs[0])
+				}
+				for i := 1; i < rows; i++ {
+					occs = append(occs, storetest.NewOccurrence(sc, at.Add(time.Duration(i)*24*time.Hour)))
+				}
+				_, err := s.InsertOccurrences(t.Context(), occs)
+				if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), occs[0].OccurrenceID) {
+					t.Fatalf("InsertOccurrences: %v, want an error naming %s and %q", err, occs[0].OccurrenceID, tc.want)
+				}
+				if n := countOccurrences(t, s); n != before {
+					t.Errorf("%d occurrences after the failed insert, want %d (nothing written)", n, before)
+				}
+			})
+		}
+	}
+
+	// A duplicate of the same firing is no error: in one statement and
+	// across two.
+	s, _ := openTest(t)
+	sc := storetest.NewSchedule("tenant-a", "sch_a")
+	if err := s.InsertSchedule(t.Context(), sc); err != nil {
+		t.Fatal(err)
+	}
+	var occs []store.Occurrence
+	for i := range insertChunk {
+		occs = append(occs, storetest.NewOccurrence(sc, at.Add(time.Duration(i%(insertChunk/2))*time.Hour)))
+	}
+	n, err := s.InsertOccurrences(t.Context(), occs)
+	if err != nil || n != insertChunk/2 {
+		t.Fatalf("InsertOccurrences with duplicates: %d, %v; want %d, nil", n, err, insertChunk/2)
+	}
+	if n, err := s.InsertOccurrences(t.Context(), occs); err != nil || n != 0 {
+		t.Fatalf("InsertOccurrences again: %d, %v; want 0, nil", n, err)
+	}
+}
+
+func mustInsertOccs(t *testing.T, s *Store, occs ...store.Occurrence) {
+	t.Helper()
+	if _, err := s.InsertOccurrences(t.Context(), occs); err != nil {
+		t.Fatalf("InsertOccurrences: %v", err)
+	}
+}
+
+func countOccurrences(t *testing.T, s *Store) int {
+	t.Helper()
+	var n int
+	if err := s.w.QueryRowContext(t.Context(), `SELECT count(*) FROM occurrences`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

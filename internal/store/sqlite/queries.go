@@ -29,6 +29,10 @@ const (
 	qRecordMigration = `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`
 
 	qQuickCheck = `PRAGMA quick_check`
+
+	// A checkpoint that neither waits for readers nor blocks the writer
+	// (checkpoint.go): busy, WAL pages, pages copied back.
+	qCheckpoint = `PRAGMA wal_checkpoint(PASSIVE)`
 )
 
 // Schedules.

@@ -342,6 +342,9 @@ func (s *Store) writeTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", translate(err))
 	}
+	if s.ckpt != nil {
+		s.ckpt.committed()
+	}
 	return nil
 }
 

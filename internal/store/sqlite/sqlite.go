@@ -50,16 +50,14 @@ func WithReadConns(n int) Option {
 
 // Store is a sched store on one SQLite file. It is safe for concurrent use.
 //
-// It keeps two connection pools on the file:
+// It keeps three connection pools on the file:
 //
 //   - writer: exactly one connection (SetMaxOpenConns(1)). SQLite admits one
 //     writer at a time anyway; with several writer connections in one
 //     process they would queue inside SQLite's busy handler, which sleeps
 //     and polls (unfair, with latency spikes and SQLITE_BUSY after the
 //     timeout), where one connection makes them queue in database/sql,
-//     in order and without polling. It also keeps this process to one
-//     connection that writes and checkpoints, the pattern the WAL-reset bug
-//     needed two of (finding 1). Its transactions are BEGIN IMMEDIATE
+//     in order and without polling. Its transactions are BEGIN IMMEDIATE
 //     (_txlock=immediate): the write lock is taken at BEGIN, where the busy
 //     timeout applies, never by an upgrade halfway through a transaction,
 //     which fails at once with SQLITE_BUSY.
@@ -67,18 +65,26 @@ func WithReadConns(n int) Option {
 //     transactions. Under WAL each read sees a consistent snapshot and
 //     neither blocks nor is blocked by the writer, so a long read (a list,
 //     the reconciler) never holds up enqueueing.
+//   - checkpointer: one connection that copies the WAL back into the
+//     database file beside the writer (checkpoint.go). It is the one
+//     connection of this process that checkpoints, short of the writer's
+//     safety net, the pattern the WAL-reset bug needed two of (finding 1).
 //
-// Every connection of both pools is opened from a DSN that sets
-// journal_mode=WAL, synchronous=FULL, busy_timeout, foreign_keys and
-// temp_store (the writer also its cache size and checkpoint interval), because
-// these are per-connection settings (except journal_mode) and database/sql
-// opens connections whenever it likes (finding 2).
+// Every connection is opened from a DSN that sets journal_mode=WAL,
+// synchronous=FULL, busy_timeout, foreign_keys and temp_store (the writer
+// also its cache size, and both writer and checkpointer their automatic
+// checkpoint threshold), because these are per-connection settings (except
+// journal_mode) and database/sql opens connections whenever it likes
+// (finding 2).
 type Store struct {
 	path string
 	w    *sql.DB // the one writer connection
 	r    *sql.DB // read-only connections
 	lock *processLock
 	now  func() time.Time
+
+	// ckpt copies the WAL back into the database file beside the writer.
+	ckpt *checkpointer
 
 	// applied lists the migrations applied by this Open (empty when the
 	// schema was already current).
@@ -131,7 +137,7 @@ func Open(ctx context.Context, path string, opts ...Option) (_ *Store, err error
 		}
 	}()
 
-	s.w, err = sql.Open("sqlite", dsn(path, o.busyTimeout, false))
+	s.w, err = sql.Open("sqlite", dsn(path, o.busyTimeout, roleWriter))
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
@@ -163,7 +169,7 @@ func Open(ctx context.Context, path string, opts ...Option) (_ *Store, err error
 	}
 
 	// The readers open after the writer has put the file in WAL mode.
-	s.r, err = sql.Open("sqlite", dsn(path, o.busyTimeout, true))
+	s.r, err = sql.Open("sqlite", dsn(path, o.busyTimeout, roleReader))
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
@@ -172,12 +178,24 @@ func Open(ctx context.Context, path string, opts ...Option) (_ *Store, err error
 	if err := s.r.PingContext(ctx); err != nil {
 		return nil, fmt.Errorf("open store %s: readers: %w", path, translate(err))
 	}
+	if s.ckpt, err = startCheckpointer(ctx, path, o.busyTimeout); err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
 	return s, nil
 }
 
+// role is what a connection pool of the store is for.
+type role int
+
+const (
+	roleWriter       role = iota // the one writer
+	roleReader                   // the read-only pool
+	roleCheckpointer             // the checkpoint connection (checkpoint.go)
+)
+
 // dsn is the driver's data source name for path. The _pragma parameters run
 // on every new connection of the pool.
-func dsn(path string, busyTimeout time.Duration, readOnly bool) string {
+func dsn(path string, busyTimeout time.Duration, r role) string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busyTimeout.Milliseconds(), 10)+")")
 	q.Add("_pragma", "journal_mode(WAL)")
@@ -187,26 +205,28 @@ func dsn(path string, busyTimeout time.Duration, readOnly bool) string {
 	// batch journals the pages it changes, and past 64 KiB a file-backed
 	// statement journal spills to a temporary file.
 	q.Add("_pragma", "temp_store(MEMORY)")
-	if readOnly {
+	switch r {
+	case roleReader:
 		// query_only rather than mode=ro: a mode=ro connection cannot open a
 		// WAL database whose -shm file is missing. BEGIN stays deferred:
 		// BEGIN IMMEDIATE would take the write lock for a read.
 		q.Add("_pragma", "query_only(1)")
-	} else {
+	case roleWriter:
 		q.Set("_txlock", "immediate")
 		// The writer's page cache holds the hot parts of the queue's
 		// indexes (64 MiB; the default 2 MiB spills dirty pages to the WAL
-		// in the middle of a planner batch and rereads them), and the WAL
-		// is checkpointed every 8192 pages (32 MiB) rather than 1000, so
-		// that pages the queue rewrites batch after batch are copied to the
-		// database once per checkpoint instead of once every few batches.
-		// Both measured with bench_test.go. Also measured, and left out:
-		// mmap_size(256 MiB) changed nothing (the cache already holds the
-		// hot pages), and a 1 KiB page_size (less WAL written per random
-		// index insert) made materializing about a tenth slower (deeper
-		// b-trees).
+		// in the middle of a planner batch and rereads them). Measured with
+		// bench_test.go, and left out: mmap_size(256 MiB) changed nothing
+		// (the cache already holds the hot pages), and a 1 KiB page_size
+		// (less WAL written per random index insert) made materializing
+		// about a tenth slower (deeper b-trees). The WAL is checkpointed by
+		// the checkpointer (checkpoint.go); the writer's own threshold is
+		// a safety net.
 		q.Add("_pragma", "cache_size(-65536)")
-		q.Add("_pragma", "wal_autocheckpoint(8192)")
+		q.Add("_pragma", "wal_autocheckpoint("+strconv.Itoa(writerCheckpointPages)+")")
+	case roleCheckpointer:
+		// It never commits, so it never checkpoints on its own.
+		q.Add("_pragma", "wal_autocheckpoint(0)")
 	}
 	return path + "?" + q.Encode()
 }
@@ -295,11 +315,14 @@ func corrupt(err error) error {
 	return fmt.Errorf("integrity check: %w", err)
 }
 
-// Close closes both pools and releases the process lock. It is safe to
+// Close closes the pools and releases the process lock. It is safe to
 // call more than once.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
+		if s.ckpt != nil {
+			errs = append(errs, s.ckpt.close())
+		}
 		if s.r != nil {
 			errs = append(errs, s.r.Close())
 		}

@@ -81,7 +81,7 @@ func TestSQLiteVersion(t *testing.T) {
 	t.Logf("SQLite %s", v)
 }
 
-// TestPragmasOnEveryConnection holds every connection of both pools at once
+// TestPragmasOnEveryConnection holds every connection of every pool at once
 // and reads the per-connection settings on each (RELIABILITY finding 2,
 // row B1): a pragma run once on one connection would leave the others at
 // synchronous=NORMAL.
@@ -89,9 +89,9 @@ func TestPragmasOnEveryConnection(t *testing.T) {
 	s, _ := openTest(t)
 	ctx := t.Context()
 	type held struct {
-		name     string
-		conn     *sql.Conn
-		readOnly bool
+		name string
+		conn *sql.Conn
+		role role
 	}
 	var conns []held
 	defer func() {
@@ -103,16 +103,21 @@ func TestPragmasOnEveryConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conns = append(conns, held{"writer", w, false})
+	conns = append(conns, held{"writer", w, roleWriter})
 	for i := range DefaultReadConns {
 		c, err := s.r.Conn(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		conns = append(conns, held{fmt.Sprintf("reader %d", i), c, true})
+		conns = append(conns, held{fmt.Sprintf("reader %d", i), c, roleReader})
 	}
-	if len(conns) < 8 {
-		t.Fatalf("held %d connections, want at least 8", len(conns))
+	ck, err := s.ckpt.db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns = append(conns, held{"checkpointer", ck, roleCheckpointer})
+	if len(conns) < 10 {
+		t.Fatalf("held %d connections, want at least 10", len(conns))
 	}
 
 	for _, c := range conns {
@@ -133,7 +138,7 @@ func TestPragmasOnEveryConnection(t *testing.T) {
 			t.Errorf("%s: synchronous=%d journal_mode=%s foreign_keys=%d busy_timeout=%d; want 2 (FULL), wal, 1, 5000",
 				c.name, syncMode, mode, fk, busy)
 		}
-		if want := map[bool]int{false: 0, true: 1}[c.readOnly]; queryOnly != want {
+		if want := map[role]int{roleReader: 1}[c.role]; queryOnly != want {
 			t.Errorf("%s: query_only=%d, want %d", c.name, queryOnly, want)
 		}
 		var tempStore, cacheSize, autoCheckpoint int
@@ -145,10 +150,15 @@ func TestPragmasOnEveryConnection(t *testing.T) {
 		if tempStore != 2 {
 			t.Errorf("%s: temp_store=%d, want 2 (MEMORY)", c.name, tempStore)
 		}
-		if !c.readOnly && (cacheSize != -65536 || autoCheckpoint != 8192) {
-			t.Errorf("%s: cache_size=%d wal_autocheckpoint=%d, want -65536 and 8192", c.name, cacheSize, autoCheckpoint)
+		// Only the checkpointer checkpoints; the writer's threshold is a
+		// safety net (checkpoint.go).
+		if c.role == roleWriter && (cacheSize != -65536 || autoCheckpoint != writerCheckpointPages) {
+			t.Errorf("%s: cache_size=%d wal_autocheckpoint=%d, want -65536 and %d", c.name, cacheSize, autoCheckpoint, writerCheckpointPages)
 		}
-		if c.readOnly {
+		if c.role == roleCheckpointer && autoCheckpoint != 0 {
+			t.Errorf("%s: wal_autocheckpoint=%d, want 0", c.name, autoCheckpoint)
+		}
+		if c.role == roleReader {
 			_, err := c.conn.ExecContext(ctx, "DELETE FROM shard_leases")
 			if err == nil {
 				t.Errorf("%s: a write succeeded on a read-only connection", c.name)

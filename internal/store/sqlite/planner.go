@@ -156,6 +156,10 @@ type pendingOccurrence struct {
 // id or none; a plan that breaks this fails whole, before writing.
 func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanResult, err error) {
 	ids := make([][]string, len(p.Items))
+	total := 0
+	for i := range p.Items {
+		total += len(p.Items[i].Occurrences)
+	}
 	for i := range p.Items {
 		it := &p.Items[i]
 		ids[i] = make([]string, len(it.Occurrences))
@@ -195,7 +199,7 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 		}
 
 		var (
-			pending []pendingOccurrence // of applied items, inserted at the end
+			pending = make([]pendingOccurrence, 0, total) // of applied items, inserted at the end
 			seen    = map[string]bool{}
 			run     []int // items of the current run
 			applied = map[string]bool{}

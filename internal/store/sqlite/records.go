@@ -351,19 +351,30 @@ func (s *Store) writeTx(ctx context.Context, fn func(*sql.Tx) error) error {
 // collect reads every row with scan and closes rows. Errors are
 // translated.
 func collect[T any](rows *sql.Rows, scan func(scanner) (*T, error)) ([]T, error) {
-	defer rows.Close()
 	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
+	err := eachRow(rows, func(row scanner) error {
+		v, err := scan(row)
 		if err != nil {
-			return nil, translate(err)
+			return err
 		}
 		out = append(out, *v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, translate(err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// eachRow calls fn on every row and closes rows. Errors are translated.
+func eachRow(rows *sql.Rows, fn func(scanner) error) error {
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return translate(err)
+		}
+	}
+	return translate(rows.Err())
 }
 
 // payloadArg binds a payload: the column is NOT NULL, and no payload is an
@@ -431,11 +442,15 @@ type rawOccurrence struct {
 	enqueued, firstClaim, finished       sql.Null[int64]
 }
 
-func (r *rawOccurrence) dest() []any {
+func (r *rawOccurrence) dest() []any { return r.appendDest(make([]any, 0, occurrenceArity)) }
+
+// appendDest appends the scan destinations of occurrenceColumns to dst:
+// a scan of many rows reuses one slice.
+func (r *rawOccurrence) appendDest(dst []any) []any {
 	o := &r.o
-	return []any{&o.OccurrenceID, &o.TenantID, &o.ScheduleID, &o.ScheduleVersion, &r.scheduledFor,
+	return append(dst, &o.OccurrenceID, &o.TenantID, &o.ScheduleID, &o.ScheduleVersion, &r.scheduledFor,
 		&r.availableAt, &r.enqueued, &r.state, &r.lane, &o.Queue, &o.AttemptCount, &r.firstClaim, &r.finished,
-		&r.ovl, &o.ShardEpoch, &o.AttemptFloor, &r.retryFrom}
+		&r.ovl, &o.ShardEpoch, &o.AttemptFloor, &r.retryFrom)
 }
 
 func (r *rawOccurrence) finish() *store.Occurrence {

@@ -12,7 +12,7 @@ import (
 // AckAndClaim acknowledges acks (as AckBatch) and claims the next batch
 // (as Claim) for req.TenantID in one store transaction: a worker draining
 // a queue pays one commit per batch instead of two. Each ack has its own
-// result. When nothing is available and req.Wait is positive, the acks are
+// result, brief as AckBatch's. When nothing is available and req.Wait is positive, the acks are
 // committed and the claim goes on waiting as Claim does.
 func (e *Engine) AckAndClaim(ctx context.Context, req ClaimRequest, acks []AckItem) ([]store.FinishResult, []store.Claimed, error) {
 	if err := e.checkClaim(&req); err != nil {
@@ -22,14 +22,7 @@ func (e *Engine) AckAndClaim(ctx context.Context, req ClaimRequest, acks []AckIt
 	if err := e.maybeExpireLeases(ctx, now); err != nil {
 		return nil, nil, err
 	}
-	ps := make([]store.FinishParams, len(acks))
-	for i, it := range acks {
-		ps[i] = store.FinishParams{
-			TenantID: req.TenantID, OccurrenceID: it.OccurrenceID, Attempt: it.Attempt,
-			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now,
-		}
-	}
-	rs, got, err := e.store.FinishAndClaim(ctx, ps, store.ClaimParams{
+	rs, got, err := e.store.FinishAndClaim(ctx, ackParams(req.TenantID, acks, now, true), store.ClaimParams{
 		TenantID: req.TenantID, Queue: req.Queue, WorkerID: req.WorkerID,
 		Limit: req.Limit, Lease: req.Lease, Now: now,
 	})

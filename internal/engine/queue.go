@@ -120,9 +120,9 @@ func (e *Engine) Heartbeat(ctx context.Context, tenantID, occurrenceID string, a
 // Ack records that attempt succeeded. Only the current attempt may ack; a
 // repeated ack of the same attempt succeeds again without writing.
 func (e *Engine) Ack(ctx context.Context, tenantID, occurrenceID string, attempt int64) (*store.Occurrence, error) {
-	rs, err := e.AckBatch(ctx, tenantID, []AckItem{{OccurrenceID: occurrenceID, Attempt: attempt}})
+	rs, err := e.store.FinishAttempts(ctx, ackParams(tenantID, []AckItem{{OccurrenceID: occurrenceID, Attempt: attempt}}, e.now(), false))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("ack %s attempt %d: %w", occurrenceID, attempt, err)
 	}
 	if rs[0].Err != nil {
 		return nil, fmt.Errorf("ack %s attempt %d: %w", occurrenceID, attempt, rs[0].Err)
@@ -137,21 +137,28 @@ type AckItem struct {
 }
 
 // AckBatch acknowledges many attempts in one store transaction; each item
-// has its own result.
+// has its own result, a brief one (store.FinishParams.Brief): an acked
+// item's Occurrence says its id, tenant, state and attempt count, and
+// perhaps no more. Ack answers with the whole occurrence.
 func (e *Engine) AckBatch(ctx context.Context, tenantID string, items []AckItem) ([]store.FinishResult, error) {
-	now := e.now().Truncate(time.Millisecond)
-	ps := make([]store.FinishParams, len(items))
-	for i, it := range items {
-		ps[i] = store.FinishParams{
-			TenantID: tenantID, OccurrenceID: it.OccurrenceID, Attempt: it.Attempt,
-			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now,
-		}
-	}
-	rs, err := e.store.FinishAttempts(ctx, ps)
+	rs, err := e.store.FinishAttempts(ctx, ackParams(tenantID, items, e.now(), true))
 	if err != nil {
 		return nil, fmt.Errorf("ack %d attempts: %w", len(items), err)
 	}
 	return rs, nil
+}
+
+// ackParams are the store finishes that ack items at now.
+func ackParams(tenantID string, items []AckItem, now time.Time, brief bool) []store.FinishParams {
+	now = now.Truncate(time.Millisecond)
+	ps := make([]store.FinishParams, len(items))
+	for i, it := range items {
+		ps[i] = store.FinishParams{
+			TenantID: tenantID, OccurrenceID: it.OccurrenceID, Attempt: it.Attempt,
+			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now, Brief: brief,
+		}
+	}
+	return ps
 }
 
 // Nack records that attempt failed. A permanent failure goes DEAD at once.

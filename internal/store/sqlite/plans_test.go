@@ -44,6 +44,7 @@ func TestQueryPlans(t *testing.T) {
 		{"advance schedules (state)", qAdvanceSchedulesState, []string{"SEARCH schedules USING INDEX sqlite_autoindex_schedules_2 (tenant_id=? AND schedule_id=?)"},
 			[]string{"schedules_due", "SCAN schedules"}},
 		{"finish", qFinishGroup, []string{"SEARCH occurrences USING INDEX sqlite_autoindex_occurrences_1 (occurrence_id=?)"}, []string{"SCAN occurrences"}},
+		{"finish (brief)", qFinishGroupBrief, []string{"SEARCH occurrences USING INDEX sqlite_autoindex_occurrences_1 (occurrence_id=?)"}, []string{"SCAN occurrences"}},
 		{"finished attempt", qFinishedAttempt, []string{"sqlite_autoindex_occurrences_1 (occurrence_id=?)", "SEARCH attempts USING PRIMARY KEY (occurrence_id=? AND attempt=?)"}, []string{"SCAN"}},
 		{"archive attempts", qArchiveAttempts, []string{"SCAN j", "SEARCH o USING INTEGER PRIMARY KEY (rowid=?)"}, []string{"SCAN o"}},
 		{"expired leases", qExpiredAttempts, []string{"occurrences_lease (lease_expires_at<?)"}, []string{"TEMP B-TREE", "SCAN"}},

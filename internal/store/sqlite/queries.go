@@ -330,15 +330,19 @@ RETURNING lease_expires_at,
 	// The ids drive, one index lookup each, and every other value is a
 	// parameter: an UPDATE ... FROM json_each, with the values per row,
 	// measured two to three times slower (SQLite materializes the join).
-	qFinishGroup = `UPDATE occurrences SET
+	qFinishGroup = finishGroup + `
+RETURNING ` + occurrenceColumns
+	qFinishGroupBrief = finishGroup + `
+RETURNING occurrence_id` // FinishParams.Brief
+
+	finishGroup = `UPDATE occurrences SET
     state = ?1,
     open = ?1 = 'RETRY_WAIT',
     finished_at = CASE WHEN ?1 = 'RETRY_WAIT' THEN finished_at ELSE ?4 END,
     available_at = CASE WHEN ?1 = 'RETRY_WAIT' THEN ?5 ELSE available_at END,
     att_finished_at = ?4, att_result = ?2, att_error = ?3
 WHERE occurrence_id IN (SELECT value ->> 0 FROM json_each(?8))
-    AND tenant_id = ?6 AND attempt_count = ?7 AND state = 'RUNNING'
-RETURNING ` + occurrenceColumns
+    AND tenant_id = ?6 AND attempt_count = ?7 AND state = 'RUNNING'`
 
 	// A finish that found nothing to write: how did that attempt end? The
 	// latest attempt is in the occurrence row, older ones in the history;

@@ -391,16 +391,20 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 	if len(ps) == 0 {
 		return res, nil
 	}
-	finish, err := s.txStmt(ctx, tx, qFinishGroup)
-	if err != nil {
-		return nil, fmt.Errorf("finish occurrences: %w", err)
-	}
-	defer finish.Close()
+	var full, brief *sql.Stmt // qFinishGroup and qFinishGroupBrief, made when first used
+	defer func() {
+		for _, st := range []*sql.Stmt{full, brief} {
+			if st != nil {
+				st.Close()
+			}
+		}
+	}()
 	// finishKey is what the items of one statement share: everything but
 	// the occurrence id.
 	type finishKey struct {
 		tenant, state, result, error string
 		attempt, now, retryAt        int64
+		brief                        bool
 	}
 	var (
 		seen  = map[string]bool{}
@@ -426,7 +430,7 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 		}
 		keys, groups := groupInOrder(run, func(i int) finishKey {
 			p := &ps[i]
-			return finishKey{p.TenantID, string(p.State), string(p.Result), p.Error, p.Attempt, ms(p.Now), ms(p.RetryAt)}
+			return finishKey{p.TenantID, string(p.State), string(p.Result), p.Error, p.Attempt, ms(p.Now), ms(p.RetryAt), p.Brief}
 		})
 		for _, k := range keys {
 			js.reset()
@@ -434,13 +438,36 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 				js.row()
 				js.str(ps[i].OccurrenceID)
 			}
-			rows, err := finish.QueryContext(ctx, k.state, k.result, k.error, k.now, k.retryAt, k.tenant, k.attempt, js.String())
+			st, query := &full, qFinishGroup
+			if k.brief {
+				st, query = &brief, qFinishGroupBrief
+			}
+			if *st == nil {
+				prepared, err := s.txStmt(ctx, tx, query)
+				if err != nil {
+					return fmt.Errorf("finish occurrences: %w", err)
+				}
+				*st = prepared
+			}
+			rows, err := (*st).QueryContext(ctx, k.state, k.result, k.error, k.now, k.retryAt, k.tenant, k.attempt, js.String())
 			if err != nil {
 				return fmt.Errorf("finish occurrences: %w", translate(err))
 			}
 			// Each row goes straight to its result, through one scan
-			// buffer.
+			// buffer. A brief finish answers with what the item says the
+			// row now is.
 			err = eachRow(rows, func(row scanner) error {
+				if k.brief {
+					var id string
+					if err := row.Scan(&id); err != nil {
+						return err
+					}
+					i := byOcc[id]
+					res[i].Occurrence = store.Occurrence{OccurrenceID: id, TenantID: k.tenant,
+						State: store.OccurrenceState(k.state), AttemptCount: int(k.attempt)}
+					ended[i] = true
+					return nil
+				}
 				if err := row.Scan(dest...); err != nil {
 					return err
 				}

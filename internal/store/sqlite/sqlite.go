@@ -240,7 +240,7 @@ func dsn(path string, busyTimeout time.Duration, r role) string {
 var hotQueries = []string{
 	qDueSchedules, qCheckLease, qAdvanceSchedules, qAdvanceSchedulesState, qInsertOccurrence, qInsertOccurrences,
 	qClaimCandidates, qClaimRows, qArchiveAttempts, qScheduleRunning, qEarliestPending, qSkipOverlap,
-	qFinishGroup, qFinishedAttempt, qOccurrenceState, qGetOccurrence, qHeartbeat,
+	qFinishGroup, qFinishGroupBrief, qFinishedAttempt, qOccurrenceState, qGetOccurrence, qHeartbeat,
 }
 
 // prepareHot prepares hotQueries on the writer.

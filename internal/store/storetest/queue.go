@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -562,6 +563,46 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		}
 		if res, err := s.FinishAttempts(ctx, nil); err != nil || len(res) != 0 {
 			t.Errorf("FinishAttempts(nil): %v, %v", res, err)
+		}
+	})
+
+	// A brief finish writes what a full one writes, and answers with at
+	// least the id, tenant, state and attempt count; a stale one fails as
+	// a full one does.
+	t.Run("FinishBrief", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		sc := queueSchedule(t, s, "tenant-a", "sch_brief", store.OverlapAllow)
+		occs := []store.Occurrence{readyOccurrence(sc, 0, store.LaneStrict), readyOccurrence(sc, 1, store.LaneStrict)}
+		mustInsertOccurrences(t, s, 2, occs...)
+		mustClaim(t, s, "tenant-a", 2, at(time.Hour))
+		now := at(time.Hour + time.Second)
+		ack := func(o store.Occurrence, attempt int64, brief bool) store.FinishParams {
+			return store.FinishParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: attempt,
+				Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now, Brief: brief}
+		}
+		res, err := s.FinishAttempts(ctx, []store.FinishParams{ack(occs[0], 1, true), ack(occs[1], 1, false), ack(occs[0], 2, true)})
+		if err != nil || len(res) != 3 {
+			t.Fatalf("FinishAttempts: %d results, %v", len(res), err)
+		}
+		wantErr(t, "brief ack", res[0].Err, nil)
+		wantErr(t, "full ack", res[1].Err, nil)
+		wantErr(t, "brief ack of a stale attempt", res[2].Err, store.ErrStaleAttempt)
+		if got := res[0].Occurrence; got.OccurrenceID != occs[0].OccurrenceID || got.TenantID != "tenant-a" ||
+			got.State != store.OccurrenceSucceeded || got.AttemptCount != 1 {
+			t.Errorf("brief result: %+v, want %s of tenant-a SUCCEEDED after attempt 1", got, occs[0].OccurrenceID)
+		}
+		brief, full := mustGetOccurrence(t, s, "tenant-a", occs[0].OccurrenceID), mustGetOccurrence(t, s, "tenant-a", occs[1].OccurrenceID)
+		if brief.State != store.OccurrenceSucceeded || !brief.FinishedAt.Equal(now) || brief.AttemptCount != 1 {
+			t.Errorf("after a brief ack: %s finished %v after %d attempts, want SUCCEEDED at %v after 1",
+				brief.State, brief.FinishedAt, brief.AttemptCount, now)
+		}
+		if brief.State != full.State || !brief.FinishedAt.Equal(full.FinishedAt) || brief.AttemptCount != full.AttemptCount {
+			t.Errorf("a brief ack wrote %s/%v/%d, a full one %s/%v/%d", brief.State, brief.FinishedAt, brief.AttemptCount,
+				full.State, full.FinishedAt, full.AttemptCount)
+		}
+		if !reflect.DeepEqual(res[1].Occurrence, full) {
+			t.Errorf("full result %+v, want the stored occurrence %+v", res[1].Occurrence, full)
 		}
 	})
 

@@ -42,10 +42,12 @@ const (
 // concurrent checkpointers (RELIABILITY finding 1) do not arise even on a
 // SQLite without the fix.
 type checkpointer struct {
-	db   *sql.DB
-	kick chan struct{}
-	stop chan struct{}
-	wg   sync.WaitGroup
+	db     *sql.DB
+	kick   chan struct{}
+	stop   chan struct{}
+	ctx    context.Context // canceled by close, so a long checkpoint does not hold it up
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 
 	runs    atomic.Int64
 	lastErr atomic.Pointer[error]
@@ -67,6 +69,7 @@ func startCheckpointer(ctx context.Context, path string, busyTimeout time.Durati
 		return nil, fmt.Errorf("checkpointer: %w", translate(err))
 	}
 	c := &checkpointer{db: db, kick: make(chan struct{}, 1), stop: make(chan struct{})}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.wg.Go(c.loop)
 	return c, nil
 }
@@ -102,7 +105,7 @@ func (c *checkpointer) loop() {
 // up to the writer's own threshold.
 func (c *checkpointer) checkpoint() {
 	var busy, log, done int64
-	err := c.db.QueryRow(qCheckpoint).Scan(&busy, &log, &done)
+	err := c.db.QueryRowContext(c.ctx, qCheckpoint).Scan(&busy, &log, &done)
 	c.runs.Add(1)
 	if err != nil {
 		err = fmt.Errorf("checkpoint: %w", translate(err))
@@ -123,6 +126,7 @@ func (c *checkpointer) lastError() error {
 // close stops the goroutine and closes the connection.
 func (c *checkpointer) close() error {
 	close(c.stop)
+	c.cancel()
 	c.wg.Wait()
 	return c.db.Close()
 }

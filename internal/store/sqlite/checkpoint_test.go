@@ -2,8 +2,10 @@ package sqlite
 
 import (
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -65,4 +67,36 @@ func readWithoutWAL(t *testing.T, path, dst string) string {
 		return ""
 	}
 	return v
+}
+
+// TestWALStaysBounded: under steady writes the WAL file stays near the
+// writer's threshold (writerCheckpointPages): the writer still starts the
+// WAL over. With the writer's threshold far above it, the WAL grew to that
+// threshold and stayed there (a review found it at 257 MiB).
+func TestWALStaysBounded(t *testing.T) {
+	s, path := openTest(t)
+	ctx := t.Context()
+	value := strings.Repeat("x", 64<<10)
+	const total = 3 * writerCheckpointPages * 4096 / 2 // 48 MiB written, one and a half thresholds
+	for i := range total / (16 * len(value)) {
+		err := s.writeTx(ctx, func(tx *sql.Tx) error {
+			for j := range 16 {
+				if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)`,
+					fmt.Sprintf("load-%d", (i*16+j)%64), value); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	fi, err := os.Stat(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if limit := int64(writerCheckpointPages*4096) + 8<<20; fi.Size() > limit {
+		t.Errorf("WAL is %d MiB after writing %d MiB, want at most %d MiB", fi.Size()>>20, total>>20, limit>>20)
+	}
 }

@@ -223,7 +223,9 @@ func (c *claimer) flush() error {
 		return nil
 	}
 	if c.out == nil {
-		c.out = make([]store.Claimed, 0, c.p.Limit) // one allocation, not append's doublings
+		// One allocation rather than append's doublings, up to a batch
+		// the engine allows (a store caller may ask for more).
+		c.out = make([]store.Claimed, 0, min(c.p.Limit, 1024))
 	}
 	ids := make([]byte, 0, 2+len(c.pending)*8)
 	ids = append(ids, '[')

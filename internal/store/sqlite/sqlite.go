@@ -66,9 +66,10 @@ func WithReadConns(n int) Option {
 //     neither blocks nor is blocked by the writer, so a long read (a list,
 //     the reconciler) never holds up enqueueing.
 //   - checkpointer: one connection that copies the WAL back into the
-//     database file beside the writer (checkpoint.go). It is the one
-//     connection of this process that checkpoints, short of the writer's
-//     safety net, the pattern the WAL-reset bug needed two of (finding 1).
+//     database file beside the writer (checkpoint.go). The writer still
+//     checkpoints when the WAL reaches 32 MiB, so two connections may
+//     checkpoint at once, which only a SQLite with the WAL-reset bug's
+//     fix (3.51.3, finding 1; TestSQLiteVersion) makes safe.
 //
 // Every connection is opened from a DSN that sets journal_mode=WAL,
 // synchronous=FULL, busy_timeout, foreign_keys and temp_store (the writer
@@ -220,8 +221,8 @@ func dsn(path string, busyTimeout time.Duration, r role) string {
 		// (the cache already holds the hot pages), and a 1 KiB page_size
 		// (less WAL written per random index insert) made materializing
 		// about a tenth slower (deeper b-trees). The WAL is checkpointed by
-		// the checkpointer (checkpoint.go); the writer's own threshold is
-		// a safety net.
+		// the checkpointer (checkpoint.go), and by the writer at 32 MiB,
+		// which bounds the WAL.
 		q.Add("_pragma", "cache_size(-65536)")
 		q.Add("_pragma", "wal_autocheckpoint("+strconv.Itoa(writerCheckpointPages)+")")
 	case roleCheckpointer:

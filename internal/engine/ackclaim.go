@@ -12,8 +12,9 @@ import (
 // AckAndClaim acknowledges acks (as AckBatch) and claims the next batch
 // (as Claim) for req.TenantID in one store transaction: a worker draining
 // a queue pays one commit per batch instead of two. Each ack has its own
-// result, brief as AckBatch's. When nothing is available and req.Wait is positive, the acks are
-// committed and the claim goes on waiting as Claim does.
+// result, brief as AckBatch's. When nothing is available and req.Wait is
+// positive, the acks are committed and the claim goes on waiting as Claim
+// does.
 func (e *Engine) AckAndClaim(ctx context.Context, req ClaimRequest, acks []AckItem) ([]store.FinishResult, []store.Claimed, error) {
 	if err := e.checkClaim(&req); err != nil {
 		return nil, nil, err

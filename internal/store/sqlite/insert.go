@@ -24,7 +24,6 @@ type occurrenceInserter struct {
 	tx        *sql.Tx
 	one, many *sql.Stmt
 	args      []any
-	rows      int
 	keys      []firing // of the pending rows
 	inserted  int
 }
@@ -46,8 +45,7 @@ func (s *Store) newOccurrenceInserter(ctx context.Context, tx *sql.Tx) *occurren
 func (in *occurrenceInserter) add(o *store.Occurrence, id string, epoch int64, enqueuedAt time.Time) error {
 	in.args = occurrenceArgs(in.args, o, id, epoch, enqueuedAt)
 	in.keys = append(in.keys, firing{id, o.ScheduleID, ms(o.ScheduledFor), o.ScheduleVersion})
-	in.rows++
-	if in.rows < insertChunk {
+	if len(in.keys) < insertChunk {
 		return nil
 	}
 	if in.many == nil {
@@ -66,7 +64,7 @@ func (in *occurrenceInserter) add(o *store.Occurrence, id string, epoch int64, e
 
 // flush writes the queued rows.
 func (in *occurrenceInserter) flush() error {
-	if in.rows == 0 {
+	if len(in.keys) == 0 {
 		return nil
 	}
 	if in.one == nil {
@@ -76,7 +74,7 @@ func (in *occurrenceInserter) flush() error {
 		}
 		in.one = st
 	}
-	for i := range in.rows {
+	for i := range in.keys {
 		if err := in.exec(in.one, in.args[i*occurrenceInsertArity:(i+1)*occurrenceInsertArity], in.keys[i:i+1]); err != nil {
 			return fmt.Errorf("insert occurrence %s: %w", in.keys[i].id, err)
 		}
@@ -130,7 +128,7 @@ func (in *occurrenceInserter) check(k firing) error {
 
 func (in *occurrenceInserter) reset() {
 	clear(in.args)
-	in.args, in.keys, in.rows = in.args[:0], in.keys[:0], 0
+	in.args, in.keys = in.args[:0], in.keys[:0]
 }
 
 func (in *occurrenceInserter) close() {

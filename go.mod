@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/adhocore/gronx v1.20.4
 	github.com/charmbracelet/lipgloss v1.1.0
+	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/jackc/pgx/v5 v5.13.0
 	github.com/muesli/termenv v0.16.0
 	github.com/spf13/cobra v1.10.2

@@ -58,8 +58,8 @@ type checkpointer struct {
 
 // startCheckpointer opens the checkpoint connection on path and starts its
 // goroutine.
-func startCheckpointer(ctx context.Context, path string, busyTimeout time.Duration) (*checkpointer, error) {
-	db, err := sql.Open("sqlite", dsn(path, busyTimeout, roleCheckpointer))
+func startCheckpointer(ctx context.Context, path string, o options) (*checkpointer, error) {
+	db, err := sql.Open("sqlite", dsn(path, o, roleCheckpointer))
 	if err != nil {
 		return nil, fmt.Errorf("checkpointer: %w", err)
 	}

@@ -23,7 +23,12 @@ import (
 	"github.com/sched-dev/sched/internal/store/storetest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(powerLossEnvDB) != "" {
+		os.Exit(powerLossChild()) // a child process of TestPowerLoss
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // openTest opens a Store on a fresh file in a temporary directory: a real
 // file in WAL mode, as in production, never :memory:.

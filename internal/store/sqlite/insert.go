@@ -40,10 +40,10 @@ func (s *Store) newOccurrenceInserter(ctx context.Context, tx *sql.Tx) *occurren
 	return &occurrenceInserter{s: s, ctx: ctx, tx: tx}
 }
 
-// add queues o, whose derived id is id, stamped with the shard epoch and
-// enqueue time given.
-func (in *occurrenceInserter) add(o *store.Occurrence, id string, epoch int64, enqueuedAt time.Time) error {
-	in.args = occurrenceArgs(in.args, o, id, epoch, enqueuedAt)
+// add queues o, whose derived id is id and whose schedule is at row
+// scheduleRow, stamped with the shard epoch and enqueue time given.
+func (in *occurrenceInserter) add(o *store.Occurrence, id string, scheduleRow, epoch int64, enqueuedAt time.Time) error {
+	in.args = occurrenceArgs(in.args, o, id, scheduleRow, epoch, enqueuedAt)
 	in.keys = append(in.keys, firing{id, o.ScheduleID, ms(o.ScheduledFor), o.ScheduleVersion})
 	if len(in.keys) < insertChunk {
 		return nil

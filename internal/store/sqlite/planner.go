@@ -141,9 +141,10 @@ type advanceKey struct {
 // pendingOccurrence is an occurrence of a plan, with its derived id and
 // its enqueue time, waiting to be inserted.
 type pendingOccurrence struct {
-	o          *store.Occurrence
-	id         string
-	enqueuedAt time.Time
+	o           *store.Occurrence
+	id          string
+	scheduleRow int64
+	enqueuedAt  time.Time
 }
 
 // CommitPlan writes one planner batch in one transaction (see store.Plan).
@@ -201,8 +202,8 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 		var (
 			pending = make([]pendingOccurrence, 0, total) // of applied items, inserted at the end
 			seen    = map[string]bool{}
-			run     []int // items of the current run
-			applied = map[string]bool{}
+			run     []int                // items of the current run
+			applied = map[string]int64{} // schedule id: its row, for the schedules advanced
 			js      jsonRows
 		)
 		// The items apply as if one after the other, in runs in which no
@@ -239,12 +240,15 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 					return fmt.Errorf("advance schedules: %w", translate(err))
 				}
 				for rows.Next() {
-					var id string
-					if err := rows.Scan(&id); err != nil {
+					var (
+						id  string
+						row int64
+					)
+					if err := rows.Scan(&id, &row); err != nil {
 						rows.Close()
 						return fmt.Errorf("advance schedules: %w", translate(err))
 					}
-					applied[id] = true
+					applied[id] = row
 				}
 				if err := rows.Err(); err != nil {
 					return fmt.Errorf("advance schedules: %w", translate(err))
@@ -252,7 +256,8 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 			}
 			for _, i := range run {
 				it := &p.Items[i]
-				if !applied[it.ScheduleID] {
+				row, ok := applied[it.ScheduleID]
+				if !ok {
 					res.Stale++
 					continue
 				}
@@ -263,7 +268,7 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 					if o.State == store.OccurrenceEnqueued {
 						enqueued = p.Now
 					}
-					pending = append(pending, pendingOccurrence{o, ids[i][j], enqueued})
+					pending = append(pending, pendingOccurrence{o, ids[i][j], row, enqueued})
 				}
 			}
 			run = run[:0]
@@ -294,7 +299,7 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 		ins := s.newOccurrenceInserter(ctx, tx)
 		defer ins.close()
 		for _, po := range pending {
-			if err := ins.add(po.o, po.id, p.Lease.Epoch, po.enqueuedAt); err != nil {
+			if err := ins.add(po.o, po.id, po.scheduleRow, p.Lease.Epoch, po.enqueuedAt); err != nil {
 				return err
 			}
 		}

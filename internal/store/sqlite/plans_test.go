@@ -22,7 +22,7 @@ func TestQueryPlans(t *testing.T) {
 		never []string // substrings the plan must not have
 	}{
 		{"claim candidates", qClaimCandidates,
-			[]string{"SEARCH occurrences USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at>", "SEARCH s USING INDEX sqlite_autoindex_schedules_1"},
+			[]string{"SEARCH occurrences USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at>", "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)"},
 			[]string{"TEMP B-TREE", "SCAN"}},
 		{"claim rows", qClaimRows, []string{"SEARCH occurrences USING INTEGER PRIMARY KEY (rowid=?)"}, []string{"SCAN occurrences"}},
 		{"next available", qNextAvailable,
@@ -112,7 +112,7 @@ func TestColumnLists(t *testing.T) {
 		{"occurrence scan", len(raw.dest()), occurrenceArity},
 		{"occurrence insert columns", count(occurrenceInsertColumns), occurrenceInsertArity},
 		{"occurrence insert placeholders", strings.Count(occurrenceInsertParams, "?"), occurrenceInsertArity},
-		{"occurrence args", len(occurrenceArgs(nil, &store.Occurrence{}, "", 0, time.Time{})), occurrenceInsertArity},
+		{"occurrence args", len(occurrenceArgs(nil, &store.Occurrence{}, "", 0, 0, time.Time{})), occurrenceInsertArity},
 		{"multi-row placeholders", strings.Count(qInsertOccurrences, "?"), occurrenceInsertArity * insertChunk},
 		{"schedule placeholders", strings.Count(qInsertSchedule, "?"), count(scheduleColumns)},
 		{"schedule args", len(scheduleArgs(&store.Schedule{})), count(scheduleColumns)},

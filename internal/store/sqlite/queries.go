@@ -86,6 +86,9 @@ RETURNING ` + scheduleColumns
 
 	qScheduleVersion = `SELECT version FROM schedules WHERE tenant_id = ? AND schedule_id = ?`
 
+	// The schedule's row, for its occurrences' schedule_row.
+	qScheduleRow = `SELECT row FROM schedules WHERE tenant_id = ? AND schedule_id = ?`
+
 	qSetNextRunAt = `UPDATE schedules SET next_run_at = ? WHERE schedule_id = ?`
 
 	// Step 2 of an update, from the schedule's open occurrences (index
@@ -169,7 +172,7 @@ LIMIT ?3`
 	advanceWhere = `
 WHERE schedule_id IN (SELECT value ->> 0 FROM json_each(?3)) AND tenant_id = ?4 AND +shard = ?7
     AND state = 'ACTIVE' AND version = ?5 AND next_run_at = ?6
-RETURNING schedule_id`
+RETURNING schedule_id, row`
 )
 
 // Occurrences.
@@ -197,14 +200,15 @@ ON CONFLICT (schedule_id, scheduled_for, schedule_version) DO NOTHING`
 	// The firing an occurrence id is the row of (insert.go).
 	qOccurrenceKey = `SELECT schedule_id, scheduled_for, schedule_version FROM occurrences WHERE occurrence_id = ?`
 
-	// An insert also writes open, which the store keeps (0001_init.sql).
-	occurrenceInsertColumns = occurrenceColumns + `, open`
+	// An insert also writes open, which the store keeps (0001_init.sql),
+	// and schedule_row, which the caller has from the schedule's row.
+	occurrenceInsertColumns = occurrenceColumns + `, open, schedule_row`
 
-	occurrenceInsertParams = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	occurrenceInsertParams = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 	// occurrenceInsertArity is the number of columns in
 	// occurrenceInsertColumns.
-	occurrenceInsertArity = occurrenceArity + 1
+	occurrenceInsertArity = occurrenceArity + 2
 
 	qInsertOccurrence = `INSERT OR IGNORE INTO occurrences (` + occurrenceInsertColumns + `)
 VALUES ` + occurrenceInsertParams + onOccurrenceConflict
@@ -279,7 +283,7 @@ const (
 	// to continue when a pass took fewer than it read (overlap). The
 	// payload is the schedule's current one.
 	qClaimCandidates = `SELECT rowid, ` + occurrenceColumns + `,
-    (SELECT s.payload FROM schedules s WHERE s.schedule_id = occurrences.schedule_id)
+    (SELECT s.payload FROM schedules s WHERE s.row = occurrences.schedule_row)
 FROM occurrences
 WHERE tenant_id = ?1 AND queue = ?2 AND lane = ?3 AND state IN ('ENQUEUED', 'RETRY_WAIT')
     AND available_at <= ?4 AND (available_at, rowid) > (?5, ?6)

@@ -177,22 +177,22 @@ func (s *Store) InsertOccurrences(ctx context.Context, occs []store.Occurrence) 
 		// Each schedule must exist for the occurrence's tenant. The schema
 		// has no foreign key for it (0001_init.sql says why); this path is
 		// not the planner's, so the check is one lookup per schedule here.
-		checked := map[[2]string]bool{}
+		rows := map[[2]string]int64{} // the schedules' rows
 		for i := range occs {
 			key := [2]string{occs[i].TenantID, occs[i].ScheduleID}
-			if checked[key] {
+			if _, ok := rows[key]; ok {
 				continue
 			}
-			var v int64
-			if err := tx.QueryRowContext(ctx, qScheduleVersion, key[0], key[1]).Scan(&v); err != nil {
+			var row int64
+			if err := tx.QueryRowContext(ctx, qScheduleRow, key[0], key[1]).Scan(&row); err != nil {
 				return fmt.Errorf("occurrence %s: schedule %s of %s: %w", ids[i], key[1], key[0], translate(err))
 			}
-			checked[key] = true
+			rows[key] = row
 		}
 		ins := s.newOccurrenceInserter(ctx, tx)
 		defer ins.close()
 		for i := range occs {
-			if err := ins.add(&occs[i], ids[i], occs[i].ShardEpoch, occs[i].EnqueuedAt); err != nil {
+			if err := ins.add(&occs[i], ids[i], rows[[2]string{occs[i].TenantID, occs[i].ScheduleID}], occs[i].ShardEpoch, occs[i].EnqueuedAt); err != nil {
 				return err
 			}
 		}
@@ -477,9 +477,9 @@ func scanOccurrence(row scanner) (*store.Occurrence, error) {
 }
 
 // occurrenceArgs appends the values of occurrenceInsertColumns for o,
-// whose id is id, to args. Zero RetryFrom is ScheduledFor and empty
-// OverlapPolicy is allow.
-func occurrenceArgs(args []any, o *store.Occurrence, id string, epoch int64, enqueuedAt time.Time) []any {
+// whose id is id and whose schedule is at row scheduleRow, to args. Zero
+// RetryFrom is ScheduledFor and empty OverlapPolicy is allow.
+func occurrenceArgs(args []any, o *store.Occurrence, id string, scheduleRow, epoch int64, enqueuedAt time.Time) []any {
 	retryFrom := o.RetryFrom
 	if retryFrom.IsZero() {
 		retryFrom = o.ScheduledFor
@@ -492,7 +492,7 @@ func occurrenceArgs(args []any, o *store.Occurrence, id string, epoch int64, enq
 		id, o.TenantID, o.ScheduleID, o.ScheduleVersion, ms(o.ScheduledFor),
 		ms(o.AvailableAt), nullMS(enqueuedAt), string(o.State), string(o.Lane), o.Queue,
 		o.AttemptCount, nullMS(o.FirstClaimedAt), nullMS(o.FinishedAt),
-		string(ovl), epoch, o.AttemptFloor, ms(retryFrom), isOpen(o.State))
+		string(ovl), epoch, o.AttemptFloor, ms(retryFrom), isOpen(o.State), scheduleRow)
 }
 
 // isOpen is the open column for an occurrence in state st.

@@ -27,7 +27,11 @@
 -- its listing in id order. A schedule's row never changes those columns, so
 -- the index costs nothing after the insert.
 CREATE TABLE schedules (
-    schedule_id        TEXT    NOT NULL PRIMARY KEY CHECK (schedule_id <> ''),
+    -- The row's number, for the store's own references to it
+    -- (occurrences.schedule_row): an INTEGER PRIMARY KEY, so VACUUM never
+    -- renumbers it, and assigned on insert.
+    row                INTEGER PRIMARY KEY,
+    schedule_id        TEXT    NOT NULL UNIQUE CHECK (schedule_id <> ''),
     tenant_id          TEXT    NOT NULL CHECK (tenant_id <> ''),
     shard              INTEGER NOT NULL CHECK (shard >= 0),
     name               TEXT    NOT NULL CHECK (name <> ''),
@@ -97,6 +101,11 @@ CREATE TABLE occurrences (
     occurrence_id    TEXT    NOT NULL PRIMARY KEY,
     tenant_id        TEXT    NOT NULL,
     schedule_id      TEXT    NOT NULL,
+    -- The schedule's schedules.row: a claim reads the schedule's payload
+    -- by it, one integer lookup where schedule_id takes two (its index,
+    -- then the row). Written with the occurrence, from the row the same
+    -- transaction found the schedule at, and never changed.
+    schedule_row     INTEGER NOT NULL,
     schedule_version INTEGER NOT NULL CHECK (schedule_version >= 1),
     scheduled_for    INTEGER NOT NULL CHECK (scheduled_for % 1000 = 0),
     available_at     INTEGER NOT NULL,

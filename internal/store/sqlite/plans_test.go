@@ -47,12 +47,12 @@ func TestQueryPlans(t *testing.T) {
 		{"finish (brief)", qFinishGroupBrief, []string{"SEARCH occurrences USING INDEX sqlite_autoindex_occurrences_1 (occurrence_id=?)"}, []string{"SCAN occurrences"}},
 		{"finished attempt", qFinishedAttempt, []string{"sqlite_autoindex_occurrences_1 (occurrence_id=?)", "SEARCH attempts USING PRIMARY KEY (occurrence_id=? AND attempt=?)"}, []string{"SCAN"}},
 		{"archive attempts", qArchiveAttempts, []string{"SCAN j", "SEARCH o USING INTEGER PRIMARY KEY (rowid=?)"}, []string{"SCAN o"}},
-		{"expired leases", qExpiredAttempts, []string{"occurrences_lease (lease_expires_at<?)"}, []string{"TEMP B-TREE", "SCAN"}},
+		{"expired leases", qExpiredAttempts, []string{"occurrences_lease (lease_expires_at<?)", "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)"}, []string{"TEMP B-TREE", "SCAN"}},
 		{"list attempts", qListAttempts, []string{"SEARCH attempts USING PRIMARY KEY (occurrence_id=?)"}, []string{"TEMP B-TREE", "SCAN"}},
 		{"schedule by name", qGetScheduleByName, []string{"schedules_name (tenant_id=? AND name=?)"}, []string{"SCAN"}},
 		{"schedule by key", qGetScheduleByIdempotencyKey, []string{"schedules_idempotency_key (tenant_id=? AND idempotency_key=?)"}, []string{"SCAN"}},
 		{"list schedules", qListSchedules, []string{"sqlite_autoindex_schedules_2 (tenant_id=? AND schedule_id>?)"}, []string{"TEMP B-TREE", "SCAN"}},
-		{"heartbeat", qHeartbeat, []string{"sqlite_autoindex_occurrences_1 (occurrence_id=?)"}, []string{"SCAN"}},
+		{"heartbeat", qHeartbeat, []string{"sqlite_autoindex_occurrences_1 (occurrence_id=?)", "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)"}, []string{"SCAN"}},
 		{"current attempt", qCurrentAttempt, []string{"sqlite_autoindex_occurrences_1 (occurrence_id=?)"}, []string{"SCAN"}},
 	} {
 		args := make([]any, 10)

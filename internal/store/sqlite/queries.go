@@ -319,8 +319,8 @@ LIMIT 1`
 	qHeartbeat = `UPDATE occurrences SET lease_expires_at = ?1
 WHERE occurrence_id = ?2 AND attempt_count = ?3 AND tenant_id = ?4 AND state = 'RUNNING'
 RETURNING lease_expires_at,
-    (SELECT s.version > occurrences.schedule_version FROM schedules s WHERE s.schedule_id = occurrences.schedule_id),
-    (SELECT s.state = 'CANCELED' FROM schedules s WHERE s.schedule_id = occurrences.schedule_id)`
+    (SELECT s.version > occurrences.schedule_version FROM schedules s WHERE s.row = occurrences.schedule_row),
+    (SELECT s.state = 'CANCELED' FROM schedules s WHERE s.row = occurrences.schedule_row)`
 
 	// A group of finishes that share everything but the occurrence: the
 	// attempts numbered ?7 of tenant ?6's occurrences in ?8 (a JSON array
@@ -361,7 +361,7 @@ WHERE occurrence_id IN (SELECT value ->> 0 FROM json_each(?8))
 	qExpiredAttempts = `SELECT o.occurrence_id, o.attempt_count, o.attempt_floor, o.retry_from,
     s.retry_max_attempts, s.retry_deadline_ms, s.version > o.schedule_version OR s.state = 'CANCELED'
 FROM occurrences o
-JOIN schedules s ON s.schedule_id = o.schedule_id
+JOIN schedules s ON s.row = o.schedule_row
 WHERE o.state = 'RUNNING' AND o.lease_expires_at <= ?
 ORDER BY o.lease_expires_at
 LIMIT ?`

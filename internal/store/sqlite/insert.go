@@ -48,14 +48,11 @@ func (in *occurrenceInserter) add(o *store.Occurrence, id string, scheduleRow, e
 	if len(in.keys) < insertChunk {
 		return nil
 	}
-	if in.many == nil {
-		st, err := in.s.txStmt(in.ctx, in.tx, qInsertOccurrences)
-		if err != nil {
-			return fmt.Errorf("insert: %w", err)
-		}
-		in.many = st
+	many, err := in.s.txStmtOnce(in.ctx, in.tx, &in.many, qInsertOccurrences)
+	if err != nil {
+		return fmt.Errorf("insert: %w", err)
 	}
-	if err := in.exec(in.many, in.args, in.keys); err != nil {
+	if err := in.exec(many, in.args, in.keys); err != nil {
 		return fmt.Errorf("insert occurrences %s...: %w", in.keys[0].id, err)
 	}
 	in.reset()
@@ -67,15 +64,12 @@ func (in *occurrenceInserter) flush() error {
 	if len(in.keys) == 0 {
 		return nil
 	}
-	if in.one == nil {
-		st, err := in.s.txStmt(in.ctx, in.tx, qInsertOccurrence)
-		if err != nil {
-			return fmt.Errorf("insert: %w", err)
-		}
-		in.one = st
+	one, err := in.s.txStmtOnce(in.ctx, in.tx, &in.one, qInsertOccurrence)
+	if err != nil {
+		return fmt.Errorf("insert: %w", err)
 	}
 	for i := range in.keys {
-		if err := in.exec(in.one, in.args[i*occurrenceInsertArity:(i+1)*occurrenceInsertArity], in.keys[i:i+1]); err != nil {
+		if err := in.exec(one, in.args[i*occurrenceInsertArity:(i+1)*occurrenceInsertArity], in.keys[i:i+1]); err != nil {
 			return fmt.Errorf("insert occurrence %s: %w", in.keys[i].id, err)
 		}
 	}

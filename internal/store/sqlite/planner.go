@@ -239,19 +239,19 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 				if err != nil {
 					return fmt.Errorf("advance schedules: %w", translate(err))
 				}
-				for rows.Next() {
+				err = eachRow(rows, func(r scanner) error {
 					var (
 						id  string
 						row int64
 					)
-					if err := rows.Scan(&id, &row); err != nil {
-						rows.Close()
-						return fmt.Errorf("advance schedules: %w", translate(err))
+					if err := r.Scan(&id, &row); err != nil {
+						return err
 					}
 					applied[id] = row
-				}
-				if err := rows.Err(); err != nil {
-					return fmt.Errorf("advance schedules: %w", translate(err))
+					return nil
+				})
+				if err != nil {
+					return fmt.Errorf("advance schedules: %w", err)
 				}
 			}
 			for _, i := range run {

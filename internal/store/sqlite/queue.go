@@ -299,14 +299,7 @@ func wantRows(r sql.Result, want int) error {
 
 // stmt returns *st, made a statement of the transaction the first time.
 func (c *claimer) stmt(st **sql.Stmt, query string) (*sql.Stmt, error) {
-	if *st == nil {
-		prepared, err := c.s.txStmt(c.ctx, c.tx, query)
-		if err != nil {
-			return nil, err
-		}
-		*st = prepared
-	}
-	return *st, nil
+	return c.s.txStmtOnce(c.ctx, c.tx, st, query)
 }
 
 func (c *claimer) close() {
@@ -440,18 +433,15 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 				js.row()
 				js.str(ps[i].OccurrenceID)
 			}
-			st, query := &full, qFinishGroup
+			dst, query := &full, qFinishGroup
 			if k.brief {
-				st, query = &brief, qFinishGroupBrief
+				dst, query = &brief, qFinishGroupBrief
 			}
-			if *st == nil {
-				prepared, err := s.txStmt(ctx, tx, query)
-				if err != nil {
-					return fmt.Errorf("finish occurrences: %w", err)
-				}
-				*st = prepared
+			st, err := s.txStmtOnce(ctx, tx, dst, query)
+			if err != nil {
+				return fmt.Errorf("finish occurrences: %w", err)
 			}
-			rows, err := (*st).QueryContext(ctx, k.state, k.result, k.error, k.now, k.retryAt, k.tenant, k.attempt, js.String())
+			rows, err := st.QueryContext(ctx, k.state, k.result, k.error, k.now, k.retryAt, k.tenant, k.attempt, js.String())
 			if err != nil {
 				return fmt.Errorf("finish occurrences: %w", translate(err))
 			}

@@ -277,6 +277,20 @@ func (s *Store) txStmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt
 	return st, nil
 }
 
+// txStmtOnce returns *st, made the statement of query in tx (txStmt) the
+// first time: a transaction that may not need a statement prepares it
+// only when it does. The caller closes it with the transaction.
+func (s *Store) txStmtOnce(ctx context.Context, tx *sql.Tx, st **sql.Stmt, query string) (*sql.Stmt, error) {
+	if *st == nil {
+		prepared, err := s.txStmt(ctx, tx, query)
+		if err != nil {
+			return nil, err
+		}
+		*st = prepared
+	}
+	return *st, nil
+}
+
 // quickCheck runs PRAGMA quick_check and fails with store.ErrCorrupt unless
 // the answer is a single "ok".
 func quickCheck(ctx context.Context, db *sql.DB) error {

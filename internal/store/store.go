@@ -194,6 +194,12 @@ type Schedule struct {
 
 	CreatedAt time.Time
 	UpdatedAt time.Time
+
+	// Row is the store's own number for the schedule's row, where it has
+	// one (SQLite's schedules.row), on the schedules DueSchedules returns:
+	// a plan item that carries it back (PlanItem.ScheduleRow) is found by
+	// it rather than looked up by id. Zero elsewhere and in other stores.
+	Row int64
 }
 
 // Definition returns the schedule's timing for the time engine.

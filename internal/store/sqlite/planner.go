@@ -120,7 +120,7 @@ func (s *Store) DueSchedules(ctx context.Context, p store.DueSchedulesParams) ([
 	if err != nil {
 		return nil, fmt.Errorf("due schedules of shard %d: %w", p.Shard, translate(err))
 	}
-	out, err := collect(rows, scanSchedule)
+	out, err := collect(rows, scanDueSchedule)
 	if err != nil {
 		return nil, fmt.Errorf("due schedules of shard %d: %w", p.Shard, err)
 	}
@@ -181,14 +181,6 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 		if err != nil {
 			return fmt.Errorf("check lease: %w", err)
 		}
-		advance, err := s.txStmt(ctx, tx, qAdvanceSchedules)
-		if err != nil {
-			return fmt.Errorf("advance schedules: %w", err)
-		}
-		advanceState, err := s.txStmt(ctx, tx, qAdvanceSchedulesState)
-		if err != nil {
-			return fmt.Errorf("advance schedules: %w", err)
-		}
 		var one int
 		err = check.QueryRowContext(ctx, p.Lease.Shard, p.Lease.Owner, p.Lease.Epoch, ms(p.Now)).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -199,12 +191,15 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 			return fmt.Errorf("check lease: %w", translate(err))
 		}
 
+		rows, err := s.itemRows(ctx, tx, p.Items)
+		if err != nil {
+			return err
+		}
 		var (
 			pending = make([]pendingOccurrence, 0, total) // of applied items, inserted at the end
 			seen    = map[string]bool{}
-			run     []int                // items of the current run
-			applied = map[string]int64{} // schedule id: its row, for the schedules advanced
-			js      jsonRows
+			run     []int // items of the current run
+			adv     = advancer{s: s, ctx: ctx, tx: tx, shard: p.Lease.Shard, applied: map[string]int64{}}
 		)
 		// The items apply as if one after the other, in runs in which no
 		// schedule appears twice: each run advances its schedules in one
@@ -215,48 +210,20 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 			}
 			// Items that share everything but the schedule (a burst's
 			// schedules of one tenant and version, say) go in one
-			// statement. Items that keep the schedule ACTIVE use one form,
-			// those that change its state the other (queries.go).
+			// statement.
 			keys, groups := groupInOrder(run, func(i int) advanceKey {
 				it := &p.Items[i]
 				return advanceKey{it.TenantID, it.Version, ms(it.Cursor), nullMS(it.NextRunAt), it.State, it.MissedCount}
 			})
-			clear(applied)
+			clear(adv.applied)
 			for _, k := range keys {
-				st := advance
-				args := []any{k.next, k.missed, nil, k.tenant, k.version, k.cursor, p.Lease.Shard}
-				if k.state != store.ScheduleActive {
-					st = advanceState
-					args = append(args, string(k.state))
-				}
-				js.reset()
-				for _, i := range groups[k] {
-					js.row()
-					js.str(p.Items[i].ScheduleID)
-				}
-				args[2] = js.String()
-				rows, err := st.QueryContext(ctx, args...)
-				if err != nil {
-					return fmt.Errorf("advance schedules: %w", translate(err))
-				}
-				err = eachRow(rows, func(r scanner) error {
-					var (
-						id  string
-						row int64
-					)
-					if err := r.Scan(&id, &row); err != nil {
-						return err
-					}
-					applied[id] = row
-					return nil
-				})
-				if err != nil {
+				if err := adv.advance(k, p.Items, rows, groups[k]); err != nil {
 					return fmt.Errorf("advance schedules: %w", err)
 				}
 			}
 			for _, i := range run {
 				it := &p.Items[i]
-				row, ok := applied[it.ScheduleID]
+				row, ok := adv.applied[it.ScheduleID]
 				if !ok {
 					res.Stale++
 					continue
@@ -314,4 +281,149 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 		return store.PlanResult{}, fmt.Errorf("commit plan of shard %d: %w", p.Lease.Shard, err)
 	}
 	return res, nil
+}
+
+// itemRows returns the schedule row of each plan item: its ScheduleRow,
+// else the row of its schedule id, or 0 when there is no such schedule
+// (the item is stale).
+func (s *Store) itemRows(ctx context.Context, tx *sql.Tx, items []store.PlanItem) ([]int64, error) {
+	rows := make([]int64, len(items))
+	var js jsonRows
+	for i := range items {
+		rows[i] = items[i].ScheduleRow
+		if rows[i] == 0 {
+			js.row()
+			js.str(items[i].ScheduleID)
+		}
+	}
+	if js.rows == 0 {
+		return rows, nil
+	}
+	found := map[string]int64{}
+	q, err := tx.QueryContext(ctx, qScheduleRows, js.String())
+	if err != nil {
+		return nil, fmt.Errorf("schedule rows: %w", translate(err))
+	}
+	if err := scanIDRows(q, found); err != nil {
+		return nil, fmt.Errorf("schedule rows: %w", err)
+	}
+	for i := range items {
+		if rows[i] == 0 {
+			rows[i] = found[items[i].ScheduleID]
+		}
+	}
+	return rows, nil
+}
+
+// advancer runs the conditional writes of one plan's items, a group of
+// items that share an advanceKey at a time, and records the schedules it
+// wrote.
+type advancer struct {
+	s     *Store
+	ctx   context.Context
+	tx    *sql.Tx
+	shard int
+	// brief, full and state are the statements of qAdvanceSchedulesBrief,
+	// qAdvanceSchedules and qAdvanceSchedulesState, prepared when first
+	// needed.
+	brief, full, state *sql.Stmt
+	js                 jsonRows
+	// applied maps the id of each schedule written to its row.
+	applied map[string]int64
+}
+
+// advance writes the schedules of the items group (indexes into items,
+// whose rows are rows) that still match k.
+//
+// A group that keeps its schedules ACTIVE is first written by the brief
+// form, which does not say which schedules it wrote: a write with
+// RETURNING costs a fifth more, as SQLite then reads every column's old
+// value and keeps the answer in a temporary table. When it wrote every
+// schedule (the planner's case: nothing changed since its read) that is
+// the answer; otherwise the group rolls back to before it and runs the
+// full form, which names them.
+func (a *advancer) advance(k advanceKey, items []store.PlanItem, rows []int64, group []int) error {
+	a.js.reset()
+	n := 0
+	for _, i := range group {
+		if rows[i] != 0 { // no such schedule: stale
+			a.js.row()
+			a.js.int(rows[i])
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	set := a.js.String()
+	args := []any{k.next, k.missed, set, k.tenant, k.version, k.cursor, a.shard}
+	if k.state != store.ScheduleActive {
+		st, err := a.s.txStmtOnce(a.ctx, a.tx, &a.state, qAdvanceSchedulesState)
+		if err != nil {
+			return err
+		}
+		return a.returning(st, append(args, string(k.state)))
+	}
+	if _, err := a.tx.ExecContext(a.ctx, qSavepointAdvance); err != nil {
+		return translate(err)
+	}
+	brief, err := a.s.txStmtOnce(a.ctx, a.tx, &a.brief, qAdvanceSchedulesBrief)
+	if err != nil {
+		return err
+	}
+	r, err := brief.ExecContext(a.ctx, args...)
+	if err != nil {
+		return translate(err)
+	}
+	wrote, err := r.RowsAffected()
+	if err != nil {
+		return translate(err)
+	}
+	if int(wrote) == n {
+		for _, i := range group {
+			if rows[i] != 0 {
+				a.applied[items[i].ScheduleID] = rows[i]
+			}
+		}
+	} else {
+		if _, err := a.tx.ExecContext(a.ctx, qRollbackToAdvance); err != nil {
+			return translate(err)
+		}
+		st, err := a.s.txStmtOnce(a.ctx, a.tx, &a.full, qAdvanceSchedules)
+		if err != nil {
+			return err
+		}
+		if err := a.returning(st, args); err != nil {
+			return err
+		}
+	}
+	if _, err := a.tx.ExecContext(a.ctx, qReleaseAdvance); err != nil {
+		return translate(err)
+	}
+	return nil
+}
+
+// returning runs a form of the advance that names the schedules it wrote,
+// and records them.
+func (a *advancer) returning(st *sql.Stmt, args []any) error {
+	rows, err := st.QueryContext(a.ctx, args...)
+	if err != nil {
+		return translate(err)
+	}
+	return scanIDRows(rows, a.applied)
+}
+
+// scanIDRows reads rows of (schedule_id, row) into m, and closes rows.
+func scanIDRows(rows *sql.Rows, m map[string]int64) error {
+	return eachRow(rows, func(r scanner) error {
+		var (
+			id  string
+			row int64
+		)
+		if err := r.Scan(&id, &row); err != nil {
+			return err
+		}
+		m[id] = row
+		return nil
+	})
 }

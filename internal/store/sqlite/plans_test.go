@@ -15,6 +15,9 @@ import (
 func TestQueryPlans(t *testing.T) {
 	t.Parallel()
 	s, _ := openTest(t)
+	// A query of one schedule's occurrences finds the schedule's row by
+	// its id first (rowOfSchedule1).
+	const rowOfID = "SEARCH schedules USING COVERING INDEX sqlite_autoindex_schedules_1 (schedule_id=?)"
 	for _, tc := range []struct {
 		name  string
 		query string
@@ -32,17 +35,21 @@ func TestQueryPlans(t *testing.T) {
 		{"dead-letter count", qCountDead, []string{"COVERING INDEX occurrences_dead (tenant_id=?)"}, []string{"SCAN occurrences"}},
 		{"enqueued count", qCountEnqueued, []string{"occurrences_claim (tenant_id=?)"}, []string{"SCAN occurrences"}},
 		{"dead-letter list", qListDeadOccurrences, []string{"occurrences_dead (tenant_id=?)"}, []string{"SCAN occurrences"}},
-		{"schedule's occurrences", qListScheduleOccurrences, []string{"sqlite_autoindex_occurrences_2 (schedule_id=?)"}, []string{"TEMP B-TREE", "SCAN"}},
-		{"cancel on update", qCancelPending, []string{"occurrences_open (schedule_id=?)"}, []string{"SCAN"}},
-		{"in flight on update", qCountRunningOlder, []string{"occurrences_open (schedule_id=?)"}, []string{"SCAN"}},
-		{"overlap: running", qScheduleRunning, []string{"occurrences_open (schedule_id=?)"}, []string{"SCAN"}},
-		{"overlap: earliest pending", qEarliestPending, []string{"occurrences_open (schedule_id=?)"}, []string{"SCAN"}}, // and a sort of the few
-		{"last kept", qLastKept, []string{"sqlite_autoindex_occurrences_2 (schedule_id=?)"}, []string{"TEMP B-TREE", "SCAN"}},
+		{"schedule's occurrences", qListScheduleOccurrences, []string{"sqlite_autoindex_occurrences_2 (schedule_row=?)", rowOfID}, []string{"TEMP B-TREE", "SCAN"}},
+		{"cancel on update", qCancelPending, []string{"occurrences_open (schedule_row=?)", rowOfID}, []string{"SCAN"}},
+		{"in flight on update", qCountRunningOlder, []string{"occurrences_open (schedule_row=?)", rowOfID}, []string{"SCAN"}},
+		{"overlap: running", qScheduleRunning, []string{"occurrences_open (schedule_row=?)", rowOfID}, []string{"SCAN"}},
+		{"overlap: earliest pending", qEarliestPending, []string{"occurrences_open (schedule_row=?)", rowOfID}, []string{"SCAN"}}, // and a sort of the few
+		{"last kept", qLastKept, []string{"sqlite_autoindex_occurrences_2 (schedule_row=?)", rowOfID}, []string{"TEMP B-TREE", "SCAN"}},
 		{"due schedules", qDueSchedules, []string{"schedules_due (shard=? AND (next_run_at,schedule_id)>(?,?) AND next_run_at<?)"}, []string{"TEMP B-TREE", "SCAN"}},
-		{"advance schedules", qAdvanceSchedules, []string{"SEARCH schedules USING INDEX sqlite_autoindex_schedules_2 (tenant_id=? AND schedule_id=?)"},
+		{"advance schedules", qAdvanceSchedules, []string{"SEARCH schedules USING INTEGER PRIMARY KEY (rowid=?)"},
 			[]string{"schedules_due", "SCAN schedules"}},
-		{"advance schedules (state)", qAdvanceSchedulesState, []string{"SEARCH schedules USING INDEX sqlite_autoindex_schedules_2 (tenant_id=? AND schedule_id=?)"},
+		{"advance schedules (state)", qAdvanceSchedulesState, []string{"SEARCH schedules USING INTEGER PRIMARY KEY (rowid=?)"},
 			[]string{"schedules_due", "SCAN schedules"}},
+		{"advance schedules (brief)", qAdvanceSchedulesBrief, []string{"SEARCH schedules USING INTEGER PRIMARY KEY (rowid=?)"},
+			[]string{"schedules_due", "SCAN schedules"}},
+		{"schedule rows", qScheduleRows, []string{"SEARCH schedules USING COVERING INDEX sqlite_autoindex_schedules_1 (schedule_id=?)"},
+			[]string{"SCAN schedules"}},
 		{"finish", qFinishGroup, []string{"SEARCH occurrences USING INDEX sqlite_autoindex_occurrences_1 (occurrence_id=?)"}, []string{"SCAN occurrences"}},
 		{"finish (brief)", qFinishGroupBrief, []string{"SEARCH occurrences USING INDEX sqlite_autoindex_occurrences_1 (occurrence_id=?)"}, []string{"SCAN occurrences"}},
 		{"finished attempt", qFinishedAttempt, []string{"sqlite_autoindex_occurrences_1 (occurrence_id=?)", "SEARCH attempts USING PRIMARY KEY (occurrence_id=? AND attempt=?)"}, []string{"SCAN"}},

@@ -39,10 +39,10 @@ const (
 const (
 	scheduleColumns = scheduleColumnsHead + `payload` + scheduleColumnsTail
 
-	// The planner's read: every column but the payload, which it does not
-	// use and which may be 256 KiB (an empty blob in its place, so one
-	// scanner reads both).
-	dueScheduleColumns = scheduleColumnsHead + `x''` + scheduleColumnsTail
+	// The planner's read: the row (store.Schedule.Row), then every column
+	// but the payload, which it does not use and which may be 256 KiB (an
+	// empty blob in its place, so one scanner reads both).
+	dueScheduleColumns = `row, ` + scheduleColumnsHead + `x''` + scheduleColumnsTail
 
 	scheduleColumnsHead = `schedule_id, tenant_id, shard, name, kind, expr, time_zone, anchor,
     dst_gap, dst_repeat, version, state, next_run_at, queue, `
@@ -89,21 +89,28 @@ RETURNING ` + scheduleColumns
 	// The schedule's row, for its occurrences' schedule_row.
 	qScheduleRow = `SELECT row FROM schedules WHERE tenant_id = ? AND schedule_id = ?`
 
+	// The row of the schedule whose id is parameter 1 (2): queries of one
+	// schedule's occurrences take its id and find them by its row, which
+	// the occurrences' indexes are keyed by (0001_init.sql). A schedule
+	// that does not exist has no row, and NULL matches no occurrence.
+	rowOfSchedule1 = `(SELECT row FROM schedules WHERE schedule_id = ?1)`
+	rowOfSchedule2 = `(SELECT row FROM schedules WHERE schedule_id = ?2)`
+
 	qSetNextRunAt = `UPDATE schedules SET next_run_at = ? WHERE schedule_id = ?`
 
 	// Step 2 of an update, from the schedule's open occurrences (index
 	// occurrences_open; INDEXED BY because the natural key's index also
-	// starts with schedule_id, and it holds the whole history).
+	// starts with schedule_row, and it holds the whole history).
 	qCancelPending = `UPDATE occurrences INDEXED BY occurrences_open SET state = 'CANCELED', open = 0, finished_at = ?1
-WHERE schedule_id = ?2 AND open = 1 AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT') AND schedule_version < ?3`
+WHERE schedule_row = ` + rowOfSchedule2 + ` AND open = 1 AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT') AND schedule_version < ?3`
 
 	// Index occurrences_open.
 	qCountRunningOlder = `SELECT count(*) FROM occurrences INDEXED BY occurrences_open
-WHERE schedule_id = ? AND open = 1 AND state = 'RUNNING' AND schedule_version < ?`
+WHERE schedule_row = ` + rowOfSchedule1 + ` AND open = 1 AND state = 'RUNNING' AND schedule_version < ?2`
 
 	// The latest firing not canceled: the natural key's index, backwards.
 	qLastKept = `SELECT scheduled_for FROM occurrences
-WHERE schedule_id = ? AND state <> 'CANCELED'
+WHERE schedule_row = ` + rowOfSchedule1 + ` AND state <> 'CANCELED'
 ORDER BY scheduled_for DESC, schedule_version DESC
 LIMIT 1`
 )
@@ -150,29 +157,45 @@ LIMIT ?3`
 	qCheckLease = `SELECT 1 FROM shard_leases WHERE shard = ? AND owner = ? AND epoch = ? AND expires_at > ?`
 
 	// The plan items' conditional writes, a group at a time: the items
-	// that share everything but the schedule. ?3 is a JSON array of
-	// [schedule_id], and each of those schedules is set to the next run ?1
-	// (adding ?2 to its missed count) only if it is tenant ?4's, ACTIVE, at
-	// version ?5 and cursor ?6, and in the leased shard ?7 (the lease
-	// fences only its own shard's schedules); the answer names the
-	// schedules written. (The unary + keeps SQLite from reading the shard's
-	// index: the ids drive, one primary key lookup each.) An UPDATE ...
+	// that share everything but the schedule. ?3 is a JSON array of the
+	// schedules' [row], and each of those schedules is set to the next run
+	// ?1 (adding ?2 to its missed count) only if it is tenant ?4's, ACTIVE,
+	// at version ?5 and cursor ?6, and in the leased shard ?7 (the lease
+	// fences only its own shard's schedules). The rows drive, one integer
+	// seek each (a schedule id would take two: its index, then the row);
+	// the unary + keeps SQLite from reading another index. An UPDATE ...
 	// FROM json_each with the values per row measured two to three times
 	// slower per row: SQLite materializes the join first.
 	//
-	// Two forms. Most items leave the schedule ACTIVE, and
-	// qAdvanceSchedules does not assign state: SQLite rewrites a partial
-	// index whose WHERE names a column the SET assigns, even to the same
-	// value, so assigning state would move every schedule's entry in
-	// schedules_name out and back in. qAdvanceSchedulesState, for the items
-	// that end a schedule (COMPLETED), assigns it (?8).
-	qAdvanceSchedules      = `UPDATE schedules SET next_run_at = ?1, missed_count = missed_count + ?2` + advanceWhere
-	qAdvanceSchedulesState = `UPDATE schedules SET next_run_at = ?1, missed_count = missed_count + ?2, state = ?8` + advanceWhere
+	// Three forms. qAdvanceSchedulesBrief does not say which schedules it
+	// wrote, only how many, and is what the planner's groups run
+	// (planner.go: the advancer); qAdvanceSchedules names them. Neither
+	// assigns state: SQLite rewrites a partial index whose WHERE names a
+	// column the SET assigns, even to the same value, so assigning state
+	// would move every schedule's entry in schedules_name out and back in.
+	// qAdvanceSchedulesState, for the items that end a schedule
+	// (COMPLETED), assigns it (?8).
+	qAdvanceSchedulesBrief = advanceSet + advanceWhere
+	qAdvanceSchedules      = advanceSet + advanceWhere + advanceReturning
+	qAdvanceSchedulesState = advanceSet + `, state = ?8` + advanceWhere + advanceReturning
 
+	advanceSet   = `UPDATE schedules SET next_run_at = ?1, missed_count = missed_count + ?2`
 	advanceWhere = `
-WHERE schedule_id IN (SELECT value ->> 0 FROM json_each(?3)) AND tenant_id = ?4 AND +shard = ?7
-    AND state = 'ACTIVE' AND version = ?5 AND next_run_at = ?6
+WHERE row IN (SELECT value ->> 0 FROM json_each(?3)) AND +tenant_id = ?4 AND +shard = ?7
+    AND state = 'ACTIVE' AND version = ?5 AND next_run_at = ?6`
+	advanceReturning = `
 RETURNING schedule_id, row`
+
+	// The savepoint a brief advance that did not write every schedule
+	// rolls back to.
+	qSavepointAdvance  = `SAVEPOINT advance`
+	qRollbackToAdvance = `ROLLBACK TO advance`
+	qReleaseAdvance    = `RELEASE advance`
+
+	// The rows of the schedules of ids ?1 (a JSON array of [schedule_id]),
+	// for plan items that carry none.
+	qScheduleRows = `SELECT schedule_id, row FROM schedules
+WHERE schedule_id IN (SELECT value ->> 0 FROM json_each(?1))`
 )
 
 // Occurrences.
@@ -195,7 +218,7 @@ const (
 	// fails on: every row a statement did not write is looked up by id
 	// (qOccurrenceKey), and must be the same firing.
 	onOccurrenceConflict = `
-ON CONFLICT (schedule_id, scheduled_for, schedule_version) DO NOTHING`
+ON CONFLICT (schedule_row, scheduled_for, schedule_version) DO NOTHING`
 
 	// The firing an occurrence id is the row of (insert.go).
 	qOccurrenceKey = `SELECT schedule_id, scheduled_for, schedule_version FROM occurrences WHERE occurrence_id = ?`
@@ -220,7 +243,7 @@ FROM occurrences WHERE tenant_id = ? AND occurrence_id = ?`
 	// order; state and queue filter ('' for any).
 	qListScheduleOccurrences = `SELECT ` + occurrenceColumns + `
 FROM occurrences
-WHERE schedule_id = ?1 AND tenant_id = ?2 AND (?3 = '' OR state = ?3) AND (?4 = '' OR queue = ?4)
+WHERE schedule_row = ` + rowOfSchedule1 + ` AND tenant_id = ?2 AND (?3 = '' OR state = ?3) AND (?4 = '' OR queue = ?4)
 ORDER BY scheduled_for, schedule_version
 LIMIT ?5`
 
@@ -303,12 +326,12 @@ WHERE rowid IN (SELECT value FROM json_each(?4))`
 	// Overlap: a running occurrence of the schedule (index
 	// occurrences_open).
 	qScheduleRunning = `SELECT EXISTS (SELECT 1 FROM occurrences INDEXED BY occurrences_open
-    WHERE schedule_id = ? AND open = 1 AND state = 'RUNNING')`
+    WHERE schedule_row = ` + rowOfSchedule1 + ` AND open = 1 AND state = 'RUNNING')`
 
 	// queue_one: the schedule's earliest occurrence not yet claimed, among
 	// its open ones (few), never through all of its history.
 	qEarliestPending = `SELECT rowid FROM occurrences INDEXED BY occurrences_open
-WHERE schedule_id = ? AND open = 1 AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT')
+WHERE schedule_row = ` + rowOfSchedule1 + ` AND open = 1 AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT')
 ORDER BY scheduled_for, schedule_version
 LIMIT 1`
 

@@ -397,7 +397,23 @@ func nullString(v string) any {
 type scanner interface{ Scan(dest ...any) error }
 
 // scanSchedule reads the columns of scheduleColumns, in that order.
-func scanSchedule(row scanner) (*store.Schedule, error) {
+func scanSchedule(row scanner) (*store.Schedule, error) { return scanScheduleAfter(row, nil) }
+
+// scanDueSchedule reads the columns of qDueSchedules: the row, then those
+// of scheduleColumns.
+func scanDueSchedule(row scanner) (*store.Schedule, error) {
+	var n int64
+	sc, err := scanScheduleAfter(row, &n)
+	if err != nil {
+		return nil, err
+	}
+	sc.Row = n
+	return sc, nil
+}
+
+// scanScheduleAfter reads the columns of scheduleColumns, after lead when
+// it is not nil.
+func scanScheduleAfter(row scanner, lead any) (*store.Schedule, error) {
 	var (
 		sc                                     store.Schedule
 		kind, gap, repeat, state, misfire, ovl string
@@ -406,12 +422,16 @@ func scanSchedule(row scanner) (*store.Schedule, error) {
 		lateness, window, base, capMS, dl      int64
 		created, updated                       int64
 	)
-	err := row.Scan(&sc.ScheduleID, &sc.TenantID, &sc.Shard, &sc.Name, &kind, &sc.Expr, &sc.TimeZone, &anchor,
+	dest := make([]any, 0, 29)
+	if lead != nil {
+		dest = append(dest, lead)
+	}
+	dest = append(dest, &sc.ScheduleID, &sc.TenantID, &sc.Shard, &sc.Name, &kind, &sc.Expr, &sc.TimeZone, &anchor,
 		&gap, &repeat, &sc.Version, &state, &next, &sc.Queue, &sc.Payload,
 		&misfire, &lateness, &sc.CatchUpK, &ovl, &window,
 		&sc.Retry.MaxAttempts, &base, &capMS, &dl,
 		&idemKey, &sc.MissedCount, &created, &updated)
-	if err != nil {
+	if err := row.Scan(dest...); err != nil {
 		return nil, err
 	}
 	sc.Kind = spec.Kind(kind)

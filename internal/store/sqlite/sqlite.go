@@ -244,7 +244,7 @@ func dsn(path string, o options, r role) string {
 // writer pool: its one connection is busy with the transaction that wants
 // the statement.
 var hotQueries = []string{
-	qDueSchedules, qCheckLease, qAdvanceSchedules, qAdvanceSchedulesState, qInsertOccurrence, qInsertOccurrences,
+	qDueSchedules, qCheckLease, qAdvanceSchedulesBrief, qAdvanceSchedules, qAdvanceSchedulesState, qInsertOccurrence, qInsertOccurrences,
 	qClaimCandidates, qClaimRows, qArchiveAttempts, qScheduleRunning, qEarliestPending, qSkipOverlap,
 	qFinishGroup, qFinishGroupBrief, qFinishedAttempt, qOccurrenceState, qGetOccurrence, qHeartbeat,
 }

@@ -179,6 +179,7 @@ func testPlanner(t *testing.T, open func(t *testing.T) Store) {
 			// The contract lets DueSchedules leave the payload out.
 			got[0].Payload, want.Payload = nil, nil
 		}
+		got[0].Row = 0 // the store's own, where it has one
 		assertScheduleEqual(t, &got[0], want)
 	})
 
@@ -281,58 +282,16 @@ func testPlanner(t *testing.T, open func(t *testing.T) Store) {
 		}
 	})
 
-	t.Run("CommitPlanStaleItems", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := open(t), t.Context()
-		lease := mustAcquire(t, s, 7, "node-a", at(0))
-		ok1 := planSchedule(t, s, "tenant-a", "sch_ok1", 7, at(time.Minute))
-		ok2 := planSchedule(t, s, "tenant-a", "sch_ok2", 7, at(time.Minute))
-		moved := planSchedule(t, s, "tenant-a", "sch_moved", 7, at(time.Minute))
-		updated := planSchedule(t, s, "tenant-a", "sch_updated", 7, at(time.Minute))
-		paused := planSchedule(t, s, "tenant-a", "sch_paused", 7, at(time.Minute))
-		otherShard := planSchedule(t, s, "tenant-a", "sch_shard8", 8, at(time.Minute))
-		wrongTenant := planSchedule(t, s, "tenant-a", "sch_tenant", 7, at(time.Minute))
-
-		// Between the planner's read and its commit:
-		mustUpdate(t, s, updated, 1, at(0), nil) // a new version
-		paused.State = store.SchedulePaused
-		mustUpdate(t, s, paused, 1, at(0), nil)
-		paused = mustGetSchedule(t, s, "tenant-a", paused.ScheduleID)
-		res, err := s.CommitPlan(ctx, store.Plan{Lease: lease, Now: at(time.Second), Items: []store.PlanItem{planItem(moved, at(time.Minute), at(90*time.Second))}})
-		if err != nil || res.Applied != 1 {
-			t.Fatalf("CommitPlan moving the cursor: %+v, %v", res, err)
+	// Items name their schedules by id, or also by the Row DueSchedules
+	// read, as the planner's do: a store that finds them by row must apply
+	// and refuse exactly the same ones.
+	for _, byRow := range []bool{false, true} {
+		name := "CommitPlanStaleItems"
+		if byRow {
+			name += "ByRow"
 		}
-		movedNow := mustGetSchedule(t, s, "tenant-a", moved.ScheduleID)
-
-		item := func(sc *store.Schedule) store.PlanItem { return planItem(sc, at(time.Minute), at(2*time.Minute)) }
-		foreign := item(wrongTenant)
-		foreign.TenantID = "tenant-b"
-		for i := range foreign.Occurrences {
-			foreign.Occurrences[i].TenantID = "tenant-b"
-		}
-		items := []store.PlanItem{item(ok1), item(moved), item(updated), item(paused), item(ok2), item(otherShard), foreign}
-		items[3].Version = paused.Version // the right version, but PAUSED
-		res, err = s.CommitPlan(ctx, store.Plan{Lease: lease, Now: at(2 * time.Second), Items: items})
-		if err != nil {
-			t.Fatalf("CommitPlan: %v", err)
-		}
-		if want := (store.PlanResult{Applied: 2, Stale: 5, Inserted: 2}); res != want {
-			t.Errorf("CommitPlan = %+v, want %+v", res, want)
-		}
-		for _, sc := range []*store.Schedule{ok1, ok2} {
-			if got := mustGetSchedule(t, s, "tenant-a", sc.ScheduleID); !got.NextRunAt.Equal(at(2 * time.Minute)) {
-				t.Errorf("%s: cursor %v, want advanced", sc.ScheduleID, got.NextRunAt)
-			}
-			assertOccurrenceCount(t, s, sc, 1)
-		}
-		for _, sc := range []*store.Schedule{movedNow, paused, otherShard, wrongTenant} {
-			assertScheduleEqual(t, mustGetSchedule(t, s, "tenant-a", sc.ScheduleID), sc)
-		}
-		for _, sc := range []*store.Schedule{updated, paused, otherShard, wrongTenant} {
-			assertOccurrenceCount(t, s, sc, 0)
-		}
-		assertOccurrenceCount(t, s, moved, 1) // from its own plan only
-	})
+		t.Run(name, func(t *testing.T) { testCommitPlanStaleItems(t, open, byRow) })
+	}
 
 	t.Run("CommitPlanDuplicates", func(t *testing.T) {
 		t.Parallel()
@@ -481,4 +440,76 @@ func planItem(sc *store.Schedule, cursor, next time.Time) store.PlanItem {
 	o.State = store.OccurrenceEnqueued
 	return store.PlanItem{TenantID: sc.TenantID, ScheduleID: sc.ScheduleID, Version: sc.Version, Cursor: cursor,
 		NextRunAt: next, State: store.ScheduleActive, Occurrences: []store.Occurrence{o}}
+}
+
+// testCommitPlanStaleItems: a plan whose items' schedules changed since the
+// planner read them applies the others alone. With byRow, each item also
+// carries its schedule's Row from DueSchedules.
+func testCommitPlanStaleItems(t *testing.T, open func(*testing.T) Store, byRow bool) {
+	t.Parallel()
+	s, ctx := open(t), t.Context()
+	lease := mustAcquire(t, s, 7, "node-a", at(0))
+	ok1 := planSchedule(t, s, "tenant-a", "sch_ok1", 7, at(time.Minute))
+	ok2 := planSchedule(t, s, "tenant-a", "sch_ok2", 7, at(time.Minute))
+	moved := planSchedule(t, s, "tenant-a", "sch_moved", 7, at(time.Minute))
+	updated := planSchedule(t, s, "tenant-a", "sch_updated", 7, at(time.Minute))
+	paused := planSchedule(t, s, "tenant-a", "sch_paused", 7, at(time.Minute))
+	otherShard := planSchedule(t, s, "tenant-a", "sch_shard8", 8, at(time.Minute))
+	wrongTenant := planSchedule(t, s, "tenant-a", "sch_tenant", 7, at(time.Minute))
+	rows := map[string]int64{} // the planner's read
+	if byRow {
+		for _, shard := range []int{7, 8} {
+			due, err := s.DueSchedules(ctx, store.DueSchedulesParams{Shard: shard, Until: at(time.Minute), Limit: 10})
+			if err != nil {
+				t.Fatalf("DueSchedules: %v", err)
+			}
+			for _, sc := range due {
+				rows[sc.ScheduleID] = sc.Row
+			}
+		}
+	}
+
+	// Between the planner's read and its commit:
+	mustUpdate(t, s, updated, 1, at(0), nil) // a new version
+	paused.State = store.SchedulePaused
+	mustUpdate(t, s, paused, 1, at(0), nil)
+	paused = mustGetSchedule(t, s, "tenant-a", paused.ScheduleID)
+	res, err := s.CommitPlan(ctx, store.Plan{Lease: lease, Now: at(time.Second), Items: []store.PlanItem{planItem(moved, at(time.Minute), at(90*time.Second))}})
+	if err != nil || res.Applied != 1 {
+		t.Fatalf("CommitPlan moving the cursor: %+v, %v", res, err)
+	}
+	movedNow := mustGetSchedule(t, s, "tenant-a", moved.ScheduleID)
+
+	item := func(sc *store.Schedule) store.PlanItem {
+		it := planItem(sc, at(time.Minute), at(2*time.Minute))
+		it.ScheduleRow = rows[sc.ScheduleID]
+		return it
+	}
+	foreign := item(wrongTenant)
+	foreign.TenantID = "tenant-b"
+	for i := range foreign.Occurrences {
+		foreign.Occurrences[i].TenantID = "tenant-b"
+	}
+	items := []store.PlanItem{item(ok1), item(moved), item(updated), item(paused), item(ok2), item(otherShard), foreign}
+	items[3].Version = paused.Version // the right version, but PAUSED
+	res, err = s.CommitPlan(ctx, store.Plan{Lease: lease, Now: at(2 * time.Second), Items: items})
+	if err != nil {
+		t.Fatalf("CommitPlan: %v", err)
+	}
+	if want := (store.PlanResult{Applied: 2, Stale: 5, Inserted: 2}); res != want {
+		t.Errorf("CommitPlan = %+v, want %+v", res, want)
+	}
+	for _, sc := range []*store.Schedule{ok1, ok2} {
+		if got := mustGetSchedule(t, s, "tenant-a", sc.ScheduleID); !got.NextRunAt.Equal(at(2 * time.Minute)) {
+			t.Errorf("%s: cursor %v, want advanced", sc.ScheduleID, got.NextRunAt)
+		}
+		assertOccurrenceCount(t, s, sc, 1)
+	}
+	for _, sc := range []*store.Schedule{movedNow, paused, otherShard, wrongTenant} {
+		assertScheduleEqual(t, mustGetSchedule(t, s, "tenant-a", sc.ScheduleID), sc)
+	}
+	for _, sc := range []*store.Schedule{updated, paused, otherShard, wrongTenant} {
+		assertOccurrenceCount(t, s, sc, 0)
+	}
+	assertOccurrenceCount(t, s, moved, 1) // from its own plan only
 }

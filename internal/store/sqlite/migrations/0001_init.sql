@@ -29,8 +29,11 @@
 CREATE TABLE schedules (
     -- The row's number, for the store's own references to it
     -- (occurrences.schedule_row): an INTEGER PRIMARY KEY, so VACUUM never
-    -- renumbers it, and assigned on insert.
-    row                INTEGER PRIMARY KEY,
+    -- renumbers it, assigned on insert and never changed. AUTOINCREMENT
+    -- so that no number is ever given twice, even after a delete: a row
+    -- number names one schedule_id forever, which is what lets the
+    -- occurrences' natural key use it in place of the id.
+    row                INTEGER PRIMARY KEY AUTOINCREMENT,
     schedule_id        TEXT    NOT NULL UNIQUE CHECK (schedule_id <> ''),
     tenant_id          TEXT    NOT NULL CHECK (tenant_id <> ''),
     shard              INTEGER NOT NULL CHECK (shard >= 0),
@@ -83,12 +86,17 @@ CREATE INDEX schedules_due
 -- One scheduled time. occurrence_id is derived from the UNIQUE triple
 -- (store.OccurrenceID), so a second insert of the same firing is a no-op.
 --
--- The natural key is declared as (schedule_id, scheduled_for,
--- schedule_version): the same set as SPEC's UNIQUE(schedule_id,
--- schedule_version, scheduled_for), ordered so that its index keeps one
--- schedule's occurrences in time order, for the reconciler, for listing a
--- schedule's occurrences, and for the latest not-canceled firing an update
--- starts after (read backwards).
+-- The natural key is declared as (schedule_row, scheduled_for,
+-- schedule_version). schedule_row stands for schedule_id: each names the
+-- other, for ever (schedules.row is never reused nor changed, and
+-- schedule_id is UNIQUE there), so this is SPEC's UNIQUE(schedule_id,
+-- schedule_version, scheduled_for), keyed by an integer. That is a fifth
+-- of a materialization: the index is written by every occurrence, in the
+-- middle, and its text keys shared long prefixes (sch_...), so every
+-- comparison on the way down read them byte by byte. The order keeps one
+-- schedule's occurrences in time order, for listing a schedule's
+-- occurrences and for the latest not-canceled firing an update starts
+-- after (read backwards). Queries by a schedule's id find its row first.
 --
 -- No FOREIGN KEY to schedules: it cost every materialized occurrence a
 -- lookup in the schedules table (the planner's hottest write), and nothing
@@ -101,10 +109,11 @@ CREATE TABLE occurrences (
     occurrence_id    TEXT    NOT NULL PRIMARY KEY,
     tenant_id        TEXT    NOT NULL,
     schedule_id      TEXT    NOT NULL,
-    -- The schedule's schedules.row: a claim reads the schedule's payload
-    -- by it, one integer lookup where schedule_id takes two (its index,
-    -- then the row). Written with the occurrence, from the row the same
-    -- transaction found the schedule at, and never changed.
+    -- The schedule's schedules.row, the schedule in the natural key and
+    -- in occurrences_open; a claim reads the schedule's payload by it, one
+    -- integer lookup where schedule_id takes two (its index, then the
+    -- row). Written with the occurrence, from the row the same transaction
+    -- found the schedule at, and never changed.
     schedule_row     INTEGER NOT NULL,
     schedule_version INTEGER NOT NULL CHECK (schedule_version >= 1),
     scheduled_for    INTEGER NOT NULL CHECK (scheduled_for % 1000 = 0),
@@ -143,7 +152,7 @@ CREATE TABLE occurrences (
     att_finished_at  INTEGER,
     att_result       TEXT,
     att_error        TEXT    NOT NULL DEFAULT '',
-    UNIQUE (schedule_id, scheduled_for, schedule_version)
+    UNIQUE (schedule_row, scheduled_for, schedule_version)
 ) STRICT;
 
 -- Claims: a tenant's queue's claimable occurrences per lane, oldest first.
@@ -155,7 +164,7 @@ CREATE INDEX occurrences_claim ON occurrences (tenant_id, queue, lane, available
 -- one running?), queue_one's earliest waiting one, and an update's cancel
 -- and in-flight count. A claim does not change open, so it does not touch
 -- this index; a finish removes the row from it.
-CREATE INDEX occurrences_open ON occurrences (schedule_id)
+CREATE INDEX occurrences_open ON occurrences (schedule_row)
     WHERE open = 1;
 
 -- The lease rescuer: RUNNING occurrences by the lease of their current

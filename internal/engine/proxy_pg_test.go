@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -273,7 +275,9 @@ func TestProxyBlackholeSelfFencesAndFailsOver(t *testing.T) {
 		start := time.Now()
 		for !ok() {
 			if time.Since(start) > d {
-				t.Fatalf("%s: not within %v", what, d)
+				m := live()
+				t.Fatalf("%s: not within %v; live leases: node-a %d, node-b %d; node-a's latest log records:\n%s",
+					what, d, count(m, "node-a"), count(m, "node-b"), fencedA.recent())
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -377,6 +381,9 @@ func TestProxyBlackholeSelfFencesAndFailsOver(t *testing.T) {
 type proxyLogCounter struct {
 	msg string
 	n   atomic.Int64
+
+	mu   sync.Mutex
+	last []string // the latest records, for a failure's message
 }
 
 func (h *proxyLogCounter) Enabled(context.Context, slog.Level) bool { return true }
@@ -384,7 +391,25 @@ func (h *proxyLogCounter) Handle(_ context.Context, r slog.Record) error {
 	if r.Message == h.msg {
 		h.n.Add(1)
 	}
+	line := r.Time.Format("15:04:05.000") + " " + r.Level.String() + " " + r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		line += " " + a.String()
+		return true
+	})
+	h.mu.Lock()
+	h.last = append(h.last, line)
+	if len(h.last) > 40 {
+		h.last = h.last[len(h.last)-40:]
+	}
+	h.mu.Unlock()
 	return nil
+}
+
+// recent returns the latest records handled, oldest first.
+func (h *proxyLogCounter) recent() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return strings.Join(h.last, "\n")
 }
 func (h *proxyLogCounter) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h *proxyLogCounter) WithGroup(string) slog.Handler      { return h }

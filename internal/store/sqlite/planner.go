@@ -364,41 +364,25 @@ func (a *advancer) advance(k advanceKey, items []store.PlanItem, rows []int64, g
 		}
 		return a.returning(st, append(args, string(k.state)))
 	}
-	if _, err := a.tx.ExecContext(a.ctx, qSavepointAdvance); err != nil {
-		return translate(err)
-	}
 	brief, err := a.s.txStmtOnce(a.ctx, a.tx, &a.brief, qAdvanceSchedulesBrief)
 	if err != nil {
 		return err
 	}
-	r, err := brief.ExecContext(a.ctx, args...)
+	all, err := briefWrite(a.ctx, a.tx, brief, n, args...)
 	if err != nil {
-		return translate(err)
+		return err
 	}
-	wrote, err := r.RowsAffected()
-	if err != nil {
-		return translate(err)
-	}
-	if int(wrote) == n {
-		for _, i := range group {
-			if rows[i] != 0 {
-				a.applied[items[i].ScheduleID] = rows[i]
-			}
-		}
-	} else {
-		if _, err := a.tx.ExecContext(a.ctx, qRollbackToAdvance); err != nil {
-			return translate(err)
-		}
+	if !all {
 		st, err := a.s.txStmtOnce(a.ctx, a.tx, &a.full, qAdvanceSchedules)
 		if err != nil {
 			return err
 		}
-		if err := a.returning(st, args); err != nil {
-			return err
-		}
+		return a.returning(st, args)
 	}
-	if _, err := a.tx.ExecContext(a.ctx, qReleaseAdvance); err != nil {
-		return translate(err)
+	for _, i := range group {
+		if rows[i] != 0 {
+			a.applied[items[i].ScheduleID] = rows[i]
+		}
 	}
 	return nil
 }

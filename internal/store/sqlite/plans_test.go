@@ -52,6 +52,7 @@ func TestQueryPlans(t *testing.T) {
 			[]string{"SCAN schedules"}},
 		{"finish", qFinishGroup, []string{"SEARCH occurrences USING INDEX sqlite_autoindex_occurrences_1 (occurrence_id=?)"}, []string{"SCAN occurrences"}},
 		{"finish (brief)", qFinishGroupBrief, []string{"SEARCH occurrences USING INDEX sqlite_autoindex_occurrences_1 (occurrence_id=?)"}, []string{"SCAN occurrences"}},
+		{"finish (count)", qFinishGroupCount, []string{"SEARCH occurrences USING INDEX sqlite_autoindex_occurrences_1 (occurrence_id=?)"}, []string{"SCAN occurrences"}},
 		{"finished attempt", qFinishedAttempt, []string{"sqlite_autoindex_occurrences_1 (occurrence_id=?)", "SEARCH attempts USING PRIMARY KEY (occurrence_id=? AND attempt=?)"}, []string{"SCAN"}},
 		{"archive attempts", qArchiveAttempts, []string{"SCAN j", "SEARCH o USING INTEGER PRIMARY KEY (rowid=?)"}, []string{"SCAN o"}},
 		{"expired leases", qExpiredAttempts, []string{"occurrences_lease (lease_expires_at<?)", "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)"}, []string{"TEMP B-TREE", "SCAN"}},

@@ -186,11 +186,14 @@ WHERE row IN (SELECT value ->> 0 FROM json_each(?3)) AND +tenant_id = ?4 AND +sh
 	advanceReturning = `
 RETURNING schedule_id, row`
 
-	// The savepoint a brief advance that did not write every schedule
-	// rolls back to.
-	qSavepointAdvance  = `SAVEPOINT advance`
-	qRollbackToAdvance = `ROLLBACK TO advance`
-	qReleaseAdvance    = `RELEASE advance`
+	// The savepoint a brief write (a form without RETURNING) that did not
+	// write every row it was given rolls back to, before the form that
+	// names the rows it writes runs instead (planner.go, queue.go).
+	// RETURNING costs SQLite a load of every old column of each row written
+	// and a temporary table of the answer.
+	qSavepoint           = `SAVEPOINT brief`
+	qRollbackToSavepoint = `ROLLBACK TO brief`
+	qReleaseSavepoint    = `RELEASE brief`
 
 	// The rows of the schedules of ids ?1 (a JSON array of [schedule_id]),
 	// for plan items that carry none.
@@ -361,6 +364,9 @@ RETURNING lease_expires_at,
 RETURNING ` + occurrenceColumns
 	qFinishGroupBrief = finishGroup + `
 RETURNING occurrence_id` // FinishParams.Brief
+	// The brief finish of a group whose every occurrence it writes: it
+	// answers with the count alone (see qSavepoint).
+	qFinishGroupCount = finishGroup
 
 	finishGroup = `UPDATE occurrences SET
     state = ?1,

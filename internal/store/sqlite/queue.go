@@ -380,15 +380,21 @@ func (s *Store) FinishAttempts(ctx context.Context, ps []store.FinishParams) ([]
 	return res, nil
 }
 
+// briefOccurrence is what a brief finish answers for an occurrence it
+// wrote: what the item says the row now is (store.FinishParams.Brief).
+func briefOccurrence(id, tenant, state string, attempt int64) store.Occurrence {
+	return store.Occurrence{OccurrenceID: id, TenantID: tenant, State: store.OccurrenceState(state), AttemptCount: int(attempt)}
+}
+
 // finishTx is the batch of FinishAttempts within tx.
 func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParams) ([]store.FinishResult, error) {
 	res := make([]store.FinishResult, len(ps))
 	if len(ps) == 0 {
 		return res, nil
 	}
-	var full, brief *sql.Stmt // qFinishGroup and qFinishGroupBrief, made when first used
+	var full, brief, count *sql.Stmt // qFinishGroup, qFinishGroupBrief and qFinishGroupCount, made when first used
 	defer func() {
-		for _, st := range []*sql.Stmt{full, brief} {
+		for _, st := range []*sql.Stmt{full, brief, count} {
 			if st != nil {
 				st.Close()
 			}
@@ -433,6 +439,26 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 				js.row()
 				js.str(ps[i].OccurrenceID)
 			}
+			args := []any{k.state, k.result, k.error, k.now, k.retryAt, k.tenant, k.attempt, js.String()}
+			if k.brief {
+				// A batch of acks of running attempts finishes every one:
+				// then the count says so, and nothing need be returned.
+				st, err := s.txStmtOnce(ctx, tx, &count, qFinishGroupCount)
+				if err != nil {
+					return fmt.Errorf("finish occurrences: %w", err)
+				}
+				all, err := briefWrite(ctx, tx, st, len(groups[k]), args...)
+				if err != nil {
+					return fmt.Errorf("finish occurrences: %w", err)
+				}
+				if all {
+					for _, i := range groups[k] {
+						res[i].Occurrence = briefOccurrence(ps[i].OccurrenceID, k.tenant, k.state, k.attempt)
+						ended[i] = true
+					}
+					continue
+				}
+			}
 			dst, query := &full, qFinishGroup
 			if k.brief {
 				dst, query = &brief, qFinishGroupBrief
@@ -441,7 +467,7 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 			if err != nil {
 				return fmt.Errorf("finish occurrences: %w", err)
 			}
-			rows, err := st.QueryContext(ctx, k.state, k.result, k.error, k.now, k.retryAt, k.tenant, k.attempt, js.String())
+			rows, err := st.QueryContext(ctx, args...)
 			if err != nil {
 				return fmt.Errorf("finish occurrences: %w", translate(err))
 			}
@@ -455,8 +481,7 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 						return err
 					}
 					i := byOcc[id]
-					res[i].Occurrence = store.Occurrence{OccurrenceID: id, TenantID: k.tenant,
-						State: store.OccurrenceState(k.state), AttemptCount: int(k.attempt)}
+					res[i].Occurrence = briefOccurrence(id, k.tenant, k.state, k.attempt)
 					ended[i] = true
 					return nil
 				}

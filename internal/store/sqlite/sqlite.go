@@ -246,7 +246,7 @@ func dsn(path string, o options, r role) string {
 var hotQueries = []string{
 	qDueSchedules, qCheckLease, qAdvanceSchedulesBrief, qAdvanceSchedules, qAdvanceSchedulesState, qInsertOccurrence, qInsertOccurrences,
 	qClaimCandidates, qClaimRows, qArchiveAttempts, qScheduleRunning, qEarliestPending, qSkipOverlap,
-	qFinishGroup, qFinishGroupBrief, qFinishedAttempt, qOccurrenceState, qGetOccurrence, qHeartbeat,
+	qFinishGroup, qFinishGroupBrief, qFinishGroupCount, qFinishedAttempt, qOccurrenceState, qGetOccurrence, qHeartbeat,
 }
 
 // prepareHot prepares hotQueries on the writer.
@@ -289,6 +289,33 @@ func (s *Store) txStmtOnce(ctx context.Context, tx *sql.Tx, st **sql.Stmt, query
 		*st = prepared
 	}
 	return *st, nil
+}
+
+// briefWrite runs st, a write without RETURNING, with args in tx, under a
+// savepoint, and reports whether it wrote want rows. When it did not,
+// nothing it wrote remains: the caller then runs the form of the write
+// that names its rows (qSavepoint says why both).
+func briefWrite(ctx context.Context, tx *sql.Tx, st *sql.Stmt, want int, args ...any) (bool, error) {
+	if _, err := tx.ExecContext(ctx, qSavepoint); err != nil {
+		return false, translate(err)
+	}
+	r, err := st.ExecContext(ctx, args...)
+	if err != nil {
+		return false, translate(err)
+	}
+	n, err := r.RowsAffected()
+	if err != nil {
+		return false, translate(err)
+	}
+	if int(n) != want {
+		if _, err := tx.ExecContext(ctx, qRollbackToSavepoint); err != nil {
+			return false, translate(err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, qReleaseSavepoint); err != nil {
+		return false, translate(err)
+	}
+	return int(n) == want, nil
 }
 
 // quickCheck runs PRAGMA quick_check and fails with store.ErrCorrupt unless

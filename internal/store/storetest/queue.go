@@ -604,6 +604,30 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		if !reflect.DeepEqual(res[1].Occurrence, full) {
 			t.Errorf("full result %+v, want the stored occurrence %+v", res[1].Occurrence, full)
 		}
+
+		// One batch of brief acks that share everything, one of them of an
+		// attempt already acked: the others are written, and that one
+		// answers as it would alone.
+		more := []store.Occurrence{readyOccurrence(sc, 2, store.LaneStrict), readyOccurrence(sc, 3, store.LaneStrict)}
+		mustInsertOccurrences(t, s, 2, more...)
+		mustClaim(t, s, "tenant-a", 2, at(time.Hour))
+		alone, err := s.FinishAttempts(ctx, []store.FinishParams{ack(occs[1], 1, true)})
+		if err != nil {
+			t.Fatalf("FinishAttempts again: %v", err)
+		}
+		res, err = s.FinishAttempts(ctx, []store.FinishParams{ack(more[0], 1, true), ack(occs[1], 1, true), ack(more[1], 1, true)})
+		if err != nil || len(res) != 3 {
+			t.Fatalf("FinishAttempts: %d results, %v", len(res), err)
+		}
+		if fmt.Sprint(res[1].Err) != fmt.Sprint(alone[0].Err) {
+			t.Errorf("brief ack of an acked attempt in a batch: %v, alone: %v", res[1].Err, alone[0].Err)
+		}
+		for i, o := range more {
+			wantErr(t, "brief ack beside an acked one", res[2*i].Err, nil)
+			if got := mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID); got.State != store.OccurrenceSucceeded || !got.FinishedAt.Equal(now) {
+				t.Errorf("%s after a brief batch: %s finished %v, want SUCCEEDED at %v", o.OccurrenceID, got.State, got.FinishedAt, now)
+			}
+		}
 	})
 
 	t.Run("FinishAndClaim", func(t *testing.T) {

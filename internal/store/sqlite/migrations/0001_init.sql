@@ -90,10 +90,10 @@ CREATE INDEX schedules_due
 -- schedule_version). schedule_row stands for schedule_id: each names the
 -- other, for ever (schedules.row is never reused nor changed, and
 -- schedule_id is UNIQUE there), so this is SPEC's UNIQUE(schedule_id,
--- schedule_version, scheduled_for), keyed by an integer. That is a fifth
--- of a materialization: the index is written by every occurrence, in the
--- middle, and its text keys shared long prefixes (sch_...), so every
--- comparison on the way down read them byte by byte. The order keeps one
+-- schedule_version, scheduled_for), keyed by an integer: the index is
+-- written by every occurrence, and its text keys shared long prefixes
+-- (sch_...), so every comparison on the way down read them byte by byte
+-- (docs/engine.md, speed, has the figures). The order keeps one
 -- schedule's occurrences in time order, for listing a schedule's
 -- occurrences and for the latest not-canceled firing an update starts
 -- after (read backwards). Queries by a schedule's id find its row first.

@@ -362,10 +362,9 @@ RETURNING lease_expires_at,
 	// measured two to three times slower (SQLite materializes the join).
 	qFinishGroup = finishGroup + `
 RETURNING ` + occurrenceColumns
-	qFinishGroupBrief = finishGroup + `
-RETURNING occurrence_id` // FinishParams.Brief
-	// The brief finish of a group whose every occurrence it writes: it
-	// answers with the count alone (see qSavepoint).
+	// A brief finish (FinishParams.Brief) runs this first: it answers with
+	// the count alone, which says the group was written whole, or else it
+	// is rolled back and qFinishGroup runs (see qSavepoint).
 	qFinishGroupCount = finishGroup
 
 	finishGroup = `UPDATE occurrences SET

@@ -380,21 +380,15 @@ func (s *Store) FinishAttempts(ctx context.Context, ps []store.FinishParams) ([]
 	return res, nil
 }
 
-// briefOccurrence is what a brief finish answers for an occurrence it
-// wrote: what the item says the row now is (store.FinishParams.Brief).
-func briefOccurrence(id, tenant, state string, attempt int64) store.Occurrence {
-	return store.Occurrence{OccurrenceID: id, TenantID: tenant, State: store.OccurrenceState(state), AttemptCount: int(attempt)}
-}
-
 // finishTx is the batch of FinishAttempts within tx.
 func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParams) ([]store.FinishResult, error) {
 	res := make([]store.FinishResult, len(ps))
 	if len(ps) == 0 {
 		return res, nil
 	}
-	var full, brief, count *sql.Stmt // qFinishGroup, qFinishGroupBrief and qFinishGroupCount, made when first used
+	var full, count *sql.Stmt // qFinishGroup and qFinishGroupCount, made when first used
 	defer func() {
-		for _, st := range []*sql.Stmt{full, brief, count} {
+		for _, st := range []*sql.Stmt{full, count} {
 			if st != nil {
 				st.Close()
 			}
@@ -442,7 +436,9 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 			args := []any{k.state, k.result, k.error, k.now, k.retryAt, k.tenant, k.attempt, js.String()}
 			if k.brief {
 				// A batch of acks of running attempts finishes every one:
-				// then the count says so, and nothing need be returned.
+				// then the count says so, and each answer is what the item
+				// says the row now is. Otherwise the full form below runs,
+				// and answers with more than a brief finish must.
 				st, err := s.txStmtOnce(ctx, tx, &count, qFinishGroupCount)
 				if err != nil {
 					return fmt.Errorf("finish occurrences: %w", err)
@@ -453,17 +449,14 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 				}
 				if all {
 					for _, i := range groups[k] {
-						res[i].Occurrence = briefOccurrence(ps[i].OccurrenceID, k.tenant, k.state, k.attempt)
+						res[i].Occurrence = store.Occurrence{OccurrenceID: ps[i].OccurrenceID, TenantID: k.tenant,
+							State: store.OccurrenceState(k.state), AttemptCount: int(k.attempt)}
 						ended[i] = true
 					}
 					continue
 				}
 			}
-			dst, query := &full, qFinishGroup
-			if k.brief {
-				dst, query = &brief, qFinishGroupBrief
-			}
-			st, err := s.txStmtOnce(ctx, tx, dst, query)
+			st, err := s.txStmtOnce(ctx, tx, &full, qFinishGroup)
 			if err != nil {
 				return fmt.Errorf("finish occurrences: %w", err)
 			}
@@ -472,19 +465,8 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 				return fmt.Errorf("finish occurrences: %w", translate(err))
 			}
 			// Each row goes straight to its result, through one scan
-			// buffer. A brief finish answers with what the item says the
-			// row now is.
+			// buffer.
 			err = eachRow(rows, func(row scanner) error {
-				if k.brief {
-					var id string
-					if err := row.Scan(&id); err != nil {
-						return err
-					}
-					i := byOcc[id]
-					res[i].Occurrence = briefOccurrence(id, k.tenant, k.state, k.attempt)
-					ended[i] = true
-					return nil
-				}
 				if err := row.Scan(dest...); err != nil {
 					return err
 				}

@@ -246,7 +246,7 @@ func dsn(path string, o options, r role) string {
 var hotQueries = []string{
 	qDueSchedules, qCheckLease, qAdvanceSchedulesBrief, qAdvanceSchedules, qAdvanceSchedulesState, qInsertOccurrence, qInsertOccurrences,
 	qClaimCandidates, qClaimRows, qArchiveAttempts, qScheduleRunning, qEarliestPending, qSkipOverlap,
-	qFinishGroup, qFinishGroupBrief, qFinishGroupCount, qFinishedAttempt, qOccurrenceState, qGetOccurrence, qHeartbeat,
+	qFinishGroup, qFinishGroupCount, qFinishedAttempt, qOccurrenceState, qGetOccurrence, qHeartbeat,
 }
 
 // prepareHot prepares hotQueries on the writer.

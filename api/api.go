@@ -153,12 +153,36 @@ type Attempt struct {
 
 // ClaimRequest takes up to Limit occurrences of a queue. Wait makes it a
 // long poll: it returns as soon as one is available, or empty after Wait.
+//
+// Acks acknowledges attempts the worker finished, each as an AckRequest
+// would, in the same transaction as the claim: a worker draining a queue
+// pays one round trip and one commit per batch instead of one per ack.
+// They are committed before a long poll starts waiting, and each has its
+// own answer in ClaimResult.Acks: an ack refused (a stale attempt) does
+// not refuse the claim, nor the other acks.
 type ClaimRequest struct {
-	Queue    string `json:"queue"`
-	WorkerID string `json:"worker_id"`
-	Limit    int    `json:"limit,omitempty"` // 1 by default, at most 1000
-	Lease    string `json:"lease,omitempty"` // 30s by default
-	Wait     string `json:"wait,omitempty"`  // 0 by default, at most 5m
+	Queue    string    `json:"queue"`
+	WorkerID string    `json:"worker_id"`
+	Limit    int       `json:"limit,omitempty"` // 1 by default, at most 1000
+	Lease    string    `json:"lease,omitempty"` // 30s by default
+	Wait     string    `json:"wait,omitempty"`  // 0 by default, at most 5m
+	Acks     []AckItem `json:"acks,omitempty"`  // at most 1000
+}
+
+// AckItem names one attempt to acknowledge with a claim.
+type AckItem struct {
+	OccurrenceID string `json:"occurrence_id"`
+	Attempt      int64  `json:"attempt"`
+}
+
+// AckOutcome is the answer to one AckItem. Error is nil when the ack was
+// taken, or had been (a repeated ack succeeds again); otherwise it is what
+// POST /v1/occurrences/{id}/ack would have answered (stale_attempt,
+// not_found).
+type AckOutcome struct {
+	OccurrenceID string       `json:"occurrence_id"`
+	Attempt      int64        `json:"attempt"`
+	Error        *ErrorDetail `json:"error,omitempty"`
 }
 
 // Claimed is one delivery to a worker. Attempt is the fencing token to
@@ -174,9 +198,11 @@ type Claimed struct {
 	Payload         json.RawMessage `json:"payload"`
 }
 
-// ClaimResult is the answer to a claim: possibly empty.
+// ClaimResult is the answer to a claim: possibly empty. Acks answers the
+// request's Acks, one for each, in their order.
 type ClaimResult struct {
-	Claimed []Claimed `json:"claimed"`
+	Claimed []Claimed    `json:"claimed"`
+	Acks    []AckOutcome `json:"acks,omitempty"`
 }
 
 // HeartbeatRequest extends the lease of attempt Attempt.

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -48,7 +50,11 @@ type Job struct {
 // the schedule was superseded or canceled, or when the lease cannot be
 // renewed. When the handler returns nil the worker acks; an error marked
 // with Permanent nacks as permanent (the dead-letter queue), any other
-// error nacks as retryable.
+// error nacks as retryable. An ack goes with the worker's next claim
+// (api.ClaimRequest.Acks) when one is about to be sent, which the freed
+// slot sets off at once: a busy worker pays one round trip and one commit
+// per batch. While a claim is already out (a long poll), acks go on their
+// own, so none waits for that poll to end.
 //
 // Delivery is at least once: a handler can see the same OccurrenceID
 // again (a lost ack, an expired lease) and must deduplicate on it.
@@ -104,7 +110,15 @@ func (w *Worker) Run(ctx context.Context) error {
 		slots <- struct{}{}
 	}
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	acks := &pendingAcks{}
+	defer func() {
+		// Handlers that finish during the drain ack on their own; what
+		// the last claim did not carry is acked here.
+		wg.Wait()
+		for _, a := range acks.take(math.MaxInt, false) {
+			cfg.finish(context.WithoutCancel(ctx), a.job, nil, a.log)
+		}
+	}()
 	backoff := retryMin
 	for {
 		select {
@@ -126,11 +140,20 @@ func (w *Worker) Run(ctx context.Context) error {
 		// wait. An answer lost that way leaves its occurrences claimed
 		// until their lease runs out; they are then delivered again.
 		sent := time.Now()
-		res, err := cfg.Client.Claim(ctx, api.ClaimRequest{
+		carried := acks.take(maxAcksPerClaim, true)
+		req := api.ClaimRequest{
 			Queue: cfg.Queue, WorkerID: cfg.WorkerID, Limit: n,
 			Lease: cfg.Lease.String(), Wait: cfg.Wait.String(),
-		})
+		}
+		for _, a := range carried {
+			req.Acks = append(req.Acks, api.AckItem{OccurrenceID: a.job.OccurrenceID, Attempt: a.job.Attempt})
+		}
+		res, err := cfg.Client.Claim(ctx, req)
+		acks.claimDone()
 		if err != nil {
+			// Whether the acks were taken is unknown: they go again, on
+			// their own (a repeated ack succeeds again).
+			cfg.finishAll(ctx, &wg, carried)
 			for range n {
 				slots <- struct{}{}
 			}
@@ -148,6 +171,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			continue
 		}
 		backoff = retryMin
+		cfg.ackAnswers(ctx, &wg, carried, res.Acks)
 		for i := range res.Claimed {
 			job := &Job{Claimed: res.Claimed[i]}
 			wg.Add(1)
@@ -156,7 +180,7 @@ func (w *Worker) Run(ctx context.Context) error {
 				if ownsSlot {
 					defer func() { slots <- struct{}{} }()
 				}
-				cfg.handle(ctx, job, sent)
+				cfg.handle(ctx, job, sent, acks)
 			}(i < n)
 		}
 		for i := len(res.Claimed); i < n; i++ {
@@ -236,10 +260,11 @@ func fatal(err error) bool {
 }
 
 // handle runs the handler for one job, heartbeating meanwhile, then acks or
-// nacks. parent is Run's context: its end must not cancel the handler (a
-// drain lets running handlers finish), so everything here hangs off a
-// context without its cancellation.
-func (w *Worker) handle(parent context.Context, job *Job, claimSent time.Time) {
+// nacks: an ack goes to acks, for the next claim, unless Run is stopping or
+// a claim is already out. parent is Run's context: its end must not cancel
+// the handler (a drain lets running handlers finish), so everything here
+// hangs off a context without its cancellation.
+func (w *Worker) handle(parent context.Context, job *Job, claimSent time.Time, acks *pendingAcks) {
 	base := context.WithoutCancel(parent)
 	hctx, cancel := context.WithCancelCause(base)
 	defer cancel(nil)
@@ -258,7 +283,84 @@ func (w *Worker) handle(parent context.Context, job *Job, claimSent time.Time) {
 	if cause := context.Cause(hctx); cause != nil && !errors.Is(cause, context.Canceled) {
 		log.Warn("handler was asked to stop", "reason", cause.Error())
 	}
+	if herr == nil && parent.Err() == nil && acks.add(pendingAck{job, log}) {
+		return
+	}
 	w.finish(base, job, herr, log)
+}
+
+// maxAcksPerClaim is the most acks one claim carries (the API's limit).
+const maxAcksPerClaim = 1000
+
+// pendingAcks holds the acks of handlers that succeeded, for the next
+// claim to carry.
+type pendingAcks struct {
+	mu      sync.Mutex
+	items   []pendingAck
+	claimed bool // a claim is out: its acks are taken, and new ones go alone
+}
+
+type pendingAck struct {
+	job *Job
+	log *slog.Logger
+}
+
+// add queues a for the next claim, unless a claim is out; it reports
+// whether it did.
+func (p *pendingAcks) add(a pendingAck) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.claimed {
+		return false
+	}
+	p.items = append(p.items, a)
+	return true
+}
+
+// take removes up to n queued acks and returns them; claiming marks a
+// claim as out until claimDone.
+func (p *pendingAcks) take(n int, claiming bool) []pendingAck {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n = min(n, len(p.items))
+	out := slices.Clone(p.items[:n])
+	p.items = slices.Delete(p.items, 0, n)
+	p.claimed = claiming
+	return out
+}
+
+func (p *pendingAcks) claimDone() {
+	p.mu.Lock()
+	p.claimed = false
+	p.mu.Unlock()
+}
+
+// ackAnswers logs the answers to the acks a claim carried. An answer
+// missing (a schedd that does not take acks with claims ignores none: it
+// refuses the field) sends that ack again on its own.
+func (w *Worker) ackAnswers(ctx context.Context, wg *sync.WaitGroup, carried []pendingAck, answers []api.AckOutcome) {
+	for i, a := range carried {
+		if i >= len(answers) || answers[i].OccurrenceID != a.job.OccurrenceID {
+			w.finishAll(ctx, wg, carried[i:])
+			return
+		}
+		switch e := answers[i].Error; {
+		case e == nil:
+			a.log.Info("acked")
+		case e.Code == api.CodeStaleAttempt:
+			a.log.Error("ack refused: stale attempt (the lease ran out and the occurrence was delivered again)", "error", e.Message)
+		default:
+			a.log.Error("ack failed", "code", e.Code, "error", e.Message)
+		}
+	}
+}
+
+// finishAll acks each of as on its own, in the background (Run waits for
+// them in wg).
+func (w *Worker) finishAll(ctx context.Context, wg *sync.WaitGroup, as []pendingAck) {
+	for _, a := range as {
+		wg.Go(func() { w.finish(context.WithoutCancel(ctx), a.job, nil, a.log) })
+	}
 }
 
 // call runs the handler; a panic is a retryable failure, not a dead worker.

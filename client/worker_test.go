@@ -33,6 +33,9 @@ type fakeQueue struct {
 	finished  chan string // "ack occ_1 3", "nack occ_1 3 permanent: msg"
 	claimErr  *api.ErrorBody
 	claimCode int
+	// acksAlone and acksWithClaims count the acks that came on their own
+	// and with a claim.
+	acksAlone, acksWithClaims atomic.Int32
 }
 
 func newFakeQueue(t *testing.T) *fakeQueue {
@@ -71,6 +74,12 @@ func (q *fakeQueue) claim(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(400)
 		return
 	}
+	var outcomes []api.AckOutcome
+	for _, a := range req.Acks {
+		q.acksWithClaims.Add(1)
+		q.finished <- fmt.Sprintf("ack %s %d", a.OccurrenceID, a.Attempt)
+		outcomes = append(outcomes, api.AckOutcome{OccurrenceID: a.OccurrenceID, Attempt: a.Attempt})
+	}
 	wait, _ := time.ParseDuration(req.Wait)
 	deadline := time.After(wait)
 	for {
@@ -87,13 +96,13 @@ func (q *fakeQueue) claim(w http.ResponseWriter, r *http.Request) {
 		q.jobs = q.jobs[n:]
 		q.mu.Unlock()
 		if n > 0 {
-			json.NewEncoder(w).Encode(api.ClaimResult{Claimed: got})
+			json.NewEncoder(w).Encode(api.ClaimResult{Claimed: got, Acks: outcomes})
 			return
 		}
 		select {
 		case <-q.added:
 		case <-deadline:
-			json.NewEncoder(w).Encode(api.ClaimResult{Claimed: []api.Claimed{}})
+			json.NewEncoder(w).Encode(api.ClaimResult{Claimed: []api.Claimed{}, Acks: outcomes})
 			return
 		case <-r.Context().Done():
 			return
@@ -118,6 +127,7 @@ func (q *fakeQueue) beat(w http.ResponseWriter, r *http.Request) {
 func (q *fakeQueue) ack(w http.ResponseWriter, r *http.Request) {
 	var req api.AckRequest
 	json.NewDecoder(r.Body).Decode(&req)
+	q.acksAlone.Add(1)
 	q.finished <- fmt.Sprintf("ack %s %d", r.PathValue("id"), req.Attempt)
 	json.NewEncoder(w).Encode(api.Occurrence{OccurrenceID: r.PathValue("id"), State: "SUCCEEDED"})
 }
@@ -204,6 +214,60 @@ func TestWorkerAcksAndNacks(t *testing.T) {
 	q.mu.Unlock()
 	if c.Queue != "q" || c.WorkerID != "w1" || c.Limit != 1 || c.Lease != "30s" || c.Wait != "1s" {
 		t.Errorf("claim request %+v", c)
+	}
+}
+
+// A busy worker's acks go with its next claims, and none goes alone.
+func TestWorkerAcksRideOnClaims(t *testing.T) {
+	q := newFakeQueue(t)
+	w := &client.Worker{
+		Client: q.client(t), Queue: "q", WorkerID: "w1", Wait: time.Second,
+		Handler: func(ctx context.Context, job *client.Job) error { return nil },
+	}
+	q.add(job("a", 1), job("b", 1), job("c", 1))
+	runWorker(t, w)
+	for _, want := range []string{"ack a 1", "ack b 1", "ack c 1"} {
+		if got := q.next(t); got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	}
+	if alone, with := q.acksAlone.Load(), q.acksWithClaims.Load(); alone != 0 || with != 3 {
+		t.Fatalf("%d acks alone and %d with claims, want 0 and 3", alone, with)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if c := q.claims[1]; len(c.Acks) != 1 || c.Acks[0] != (api.AckItem{OccurrenceID: "a", Attempt: 1}) {
+		t.Fatalf("second claim %+v, want a's ack in it", c)
+	}
+}
+
+// An ack does not wait for a long poll that is out: it goes alone. The
+// poll here lasts a minute, past q.next's patience.
+func TestWorkerAckDoesNotWaitForLongPoll(t *testing.T) {
+	q := newFakeQueue(t)
+	release := make(chan struct{})
+	w := &client.Worker{
+		Client: q.client(t), Queue: "q", WorkerID: "w1", Wait: time.Minute, Concurrency: 2,
+		Handler: func(ctx context.Context, job *client.Job) error { <-release; return nil },
+	}
+	q.add(job("slow", 1))
+	runWorker(t, w)
+	// The worker claims again with its free slot and waits in that poll.
+	for {
+		q.mu.Lock()
+		polls := len(q.claims)
+		q.mu.Unlock()
+		if polls >= 2 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(release)
+	if got := q.next(t); got != "ack slow 1" {
+		t.Fatalf("got %q", got)
+	}
+	if alone := q.acksAlone.Load(); alone != 1 {
+		t.Fatalf("%d acks alone, want 1", alone)
 	}
 }
 

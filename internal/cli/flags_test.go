@@ -196,7 +196,7 @@ func TestQueueFlags(t *testing.T) {
 	if err := execCmd(t, NewCmdClaim(f, func(o *ClaimOptions) error { cl = o; return nil }), "--queue", "q", "--lease", "2m", "--wait", "30s", "--worker-id", "w9"); err != nil {
 		t.Fatal(err)
 	}
-	if want := (api.ClaimRequest{Queue: "q", WorkerID: "w9", Limit: 1, Lease: "2m0s", Wait: "30s"}); cl.Request != want {
+	if want := (api.ClaimRequest{Queue: "q", WorkerID: "w9", Limit: 1, Lease: "2m0s", Wait: "30s"}); !reflect.DeepEqual(cl.Request, want) {
 		t.Errorf("claim %+v, want %+v", cl.Request, want)
 	}
 	if err := execCmd(t, NewCmdClaim(f, func(o *ClaimOptions) error { cl = o; return nil }), "--queue", "q"); err != nil ||

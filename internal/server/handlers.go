@@ -277,12 +277,25 @@ func (s *Server) claim(r *http.Request, w http.ResponseWriter) (int, any, error)
 	if err := onlyQuery(r); err != nil {
 		return 0, nil, err
 	}
-	if s.draining() {
-		return 0, nil, unavailable("shutting down: not taking claims; retry against another node or after the restart")
-	}
 	var req api.ClaimRequest
 	if err := decodeBody(w, r, &req, false); err != nil {
 		return 0, nil, err
+	}
+	acks, err := claimAcks(req.Acks)
+	if err != nil {
+		return 0, nil, err
+	}
+	if s.draining() {
+		if len(acks) == 0 {
+			return 0, nil, unavailable("shutting down: not taking claims; retry against another node or after the restart")
+		}
+		// The acks are still taken, so a draining worker does not
+		// have to send them again one by one; no claim is.
+		rs, err := s.eng.AckBatch(r.Context(), DefaultTenant, acks)
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, api.ClaimResult{Claimed: []api.Claimed{}, Acks: ackOutcomes(acks, rs)}, nil
 	}
 	lease, err := parseDuration("lease", req.Lease, false)
 	if err != nil {
@@ -300,23 +313,78 @@ func (s *Server) claim(r *http.Request, w http.ResponseWriter) (int, any, error)
 	defer cancel()
 	stop := context.AfterFunc(s.drainCtx, cancel)
 	defer stop()
-	got, err := s.eng.Claim(ctx, engine.ClaimRequest{
+	creq := engine.ClaimRequest{
 		TenantID: DefaultTenant, Queue: req.Queue, WorkerID: req.WorkerID,
 		Limit: req.Limit, Lease: lease, Wait: wait,
-	})
+	}
+	var (
+		got []store.Claimed
+		rs  []store.FinishResult
+	)
+	if len(acks) > 0 {
+		rs, got, err = s.eng.AckAndClaim(ctx, creq, acks)
+		if err != nil && rs == nil {
+			return 0, nil, err // nothing was acked
+		}
+	} else {
+		got, err = s.eng.Claim(ctx, creq)
+	}
 	if err != nil && s.draining() && errors.Is(err, context.Canceled) && r.Context().Err() == nil {
 		// Interrupted by the shutdown: nothing was claimed (a claim
 		// interrupted mid-transaction rolls back).
 		got, err = nil, nil
 	}
 	if err != nil {
+		// The acks were committed before the wait that failed: their
+		// answers would be lost with this error, but a worker that sends
+		// them again gets the same answers (a repeated ack succeeds).
 		return 0, nil, err
 	}
 	out := api.ClaimResult{Claimed: make([]api.Claimed, 0, len(got))}
 	for i := range got {
 		out.Claimed = append(out.Claimed, apiClaimed(&got[i]))
 	}
+	if len(acks) > 0 {
+		out.Acks = ackOutcomes(acks, rs)
+	}
 	return http.StatusOK, out, nil
+}
+
+// maxOccurrenceID bounds an occurrence id given in a body; derived ids are
+// 28 characters.
+const maxOccurrenceID = 128
+
+// claimAcks checks the acks a claim carries.
+func claimAcks(in []api.AckItem) ([]engine.AckItem, error) {
+	if len(in) > engine.MaxClaimBatch {
+		return nil, invalidArg("acks", fmt.Sprintf("%d acks: at most %d go with one claim", len(in), engine.MaxClaimBatch))
+	}
+	out := make([]engine.AckItem, len(in))
+	for i, a := range in {
+		if a.OccurrenceID == "" || len(a.OccurrenceID) > maxOccurrenceID {
+			return nil, invalidArg(fmt.Sprintf("acks[%d].occurrence_id", i),
+				fmt.Sprintf("ack %d: occurrence_id must be 1 to %d bytes", i, maxOccurrenceID))
+		}
+		if a.Attempt < 1 {
+			return nil, invalidArg(fmt.Sprintf("acks[%d].attempt", i),
+				fmt.Sprintf("ack %d (%s): attempt %d: give the attempt number of your claim (1 or more)", i, a.OccurrenceID, a.Attempt))
+		}
+		out[i] = engine.AckItem{OccurrenceID: a.OccurrenceID, Attempt: a.Attempt}
+	}
+	return out, nil
+}
+
+// ackOutcomes answers each ack as POST /v1/occurrences/{id}/ack would.
+func ackOutcomes(acks []engine.AckItem, rs []store.FinishResult) []api.AckOutcome {
+	out := make([]api.AckOutcome, len(acks))
+	for i, a := range acks {
+		out[i] = api.AckOutcome{OccurrenceID: a.OccurrenceID, Attempt: a.Attempt}
+		if err := rs[i].Err; err != nil {
+			_, d := classify(err, "no such occurrence")
+			out[i].Error = &d
+		}
+	}
+	return out
 }
 
 // attemptNumber checks the fencing token of a heartbeat, ack or nack.

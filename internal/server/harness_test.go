@@ -33,7 +33,7 @@ var start = time.Date(2027, 1, 4, 10, 0, 0, 0, time.UTC)
 // real HTTP server on loopback. The engine's planner does not run in the
 // background; tests move the virtual clock and call plan.
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *Server
 	eng    *engine.Engine
 	clk    *clock.Virtual
@@ -50,7 +50,7 @@ func withLogger(l *slog.Logger) option { return func(c *Config, _ *[]sqlite.Opti
 
 func withToken(tok string) option { return func(c *Config, _ *[]sqlite.Option) { c.Token = tok } }
 
-func newHarness(t *testing.T, opts ...option) *harness {
+func newHarness(t testing.TB, opts ...option) *harness {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "sched.db")
 	cfg := Config{Version: "test-1", NodeID: "node-a", Shards: 4, StoreDriver: "sqlite"}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -347,6 +348,98 @@ func TestClaimLongPoll(t *testing.T) {
 	h.fails(400, api.CodeInvalidArgument, "queue", "POST", "/v1/claims", api.ClaimRequest{Queue: "", WorkerID: "w"})
 	h.fails(400, api.CodeInvalidArgument, "worker_id", "POST", "/v1/claims", api.ClaimRequest{Queue: "q"})
 	h.fails(400, api.CodeInvalidArgument, "limit", "POST", "/v1/claims", api.ClaimRequest{Queue: "q", WorkerID: "w", Limit: 1001})
+}
+
+// A claim carries the acks of the worker's last batch: they are taken in
+// the claim's transaction, each answered on its own, and a bad one does not
+// refuse the claim nor the others. During a drain the acks are still taken
+// and nothing is claimed.
+func TestClaimCarriesAcks(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	for _, name := range []string{"a", "b", "c"} {
+		h.create(everyMinute(name))
+	}
+	h.plan(time.Minute)
+	var first api.ClaimResult
+	h.ok(200, &first, "POST", "/v1/claims", api.ClaimRequest{Queue: "q", WorkerID: "w", Limit: 2})
+	if len(first.Claimed) != 2 || first.Acks != nil {
+		t.Fatalf("first claim: %+v", first)
+	}
+	unknown := "occ_aaaaaaaaaaaaaaaaaaaaaaaaaa"
+	acks := []api.AckItem{
+		{OccurrenceID: first.Claimed[0].OccurrenceID, Attempt: 1},
+		{OccurrenceID: first.Claimed[1].OccurrenceID, Attempt: 2}, // not its attempt
+		{OccurrenceID: unknown, Attempt: 1},
+	}
+
+	// Bad acks refuse the whole request, and change nothing.
+	before := h.snapshot()
+	bad := func(i int, a api.AckItem) []api.AckItem {
+		out := slices.Clone(acks)
+		out[i] = a
+		return out
+	}
+	h.fails(400, api.CodeInvalidArgument, "acks[1].attempt", "POST", "/v1/claims",
+		api.ClaimRequest{Queue: "q", WorkerID: "w", Acks: bad(1, api.AckItem{OccurrenceID: unknown, Attempt: 0})})
+	h.fails(400, api.CodeInvalidArgument, "acks[2].occurrence_id", "POST", "/v1/claims",
+		api.ClaimRequest{Queue: "q", WorkerID: "w", Acks: bad(2, api.AckItem{Attempt: 1})})
+	h.fails(400, api.CodeInvalidArgument, "acks", "POST", "/v1/claims",
+		api.ClaimRequest{Queue: "q", WorkerID: "w", Acks: make([]api.AckItem, 1001)})
+	h.fails(400, api.CodeInvalidArgument, "queue", "POST", "/v1/claims", api.ClaimRequest{WorkerID: "w", Acks: acks})
+	if after := h.snapshot(); after != before {
+		t.Fatalf("a refused claim with acks changed the store:\n%s\n---\n%s", before, after)
+	}
+
+	var next api.ClaimResult
+	h.ok(200, &next, "POST", "/v1/claims", api.ClaimRequest{Queue: "q", WorkerID: "w", Limit: 10, Acks: acks})
+	if len(next.Claimed) != 1 || next.Claimed[0].OccurrenceID == first.Claimed[0].OccurrenceID || next.Claimed[0].OccurrenceID == first.Claimed[1].OccurrenceID {
+		t.Fatalf("claim with acks claimed %+v", next.Claimed)
+	}
+	want := []api.AckOutcome{
+		{OccurrenceID: acks[0].OccurrenceID, Attempt: 1},
+		{OccurrenceID: acks[1].OccurrenceID, Attempt: 2, Error: &api.ErrorDetail{Code: api.CodeStaleAttempt}},
+		{OccurrenceID: unknown, Attempt: 1, Error: &api.ErrorDetail{Code: api.CodeNotFound}},
+	}
+	if len(next.Acks) != len(want) {
+		t.Fatalf("ack outcomes: %+v", next.Acks)
+	}
+	for i, w := range want {
+		g := next.Acks[i]
+		if g.OccurrenceID != w.OccurrenceID || g.Attempt != w.Attempt || (g.Error == nil) != (w.Error == nil) ||
+			(g.Error != nil && (g.Error.Code != w.Error.Code || g.Error.Message == "")) {
+			t.Fatalf("ack outcome %d: %+v (error %+v), want %+v (error %+v)", i, g, g.Error, w, w.Error)
+		}
+	}
+	state := func(id string) string {
+		t.Helper()
+		var o api.Occurrence
+		h.ok(200, &o, "GET", "/v1/occurrences/"+id, nil)
+		return o.State
+	}
+	if s0, s1 := state(acks[0].OccurrenceID), state(acks[1].OccurrenceID); s0 != "SUCCEEDED" || s1 != "RUNNING" {
+		t.Fatalf("after the acks: %s and %s, want SUCCEEDED and RUNNING", s0, s1)
+	}
+
+	// The same acks again get the same answers: a worker that lost the
+	// answer may send them again.
+	var again api.ClaimResult
+	h.ok(200, &again, "POST", "/v1/claims", api.ClaimRequest{Queue: "q", WorkerID: "w", Acks: acks[:1]})
+	if len(again.Acks) != 1 || again.Acks[0].Error != nil || len(again.Claimed) != 0 {
+		t.Fatalf("repeated ack: %+v", again)
+	}
+
+	h.srv.Drain()
+	var drained api.ClaimResult
+	h.ok(200, &drained, "POST", "/v1/claims", api.ClaimRequest{Queue: "q", WorkerID: "w", Acks: []api.AckItem{
+		{OccurrenceID: first.Claimed[1].OccurrenceID, Attempt: 1}, {OccurrenceID: next.Claimed[0].OccurrenceID, Attempt: 1}}})
+	if len(drained.Claimed) != 0 || len(drained.Acks) != 2 || drained.Acks[0].Error != nil || drained.Acks[1].Error != nil {
+		t.Fatalf("claim with acks during a drain: %+v", drained)
+	}
+	if s := state(next.Claimed[0].OccurrenceID); s != "SUCCEEDED" {
+		t.Fatalf("acked during the drain: %s", s)
+	}
+	h.fails(503, api.CodeUnavailable, "", "POST", "/v1/claims", api.ClaimRequest{Queue: "q", WorkerID: "w"})
 }
 
 // During a shutdown waiting claims return empty at once, and new ones are

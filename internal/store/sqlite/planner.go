@@ -323,11 +323,11 @@ type advancer struct {
 	ctx   context.Context
 	tx    *sql.Tx
 	shard int
-	// brief, full and state are the statements of qAdvanceSchedulesBrief,
-	// qAdvanceSchedules and qAdvanceSchedulesState, prepared when first
-	// needed.
-	brief, full, state *sql.Stmt
-	js                 jsonRows
+	// brief, full, state and missed are the statements of
+	// qAdvanceCursorsBrief, qAdvanceCursors, qAdvanceSchedulesState and
+	// qAddMissed, prepared when first needed.
+	brief, full, state, missed *sql.Stmt
+	js                         []byte
 	// applied maps the id of each schedule written to its row.
 	applied map[string]int64
 }
@@ -343,28 +343,32 @@ type advancer struct {
 // the answer; otherwise the group rolls back to before it and runs the
 // full form, which names them.
 func (a *advancer) advance(k advanceKey, items []store.PlanItem, rows []int64, group []int) error {
-	a.js.reset()
+	a.js = append(a.js[:0], '[')
 	n := 0
 	for _, i := range group {
 		if rows[i] != 0 { // no such schedule: stale
-			a.js.row()
-			a.js.int(rows[i])
+			if n > 0 {
+				a.js = append(a.js, ',')
+			}
+			a.js = strconv.AppendInt(a.js, rows[i], 10)
 			n++
 		}
 	}
 	if n == 0 {
 		return nil
 	}
-	set := a.js.String()
-	args := []any{k.next, k.missed, set, k.tenant, k.version, k.cursor, a.shard}
-	if k.state != store.ScheduleActive {
+	a.js = append(a.js, ']')
+	args := []any{k.next, k.missed, string(a.js), k.tenant, k.version, k.cursor, a.shard}
+	if k.state != store.ScheduleActive || k.next == nil {
+		// The schedule leaves schedule_cursors: its row is written.
 		st, err := a.s.txStmtOnce(a.ctx, a.tx, &a.state, qAdvanceSchedulesState)
 		if err != nil {
 			return err
 		}
-		return a.returning(st, append(args, string(k.state)))
+		_, err = a.returning(st, append(args, string(k.state)))
+		return err
 	}
-	brief, err := a.s.txStmtOnce(a.ctx, a.tx, &a.brief, qAdvanceSchedulesBrief)
+	brief, err := a.s.txStmtOnce(a.ctx, a.tx, &a.brief, qAdvanceCursorsBrief)
 	if err != nil {
 		return err
 	}
@@ -372,29 +376,55 @@ func (a *advancer) advance(k advanceKey, items []store.PlanItem, rows []int64, g
 	if err != nil {
 		return err
 	}
-	if !all {
-		st, err := a.s.txStmtOnce(a.ctx, a.tx, &a.full, qAdvanceSchedules)
+	written := args[2]
+	if all {
+		for _, i := range group {
+			if rows[i] != 0 {
+				a.applied[items[i].ScheduleID] = rows[i]
+			}
+		}
+	} else {
+		st, err := a.s.txStmtOnce(a.ctx, a.tx, &a.full, qAdvanceCursors)
 		if err != nil {
 			return err
 		}
-		return a.returning(st, args)
-	}
-	for _, i := range group {
-		if rows[i] != 0 {
-			a.applied[items[i].ScheduleID] = rows[i]
+		if written, err = a.returning(st, args); err != nil {
+			return err
 		}
+	}
+	if k.missed == 0 {
+		return nil
+	}
+	st, err := a.s.txStmtOnce(a.ctx, a.tx, &a.missed, qAddMissed)
+	if err != nil {
+		return err
+	}
+	if _, err := st.ExecContext(a.ctx, k.missed, written); err != nil {
+		return fmt.Errorf("missed count: %w", translate(err))
 	}
 	return nil
 }
 
 // returning runs a form of the advance that names the schedules it wrote,
-// and records them.
-func (a *advancer) returning(st *sql.Stmt, args []any) error {
+// records them, and returns their rows as a JSON array.
+func (a *advancer) returning(st *sql.Stmt, args []any) (string, error) {
 	rows, err := st.QueryContext(a.ctx, args...)
 	if err != nil {
-		return translate(err)
+		return "", translate(err)
 	}
-	return scanIDRows(rows, a.applied)
+	wrote := map[string]int64{}
+	if err := scanIDRows(rows, wrote); err != nil {
+		return "", err
+	}
+	js := []byte{'['}
+	for id, row := range wrote {
+		a.applied[id] = row
+		if len(js) > 1 {
+			js = append(js, ',')
+		}
+		js = strconv.AppendInt(js, row, 10)
+	}
+	return string(append(js, ']')), nil
 }
 
 // scanIDRows reads rows of (schedule_id, row) into m, and closes rows.

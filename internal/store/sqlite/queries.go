@@ -37,15 +37,22 @@ const (
 
 // Schedules.
 const (
-	scheduleColumns = scheduleColumnsHead + `payload` + scheduleColumnsTail
+	// The columns a schedule is written with (INSERT, RETURNING).
+	scheduleColumns = scheduleColumnsHead + `next_run_at, queue, payload` + scheduleColumnsTail
+
+	// The columns a schedule is read with: the same, but the cursor is
+	// the planner's, in schedule_cursors, while there is one (0001_init.sql).
+	scheduleReadColumns = scheduleColumnsHead + scheduleCursor + `, queue, payload` + scheduleColumnsTail
+	scheduleCursor      = `coalesce((SELECT c.next_run_at FROM schedule_cursors c WHERE c.row = schedules.row), next_run_at)`
 
 	// The planner's read: the row (store.Schedule.Row), then every column
 	// but the payload, which it does not use and which may be 256 KiB (an
 	// empty blob in its place, so one scanner reads both).
-	dueScheduleColumns = `row, ` + scheduleColumnsHead + `x''` + scheduleColumnsTail
+	dueScheduleColumns = `s.row, s.schedule_id, s.tenant_id, s.shard, s.name, s.kind, s.expr, s.time_zone, s.anchor,
+    s.dst_gap, s.dst_repeat, s.version, s.state, c.next_run_at, s.queue, x''` + scheduleColumnsTail
 
 	scheduleColumnsHead = `schedule_id, tenant_id, shard, name, kind, expr, time_zone, anchor,
-    dst_gap, dst_repeat, version, state, next_run_at, queue, `
+    dst_gap, dst_repeat, version, state, `
 	scheduleColumnsTail = `,
     misfire_policy, max_lateness_ms, catch_up_k, overlap_policy, flexible_window_ms,
     retry_max_attempts, retry_base_ms, retry_cap_ms, retry_deadline_ms,
@@ -55,18 +62,18 @@ const (
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 	// The tenant is part of every lookup: another tenant's id is not found.
-	qGetSchedule = `SELECT ` + scheduleColumns + `
+	qGetSchedule = `SELECT ` + scheduleReadColumns + `
 FROM schedules WHERE tenant_id = ? AND schedule_id = ?`
 
 	// The live schedule of that name (index schedules_name).
-	qGetScheduleByName = `SELECT ` + scheduleColumns + `
+	qGetScheduleByName = `SELECT ` + scheduleReadColumns + `
 FROM schedules WHERE tenant_id = ? AND name = ? AND state <> 'CANCELED'`
 
-	qGetScheduleByIdempotencyKey = `SELECT ` + scheduleColumns + `
+	qGetScheduleByIdempotencyKey = `SELECT ` + scheduleReadColumns + `
 FROM schedules WHERE tenant_id = ? AND idempotency_key = ?`
 
 	// ?3 = '' selects every state.
-	qListSchedules = `SELECT ` + scheduleColumns + `
+	qListSchedules = `SELECT ` + scheduleReadColumns + `
 FROM schedules
 WHERE tenant_id = ?1 AND schedule_id > ?2 AND (?3 = '' OR state = ?3)
 ORDER BY schedule_id
@@ -148,9 +155,9 @@ RETURNING ` + shardLeaseColumns
 
 	// Index schedules_due, read in order from after (?4, ?5).
 	qDueSchedules = `SELECT ` + dueScheduleColumns + `
-FROM schedules
-WHERE shard = ?1 AND state = 'ACTIVE' AND next_run_at <= ?2 AND (next_run_at, schedule_id) > (?4, ?5)
-ORDER BY next_run_at, schedule_id
+FROM schedule_cursors c JOIN schedules s ON s.row = c.row
+WHERE c.shard = ?1 AND c.next_run_at <= ?2 AND (c.next_run_at, c.schedule_id) > (?4, ?5)
+ORDER BY c.next_run_at, c.schedule_id
 LIMIT ?3`
 
 	// The fence of CommitPlan: the lease is still this one, and live.
@@ -158,33 +165,40 @@ LIMIT ?3`
 
 	// The plan items' conditional writes, a group at a time: the items
 	// that share everything but the schedule. ?3 is a JSON array of the
-	// schedules' [row], and each of those schedules is set to the next run
-	// ?1 (adding ?2 to its missed count) only if it is tenant ?4's, ACTIVE,
-	// at version ?5 and cursor ?6, and in the leased shard ?7 (the lease
-	// fences only its own shard's schedules). The rows drive, one integer
-	// seek each (a schedule id would take two: its index, then the row);
-	// the unary + keeps SQLite from reading another index. An UPDATE ...
-	// FROM json_each with the values per row measured two to three times
-	// slower per row: SQLite materializes the join first.
+	// schedules' rows, and each of those schedules is set to the next run
+	// ?1 only if it is tenant ?4's, ACTIVE, at version ?5 and cursor ?6,
+	// and in the leased shard ?7 (the lease fences only its own shard's
+	// schedules). The rows drive, one integer seek each (a schedule id
+	// would take two: its index, then the row); the unary + keeps SQLite
+	// from reading another index. An UPDATE ... FROM json_each with the
+	// values per row measured two to three times slower per row: SQLite
+	// materializes the join first.
 	//
-	// Three forms. qAdvanceSchedulesBrief does not say which schedules it
-	// wrote, only how many, and is what the planner's groups run
-	// (planner.go: the advancer); qAdvanceSchedules names them. Neither
-	// assigns state: SQLite rewrites a partial index whose WHERE names a
-	// column the SET assigns, even to the same value, so assigning state
-	// would move every schedule's entry in schedules_name out and back in.
+	// A group that keeps its schedules ACTIVE writes their cursors alone
+	// (schedule_cursors: a row there is an ACTIVE schedule), in one of two
+	// forms: qAdvanceCursorsBrief does not say which it wrote, only how
+	// many, and is what the planner's groups run (planner.go: the
+	// advancer); qAdvanceCursors names them. Its missed count ?2, when
+	// not 0, is then added to the schedules written (qAddMissed).
 	// qAdvanceSchedulesState, for the items that end a schedule
-	// (COMPLETED), assigns it (?8).
-	qAdvanceSchedulesBrief = advanceSet + advanceWhere
-	qAdvanceSchedules      = advanceSet + advanceWhere + advanceReturning
-	qAdvanceSchedulesState = advanceSet + `, state = ?8` + advanceWhere + advanceReturning
-
-	advanceSet   = `UPDATE schedules SET next_run_at = ?1, missed_count = missed_count + ?2`
-	advanceWhere = `
-WHERE row IN (SELECT value ->> 0 FROM json_each(?3)) AND +tenant_id = ?4 AND +shard = ?7
-    AND state = 'ACTIVE' AND version = ?5 AND next_run_at = ?6`
-	advanceReturning = `
+	// (COMPLETED), writes the schedule's row, with its state ?8, next run
+	// and missed count, where the cursor matches; the trigger then drops
+	// the cursor.
+	qAdvanceCursorsBrief = `UPDATE schedule_cursors SET next_run_at = ?1` + advanceCursorWhere
+	qAdvanceCursors      = qAdvanceCursorsBrief + `
 RETURNING schedule_id, row`
+	qAdvanceSchedulesState = `UPDATE schedules SET next_run_at = ?1, missed_count = missed_count + ?2, state = ?8
+WHERE row IN (SELECT row FROM schedule_cursors` + advanceCursorWhere + `) AND state = 'ACTIVE'
+RETURNING schedule_id, row`
+
+	advanceCursorWhere = `
+WHERE row IN (SELECT value FROM json_each(?3)) AND +tenant_id = ?4 AND +shard = ?7
+    AND version = ?5 AND next_run_at = ?6`
+
+	// The planner's missed count ?1 added to the schedules of rows ?2 (a
+	// JSON array), whose cursors it just advanced.
+	qAddMissed = `UPDATE schedules SET missed_count = missed_count + ?1
+WHERE row IN (SELECT value FROM json_each(?2))`
 
 	// The savepoint a brief write (a form without RETURNING) that did not
 	// write every row it was given rolls back to, before the form that

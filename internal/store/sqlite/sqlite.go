@@ -244,7 +244,7 @@ func dsn(path string, o options, r role) string {
 // writer pool: its one connection is busy with the transaction that wants
 // the statement.
 var hotQueries = []string{
-	qDueSchedules, qCheckLease, qAdvanceSchedulesBrief, qAdvanceSchedules, qAdvanceSchedulesState, qInsertOccurrence, qInsertOccurrences,
+	qDueSchedules, qCheckLease, qAdvanceCursorsBrief, qAdvanceCursors, qAdvanceSchedulesState, qAddMissed, qInsertOccurrence, qInsertOccurrences,
 	qClaimCandidates, qClaimRows, qArchiveAttempts, qScheduleRunning, qEarliestPending, qSkipOverlap,
 	qFinishGroup, qFinishGroupCount, qFinishedAttempt, qOccurrenceState, qGetOccurrence, qHeartbeat,
 }

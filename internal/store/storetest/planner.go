@@ -233,6 +233,61 @@ func testPlanner(t *testing.T, open func(t *testing.T) Store) {
 		assertOccurrence(t, "SCHEDULED occurrence", mustGetOccurrence(t, s, "tenant-b", sched.OccurrenceID), wantSched)
 	})
 
+	// The cursor the planner advanced is what reads return, what an update
+	// (a pause, say) keeps, and what DueSchedules follows after it, in
+	// both directions.
+	t.Run("CursorAcrossUpdates", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		lease := mustAcquire(t, s, 3, "node-a", at(0))
+		sc := planSchedule(t, s, "tenant-a", "sch_cursor", 3, at(time.Minute))
+		if _, err := s.CommitPlan(ctx, store.Plan{Lease: lease, Now: at(time.Second), Items: []store.PlanItem{
+			planItem(sc, at(time.Minute), at(2*time.Minute))}}); err != nil {
+			t.Fatal(err)
+		}
+		due := func(want ...string) {
+			t.Helper()
+			got, err := s.DueSchedules(ctx, store.DueSchedulesParams{Shard: 3, Until: at(time.Hour), Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, g := range got {
+				ids = append(ids, fmt.Sprintf("%s@%s/v%d", g.ScheduleID, g.NextRunAt.Sub(at(0)), g.Version))
+			}
+			if fmt.Sprint(ids) != fmt.Sprint(want) {
+				t.Fatalf("due: %v, want %v", ids, want)
+			}
+		}
+		due("sch_cursor@2m0s/v1")
+		read := mustGetSchedule(t, s, "tenant-a", sc.ScheduleID)
+		if !read.NextRunAt.Equal(at(2 * time.Minute)) {
+			t.Fatalf("after the plan: next %v, want the planner's cursor", read.NextRunAt)
+		}
+		paused := *read
+		paused.State = store.SchedulePaused
+		if _, err := s.UpdateSchedule(ctx, store.UpdateScheduleParams{Schedule: &paused, PrevVersion: 1, Now: at(2 * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+		due()
+		if got := mustGetSchedule(t, s, "tenant-a", sc.ScheduleID); got.State != store.SchedulePaused || !got.NextRunAt.Equal(at(2*time.Minute)) || got.Version != 2 {
+			t.Fatalf("paused: %s next %v version %d", got.State, got.NextRunAt, got.Version)
+		}
+		resumed := paused
+		resumed.State = store.ScheduleActive
+		if _, err := s.UpdateSchedule(ctx, store.UpdateScheduleParams{Schedule: &resumed, PrevVersion: 2, Now: at(3 * time.Second),
+			NextRunAt: func(time.Time) time.Time { return at(3 * time.Minute) }}); err != nil {
+			t.Fatal(err)
+		}
+		due("sch_cursor@3m0s/v3")
+		// The old version's cursor no longer applies.
+		if res, err := s.CommitPlan(ctx, store.Plan{Lease: lease, Now: at(4 * time.Second), Items: []store.PlanItem{
+			planItem(sc, at(2*time.Minute), at(3*time.Minute))}}); err != nil || res.Stale != 1 {
+			t.Fatalf("a plan of version 1 after the update: %+v, %v", res, err)
+		}
+		due("sch_cursor@3m0s/v3")
+	})
+
 	t.Run("CommitPlanStaleEpochWritesNothing", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()

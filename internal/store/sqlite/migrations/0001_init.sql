@@ -46,6 +46,9 @@ CREATE TABLE schedules (
     dst_repeat         TEXT    NOT NULL CHECK (dst_repeat IN ('first', 'last', 'all')),
     version            INTEGER NOT NULL CHECK (version >= 1),
     state              TEXT    NOT NULL CHECK (state IN ('ACTIVE', 'PAUSED', 'CANCELED', 'COMPLETED')),
+    -- The cursor as of the last write of this row. While the schedule is
+    -- ACTIVE the planner advances its copy in schedule_cursors instead,
+    -- and that copy is the one reads return (queries.go).
     next_run_at        INTEGER,
     queue              TEXT    NOT NULL CHECK (queue <> ''),
     payload            BLOB    NOT NULL CHECK (length(payload) <= 262144),
@@ -78,10 +81,49 @@ CREATE UNIQUE INDEX schedules_idempotency_key
 CREATE UNIQUE INDEX schedules_name
     ON schedules (tenant_id, name) WHERE state <> 'CANCELED';
 
+-- The planner's cursor of each ACTIVE schedule that has a next run: the
+-- row the planner advances at every firing, kept narrow on purpose. An
+-- advance in the schedules row itself rewrote the whole wide record
+-- (docs/engine.md, speed, has the figures). A row is here exactly while
+-- its schedule is ACTIVE with a next run; the triggers below keep it so
+-- from every write of schedules, so the control plane writes schedules
+-- alone. The planner writes here alone, and then this next_run_at is the
+-- schedule's cursor, newer than the one in its schedules row; every read
+-- of a schedule takes it from here when there is one (queries.go). When a
+-- write of the schedule (an update, a pause, the planner completing it)
+-- changes its row, that write carries the cursor it read, and the trigger
+-- copies it back here. tenant_id, shard and version are copies of the
+-- schedule's, for the guard of the planner's conditional write.
+CREATE TABLE schedule_cursors (
+    row         INTEGER PRIMARY KEY, -- schedules.row
+    shard       INTEGER NOT NULL,
+    next_run_at INTEGER NOT NULL,
+    schedule_id TEXT    NOT NULL,
+    tenant_id   TEXT    NOT NULL,
+    version     INTEGER NOT NULL
+) STRICT;
+
 -- The planner: a shard's active schedules due within the horizon, earliest
 -- cursor first, ties by id (DueSchedules reads it in index order).
-CREATE INDEX schedules_due
-    ON schedules (shard, next_run_at, schedule_id) WHERE state = 'ACTIVE';
+CREATE INDEX schedules_due ON schedule_cursors (shard, next_run_at, schedule_id);
+
+CREATE TRIGGER schedule_cursor_on_insert AFTER INSERT ON schedules
+WHEN new.state = 'ACTIVE' AND new.next_run_at IS NOT NULL
+BEGIN
+    INSERT INTO schedule_cursors (row, shard, next_run_at, schedule_id, tenant_id, version)
+    VALUES (new.row, new.shard, new.next_run_at, new.schedule_id, new.tenant_id, new.version);
+END;
+
+-- Every write of schedules that may change the cursor (a write that
+-- leaves these columns out, as the planner's missed count, does not fire
+-- it).
+CREATE TRIGGER schedule_cursor_on_update AFTER UPDATE OF shard, next_run_at, state, version ON schedules
+BEGIN
+    DELETE FROM schedule_cursors WHERE row = old.row;
+    INSERT INTO schedule_cursors (row, shard, next_run_at, schedule_id, tenant_id, version)
+    SELECT new.row, new.shard, new.next_run_at, new.schedule_id, new.tenant_id, new.version
+    WHERE new.state = 'ACTIVE' AND new.next_run_at IS NOT NULL;
+END;
 
 -- One scheduled time. occurrence_id is derived from the UNIQUE triple
 -- (store.OccurrenceID), so a second insert of the same firing is a no-op.

@@ -100,6 +100,10 @@ func (s *Store) ListShardLeases(ctx context.Context) ([]store.ShardLease, error)
 	return out, nil
 }
 
+// maxDuePrealloc bounds the room DueSchedules makes up front for a page
+// (the planner's pages are at most 5,000).
+const maxDuePrealloc = 10_000
+
 // DueSchedules returns up to p.Limit (DefaultListLimit when 0) ACTIVE
 // schedules of the shard whose cursor is at or before p.Until, earliest
 // cursor first, ties by id, without their payloads.
@@ -120,7 +124,16 @@ func (s *Store) DueSchedules(ctx context.Context, p store.DueSchedulesParams) ([
 	if err != nil {
 		return nil, fmt.Errorf("due schedules of shard %d: %w", p.Shard, translate(err))
 	}
-	out, err := collect(rows, scanDueSchedule)
+	out := make([]store.Schedule, 0, min(limit, maxDuePrealloc))
+	scan := newScheduleScan(true, true)
+	err = eachRow(rows, func(r scanner) error {
+		sc, err := scan.scan(r)
+		if err != nil {
+			return err
+		}
+		out = append(out, *sc)
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("due schedules of shard %d: %w", p.Shard, err)
 	}

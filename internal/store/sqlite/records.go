@@ -397,61 +397,111 @@ func nullString(v string) any {
 type scanner interface{ Scan(dest ...any) error }
 
 // scanSchedule reads the columns of scheduleColumns, in that order.
-func scanSchedule(row scanner) (*store.Schedule, error) { return scanScheduleAfter(row, nil) }
-
-// scanDueSchedule reads the columns of qDueSchedules: the row, then those
-// of scheduleColumns.
-func scanDueSchedule(row scanner) (*store.Schedule, error) {
-	var n int64
-	sc, err := scanScheduleAfter(row, &n)
+func scanSchedule(row scanner) (*store.Schedule, error) {
+	sc, err := newScheduleScan(false, false).scan(row)
 	if err != nil {
 		return nil, err
 	}
-	sc.Row = n
+	out := *sc
+	return &out, nil
+}
+
+// scheduleScan reads rows of scheduleColumns, after the schedule's row for
+// the planner's read (qDueSchedules), into one set of destinations that it
+// reuses: the planner reads thousands of schedules a page, and a page
+// then allocates only the strings it keeps.
+type scheduleScan struct {
+	sc  store.Schedule
+	row int64
+	// The enum columns (kind, gap, repeat, state, misfire, overlap), read
+	// as sql.RawBytes when raw (for *sql.Rows: Row.Scan refuses it) and
+	// turned into the package's constants without allocating.
+	raw                               bool
+	rawEnums                          [6]sql.RawBytes
+	strEnums                          [6]string
+	anchor, next                      sql.Null[int64]
+	idemKey                           sql.NullString
+	lateness, window, base, capMS, dl int64
+	created, updated                  int64
+	dest                              []any
+}
+
+func newScheduleScan(withRow, raw bool) *scheduleScan {
+	s := &scheduleScan{raw: raw}
+	var e [6]any
+	for i := range e {
+		if raw {
+			e[i] = &s.rawEnums[i]
+		} else {
+			e[i] = &s.strEnums[i]
+		}
+	}
+	sc := &s.sc
+	if withRow {
+		s.dest = append(s.dest, &s.row)
+	}
+	s.dest = append(s.dest, &sc.ScheduleID, &sc.TenantID, &sc.Shard, &sc.Name, e[0], &sc.Expr, &sc.TimeZone, &s.anchor,
+		e[1], e[2], &sc.Version, e[3], &s.next, &sc.Queue, &sc.Payload,
+		e[4], &s.lateness, &sc.CatchUpK, e[5], &s.window,
+		&sc.Retry.MaxAttempts, &s.base, &s.capMS, &s.dl,
+		&s.idemKey, &sc.MissedCount, &s.created, &s.updated)
+	return s
+}
+
+// scan reads one row. The schedule it returns is overwritten by the next
+// scan: copy it to keep it.
+func (s *scheduleScan) scan(row scanner) (*store.Schedule, error) {
+	sc := &s.sc
+	sc.Payload = nil // Scan into a []byte reuses nothing, but keep no alias
+	if err := row.Scan(s.dest...); err != nil {
+		return nil, err
+	}
+	sc.Row = s.row
+	sc.Kind = spec.Kind(s.enum(0))
+	sc.Anchor = fromNullMS(s.anchor)
+	sc.DSTGap = spec.GapPolicy(s.enum(1))
+	sc.DSTRepeat = spec.RepeatPolicy(s.enum(2))
+	sc.State = store.ScheduleState(s.enum(3))
+	sc.NextRunAt = fromNullMS(s.next)
+	sc.MisfirePolicy = store.MisfirePolicy(s.enum(4))
+	sc.MaxLateness = fromDurMS(s.lateness)
+	sc.OverlapPolicy = store.OverlapPolicy(s.enum(5))
+	sc.FlexibleWindow = fromDurMS(s.window)
+	sc.Retry.BackoffBase = fromDurMS(s.base)
+	sc.Retry.BackoffCap = fromDurMS(s.capMS)
+	sc.Retry.Deadline = fromDurMS(s.dl)
+	sc.IdempotencyKey = s.idemKey.String
+	sc.CreatedAt = fromMS(s.created)
+	sc.UpdatedAt = fromMS(s.updated)
 	return sc, nil
 }
 
-// scanScheduleAfter reads the columns of scheduleColumns, after lead when
-// it is not nil.
-func scanScheduleAfter(row scanner, lead any) (*store.Schedule, error) {
-	var (
-		sc                                     store.Schedule
-		kind, gap, repeat, state, misfire, ovl string
-		anchor, next                           sql.Null[int64]
-		idemKey                                sql.NullString
-		lateness, window, base, capMS, dl      int64
-		created, updated                       int64
-	)
-	dest := make([]any, 0, 29)
-	if lead != nil {
-		dest = append(dest, lead)
+func (s *scheduleScan) enum(i int) string {
+	if !s.raw {
+		return s.strEnums[i]
 	}
-	dest = append(dest, &sc.ScheduleID, &sc.TenantID, &sc.Shard, &sc.Name, &kind, &sc.Expr, &sc.TimeZone, &anchor,
-		&gap, &repeat, &sc.Version, &state, &next, &sc.Queue, &sc.Payload,
-		&misfire, &lateness, &sc.CatchUpK, &ovl, &window,
-		&sc.Retry.MaxAttempts, &base, &capMS, &dl,
-		&idemKey, &sc.MissedCount, &created, &updated)
-	if err := row.Scan(dest...); err != nil {
-		return nil, err
+	if v, ok := scheduleEnums[string(s.rawEnums[i])]; ok {
+		return v
 	}
-	sc.Kind = spec.Kind(kind)
-	sc.Anchor = fromNullMS(anchor)
-	sc.DSTGap = spec.GapPolicy(gap)
-	sc.DSTRepeat = spec.RepeatPolicy(repeat)
-	sc.State = store.ScheduleState(state)
-	sc.NextRunAt = fromNullMS(next)
-	sc.MisfirePolicy = store.MisfirePolicy(misfire)
-	sc.MaxLateness = fromDurMS(lateness)
-	sc.OverlapPolicy = store.OverlapPolicy(ovl)
-	sc.FlexibleWindow = fromDurMS(window)
-	sc.Retry.BackoffBase = fromDurMS(base)
-	sc.Retry.BackoffCap = fromDurMS(capMS)
-	sc.Retry.Deadline = fromDurMS(dl)
-	sc.IdempotencyKey = idemKey.String
-	sc.CreatedAt = fromMS(created)
-	sc.UpdatedAt = fromMS(updated)
-	return &sc, nil
+	return string(s.rawEnums[i])
 }
+
+// scheduleEnums holds every value of the schedules table's enum columns
+// (its CHECK constraints), each once.
+var scheduleEnums = func() map[string]string {
+	m := map[string]string{}
+	for _, v := range []string{
+		string(spec.KindCron), string(spec.KindAt), string(spec.KindEvery),
+		string(spec.GapSkip), string(spec.GapShift),
+		string(spec.RepeatFirst), string(spec.RepeatLast), string(spec.RepeatAll),
+		string(store.ScheduleActive), string(store.SchedulePaused), string(store.ScheduleCanceled), string(store.ScheduleCompleted),
+		string(store.MisfireSkip), string(store.MisfireFireOnce), string(store.MisfireCatchUp),
+		string(store.OverlapAllow), string(store.OverlapSkipIfRunning), string(store.OverlapQueueOne),
+	} {
+		m[v] = v
+	}
+	return m
+}()
 
 // occurrenceDest is the Scan destinations of occurrenceColumns, in that
 // order, into a raw occurrence that finish turns into a store.Occurrence.

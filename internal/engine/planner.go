@@ -328,34 +328,58 @@ func (p *planner) releaseAll(ctx context.Context) {
 	}
 }
 
-// dueBatch is one page of a shard's due schedules, read ahead.
+// dueBatch is one page of a shard's due schedules, read ahead and
+// planned: the items of those that could be planned, how many of their
+// occurrences are ENQUEUED, and how many firings were missed.
 type dueBatch struct {
-	due []store.Schedule
-	err error
+	due         []store.Schedule
+	items       []store.PlanItem
+	enq, missed int
+	err         error
 }
 
-// readDue reads a page of due schedules in the background: the planner
-// reads the next page while the store commits the previous one, so the
-// read (and the scanning of its rows) runs beside the commit.
-func (p *planner) readDue(ctx context.Context, params store.DueSchedulesParams) <-chan dueBatch {
+// readDue reads and plans a page of due schedules in the background: the
+// planner reads and plans the next page while the store commits the
+// previous one, so the read (and the scanning of its rows) and the time
+// arithmetic run beside the commit, on the other core.
+func (p *planner) readDue(ctx context.Context, params store.DueSchedulesParams, now time.Time) <-chan dueBatch {
 	ch := make(chan dueBatch, 1)
 	go func() {
 		due, err := p.e.store.DueSchedules(ctx, params)
-		ch <- dueBatch{due, err}
+		b := dueBatch{due: due, err: err, items: make([]store.PlanItem, 0, len(due))}
+		for i := range due {
+			item, err := p.planSchedule(&due[i], now)
+			if err != nil {
+				// A schedule that no longer parses (a tz database that
+				// dropped its zone) must not stop the others.
+				p.e.log.Error("cannot plan schedule", "schedule_id", due[i].ScheduleID, "err", err)
+				continue
+			}
+			for _, o := range item.Occurrences {
+				if o.State == store.OccurrenceEnqueued {
+					b.enq++
+				} else {
+					b.missed++
+				}
+			}
+			b.missed += int(item.MissedCount)
+			b.items = append(b.items, item)
+		}
+		ch <- b
 	}()
 	return ch
 }
 
 // planShard materializes one shard's due schedules, a batch per
 // transaction, until none is due within the horizon. It pages through them
-// in cursor order, reading each page while the one before it commits.
-// Pages start at an eighth of PlanBatch and double up to it: nothing
-// commits while the first page is read, so a small first page shortens
-// that wait, and a page of twice the rows still reads faster than the
-// previous one commits.
+// in cursor order, reading and planning each page while the one before it
+// commits. Pages start at an eighth of PlanBatch and double up to it:
+// nothing commits while the first page is read, so a small first page
+// shortens that wait, and a page of twice the rows still reads faster than
+// the previous one commits.
 func (p *planner) planShard(ctx context.Context, h *heldShard, now time.Time, st *PlanStats) error {
 	params := store.DueSchedulesParams{Shard: h.lease.Shard, Until: now.Add(p.e.cfg.Horizon), Limit: max(1, p.e.cfg.PlanBatch/8)}
-	next := p.readDue(ctx, params)
+	next := p.readDue(ctx, params, now)
 	defer func() {
 		if next != nil {
 			<-next // no read outlives the pass
@@ -375,28 +399,10 @@ func (p *planner) planShard(ctx context.Context, h *heldShard, now time.Time, st
 			last := &due[len(due)-1]
 			params.AfterRunAt, params.AfterID = last.NextRunAt, last.ScheduleID
 			params.Limit = min(2*params.Limit, p.e.cfg.PlanBatch)
-			next = p.readDue(ctx, params)
+			next = p.readDue(ctx, params, now)
 		}
-		plan := store.Plan{Lease: h.lease, Now: now, Items: make([]store.PlanItem, 0, len(due))}
-		var enq, missed int
-		for i := range due {
-			item, err := p.planSchedule(&due[i], now)
-			if err != nil {
-				// A schedule that no longer parses (a tz database that
-				// dropped its zone) must not stop the others.
-				p.e.log.Error("cannot plan schedule", "schedule_id", due[i].ScheduleID, "err", err)
-				continue
-			}
-			for _, o := range item.Occurrences {
-				if o.State == store.OccurrenceEnqueued {
-					enq++
-				} else {
-					missed++
-				}
-			}
-			missed += int(item.MissedCount)
-			plan.Items = append(plan.Items, item)
-		}
+		plan := store.Plan{Lease: h.lease, Now: now, Items: b.items}
+		enq, missed := b.enq, b.missed
 		// Reading and computing the batch took time, and a store call may
 		// have hung (a node cut off from its database): trust the lease only
 		// by a fresh clock reading, and let the store check it against a

@@ -335,9 +335,9 @@ func (p *pendingAcks) claimDone() {
 	p.mu.Unlock()
 }
 
-// ackAnswers logs the answers to the acks a claim carried. An answer
-// missing (a schedd that does not take acks with claims ignores none: it
-// refuses the field) sends that ack again on its own.
+// ackAnswers logs the answers to the acks a claim carried. An ack whose
+// answer is missing (schedd answers every one, in order) is sent again on
+// its own.
 func (w *Worker) ackAnswers(ctx context.Context, wg *sync.WaitGroup, carried []pendingAck, answers []api.AckOutcome) {
 	for i, a := range carried {
 		if i >= len(answers) || answers[i].OccurrenceID != a.job.OccurrenceID {

@@ -71,6 +71,20 @@ func (j *jsonRows) String() string {
 
 func (j *jsonRows) reset() { j.b, j.rows = j.b[:0], 0 }
 
+// jsonInts appends vs to dst as a flat JSON array of integers, which a
+// statement reads with json_each's value: cheaper than an array of rows
+// when each row is one integer.
+func jsonInts(dst []byte, vs []int64) []byte {
+	dst = append(dst, '[')
+	for i, v := range vs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = strconv.AppendInt(dst, v, 10)
+	}
+	return append(dst, ']')
+}
+
 // groupInOrder groups the items items by key: each group's items in their
 // order, and the keys in the order first seen. Batch statements run once
 // per group of items that share every value but their row's id.

@@ -340,7 +340,8 @@ type advancer struct {
 	// qAdvanceCursorsBrief, qAdvanceCursors, qAdvanceSchedulesState and
 	// qAddMissed, prepared when first needed.
 	brief, full, state, missed *sql.Stmt
-	js                         []byte
+	rows                       []int64 // of the group being written
+	js                         []byte  // the same, as a JSON array
 	// applied maps the id of each schedule written to its row.
 	applied map[string]int64
 }
@@ -356,21 +357,17 @@ type advancer struct {
 // the answer; otherwise the group rolls back to before it and runs the
 // full form, which names them.
 func (a *advancer) advance(k advanceKey, items []store.PlanItem, rows []int64, group []int) error {
-	a.js = append(a.js[:0], '[')
-	n := 0
+	a.rows = a.rows[:0]
 	for _, i := range group {
 		if rows[i] != 0 { // no such schedule: stale
-			if n > 0 {
-				a.js = append(a.js, ',')
-			}
-			a.js = strconv.AppendInt(a.js, rows[i], 10)
-			n++
+			a.rows = append(a.rows, rows[i])
 		}
 	}
+	n := len(a.rows)
 	if n == 0 {
 		return nil
 	}
-	a.js = append(a.js, ']')
+	a.js = jsonInts(a.js[:0], a.rows)
 	args := []any{k.next, k.missed, string(a.js), k.tenant, k.version, k.cursor, a.shard}
 	if k.state != store.ScheduleActive || k.next == nil {
 		// The schedule leaves schedule_cursors: its row is written.
@@ -429,15 +426,12 @@ func (a *advancer) returning(st *sql.Stmt, args []any) (string, error) {
 	if err := scanIDRows(rows, wrote); err != nil {
 		return "", err
 	}
-	js := []byte{'['}
+	var rs []int64
 	for id, row := range wrote {
 		a.applied[id] = row
-		if len(js) > 1 {
-			js = append(js, ',')
-		}
-		js = strconv.AppendInt(js, row, 10)
+		rs = append(rs, row)
 	}
-	return string(append(js, ']')), nil
+	return string(jsonInts(nil, rs)), nil
 }
 
 // scanIDRows reads rows of (schedule_id, row) into m, and closes rows.

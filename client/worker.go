@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,7 +56,8 @@ type Job struct {
 // (api.ClaimRequest.Acks) when one is about to be sent, which the freed
 // slot sets off at once: a busy worker pays one round trip and one commit
 // per batch. While a claim is already out (a long poll), acks go on their
-// own, so none waits for that poll to end.
+// own, so none waits for that poll to end; and every ack goes on its own
+// once a schedd has refused acks with a claim (an older version).
 //
 // Delivery is at least once: a handler can see the same OccurrenceID
 // again (a lost ack, an expired lease) and must deduplicate on it.
@@ -159,6 +162,11 @@ func (w *Worker) Run(ctx context.Context) error {
 			}
 			if ctx.Err() != nil {
 				return nil
+			}
+			if len(carried) > 0 && refusesAcks(err) {
+				cfg.log().Warn("schedd does not take acks with claims (an older version): acking each on its own", "error", err.Error())
+				acks.disable()
+				continue
 			}
 			if fatal(err) {
 				return fmt.Errorf("worker: claim from queue %q: %w", cfg.Queue, err)
@@ -295,9 +303,10 @@ const maxAcksPerClaim = 1000
 // pendingAcks holds the acks of handlers that succeeded, for the next
 // claim to carry.
 type pendingAcks struct {
-	mu      sync.Mutex
-	items   []pendingAck
-	claimed bool // a claim is out: its acks are taken, and new ones go alone
+	mu       sync.Mutex
+	items    []pendingAck
+	claimed  bool // a claim is out: its acks are taken, and new ones go alone
+	disabled bool // schedd refuses acks with claims: every ack goes alone
 }
 
 type pendingAck struct {
@@ -310,7 +319,7 @@ type pendingAck struct {
 func (p *pendingAcks) add(a pendingAck) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.claimed {
+	if p.claimed || p.disabled {
 		return false
 	}
 	p.items = append(p.items, a)
@@ -327,6 +336,20 @@ func (p *pendingAcks) take(n int, claiming bool) []pendingAck {
 	p.items = slices.Delete(p.items, 0, n)
 	p.claimed = claiming
 	return out
+}
+
+func (p *pendingAcks) disable() {
+	p.mu.Lock()
+	p.disabled = true
+	p.mu.Unlock()
+}
+
+// refusesAcks reports whether a claim was refused for carrying acks: a
+// schedd from before api.ClaimRequest.Acks refuses the unknown field.
+func refusesAcks(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Status == http.StatusBadRequest && e.Code == api.CodeBadRequest &&
+		strings.Contains(e.Message, `unknown field "acks"`)
 }
 
 func (p *pendingAcks) claimDone() {

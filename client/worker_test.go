@@ -36,6 +36,9 @@ type fakeQueue struct {
 	// acksAlone and acksWithClaims count the acks that came on their own
 	// and with a claim.
 	acksAlone, acksWithClaims atomic.Int32
+	// refuseAcks answers a claim that carries acks as a schedd from before
+	// them does: 400, an unknown field.
+	refuseAcks bool
 }
 
 func newFakeQueue(t *testing.T) *fakeQueue {
@@ -72,6 +75,12 @@ func (q *fakeQueue) claim(w http.ResponseWriter, r *http.Request) {
 	var req api.ClaimRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		w.WriteHeader(400)
+		return
+	}
+	if q.refuseAcks && len(req.Acks) > 0 {
+		w.WriteHeader(400)
+		json.NewEncoder(w).Encode(api.ErrorBody{Error: api.ErrorDetail{Code: api.CodeBadRequest,
+			Message: `the request body is not the JSON expected: json: unknown field "acks"`}})
 		return
 	}
 	var outcomes []api.AckOutcome
@@ -238,6 +247,32 @@ func TestWorkerAcksRideOnClaims(t *testing.T) {
 	defer q.mu.Unlock()
 	if c := q.claims[1]; len(c.Acks) != 1 || c.Acks[0] != (api.AckItem{OccurrenceID: "a", Attempt: 1}) {
 		t.Fatalf("second claim %+v, want a's ack in it", c)
+	}
+}
+
+// Against a schedd that refuses acks with claims, the worker acks each on
+// its own from then on, and loses none.
+func TestWorkerAcksAloneWhenClaimsRefuseThem(t *testing.T) {
+	q := newFakeQueue(t)
+	q.refuseAcks = true
+	w := &client.Worker{
+		Client: q.client(t), Queue: "q", WorkerID: "w1", Wait: time.Second,
+		Handler: func(ctx context.Context, job *client.Job) error { return nil },
+	}
+	q.add(job("a", 1), job("b", 1), job("c", 1))
+	stop := runWorker(t, w)
+	got := map[string]bool{}
+	for range 3 {
+		got[q.next(t)] = true
+	}
+	if !got["ack a 1"] || !got["ack b 1"] || !got["ack c 1"] {
+		t.Fatalf("acks: %v", got)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if alone, with := q.acksAlone.Load(), q.acksWithClaims.Load(); alone != 3 || with != 0 {
+		t.Fatalf("%d acks alone and %d with claims, want 3 and 0", alone, with)
 	}
 }
 

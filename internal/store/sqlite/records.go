@@ -398,12 +398,8 @@ type scanner interface{ Scan(dest ...any) error }
 
 // scanSchedule reads the columns of scheduleColumns, in that order.
 func scanSchedule(row scanner) (*store.Schedule, error) {
-	sc, err := newScheduleScan(false, false).scan(row)
-	if err != nil {
-		return nil, err
-	}
-	out := *sc
-	return &out, nil
+	// A scanner of its own: the schedule it returns is not overwritten.
+	return newScheduleScan(false, false).scan(row)
 }
 
 // scheduleScan reads rows of scheduleColumns, after the schedule's row for
@@ -452,7 +448,6 @@ func newScheduleScan(withRow, raw bool) *scheduleScan {
 // scan: copy it to keep it.
 func (s *scheduleScan) scan(row scanner) (*store.Schedule, error) {
 	sc := &s.sc
-	sc.Payload = nil // Scan into a []byte reuses nothing, but keep no alias
 	if err := row.Scan(s.dest...); err != nil {
 		return nil, err
 	}

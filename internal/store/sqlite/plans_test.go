@@ -53,6 +53,7 @@ func TestQueryPlans(t *testing.T) {
 		{"schedule rows", qScheduleRows, []string{"SEARCH schedules USING COVERING INDEX sqlite_autoindex_schedules_1 (schedule_id=?)"},
 			[]string{"SCAN schedules"}},
 		{"finish", qFinishGroup, []string{"SEARCH occurrences USING INDEX sqlite_autoindex_occurrences_1 (occurrence_id=?)"}, []string{"SCAN occurrences"}},
+		{"finish (by row)", qFinishGroupByRow, []string{"SEARCH occurrences USING INTEGER PRIMARY KEY (rowid=?)"}, []string{"SCAN occurrences"}},
 		{"finish (count)", qFinishGroupCount, []string{"SEARCH occurrences USING INDEX sqlite_autoindex_occurrences_1 (occurrence_id=?)"}, []string{"SCAN occurrences"}},
 		{"finished attempt", qFinishedAttempt, []string{"sqlite_autoindex_occurrences_1 (occurrence_id=?)", "SEARCH attempts USING PRIMARY KEY (occurrence_id=? AND attempt=?)"}, []string{"SCAN"}},
 		{"archive attempts", qArchiveAttempts, []string{"SCAN j", "SEARCH o USING INTEGER PRIMARY KEY (rowid=?)"}, []string{"SCAN o"}},

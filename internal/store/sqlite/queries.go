@@ -374,21 +374,30 @@ RETURNING lease_expires_at,
 	// The ids drive, one index lookup each, and every other value is a
 	// parameter: an UPDATE ... FROM json_each, with the values per row,
 	// measured two to three times slower (SQLite materializes the join).
-	qFinishGroup = finishGroup + `
+	qFinishGroup = finishGroup + finishByID + `
 RETURNING ` + occurrenceColumns
 	// A brief finish (FinishParams.Brief) runs this first: it answers with
 	// the count alone, which says the group was written whole, or else it
 	// is rolled back and qFinishGroup runs (see qSavepoint).
-	qFinishGroupCount = finishGroup
+	qFinishGroupCount = finishGroup + finishByID
+	// qFinishGroupByRow is qFinishGroupCount for items whose rows the
+	// store remembers from their claims (rowhints.go): ?8 is then a JSON
+	// array of [rowid], and each row is found by its rowid, one seek where
+	// the id takes two (its index, then the row).
+	qFinishGroupByRow = finishGroup + `
+WHERE row IN (SELECT value ->> 0 FROM json_each(?8))
+    AND tenant_id = ?6 AND attempt_count = ?7 AND state = 'RUNNING'`
+
+	finishByID = `
+WHERE occurrence_id IN (SELECT value ->> 0 FROM json_each(?8))
+    AND tenant_id = ?6 AND attempt_count = ?7 AND state = 'RUNNING'`
 
 	finishGroup = `UPDATE occurrences SET
     state = ?1,
     open = ?1 = 'RETRY_WAIT',
     finished_at = CASE WHEN ?1 = 'RETRY_WAIT' THEN finished_at ELSE ?4 END,
     available_at = CASE WHEN ?1 = 'RETRY_WAIT' THEN ?5 ELSE available_at END,
-    att_finished_at = ?4, att_result = ?2, att_error = ?3
-WHERE occurrence_id IN (SELECT value ->> 0 FROM json_each(?8))
-    AND tenant_id = ?6 AND attempt_count = ?7 AND state = 'RUNNING'`
+    att_finished_at = ?4, att_result = ?2, att_error = ?3`
 
 	// A finish that found nothing to write: how did that attempt end? The
 	// latest attempt is in the occurrence row, older ones in the history;

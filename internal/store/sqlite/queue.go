@@ -278,6 +278,7 @@ func (c *claimer) flush() error {
 			ClaimedAt:      fromMS(c.now),
 			LeaseExpiresAt: fromMS(c.expires),
 		}
+		c.s.hints.put(o.OccurrenceID, cd.rowid)
 		c.out = append(c.out, store.Claimed{Occurrence: *o, Attempt: a, Payload: cd.payload})
 	}
 	c.pending = c.pending[:0]
@@ -386,9 +387,11 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 	if len(ps) == 0 {
 		return res, nil
 	}
-	var full, count *sql.Stmt // qFinishGroup and qFinishGroupCount, made when first used
+	// qFinishGroup, qFinishGroupCount and qFinishGroupByRow, made when
+	// first used.
+	var full, count, byRow *sql.Stmt
 	defer func() {
-		for _, st := range []*sql.Stmt{full, count} {
+		for _, st := range []*sql.Stmt{full, count, byRow} {
 			if st != nil {
 				st.Close()
 			}
@@ -428,18 +431,22 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 			return finishKey{p.TenantID, string(p.State), string(p.Result), p.Error, p.Attempt, ms(p.Now), ms(p.RetryAt), p.Brief}
 		})
 		for _, k := range keys {
-			js.reset()
-			for _, i := range groups[k] {
-				js.row()
-				js.str(ps[i].OccurrenceID)
-			}
-			args := []any{k.state, k.result, k.error, k.now, k.retryAt, k.tenant, k.attempt, js.String()}
+			group := groups[k]
+			args := []any{k.state, k.result, k.error, k.now, k.retryAt, k.tenant, k.attempt, nil}
 			if k.brief {
 				// A batch of acks of running attempts finishes every one:
 				// then the count says so, and each answer is what the item
 				// says the row now is. Otherwise the full form below runs,
-				// and answers with more than a brief finish must.
-				st, err := s.txStmtOnce(ctx, tx, &count, qFinishGroupCount)
+				// and answers with more than a brief finish must. When the
+				// store remembers every item's row from its claim, the
+				// rows drive (qFinishGroupByRow).
+				query, stp := qFinishGroupByRow, &byRow
+				rows, ok := s.hintedRows(&js, ps, group)
+				if !ok {
+					query, stp, rows = qFinishGroupCount, &count, occurrenceIDs(&js, ps, group)
+				}
+				args[7] = rows
+				st, err := s.txStmtOnce(ctx, tx, stp, query)
 				if err != nil {
 					return fmt.Errorf("finish occurrences: %w", err)
 				}
@@ -448,7 +455,7 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 					return fmt.Errorf("finish occurrences: %w", err)
 				}
 				if all {
-					for _, i := range groups[k] {
+					for _, i := range group {
 						res[i].Occurrence = store.Occurrence{OccurrenceID: ps[i].OccurrenceID, TenantID: k.tenant,
 							State: store.OccurrenceState(k.state), AttemptCount: int(k.attempt)}
 						ended[i] = true
@@ -456,6 +463,7 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 					continue
 				}
 			}
+			args[7] = occurrenceIDs(&js, ps, group)
 			st, err := s.txStmtOnce(ctx, tx, &full, qFinishGroup)
 			if err != nil {
 				return fmt.Errorf("finish occurrences: %w", err)
@@ -495,6 +503,17 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 			}
 			res[i].Occurrence = *o
 		}
+		// The run's finished attempts need their rows no more: their
+		// occurrences are done or wait for another claim, which hints its
+		// row again. A refused item (stale) keeps its hint for the
+		// attempt still running.
+		s.hints.drop(func(yield func(string) bool) {
+			for _, i := range run {
+				if res[i].Err == nil && !yield(ps[i].OccurrenceID) {
+					return
+				}
+			}
+		})
 		run = run[:0]
 		clear(seen)
 		return nil
@@ -517,6 +536,32 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 		return nil, err
 	}
 	return res, nil
+}
+
+// occurrenceIDs returns the ids of the items group of ps as a JSON array
+// of [occurrence_id], written with js.
+func occurrenceIDs(js *jsonRows, ps []store.FinishParams, group []int) string {
+	js.reset()
+	for _, i := range group {
+		js.row()
+		js.str(ps[i].OccurrenceID)
+	}
+	return js.String()
+}
+
+// hintedRows returns the rowids of the items group of ps as a JSON array
+// of [rowid], written with js, when the store remembers every one (rowhints.go).
+func (s *Store) hintedRows(js *jsonRows, ps []store.FinishParams, group []int) (string, bool) {
+	js.reset()
+	for _, i := range group {
+		row, ok := s.hints.get(ps[i].OccurrenceID)
+		if !ok {
+			return "", false
+		}
+		js.row()
+		js.int(row)
+	}
+	return js.String(), true
 }
 
 // isOutcome tells a per-item answer (stale, not found) from an error of

@@ -100,6 +100,9 @@ type Store struct {
 	// writer (see prepareHot).
 	hot map[string]*sql.Stmt
 
+	// hints remembers the rows of claimed occurrences for their acks.
+	hints rowHints
+
 	closeOnce sync.Once
 	closeErr  error
 }

@@ -148,7 +148,14 @@ END;
 -- exists for the occurrence's tenant before it writes; schedules are never
 -- deleted. Tenant isolation rests on every query naming the tenant.
 CREATE TABLE occurrences (
-    occurrence_id    TEXT    NOT NULL PRIMARY KEY,
+    -- The row's number (the rowid), assigned on insert. An INTEGER PRIMARY
+    -- KEY, so VACUUM never renumbers it; and occurrences are never
+    -- deleted, so no number is given twice. The store remembers the rows
+    -- of the occurrences it hands out in claims and their acks find them
+    -- by it (rowhints.go): whatever deletes occurrences must also drop
+    -- those hints.
+    row              INTEGER PRIMARY KEY,
+    occurrence_id    TEXT    NOT NULL UNIQUE,
     tenant_id        TEXT    NOT NULL,
     schedule_id      TEXT    NOT NULL,
     -- The schedule's schedules.row, the schedule in the natural key and

@@ -1,0 +1,56 @@
+package sqlite
+
+import (
+	"iter"
+	"sync"
+)
+
+// maxRowHints bounds rowHints: more than a fleet's claims in flight at
+// once (MaxClaimBatch per worker), and a few megabytes at most, whatever
+// the number of schedules or occurrences.
+const maxRowHints = 1 << 16
+
+// rowHints remembers the table row of the occurrences this store handed
+// out in claims, so that their acks find each row by its integer rowid, one
+// b-tree seek, where the occurrence id takes two (its index, then the
+// row): about a tenth of a claim plus its ack (docs/engine.md).
+//
+// A hint is only ever a guess. The write that uses one names the row by
+// (rowid, occurrence_id) together, so a wrong hint (a claim that rolled
+// back, a row renumbered by VACUUM, a hint of a row since deleted) matches
+// nothing, and the write falls back to the id. That is what lets hints be
+// kept without care: they are dropped when their occurrence finishes, and
+// all of them at once when there are too many (occurrences claimed and
+// never finished by their worker), and a store that restarts starts with
+// none.
+type rowHints struct {
+	mu   sync.Mutex
+	rows map[string]int64 // occurrence id -> rowid
+}
+
+// put records that occurrence id is at rowid row.
+func (h *rowHints) put(id string, row int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.rows == nil || len(h.rows) >= maxRowHints {
+		h.rows = make(map[string]int64)
+	}
+	h.rows[id] = row
+}
+
+// get returns the rowid hinted for occurrence id.
+func (h *rowHints) get(id string) (int64, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	row, ok := h.rows[id]
+	return row, ok
+}
+
+// drop forgets the hints of the occurrences ids.
+func (h *rowHints) drop(ids iter.Seq[string]) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for id := range ids {
+		delete(h.rows, id)
+	}
+}

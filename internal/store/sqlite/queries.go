@@ -381,11 +381,11 @@ RETURNING ` + occurrenceColumns
 	// is rolled back and qFinishGroup runs (see qSavepoint).
 	qFinishGroupCount = finishGroup + finishByID
 	// qFinishGroupByRow is qFinishGroupCount for items whose rows the
-	// store remembers from their claims (rowhints.go): ?8 is then a JSON
-	// array of [rowid], and each row is found by its rowid, one seek where
-	// the id takes two (its index, then the row).
+	// store remembers from their claims (rowhints.go): ?8 is then a flat
+	// JSON array of their rowids, and each row is found by its rowid, one
+	// seek where the id takes two (its index, then the row).
 	qFinishGroupByRow = finishGroup + `
-WHERE row IN (SELECT value ->> 0 FROM json_each(?8))
+WHERE row IN (SELECT value FROM json_each(?8))
     AND tenant_id = ?6 AND attempt_count = ?7 AND state = 'RUNNING'`
 
 	finishByID = `

@@ -441,7 +441,7 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 				// store remembers every item's row from its claim, the
 				// rows drive (qFinishGroupByRow).
 				query, stp := qFinishGroupByRow, &byRow
-				rows, ok := s.hintedRows(&js, ps, group)
+				rows, ok := s.hintedRows(ps, group)
 				if !ok {
 					query, stp, rows = qFinishGroupCount, &count, occurrenceIDs(&js, ps, group)
 				}
@@ -549,19 +549,18 @@ func occurrenceIDs(js *jsonRows, ps []store.FinishParams, group []int) string {
 	return js.String()
 }
 
-// hintedRows returns the rowids of the items group of ps as a JSON array
-// of [rowid], written with js, when the store remembers every one (rowhints.go).
-func (s *Store) hintedRows(js *jsonRows, ps []store.FinishParams, group []int) (string, bool) {
-	js.reset()
-	for _, i := range group {
+// hintedRows returns the rowids of the items group of ps as a flat JSON
+// array, when the store remembers every one (rowhints.go).
+func (s *Store) hintedRows(ps []store.FinishParams, group []int) (string, bool) {
+	rows := make([]int64, len(group))
+	for n, i := range group {
 		row, ok := s.hints.get(ps[i].OccurrenceID)
 		if !ok {
 			return "", false
 		}
-		js.row()
-		js.int(row)
+		rows[n] = row
 	}
-	return js.String(), true
+	return string(jsonInts(make([]byte, 0, 2+8*len(rows)), rows)), true
 }
 
 // isOutcome tells a per-item answer (stale, not found) from an error of

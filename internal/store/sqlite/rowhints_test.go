@@ -109,7 +109,7 @@ func (s *Store) hintedRowsOK(ps []store.FinishParams) bool {
 	for i := range group {
 		group[i] = i
 	}
-	_, ok := s.hintedRows(&jsonRows{}, ps, group)
+	_, ok := s.hintedRows(ps, group)
 	return ok
 }
 

@@ -15,14 +15,17 @@ const maxRowHints = 1 << 16
 // b-tree seek, where the occurrence id takes two (its index, then the
 // row): about a tenth of a claim plus its ack (docs/engine.md).
 //
-// A hint is only ever a guess. The write that uses one names the row by
-// (rowid, occurrence_id) together, so a wrong hint (a claim that rolled
-// back, a row renumbered by VACUUM, a hint of a row since deleted) matches
-// nothing, and the write falls back to the id. That is what lets hints be
-// kept without care: they are dropped when their occurrence finishes, and
-// all of them at once when there are too many (occurrences claimed and
-// never finished by their worker), and a store that restarts starts with
-// none.
+// A hint is right for as long as the store is open, because an
+// occurrence's row number never changes: occurrences.row is an INTEGER
+// PRIMARY KEY, which VACUUM keeps, and no occurrence is ever deleted (code
+// that deletes them must drop the hints first). A claim that rolled back
+// still read the right row. The write that uses a hint still checks the
+// tenant, the attempt and that the occurrence is RUNNING, as by id.
+//
+// Hints are dropped when their attempt finishes, and all of them at once
+// when there are too many (occurrences claimed and never finished by their
+// worker); a store that restarts starts with none. An ack without one goes
+// by the id.
 type rowHints struct {
 	mu   sync.Mutex
 	rows map[string]int64 // occurrence id -> rowid

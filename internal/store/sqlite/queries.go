@@ -385,7 +385,7 @@ RETURNING ` + occurrenceColumns
 	// JSON array of their rowids, and each row is found by its rowid, one
 	// seek where the id takes two (its index, then the row).
 	qFinishGroupByRow = finishGroup + `
-WHERE row IN (SELECT value FROM json_each(?8))
+WHERE rowid IN (SELECT value FROM json_each(?8))
     AND tenant_id = ?6 AND attempt_count = ?7 AND state = 'RUNNING'`
 
 	finishByID = `

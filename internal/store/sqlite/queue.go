@@ -450,7 +450,7 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 				if err != nil {
 					return fmt.Errorf("finish occurrences: %w", err)
 				}
-				all, err := briefWrite(ctx, tx, st, len(groups[k]), args...)
+				all, err := briefWrite(ctx, tx, st, len(group), args...)
 				if err != nil {
 					return fmt.Errorf("finish occurrences: %w", err)
 				}
@@ -552,13 +552,15 @@ func occurrenceIDs(js *jsonRows, ps []store.FinishParams, group []int) string {
 // hintedRows returns the rowids of the items group of ps as a flat JSON
 // array, when the store remembers every one (rowhints.go).
 func (s *Store) hintedRows(ps []store.FinishParams, group []int) (string, bool) {
-	rows := make([]int64, len(group))
-	for n, i := range group {
-		row, ok := s.hints.get(ps[i].OccurrenceID)
-		if !ok {
-			return "", false
+	rows, ok := s.hints.lookup(func(yield func(string) bool) {
+		for _, i := range group {
+			if !yield(ps[i].OccurrenceID) {
+				return
+			}
 		}
-		rows[n] = row
+	}, len(group))
+	if !ok {
+		return "", false
 	}
 	return string(jsonInts(make([]byte, 0, 2+8*len(rows)), rows)), true
 }

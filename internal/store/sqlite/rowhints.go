@@ -41,12 +41,20 @@ func (h *rowHints) put(id string, row int64) {
 	h.rows[id] = row
 }
 
-// get returns the rowid hinted for occurrence id.
-func (h *rowHints) get(id string) (int64, bool) {
+// lookup returns the rowids hinted for the n occurrences ids, in order,
+// under one lock; false when any of them has none.
+func (h *rowHints) lookup(ids iter.Seq[string], n int) ([]int64, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	row, ok := h.rows[id]
-	return row, ok
+	rows := make([]int64, 0, n)
+	for id := range ids {
+		row, ok := h.rows[id]
+		if !ok {
+			return nil, false
+		}
+		rows = append(rows, row)
+	}
+	return rows, true
 }
 
 // drop forgets the hints of the occurrences ids.

@@ -53,7 +53,7 @@ func TestAcksFindClaimedRows(t *testing.T) {
 				t.Fatalf("claimed %d, want 3", len(claimed))
 			}
 			for _, c := range claimed {
-				row, ok := s.hints.get(c.Occurrence.OccurrenceID)
+				row, ok := hintOf(&s.hints, c.Occurrence.OccurrenceID)
 				if want := rowOf(t, s, c.Occurrence.OccurrenceID); !ok || row != want {
 					t.Fatalf("hint of %s = %d, %v; want row %d", c.Occurrence.OccurrenceID, row, ok, want)
 				}
@@ -94,7 +94,7 @@ func TestAcksFindClaimedRows(t *testing.T) {
 				if err != nil || got.State != store.OccurrenceSucceeded {
 					t.Fatalf("occurrence %s after its ack: %+v, %v", ps[i].OccurrenceID, got, err)
 				}
-				if _, ok := s.hints.get(ps[i].OccurrenceID); ok {
+				if _, ok := hintOf(&s.hints, ps[i].OccurrenceID); ok {
 					t.Fatalf("the hint of %s outlived its ack", ps[i].OccurrenceID)
 				}
 			}
@@ -131,7 +131,16 @@ func TestRowHintsBounded(t *testing.T) {
 			t.Fatalf("%d hints after %d puts, over %d", len(h.rows), i+1, maxRowHints)
 		}
 	}
-	if row, ok := h.get(fmt.Sprintf("occ_%d", maxRowHints+9)); !ok || row != maxRowHints+9 {
+	if row, ok := hintOf(&h, fmt.Sprintf("occ_%d", maxRowHints+9)); !ok || row != maxRowHints+9 {
 		t.Fatalf("the latest hint: %d, %v", row, ok)
 	}
+}
+
+// hintOf is the rowid hinted for occurrence id.
+func hintOf(h *rowHints, id string) (int64, bool) {
+	rows, ok := h.lookup(func(yield func(string) bool) { yield(id) }, 1)
+	if !ok {
+		return 0, false
+	}
+	return rows[0], true
 }

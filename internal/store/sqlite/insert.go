@@ -12,20 +12,82 @@ import (
 
 // insertChunk is how many occurrences one multi-row INSERT writes. One
 // statement step per chunk instead of per row is most of the cost of a
-// planner batch; 64 rows of 18 columns stay far below SQLite's limit on
-// bound parameters (32,766).
+// planner batch; 64 rows stay far below SQLite's limit on bound parameters
+// (32,766).
 const insertChunk = 64
 
-// occurrenceInserter writes occurrences within one transaction, insertChunk
-// rows per statement, and counts the rows the natural key let in.
+// occurrenceInserter writes occurrences within one transaction: rows that
+// share a chunkShape insertChunk at a time, each chunk in one statement,
+// and the rest one by one. It counts the rows the natural key let in.
 type occurrenceInserter struct {
 	s         *Store
 	ctx       context.Context
 	tx        *sql.Tx
 	one, many *sql.Stmt
+	chunks    []*chunk // one per shape seen, in the order first seen
 	args      []any
-	keys      []firing // of the pending rows
+	keys      []firing // of the rows being written
 	inserted  int
+}
+
+// pendingRow is an occurrence waiting in a chunk: o, whose derived id is id
+// and whose schedule is at row scheduleRow, stamped with the shard epoch
+// and enqueue time given.
+type pendingRow struct {
+	o           *store.Occurrence
+	id          string
+	scheduleRow int64
+	epoch       int64
+	enqueuedAt  time.Time
+}
+
+// chunkShape is what the rows of one multi-row insert share: the columns
+// bound once per statement (the first of occurrenceChunkColumns), where
+// binding each row's own was a sixth of the planner's commit (a text
+// argument is copied to C memory and freed again, and database/sql
+// converts every argument).
+type chunkShape struct {
+	enqueuedAt, firstClaimedAt, finishedAt any // nullMS
+	state, lane, overlap                   string
+	attemptCount, attemptFloor, open       int
+	epoch                                  int64
+}
+
+// shapeOf returns r's shape, and false when r cannot go in a chunk: its
+// retry deadline counts from a replay, not from its firing.
+func shapeOf(r *pendingRow) (chunkShape, bool) {
+	o := r.o
+	if !o.RetryFrom.IsZero() && !o.RetryFrom.Equal(o.ScheduledFor) {
+		return chunkShape{}, false
+	}
+	ovl := o.OverlapPolicy
+	if ovl == "" {
+		ovl = store.OverlapAllow
+	}
+	return chunkShape{
+		enqueuedAt: nullMS(r.enqueuedAt), firstClaimedAt: nullMS(o.FirstClaimedAt), finishedAt: nullMS(o.FinishedAt),
+		state: string(o.State), lane: string(o.Lane), overlap: string(ovl),
+		attemptCount: o.AttemptCount, attemptFloor: o.AttemptFloor, open: isOpen(o.State), epoch: r.epoch,
+	}, true
+}
+
+// args appends the shared arguments of qInsertOccurrences.
+func (c *chunkShape) args(dst []any) []any {
+	return append(dst, c.enqueuedAt, c.state, c.lane, c.attemptCount, c.firstClaimedAt, c.finishedAt,
+		c.overlap, c.epoch, c.attemptFloor, c.open)
+}
+
+// chunkRowArgs appends r's own arguments of qInsertOccurrences.
+func chunkRowArgs(dst []any, r *pendingRow) []any {
+	o := r.o
+	at := ms(o.ScheduledFor)
+	return append(dst, r.id, o.TenantID, o.ScheduleID, o.ScheduleVersion, at, ms(o.AvailableAt), o.Queue, at, r.scheduleRow)
+}
+
+// chunk is the rows of one shape waiting for a multi-row insert.
+type chunk struct {
+	shape chunkShape
+	rows  []pendingRow
 }
 
 // firing is the natural key of an occurrence row, and its derived id.
@@ -36,44 +98,81 @@ type firing struct {
 	version      int64
 }
 
+func (r *pendingRow) firing() firing {
+	return firing{r.id, r.o.ScheduleID, ms(r.o.ScheduledFor), r.o.ScheduleVersion}
+}
+
 func (s *Store) newOccurrenceInserter(ctx context.Context, tx *sql.Tx) *occurrenceInserter {
 	return &occurrenceInserter{s: s, ctx: ctx, tx: tx}
 }
 
 // add queues o, whose derived id is id and whose schedule is at row
-// scheduleRow, stamped with the shard epoch and enqueue time given.
+// scheduleRow, stamped with the shard epoch and enqueue time given. o must
+// not change before flush.
 func (in *occurrenceInserter) add(o *store.Occurrence, id string, scheduleRow, epoch int64, enqueuedAt time.Time) error {
-	in.args = occurrenceArgs(in.args, o, id, scheduleRow, epoch, enqueuedAt)
-	in.keys = append(in.keys, firing{id, o.ScheduleID, ms(o.ScheduledFor), o.ScheduleVersion})
-	if len(in.keys) < insertChunk {
+	r := pendingRow{o, id, scheduleRow, epoch, enqueuedAt}
+	shape, ok := shapeOf(&r)
+	if !ok {
+		return in.insertOne(&r)
+	}
+	var c *chunk
+	for _, have := range in.chunks {
+		if have.shape == shape {
+			c = have
+			break
+		}
+	}
+	if c == nil {
+		c = &chunk{shape: shape}
+		in.chunks = append(in.chunks, c)
+	}
+	c.rows = append(c.rows, r)
+	if len(c.rows) < insertChunk {
 		return nil
 	}
 	many, err := in.s.txStmtOnce(in.ctx, in.tx, &in.many, qInsertOccurrences)
 	if err != nil {
 		return fmt.Errorf("insert: %w", err)
 	}
+	in.args = c.shape.args(in.args[:0])
+	in.keys = in.keys[:0]
+	for i := range c.rows {
+		in.args = chunkRowArgs(in.args, &c.rows[i])
+		in.keys = append(in.keys, c.rows[i].firing())
+	}
 	if err := in.exec(many, in.args, in.keys); err != nil {
 		return fmt.Errorf("insert occurrences %s...: %w", in.keys[0].id, err)
 	}
-	in.reset()
+	clear(c.rows)
+	c.rows = c.rows[:0]
 	return nil
 }
 
-// flush writes the queued rows.
-func (in *occurrenceInserter) flush() error {
-	if len(in.keys) == 0 {
-		return nil
-	}
+// insertOne writes r alone.
+func (in *occurrenceInserter) insertOne(r *pendingRow) error {
 	one, err := in.s.txStmtOnce(in.ctx, in.tx, &in.one, qInsertOccurrence)
 	if err != nil {
 		return fmt.Errorf("insert: %w", err)
 	}
-	for i := range in.keys {
-		if err := in.exec(one, in.args[i*occurrenceInsertArity:(i+1)*occurrenceInsertArity], in.keys[i:i+1]); err != nil {
-			return fmt.Errorf("insert occurrence %s: %w", in.keys[i].id, err)
-		}
+	in.args = occurrenceArgs(in.args[:0], r.o, r.id, r.scheduleRow, r.epoch, r.enqueuedAt)
+	in.keys = append(in.keys[:0], r.firing())
+	if err := in.exec(one, in.args, in.keys); err != nil {
+		return fmt.Errorf("insert occurrence %s: %w", r.id, err)
 	}
-	in.reset()
+	return nil
+}
+
+// flush writes the queued rows: those of chunks not yet full, one by one.
+func (in *occurrenceInserter) flush() error {
+	for _, c := range in.chunks {
+		for i := range c.rows {
+			if err := in.insertOne(&c.rows[i]); err != nil {
+				return err
+			}
+		}
+		clear(c.rows)
+		c.rows = c.rows[:0]
+	}
 	return nil
 }
 
@@ -118,11 +217,6 @@ func (in *occurrenceInserter) check(k firing) error {
 			got.scheduleID, fromMS(got.scheduledFor).UTC().Format(time.RFC3339), got.version)
 	}
 	return nil
-}
-
-func (in *occurrenceInserter) reset() {
-	clear(in.args)
-	in.args, in.keys = in.args[:0], in.keys[:0]
 }
 
 func (in *occurrenceInserter) close() {

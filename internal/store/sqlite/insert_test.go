@@ -103,3 +103,57 @@ func countOccurrences(t *testing.T, s *Store) int {
 	}
 	return n
 }
+
+// Occurrences of several shapes in one insert (chunkShape): each chunk of
+// insertChunk rows of one shape goes in one statement that binds the shared
+// columns once, what is left over goes in row by row, and a replayed row
+// (its retry clock not at its firing) never goes in a chunk. Every column
+// of every row must come back as given.
+func TestInsertChunksKeepEveryColumn(t *testing.T) {
+	t.Parallel()
+	s, _ := openTest(t)
+	at := time.Date(2027, 1, 4, 10, 0, 0, 0, time.UTC)
+	var scs []*store.Schedule
+	for i := range 3 {
+		sc := storetest.NewSchedule(fmt.Sprintf("tenant-%d", i%2), fmt.Sprintf("sch_%d", i))
+		sc.Queue = fmt.Sprintf("queue-%d", i)
+		if err := s.InsertSchedule(t.Context(), sc); err != nil {
+			t.Fatal(err)
+		}
+		scs = append(scs, sc)
+	}
+	shapes := []func(o *store.Occurrence){
+		func(o *store.Occurrence) { o.State, o.EnqueuedAt = store.OccurrenceEnqueued, at.Add(-time.Second) },
+		func(o *store.Occurrence) {
+			o.State, o.Lane, o.EnqueuedAt = store.OccurrenceEnqueued, store.LaneFlexible, at.Add(-2*time.Second)
+			o.AvailableAt = o.ScheduledFor.Add(17 * time.Second)
+		},
+		func(o *store.Occurrence) { o.State, o.FinishedAt = store.OccurrenceMissed, at.Add(time.Hour) },
+		func(o *store.Occurrence) {
+			o.State, o.EnqueuedAt, o.AttemptCount, o.AttemptFloor = store.OccurrenceEnqueued, at, 3, 2
+			o.FirstClaimedAt, o.OverlapPolicy, o.ShardEpoch = at.Add(time.Minute), store.OverlapQueueOne, 7
+		},
+		func(o *store.Occurrence) { // replayed: not in a chunk
+			o.State, o.EnqueuedAt, o.RetryFrom = store.OccurrenceEnqueued, at, at.Add(48*time.Hour)
+		},
+	}
+	var occs []store.Occurrence
+	for i := range 6*insertChunk + 7 { // each shape has a full chunk and some left over
+		sc := scs[i%len(scs)]
+		o := storetest.NewOccurrence(sc, at.Add(time.Duration(i)*time.Hour))
+		shapes[(i/3)%len(shapes)](&o)
+		occs = append(occs, o)
+	}
+	if n, err := s.InsertOccurrences(t.Context(), occs); err != nil || n != len(occs) {
+		t.Fatalf("InsertOccurrences: %d, %v; want %d, nil", n, err, len(occs))
+	}
+	for _, want := range occs {
+		got, err := s.GetOccurrence(t.Context(), want.TenantID, want.OccurrenceID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *got != want {
+			t.Errorf("occurrence %s:\n got  %+v\n want %+v", want.OccurrenceID, *got, want)
+		}
+	}
+}

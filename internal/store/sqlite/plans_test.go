@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -123,12 +124,26 @@ func TestColumnLists(t *testing.T) {
 		{"occurrence insert columns", count(occurrenceInsertColumns), occurrenceInsertArity},
 		{"occurrence insert placeholders", strings.Count(occurrenceInsertParams, "?"), occurrenceInsertArity},
 		{"occurrence args", len(occurrenceArgs(nil, &store.Occurrence{}, "", 0, 0, time.Time{})), occurrenceInsertArity},
-		{"multi-row placeholders", strings.Count(qInsertOccurrences, "?"), occurrenceInsertArity * insertChunk},
+		{"chunk columns", count(occurrenceChunkColumns), chunkShared + chunkRowArity},
+		{"chunk shared args", len((&chunkShape{}).args(nil)), chunkShared},
+		{"chunk row args", len(chunkRowArgs(nil, &pendingRow{o: &store.Occurrence{}})), chunkRowArity},
+		{"multi-row placeholders", strings.Count(qInsertOccurrences, "?"), (chunkShared + chunkRowArity) * insertChunk},
 		{"schedule placeholders", strings.Count(qInsertSchedule, "?"), count(scheduleColumns)},
 		{"schedule args", len(scheduleArgs(&store.Schedule{})), count(scheduleColumns)},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s: %d, want %d", tc.name, tc.got, tc.want)
 		}
+	}
+	names := func(cols string) []string {
+		var out []string
+		for _, c := range strings.Split(cols, ",") {
+			out = append(out, strings.TrimSpace(c))
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got, want := names(occurrenceChunkColumns), names(occurrenceInsertColumns); !slices.Equal(got, want) {
+		t.Errorf("chunk columns %v, want those of an insert, %v", got, want)
 	}
 }

@@ -1,6 +1,9 @@
 package sqlite
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Every SQL statement the store runs lives in this file (the schema lives in
 // migrations/). Column lists are named once and shared by the statement and
@@ -451,16 +454,38 @@ RETURNING ` + occurrenceColumns
     WHERE tenant_id = ?1 AND queue = ?2 AND lane = 'catchup' AND state IN ('ENQUEUED', 'RETRY_WAIT'))`
 )
 
-// qInsertOccurrences is qInsertOccurrence for insertChunk rows at once.
-var qInsertOccurrences = multiRow("occurrences", occurrenceInsertColumns, occurrenceInsertArity, insertChunk, onOccurrenceConflict)
+// occurrenceChunkColumns are the columns of qInsertOccurrences: those of
+// occurrenceInsertColumns, in another order. The first chunkShared are the
+// same in every row of the statement and bound once for all of them, as ?1
+// to ?10 (chunkShape.args); the other chunkRowArity are bound for each row
+// (chunkRowArgs), as anonymous parameters. (SQLite finds a numbered
+// parameter's name by a walk of the statement's list of them, and the
+// driver asks for the name of every parameter it binds: numbering all the
+// parameters of a chunk made binding quadratic.)
+const (
+	occurrenceChunkColumns = `enqueued_at, state, lane, attempt_count, first_claimed_at, finished_at,
+    overlap_policy, shard_epoch, attempt_floor, open,
+    occurrence_id, tenant_id, schedule_id, schedule_version, scheduled_for, available_at, queue, retry_from, schedule_row`
+	chunkShared   = 10
+	chunkRowArity = 9
+)
 
-// multiRow returns an INSERT OR IGNORE of rows rows of the columns cols (arity of
-// them), with suffix after the VALUES: batch inserts cost one statement
-// step per batch instead of one per row.
-func multiRow(table, cols string, arity, rows int, suffix string) string {
-	one := "(" + strings.TrimSuffix(strings.Repeat("?, ", arity), ", ") + ")"
-	return "INSERT OR IGNORE INTO " + table + " (" + cols + ")\nVALUES " +
-		strings.TrimSuffix(strings.Repeat(one+", ", rows), ", ") + suffix
+// qInsertOccurrences is qInsertOccurrence for insertChunk rows at once, of
+// one chunkShape: a burst's occurrences differ in their firing, schedule and
+// tenant and agree on the rest, which is bound once for all of them.
+var qInsertOccurrences = chunkInsert(insertChunk)
+
+// chunkInsert returns the INSERT OR IGNORE of rows rows of
+// occurrenceChunkColumns: one statement step per chunk instead of one per
+// row.
+func chunkInsert(rows int) string {
+	var shared []string
+	for i := range chunkShared {
+		shared = append(shared, "?"+strconv.Itoa(i+1))
+	}
+	row := "(" + strings.Join(shared, ", ") + strings.Repeat(", ?", chunkRowArity) + ")"
+	return "INSERT OR IGNORE INTO occurrences (" + occurrenceChunkColumns + ")\nVALUES " +
+		strings.TrimSuffix(strings.Repeat(row+", ", rows), ", ") + onOccurrenceConflict
 }
 
 // Nodes (store.NodeStore).

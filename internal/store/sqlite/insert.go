@@ -98,6 +98,8 @@ type firing struct {
 	version      int64
 }
 
+// firing returns r's natural key and id, for the check of a row the
+// insert left out.
 func (r *pendingRow) firing() firing {
 	return firing{r.id, r.o.ScheduleID, ms(r.o.ScheduledFor), r.o.ScheduleVersion}
 }

@@ -149,8 +149,10 @@ type AcquireShardParams struct {
 
 // DueSchedulesParams selects one shard's ACTIVE schedules whose next_run_at
 // is at or before Until, earliest cursor first (ties by schedule id). The
-// schedules come back whole but for the payload, which a driver may leave
-// empty: the planner does not need it, and it is the largest column.
+// schedules come back with what the planner reads (PlannerFields); a
+// driver may leave the rest empty (the payload, the largest column, and
+// the name, retry policy, idempotency key, missed count and times): each
+// column read costs the reader, and the planner reads every due schedule.
 //
 // With AfterID set, only schedules after (AfterRunAt, AfterID) in that
 // order come back: the planner pages through a shard's due schedules, and

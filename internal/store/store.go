@@ -214,6 +214,20 @@ func (s *Schedule) Definition() spec.Definition {
 	}
 }
 
+// PlannerFields returns the fields of s that the planner reads, and that
+// DueSchedules must return: its identity and row, its definition, version,
+// state, shard and cursor, and the policies that shape its occurrences.
+// The others are zero.
+func (s *Schedule) PlannerFields() Schedule {
+	return Schedule{
+		Row: s.Row, ScheduleID: s.ScheduleID, TenantID: s.TenantID, Shard: s.Shard,
+		Kind: s.Kind, Expr: s.Expr, TimeZone: s.TimeZone, Anchor: s.Anchor, DSTGap: s.DSTGap, DSTRepeat: s.DSTRepeat,
+		Version: s.Version, State: s.State, NextRunAt: s.NextRunAt, Queue: s.Queue,
+		MisfirePolicy: s.MisfirePolicy, MaxLateness: s.MaxLateness, CatchUpK: s.CatchUpK,
+		OverlapPolicy: s.OverlapPolicy, FlexibleWindow: s.FlexibleWindow,
+	}
+}
+
 // Occurrence is one scheduled time of one schedule version. At most one
 // exists per (ScheduleID, ScheduleVersion, ScheduledFor), and its id is
 // derived from those three (OccurrenceID), so a second materialization of

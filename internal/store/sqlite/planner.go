@@ -106,7 +106,8 @@ const maxDuePrealloc = 10_000
 
 // DueSchedules returns up to p.Limit (DefaultListLimit when 0) ACTIVE
 // schedules of the shard whose cursor is at or before p.Until, earliest
-// cursor first, ties by id, without their payloads.
+// cursor first, ties by id, with the fields the planner reads
+// (store.Schedule.PlannerFields) and no others.
 //
 // It reads on a reader connection, so that the planner can read its next
 // page while the writer commits the previous one: the two run on two
@@ -125,12 +126,13 @@ func (s *Store) DueSchedules(ctx context.Context, p store.DueSchedulesParams) ([
 		return nil, fmt.Errorf("due schedules of shard %d: %w", p.Shard, translate(err))
 	}
 	out := make([]store.Schedule, 0, min(limit, maxDuePrealloc))
-	scan := newScheduleScan(true, true)
+	scan := newDueScan()
 	err = eachRow(rows, func(r scanner) error {
 		sc, err := scan.scan(r)
 		if err != nil {
 			return err
 		}
+		sc.Shard = p.Shard
 		out = append(out, *sc)
 		return nil
 	})

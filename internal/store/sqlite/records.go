@@ -399,15 +399,16 @@ type scanner interface{ Scan(dest ...any) error }
 // scanSchedule reads the columns of scheduleColumns, in that order.
 func scanSchedule(row scanner) (*store.Schedule, error) {
 	// A scanner of its own: the schedule it returns is not overwritten.
-	return newScheduleScan(false, false).scan(row)
+	return newScheduleScan(false).scan(row)
 }
 
-// scheduleScan reads rows of scheduleColumns, after the schedule's row for
-// the planner's read (qDueSchedules), into one set of destinations that it
-// reuses: the planner reads thousands of schedules a page, and a page
-// then allocates only the strings it keeps.
+// scheduleScan reads rows of scheduleColumns, or of dueScheduleColumns for
+// the planner's read, into one set of destinations that it reuses: the
+// planner reads thousands of schedules a page, and a page then allocates
+// only the strings it keeps.
 type scheduleScan struct {
 	sc  store.Schedule
+	due bool // reading dueScheduleColumns
 	row int64
 	// The enum columns (kind, gap, repeat, state, misfire, overlap), read
 	// as sql.RawBytes when raw (for *sql.Rows: Row.Scan refuses it) and
@@ -422,26 +423,43 @@ type scheduleScan struct {
 	dest                              []any
 }
 
-func newScheduleScan(withRow, raw bool) *scheduleScan {
+// newScheduleScan reads scheduleColumns; raw for *sql.Rows.
+func newScheduleScan(raw bool) *scheduleScan {
 	s := &scheduleScan{raw: raw}
-	var e [6]any
-	for i := range e {
-		if raw {
-			e[i] = &s.rawEnums[i]
-		} else {
-			e[i] = &s.strEnums[i]
-		}
-	}
+	e := s.enumDest()
 	sc := &s.sc
-	if withRow {
-		s.dest = append(s.dest, &s.row)
-	}
 	s.dest = append(s.dest, &sc.ScheduleID, &sc.TenantID, &sc.Shard, &sc.Name, e[0], &sc.Expr, &sc.TimeZone, &s.anchor,
 		e[1], e[2], &sc.Version, e[3], &s.next, &sc.Queue, &sc.Payload,
 		e[4], &s.lateness, &sc.CatchUpK, e[5], &s.window,
 		&sc.Retry.MaxAttempts, &s.base, &s.capMS, &s.dl,
 		&s.idemKey, &sc.MissedCount, &s.created, &s.updated)
 	return s
+}
+
+// newDueScan reads dueScheduleColumns, from *sql.Rows, into schedules that
+// are ACTIVE; the caller sets their shard.
+func newDueScan() *scheduleScan {
+	s := &scheduleScan{raw: true, due: true}
+	e := s.enumDest()
+	sc := &s.sc
+	s.dest = append(s.dest, &s.row, &sc.ScheduleID, &sc.TenantID, e[0], &sc.Expr, &sc.TimeZone, &s.anchor,
+		e[1], e[2], &sc.Version, &s.next, &sc.Queue,
+		e[4], &s.lateness, &sc.CatchUpK, e[5], &s.window)
+	s.rawEnums[3] = sql.RawBytes(store.ScheduleActive) // never scanned over
+	return s
+}
+
+// enumDest returns the destinations of the enum columns.
+func (s *scheduleScan) enumDest() [6]any {
+	var e [6]any
+	for i := range e {
+		if s.raw {
+			e[i] = &s.rawEnums[i]
+		} else {
+			e[i] = &s.strEnums[i]
+		}
+	}
+	return e
 }
 
 // scan reads one row. The schedule it returns is overwritten by the next
@@ -462,6 +480,9 @@ func (s *scheduleScan) scan(row scanner) (*store.Schedule, error) {
 	sc.MaxLateness = fromDurMS(s.lateness)
 	sc.OverlapPolicy = store.OverlapPolicy(s.enum(5))
 	sc.FlexibleWindow = fromDurMS(s.window)
+	if s.due {
+		return sc, nil
+	}
 	sc.Retry.BackoffBase = fromDurMS(s.base)
 	sc.Retry.BackoffCap = fromDurMS(s.capMS)
 	sc.Retry.Deadline = fromDurMS(s.dl)

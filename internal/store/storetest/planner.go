@@ -175,12 +175,11 @@ func testPlanner(t *testing.T, open func(t *testing.T) Store) {
 		}
 		want := NewSchedule("tenant-a", "sch_other_shard")
 		want.Shard, want.NextRunAt = 2, at(0)
-		if len(got[0].Payload) == 0 {
-			// The contract lets DueSchedules leave the payload out.
-			got[0].Payload, want.Payload = nil, nil
-		}
 		got[0].Row = 0 // the store's own, where it has one
-		assertScheduleEqual(t, &got[0], want)
+		// The contract lets DueSchedules leave out what the planner does
+		// not read.
+		gotPlanner, wantPlanner := got[0].PlannerFields(), want.PlannerFields()
+		assertScheduleEqual(t, &gotPlanner, &wantPlanner)
 	})
 
 	t.Run("CommitPlan", func(t *testing.T) {

@@ -26,6 +26,7 @@ type occurrenceInserter struct {
 	one, many *sql.Stmt
 	chunks    []*chunk // one per shape seen, in the order first seen
 	args      []any
+	last      boxedRow // of chunkRowArgs
 	keys      []firing // of the rows being written
 	inserted  int
 }
@@ -77,12 +78,31 @@ func (c *chunkShape) args(dst []any) []any {
 		c.overlap, c.epoch, c.attemptFloor, c.open)
 }
 
-// chunkRowArgs appends r's own arguments of qInsertOccurrences.
-func chunkRowArgs(dst []any, r *pendingRow) []any {
+// chunkRowArgs appends r's own arguments of qInsertOccurrences. Each value
+// put in an interface is an allocation, and the planner writes thousands
+// of rows a batch, so a value that repeats is put in one once: the firing
+// time (scheduled_for, retry_from and, for a strict schedule,
+// available_at), and the tenant and queue of the row before (rows come in
+// claim order, a tenant's queue's together), kept in last.
+func chunkRowArgs(dst []any, r *pendingRow, last *boxedRow) []any {
 	o := r.o
-	at := ms(o.ScheduledFor)
-	return append(dst, r.id, o.TenantID, o.ScheduleID, o.ScheduleVersion, at, ms(o.AvailableAt), o.Queue, at, r.scheduleRow)
+	at := any(ms(o.ScheduledFor))
+	avail := at
+	if !o.AvailableAt.Equal(o.ScheduledFor) {
+		avail = ms(o.AvailableAt)
+	}
+	if last.tenant == nil || last.tenant.(string) != o.TenantID {
+		last.tenant = o.TenantID
+	}
+	if last.queue == nil || last.queue.(string) != o.Queue {
+		last.queue = o.Queue
+	}
+	return append(dst, r.id, last.tenant, o.ScheduleID, o.ScheduleVersion, at, avail, last.queue, at, r.scheduleRow)
 }
+
+// boxedRow is the tenant and queue of the last row chunkRowArgs wrote,
+// each in an interface already.
+type boxedRow struct{ tenant, queue any }
 
 // chunk is the rows of one shape waiting for a multi-row insert.
 type chunk struct {
@@ -139,7 +159,7 @@ func (in *occurrenceInserter) add(o *store.Occurrence, id string, scheduleRow, e
 	in.args = c.shape.args(in.args[:0])
 	in.keys = in.keys[:0]
 	for i := range c.rows {
-		in.args = chunkRowArgs(in.args, &c.rows[i])
+		in.args = chunkRowArgs(in.args, &c.rows[i], &in.last)
 		in.keys = append(in.keys, c.rows[i].firing())
 	}
 	if err := in.exec(many, in.args, in.keys); err != nil {

@@ -153,13 +153,42 @@ type advanceKey struct {
 	missed  int64
 }
 
-// pendingOccurrence is an occurrence of a plan, with its derived id and
-// its enqueue time, waiting to be inserted.
+// pendingOccurrence is an occurrence of a plan with its derived id,
+// waiting to be inserted.
 type pendingOccurrence struct {
-	o           *store.Occurrence
-	id          string
-	scheduleRow int64
-	enqueuedAt  time.Time
+	o    *store.Occurrence
+	id   string
+	item int // the index of its plan item
+}
+
+// claimOrder is the order a plan's occurrences are inserted in: a tenant's
+// queue's occurrences of one batch become neighbours in the table, so that
+// a claim and its ack rewrite a few pages of them rather than one page per
+// occurrence (the batch's schedules come in cursor order, every tenant's
+// mixed).
+func claimOrder(a, b pendingOccurrence) int {
+	return cmp.Or(cmp.Compare(a.o.TenantID, b.o.TenantID), cmp.Compare(a.o.Queue, b.o.Queue),
+		cmp.Compare(a.o.Lane, b.o.Lane), a.o.AvailableAt.Compare(b.o.AvailableAt), cmp.Compare(a.id, b.id))
+}
+
+// preparePlan derives the id of every occurrence of items and returns them
+// all in claimOrder. It fails when an occurrence carries an id that is not
+// its derived one. It only reads items.
+func preparePlan(items []store.PlanItem, total int) ([]pendingOccurrence, error) {
+	out := make([]pendingOccurrence, 0, total)
+	for i := range items {
+		it := &items[i]
+		for j := range it.Occurrences {
+			o := &it.Occurrences[j]
+			id, err := occurrenceID(o)
+			if err != nil {
+				return nil, fmt.Errorf("item %d (%s): occurrence %d: %w", i, it.ScheduleID, j, err)
+			}
+			out = append(out, pendingOccurrence{o: o, id: id, item: i})
+		}
+	}
+	slices.SortFunc(out, claimOrder)
+	return out, nil
 }
 
 // CommitPlan writes one planner batch in one transaction (see store.Plan).
@@ -169,26 +198,27 @@ type pendingOccurrence struct {
 // the item's version and cursor, and in the leased shard; otherwise the item
 // is Stale and none of its occurrences is written. An occurrence must
 // belong to its item's schedule, tenant and version, and carry its derived
-// id or none; a plan that breaks this fails whole, before writing.
+// id or none; a plan that breaks this fails whole and writes nothing.
+//
+// The occurrences' ids (a hash each) and their claim order are worked out
+// before the transaction begins, so that the one writer connection, which
+// claims and acks wait for too, is held for the SQL alone.
 func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanResult, err error) {
-	ids := make([][]string, len(p.Items))
 	total := 0
 	for i := range p.Items {
-		total += len(p.Items[i].Occurrences)
-	}
-	for i := range p.Items {
 		it := &p.Items[i]
-		ids[i] = make([]string, len(it.Occurrences))
 		for j := range it.Occurrences {
 			o := &it.Occurrences[j]
 			if o.ScheduleID != it.ScheduleID || o.TenantID != it.TenantID || o.ScheduleVersion != it.Version {
 				return res, fmt.Errorf("commit plan of shard %d: item %d (%s): occurrence %d is of %s/%s version %d, not the item's",
 					p.Lease.Shard, i, it.ScheduleID, j, o.TenantID, o.ScheduleID, o.ScheduleVersion)
 			}
-			if ids[i][j], err = occurrenceID(o); err != nil {
-				return res, fmt.Errorf("commit plan of shard %d: item %d (%s): occurrence %d: %w", p.Lease.Shard, i, it.ScheduleID, j, err)
-			}
 		}
+		total += len(it.Occurrences)
+	}
+	occs, err := preparePlan(p.Items, total)
+	if err != nil {
+		return res, fmt.Errorf("commit plan of shard %d: %w", p.Lease.Shard, err)
 	}
 
 	err = s.writeTx(ctx, func(tx *sql.Tx) error {
@@ -211,10 +241,9 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 			return err
 		}
 		var (
-			pending = make([]pendingOccurrence, 0, total) // of applied items, inserted at the end
-			seen    = map[string]bool{}
-			run     []int // items of the current run
-			adv     = advancer{s: s, ctx: ctx, tx: tx, shard: p.Lease.Shard, applied: map[string]int64{}}
+			seen = map[string]bool{}
+			run  []int // items of the current run
+			adv  = advancer{s: s, ctx: ctx, tx: tx, shard: p.Lease.Shard, applied: make([]int64, len(p.Items))}
 		)
 		// The items apply as if one after the other, in runs in which no
 		// schedule appears twice: each run advances its schedules in one
@@ -230,27 +259,9 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 				it := &p.Items[i]
 				return advanceKey{it.TenantID, it.Version, ms(it.Cursor), nullMS(it.NextRunAt), it.State, it.MissedCount}
 			})
-			clear(adv.applied)
 			for _, k := range keys {
 				if err := adv.advance(k, p.Items, rows, groups[k]); err != nil {
 					return fmt.Errorf("advance schedules: %w", err)
-				}
-			}
-			for _, i := range run {
-				it := &p.Items[i]
-				row, ok := adv.applied[it.ScheduleID]
-				if !ok {
-					res.Stale++
-					continue
-				}
-				res.Applied++
-				for j := range it.Occurrences {
-					o := &it.Occurrences[j]
-					enqueued := o.EnqueuedAt
-					if o.State == store.OccurrenceEnqueued {
-						enqueued = p.Now
-					}
-					pending = append(pending, pendingOccurrence{o, ids[i][j], row, enqueued})
 				}
 			}
 			run = run[:0]
@@ -269,27 +280,37 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 		if err := apply(); err != nil {
 			return err
 		}
-		// Rows go in in claim order: a tenant's queue's occurrences of one
-		// batch become neighbours in the table, so that a claim and its ack
-		// rewrite a few pages of them rather than one page per occurrence
-		// (the batch's schedules come in cursor order, every tenant's
-		// mixed).
-		slices.SortFunc(pending, func(a, b pendingOccurrence) int {
-			return cmp.Or(cmp.Compare(a.o.TenantID, b.o.TenantID), cmp.Compare(a.o.Queue, b.o.Queue),
-				cmp.Compare(a.o.Lane, b.o.Lane), a.o.AvailableAt.Compare(b.o.AvailableAt), cmp.Compare(a.id, b.id))
-		})
+		for _, row := range adv.applied {
+			if row == 0 {
+				res.Stale++
+			} else {
+				res.Applied++
+			}
+		}
+
 		ins := s.newOccurrenceInserter(ctx, tx)
 		defer ins.close()
-		for _, po := range pending {
-			if err := ins.add(po.o, po.id, po.scheduleRow, p.Lease.Epoch, po.enqueuedAt); err != nil {
+		written := 0
+		for k := range occs {
+			po := &occs[k]
+			row := adv.applied[po.item]
+			if row == 0 {
+				continue // a stale item writes none of its occurrences
+			}
+			enqueued := po.o.EnqueuedAt
+			if po.o.State == store.OccurrenceEnqueued {
+				enqueued = p.Now
+			}
+			if err := ins.add(po.o, po.id, row, p.Lease.Epoch, enqueued); err != nil {
 				return err
 			}
+			written++
 		}
 		if err := ins.flush(); err != nil {
 			return err
 		}
 		res.Inserted = ins.inserted
-		res.Duplicates = len(pending) - ins.inserted
+		res.Duplicates = written - ins.inserted
 		return nil
 	})
 	if err != nil {
@@ -344,8 +365,9 @@ type advancer struct {
 	brief, full, state, missed *sql.Stmt
 	rows                       []int64 // of the group being written
 	js                         []byte  // the same, as a JSON array
-	// applied maps the id of each schedule written to its row.
-	applied map[string]int64
+	// applied holds, for each plan item, the row of its schedule once
+	// written, and 0 until then.
+	applied []int64
 }
 
 // advance writes the schedules of the items group (indexes into items,
@@ -377,7 +399,7 @@ func (a *advancer) advance(k advanceKey, items []store.PlanItem, rows []int64, g
 		if err != nil {
 			return err
 		}
-		_, err = a.returning(st, append(args, string(k.state)))
+		_, err = a.returning(st, append(args, string(k.state)), items, group)
 		return err
 	}
 	brief, err := a.s.txStmtOnce(a.ctx, a.tx, &a.brief, qAdvanceCursorsBrief)
@@ -391,16 +413,14 @@ func (a *advancer) advance(k advanceKey, items []store.PlanItem, rows []int64, g
 	written := args[2]
 	if all {
 		for _, i := range group {
-			if rows[i] != 0 {
-				a.applied[items[i].ScheduleID] = rows[i]
-			}
+			a.applied[i] = rows[i] // 0 for no such schedule
 		}
 	} else {
 		st, err := a.s.txStmtOnce(a.ctx, a.tx, &a.full, qAdvanceCursors)
 		if err != nil {
 			return err
 		}
-		if written, err = a.returning(st, args); err != nil {
+		if written, err = a.returning(st, args, items, group); err != nil {
 			return err
 		}
 	}
@@ -417,9 +437,10 @@ func (a *advancer) advance(k advanceKey, items []store.PlanItem, rows []int64, g
 	return nil
 }
 
-// returning runs a form of the advance that names the schedules it wrote,
-// records them, and returns their rows as a JSON array.
-func (a *advancer) returning(st *sql.Stmt, args []any) (string, error) {
+// returning runs a form of the advance of the items group that names the
+// schedules it wrote, records them, and returns their rows as a JSON
+// array.
+func (a *advancer) returning(st *sql.Stmt, args []any, items []store.PlanItem, group []int) (string, error) {
 	rows, err := st.QueryContext(a.ctx, args...)
 	if err != nil {
 		return "", translate(err)
@@ -429,9 +450,11 @@ func (a *advancer) returning(st *sql.Stmt, args []any) (string, error) {
 		return "", err
 	}
 	var rs []int64
-	for id, row := range wrote {
-		a.applied[id] = row
-		rs = append(rs, row)
+	for _, i := range group {
+		if row, ok := wrote[items[i].ScheduleID]; ok {
+			a.applied[i] = row
+			rs = append(rs, row)
+		}
 	}
 	return string(jsonInts(nil, rs)), nil
 }

@@ -126,7 +126,7 @@ func TestColumnLists(t *testing.T) {
 		{"occurrence args", len(occurrenceArgs(nil, &store.Occurrence{}, "", 0, 0, time.Time{})), occurrenceInsertArity},
 		{"chunk columns", count(occurrenceChunkColumns), chunkShared + chunkRowArity},
 		{"chunk shared args", len((&chunkShape{}).args(nil)), chunkShared},
-		{"chunk row args", len(chunkRowArgs(nil, &pendingRow{o: &store.Occurrence{}})), chunkRowArity},
+		{"chunk row args", len(chunkRowArgs(nil, &pendingRow{o: &store.Occurrence{}}, &boxedRow{})), chunkRowArity},
 		{"multi-row placeholders", strings.Count(qInsertOccurrences, "?"), (chunkShared + chunkRowArity) * insertChunk},
 		{"schedule placeholders", strings.Count(qInsertSchedule, "?"), count(scheduleColumns)},
 		{"schedule args", len(scheduleArgs(&store.Schedule{})), count(scheduleColumns)},

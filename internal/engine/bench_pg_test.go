@@ -74,7 +74,7 @@ var pgBench = benchBackend{
 // BenchmarkMaterializePG is BenchmarkMaterialize on PostgreSQL.
 func BenchmarkMaterializePG(b *testing.B) {
 	pgEngineDSN(b)
-	benchMaterialize(b, pgBench)
+	benchMaterialize(b, pgBench, false)
 }
 
 // BenchmarkClaimAckPG is BenchmarkClaimAck on PostgreSQL.

@@ -121,6 +121,14 @@ func BenchmarkMaterialize(b *testing.B) { benchMaterialize(b, sqliteBench, false
 // history but at most its newest occurrence open.
 func BenchmarkMaterializeDrained(b *testing.B) { benchMaterialize(b, sqliteBench, true) }
 
+// ackItemsOf appends the acks of the claims got to dst.
+func ackItemsOf(dst []AckItem, got []store.Claimed) []AckItem {
+	for _, c := range got {
+		dst = append(dst, AckItem{OccurrenceID: c.Occurrence.OccurrenceID, Attempt: c.Attempt.Attempt})
+	}
+	return dst
+}
+
 // drainHour claims and acks every occurrence available at now, for the
 // benchmarks' ten tenants.
 func drainHour(b *testing.B, e *Engine) {
@@ -135,11 +143,7 @@ func drainHour(b *testing.B, e *Engine) {
 			if len(got) == 0 {
 				break
 			}
-			items := make([]AckItem, len(got))
-			for i, c := range got {
-				items[i] = AckItem{OccurrenceID: c.Occurrence.OccurrenceID, Attempt: c.Attempt.Attempt}
-			}
-			if _, err := e.AckBatch(b.Context(), tenant, items); err != nil {
+			if _, err := e.AckBatch(b.Context(), tenant, ackItemsOf(nil, got)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -272,9 +276,7 @@ func benchClaimAck(b *testing.B, be benchBackend, combined bool) {
 					check(rs)
 					done += len(held)
 					held, heldBy = held[:0], tenant
-					for _, c := range got {
-						held = append(held, AckItem{OccurrenceID: c.Occurrence.OccurrenceID, Attempt: c.Attempt.Attempt})
-					}
+					held = ackItemsOf(held, got)
 					if len(got) < batch {
 						ready = ready[1:]
 					}
@@ -287,10 +289,7 @@ func benchClaimAck(b *testing.B, be benchBackend, combined bool) {
 				if len(got) < batch {
 					ready = ready[1:]
 				}
-				items := make([]AckItem, len(got))
-				for i, c := range got {
-					items[i] = AckItem{OccurrenceID: c.Occurrence.OccurrenceID, Attempt: c.Attempt.Attempt}
-				}
+				items := ackItemsOf(nil, got)
 				rs, err := e.AckBatch(b.Context(), tenant, items)
 				if err != nil {
 					b.Fatal(err)

@@ -172,14 +172,19 @@ func claimOrder(a, b pendingOccurrence) int {
 }
 
 // preparePlan derives the id of every occurrence of items and returns them
-// all in claimOrder. It fails when an occurrence carries an id that is not
-// its derived one. It only reads items.
-func preparePlan(items []store.PlanItem, total int) ([]pendingOccurrence, error) {
-	out := make([]pendingOccurrence, 0, total)
+// all in claimOrder. It fails when an occurrence is not of its item's
+// schedule, tenant and version, or carries an id that is not its derived
+// one. It only reads items.
+func preparePlan(items []store.PlanItem) ([]pendingOccurrence, error) {
+	var out []pendingOccurrence
 	for i := range items {
 		it := &items[i]
 		for j := range it.Occurrences {
 			o := &it.Occurrences[j]
+			if o.ScheduleID != it.ScheduleID || o.TenantID != it.TenantID || o.ScheduleVersion != it.Version {
+				return nil, fmt.Errorf("item %d (%s): occurrence %d is of %s/%s version %d, not the item's",
+					i, it.ScheduleID, j, o.TenantID, o.ScheduleID, o.ScheduleVersion)
+			}
 			id, err := occurrenceID(o)
 			if err != nil {
 				return nil, fmt.Errorf("item %d (%s): occurrence %d: %w", i, it.ScheduleID, j, err)
@@ -204,19 +209,7 @@ func preparePlan(items []store.PlanItem, total int) ([]pendingOccurrence, error)
 // before the transaction begins, so that the one writer connection, which
 // claims and acks wait for too, is held for the SQL alone.
 func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanResult, err error) {
-	total := 0
-	for i := range p.Items {
-		it := &p.Items[i]
-		for j := range it.Occurrences {
-			o := &it.Occurrences[j]
-			if o.ScheduleID != it.ScheduleID || o.TenantID != it.TenantID || o.ScheduleVersion != it.Version {
-				return res, fmt.Errorf("commit plan of shard %d: item %d (%s): occurrence %d is of %s/%s version %d, not the item's",
-					p.Lease.Shard, i, it.ScheduleID, j, o.TenantID, o.ScheduleID, o.ScheduleVersion)
-			}
-		}
-		total += len(it.Occurrences)
-	}
-	occs, err := preparePlan(p.Items, total)
+	occs, err := preparePlan(p.Items)
 	if err != nil {
 		return res, fmt.Errorf("commit plan of shard %d: %w", p.Lease.Shard, err)
 	}

@@ -76,7 +76,9 @@ func WithReadConns(n int) Option {
 //     checkpoint at once, which only a SQLite with the WAL-reset bug's
 //     fix (3.51.3, finding 1; TestSQLiteVersion) makes safe.
 //
-// Every connection is opened from a DSN that sets journal_mode=WAL,
+// Every connection is on the schedwal VFS (walvfs.go: the unix VFS with
+// the WAL's writes gathered until the commit's sync). Every connection is
+// opened from a DSN that sets journal_mode=WAL,
 // synchronous=FULL, busy_timeout, foreign_keys and temp_store (the writer
 // also its cache size, and both writer and checkpointer their automatic
 // checkpoint threshold), because these are per-connection settings (except
@@ -129,6 +131,12 @@ func Open(ctx context.Context, path string, opts ...Option) (_ *Store, err error
 	}
 	if o.busyTimeout < 0 || o.readConns < 1 {
 		return nil, fmt.Errorf("open store %s: bad options (busy timeout %v, read connections %d)", path, o.busyTimeout, o.readConns)
+	}
+
+	if o.synchronous == "FULL" {
+		if err := registerWALVFS(); err != nil {
+			return nil, fmt.Errorf("open store %s: %w", path, err)
+		}
 	}
 
 	lp, err := lockPath(path)
@@ -209,6 +217,11 @@ func dsn(path string, o options, r role) string {
 	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(o.busyTimeout.Milliseconds(), 10)+")")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous("+o.synchronous+")") // FULL: NORMAL may lose commits on power loss (finding 2)
+	if o.synchronous == "FULL" {
+		// WAL writes gathered in memory until the commit's sync, which
+		// only synchronous=FULL makes safe (walvfs.go).
+		q.Set("vfs", walVFSName)
+	}
 	q.Add("_pragma", "foreign_keys(1)")
 	// Statement journals and sorts in memory: a multi-row UPDATE of a
 	// batch journals the pages it changes, and past 64 KiB a file-backed

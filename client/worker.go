@@ -55,9 +55,11 @@ type Job struct {
 // error nacks as retryable. An ack goes with the worker's next claim
 // (api.ClaimRequest.Acks) when one is about to be sent, which the freed
 // slot sets off at once: a busy worker pays one round trip and one commit
-// per batch. While a claim is already out (a long poll), acks go on their
-// own, so none waits for that poll to end; and every ack goes on its own
-// once a schedd has refused acks with a claim (an older version).
+// per batch. A claim that carries acks waits at most a second for work, so
+// their answers (and the "acked" log lines) are not held back by a long
+// poll. While a claim is already out (a long poll), acks go on their own,
+// so none waits for that poll to end; and every ack goes on its own once a
+// schedd has refused acks with a claim (an older version).
 //
 // Delivery is at least once: a handler can see the same OccurrenceID
 // again (a lost ack, an expired lease) and must deduplicate on it.
@@ -144,9 +146,17 @@ func (w *Worker) Run(ctx context.Context) error {
 		// until their lease runs out; they are then delivered again.
 		sent := time.Now()
 		carried := acks.take(maxAcksPerClaim, true)
+		wait := cfg.Wait
+		if len(carried) > 0 {
+			// The acks' answers come back with the claim's: a long poll
+			// would hold them (and the "acked" lines) back until work
+			// came or the wait ran out. The next claim, with no acks,
+			// waits in full.
+			wait = min(wait, ackClaimWait)
+		}
 		req := api.ClaimRequest{
 			Queue: cfg.Queue, WorkerID: cfg.WorkerID, Limit: n,
-			Lease: cfg.Lease.String(), Wait: cfg.Wait.String(),
+			Lease: cfg.Lease.String(), Wait: wait.String(),
 		}
 		for _, a := range carried {
 			req.Acks = append(req.Acks, api.AckItem{OccurrenceID: a.job.OccurrenceID, Attempt: a.job.Attempt})
@@ -209,6 +219,9 @@ const (
 	retryMax   = 5 * time.Second
 	emptyPause = 200 * time.Millisecond
 	finishTry  = 4 // attempts at an ack or nack that fails in transit
+	// ackClaimWait is the longest a claim that carries acks waits for
+	// work, so that the acks' answers are not held back by a long poll.
+	ackClaimWait = time.Second
 )
 
 func (w *Worker) config() (*Worker, error) {

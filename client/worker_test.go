@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -304,6 +306,72 @@ func TestWorkerAckDoesNotWaitForLongPoll(t *testing.T) {
 	if alone := q.acksAlone.Load(); alone != 1 {
 		t.Fatalf("%d acks alone, want 1", alone)
 	}
+}
+
+// A claim that carries acks does not long-poll: their answers (the
+// "acked" line) come back within a second even though the worker's wait is
+// a minute, and the claim after it, with no acks, waits in full.
+func TestWorkerAckAnswersNotHeldByLongPoll(t *testing.T) {
+	q := newFakeQueue(t)
+	logged := make(chan string, 100)
+	w := &client.Worker{
+		Client: q.client(t), Queue: "q", WorkerID: "w1", Wait: time.Minute,
+		Handler: func(ctx context.Context, job *client.Job) error { return nil },
+		Logger:  slog.New(messages{logged}),
+	}
+	q.add(job("a", 1))
+	runWorker(t, w)
+	if got := q.next(t); got != "ack a 1" {
+		t.Fatalf("got %q", got)
+	}
+	// q.next's patience (10 s) is well short of the worker's wait.
+	deadline := time.After(10 * time.Second)
+	for acked := false; !acked; {
+		select {
+		case m := <-logged:
+			acked = m == "acked"
+		case <-deadline:
+			t.Fatal(`no "acked" line: the claim that carried the ack is still waiting`)
+		}
+	}
+	for {
+		q.mu.Lock()
+		claims := slices.Clone(q.claims)
+		q.mu.Unlock()
+		i := slices.IndexFunc(claims, func(c api.ClaimRequest) bool { return len(c.Acks) > 0 })
+		if i < 0 {
+			t.Fatalf("no claim carried the ack: %+v", claims)
+		}
+		if claims[i].Wait != "1s" {
+			t.Fatalf("the claim with the ack waits %s, want 1s", claims[i].Wait)
+		}
+		if j := slices.IndexFunc(claims[i:], func(c api.ClaimRequest) bool { return len(c.Acks) == 0 }); j >= 0 {
+			if c := claims[i+j]; c.Wait != "1m0s" {
+				t.Fatalf("the claim after the ack waits %s, want 1m0s", c.Wait)
+			}
+			return
+		}
+		select {
+		case <-deadline:
+			t.Fatalf("no claim after the one with the ack: %+v", claims)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// messages is a slog.Handler that sends each record's message to its
+// channel (and drops it when the channel is full).
+type messages struct{ ch chan<- string }
+
+func (m messages) Enabled(context.Context, slog.Level) bool { return true }
+func (m messages) WithAttrs([]slog.Attr) slog.Handler       { return m }
+func (m messages) WithGroup(string) slog.Handler            { return m }
+func (m messages) Handle(_ context.Context, r slog.Record) error {
+	select {
+	case m.ch <- r.Message:
+	default:
+	}
+	return nil
 }
 
 func TestPermanent(t *testing.T) {

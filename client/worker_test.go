@@ -324,7 +324,7 @@ func TestWorkerAckAnswersNotHeldByLongPoll(t *testing.T) {
 	if got := q.next(t); got != "ack a 1" {
 		t.Fatalf("got %q", got)
 	}
-	// q.next's patience (10 s) is well short of the worker's wait.
+	// This test's patience (10 s) is well short of the worker's wait (1m).
 	deadline := time.After(10 * time.Second)
 	for acked := false; !acked; {
 		select {

@@ -55,11 +55,19 @@ type ScheduleRequest struct {
 
 // Schedule is a schedule as stored.
 type Schedule struct {
-	ScheduleID string     `json:"schedule_id"`
-	Name       string     `json:"name"`
-	Version    int64      `json:"version"`
-	State      string     `json:"state"` // ACTIVE | PAUSED | CANCELED | COMPLETED
-	NextRunAt  *time.Time `json:"next_run_at"`
+	ScheduleID string `json:"schedule_id"`
+	Name       string `json:"name"`
+	Version    int64  `json:"version"`
+	State      string `json:"state"` // ACTIVE | PAUSED | CANCELED | COMPLETED
+	// NextFireAt is the next firing not yet delivered: the earliest
+	// occurrence of the current version still waiting for its first claim
+	// (it may be overdue), else the planner's cursor. Null when the
+	// schedule will not fire again. Preview starts with it.
+	NextFireAt *time.Time `json:"next_fire_at"`
+	// NextRunAt is the planner's cursor: the next firing not yet
+	// materialized. The planner materializes up to a horizon ahead, so it
+	// is usually past NextFireAt.
+	NextRunAt *time.Time `json:"next_run_at"`
 
 	Kind       string `json:"kind"`       // cron | at | every
 	Expression string `json:"expression"` // the cron expression, instant or interval
@@ -96,11 +104,11 @@ type Firing struct {
 	Note         string    `json:"note,omitempty"`
 }
 
-// ScheduleList is a page of schedules; Next is the cursor for the next
-// page (the after parameter), empty on the last page.
+// ScheduleList is a page of schedules. NextPage is the token for the next
+// page (the page query parameter); empty on the last page.
 type ScheduleList struct {
 	Schedules []Schedule `json:"schedules"`
-	Next      string     `json:"next,omitempty"`
+	NextPage  string     `json:"next_page,omitempty"`
 }
 
 // ChangeResult answers pause, resume, update and cancel: the schedule's
@@ -133,11 +141,75 @@ type Occurrence struct {
 	AttemptCount    int        `json:"attempt_count"`
 	FirstClaimedAt  *time.Time `json:"first_claimed_at"`
 	FinishedAt      *time.Time `json:"finished_at"`
+
+	// Due is false while available_at is still in the future: the
+	// occurrence is on the queue but no worker may take it yet.
+	Due bool `json:"due"`
+	// ScheduleLag is enqueued_at - scheduled_for: how late the planner
+	// put it on the queue (negative when it was enqueued ahead of its
+	// time, as the planner does within its horizon). Null until enqueued.
+	ScheduleLag *string `json:"schedule_lag"`
+	// DeliveryLag is first_claimed_at - scheduled_for: how late a worker
+	// first had it. Null until first claimed.
+	DeliveryLag *string `json:"delivery_lag"`
+	// ClaimLag is first_claimed_at - available_at: how long it waited for
+	// a worker once it could be taken. Null until first claimed.
+	ClaimLag *string `json:"claim_lag"`
+	// Waiting is now - available_at for a due occurrence no worker has
+	// claimed yet (ENQUEUED, never claimed): how long it has been waiting
+	// so far. Null otherwise.
+	Waiting *string `json:"waiting"`
+
+	// Manual is true for an occurrence fired by hand (trigger), outside
+	// the schedule's timetable.
+	Manual bool `json:"manual"`
+	// DeadReason says why a DEAD occurrence died: permanent_failure,
+	// attempts_exhausted, deadline_passed or retry_budget_exhausted.
+	// Empty otherwise (a purged one keeps it).
+	DeadReason string `json:"dead_reason,omitempty"`
+	// LastError is the error of the latest attempt, as the worker sent it.
+	LastError string `json:"last_error,omitempty"`
 }
 
-// OccurrenceList is a list of occurrences.
+// OccurrenceList is a page of occurrences. NextPage is the token for the
+// next page (the page query parameter); empty on the last page.
 type OccurrenceList struct {
 	Occurrences []Occurrence `json:"occurrences"`
+	NextPage    string       `json:"next_page,omitempty"`
+}
+
+// AttemptList is a page of an occurrence's attempts, first first.
+type AttemptList struct {
+	Attempts []Attempt `json:"attempts"`
+	NextPage string    `json:"next_page,omitempty"`
+}
+
+// TriggerRequest fires a schedule now, once, outside its timetable. The
+// same IdempotencyKey (or Idempotency-Key header) makes a retried trigger
+// the same occurrence; without one, every trigger is a new occurrence.
+type TriggerRequest struct {
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+}
+
+// TriggerResult answers a trigger: the manual occurrence, and whether
+// this request created it (false when its key named an earlier one).
+type TriggerResult struct {
+	Occurrence Occurrence `json:"occurrence"`
+	Created    bool       `json:"created"`
+}
+
+// DLQFilter selects dead-letter entries for a bulk replay or a purge.
+// Both fields are optional; empty matches all.
+type DLQFilter struct {
+	Schedule string `json:"schedule,omitempty"` // a schedule id or name
+	Queue    string `json:"queue,omitempty"`
+}
+
+// DLQResult answers a bulk replay or a purge: how many entries it moved,
+// and for a replay their ids (each kept its occurrence id).
+type DLQResult struct {
+	Count         int      `json:"count"`
+	OccurrenceIDs []string `json:"occurrence_ids,omitempty"`
 }
 
 // Attempt is one delivery of an occurrence.
@@ -232,7 +304,9 @@ type NackRequest struct {
 	Error   string `json:"error,omitempty"`
 }
 
-// Status describes the daemon.
+// Status describes the daemon and, computed from the store, the whole
+// cluster's work: any node gives the same figures. Durations are Go
+// duration strings; a percentile of a window with no samples is null.
 type Status struct {
 	Version   string    `json:"version"`
 	TZVersion string    `json:"tz_version"`
@@ -240,6 +314,117 @@ type Status struct {
 	Store     string    `json:"store"` // the driver: sqlite or postgres
 	Shards    int       `json:"shards"`
 	Now       time.Time `json:"now"`
+
+	// StatsAt is when the queue figures were read from the store (they
+	// are cached for a few seconds).
+	StatsAt time.Time `json:"stats_at"`
+	// Nodes are the registered nodes, with the shards each holds.
+	Nodes []StatusNode `json:"nodes"`
+	// ShardsOwned counts shards with a live lease; the rest wait for a
+	// node to take them.
+	ShardsOwned int `json:"shards_owned"`
+
+	ScheduleLag LagWindows `json:"schedule_lag"` // enqueued_at - scheduled_for
+	DeliveryLag LagWindows `json:"delivery_lag"` // first claim - scheduled_for
+
+	// DueBacklog is the firings due in each of the next 60 minutes, the
+	// first starting now.
+	DueBacklog []BacklogMinute `json:"due_backlog"`
+	// Queues is the depth of every queue by lane and state (open states
+	// and DEAD), largest first.
+	Queues []QueueDepth `json:"queues"`
+	// OldestReady is the ready occurrence that has waited longest for a
+	// worker; null when nothing is ready.
+	OldestReady *OldestReady `json:"oldest_ready"`
+	DLQSize     int64        `json:"dlq_size"`
+	// LastHour counts events across the cluster in the last 60 minutes.
+	LastHour EventCounts `json:"last_hour"`
+	// Throughput is claims and acks per second over the last minute.
+	Throughput Throughput `json:"throughput"`
+}
+
+// StatusNode is one registered node and its last planner pass.
+type StatusNode struct {
+	NodeID        string    `json:"node_id"`
+	Address       string    `json:"address"`
+	Live          bool      `json:"live"`
+	ShardsOwned   int       `json:"shards_owned"`
+	ClockOffset   string    `json:"clock_offset"`
+	LastHeartbeat time.Time `json:"last_heartbeat"`
+	// LastPass is the node's last planner pass; null before its first.
+	LastPass *PlannerPass `json:"last_pass"`
+}
+
+// PlannerPass is the figures of one planner pass.
+type PlannerPass struct {
+	At           time.Time `json:"at"`
+	Duration     string    `json:"duration"`
+	Shards       int       `json:"shards"`       // shards planned
+	Schedules    int       `json:"schedules"`    // schedules advanced
+	Materialized int       `json:"materialized"` // occurrences written
+	Missed       int       `json:"missed"`       // firings found too late (rows and counted)
+	// HorizonSlack is how far ahead of its time the latest firing the
+	// pass wrote is: near the horizon when the planner keeps up, near or
+	// below zero when it falls behind.
+	HorizonSlack string `json:"horizon_slack"`
+}
+
+// LagWindows is a lag's percentiles over the last minute and hour.
+type LagWindows struct {
+	LastMinute Percentiles `json:"last_minute"`
+	LastHour   Percentiles `json:"last_hour"`
+}
+
+// Percentiles summarises a lag histogram: Count samples, and p50, p95
+// and p99 read from its buckets (null with no samples).
+type Percentiles struct {
+	Count int64   `json:"count"`
+	P50   *string `json:"p50"`
+	P95   *string `json:"p95"`
+	P99   *string `json:"p99"`
+}
+
+// BacklogMinute is the firings due in one minute.
+type BacklogMinute struct {
+	Minute time.Time `json:"minute"`
+	Due    int64     `json:"due"`
+}
+
+// QueueDepth is one queue's occurrences in one lane and state. Ready is,
+// of ENQUEUED and RETRY_WAIT ones, those a worker may take now.
+type QueueDepth struct {
+	Tenant string `json:"tenant"`
+	Queue  string `json:"queue"`
+	Lane   string `json:"lane"`
+	State  string `json:"state"`
+	Count  int64  `json:"count"`
+	Ready  int64  `json:"ready"`
+}
+
+// OldestReady is the ready occurrence that has waited longest.
+type OldestReady struct {
+	OccurrenceID string    `json:"occurrence_id"`
+	ScheduleID   string    `json:"schedule_id"`
+	Queue        string    `json:"queue"`
+	AvailableAt  time.Time `json:"available_at"`
+	Age          string    `json:"age"`
+}
+
+// EventCounts counts events over a window.
+type EventCounts struct {
+	Materialized   int64 `json:"materialized"`
+	Missed         int64 `json:"missed"`
+	SkippedOverlap int64 `json:"skipped_overlap"`
+	Claims         int64 `json:"claims"`
+	Acks           int64 `json:"acks"`
+	Dead           int64 `json:"dead"`
+	Redeliveries   int64 `json:"redeliveries"`
+}
+
+// Throughput is per-second rates over the last minute.
+type Throughput struct {
+	ClaimsPerSecond float64 `json:"claims_per_second"`
+	AcksPerSecond   float64 `json:"acks_per_second"`
 }
 
 // Cluster is GET /v1/cluster: the nodes registered in the store and who

@@ -301,6 +301,54 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 		ctx, cancel = context.WithTimeout(ctx, c.timeout+r.extra)
 		defer cancel()
 	}
+	resp, err := c.send(ctx, r, "application/json")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if out == nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("%s %s: cannot read schedd's answer: %w", r.method, r.path, err)
+	}
+	return nil
+}
+
+// maxTextBody bounds a text answer (the metrics page): far more than any
+// bounded set of series needs, and still a bound.
+const maxTextBody = 64 << 20
+
+// text sends a GET of path and returns a 2xx answer's body as text, for the
+// routes that do not answer JSON (/metrics). Errors are those of do: a
+// non-2xx answer is a *Error.
+func (c *Client) text(ctx context.Context, path string) (string, error) {
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	r := request{method: http.MethodGet, path: path}
+	resp, err := c.send(ctx, r, "text/plain")
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxTextBody+1))
+	if err != nil {
+		return "", c.transportError(ctx, r, err)
+	}
+	if len(b) > maxTextBody {
+		return "", fmt.Errorf("%s %s: the answer is over %d MiB", r.method, r.path, maxTextBody>>20)
+	}
+	return string(b), nil
+}
+
+// send makes the round trip of r, accepting the media type accept, and
+// returns a 2xx answer for the caller to read and close; any other answer
+// is decoded into a *Error.
+func (c *Client) send(ctx context.Context, r request, accept string) (*http.Response, error) {
 	u := c.base + r.path
 	if len(r.query) > 0 {
 		u += "?" + r.query.Encode()
@@ -309,18 +357,18 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 	if r.body != nil {
 		b, err := json.Marshal(r.body)
 		if err != nil {
-			return fmt.Errorf("%s %s: encode the request: %w", r.method, r.path, err)
+			return nil, fmt.Errorf("%s %s: encode the request: %w", r.method, r.path, err)
 		}
 		body = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, r.method, u, body)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", r.method, r.path, err)
+		return nil, fmt.Errorf("%s %s: %w", r.method, r.path, err)
 	}
 	for k, vs := range r.header {
 		req.Header[k] = vs
 	}
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", accept)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -330,20 +378,13 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return c.transportError(ctx, r, err)
+		return nil, c.transportError(ctx, r, err)
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return decodeError(resp)
+		defer resp.Body.Close()
+		return nil, decodeError(resp)
 	}
-	if out == nil {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
-		return nil
-	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return fmt.Errorf("%s %s: cannot read schedd's answer: %w", r.method, r.path, err)
-	}
-	return nil
+	return resp, nil
 }
 
 // transportError turns a failed round trip into one clear error: the dial

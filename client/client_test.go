@@ -121,10 +121,10 @@ func TestRoutes(t *testing.T) {
 			func() (any, error) { return c.CreateSchedule(ctx, req) }, "",
 			`{"name":"nightly","queue":"q","cron":"0 2 * * *","time_zone":"UTC","payload":{"a":1}}`,
 			&api.CreateResult{Schedule: sch, Created: true}},
-		{"list", "GET", "/v1/schedules", api.ScheduleList{Schedules: []api.Schedule{sch}, Next: "c2"},
+		{"list", "GET", "/v1/schedules", api.ScheduleList{Schedules: []api.Schedule{sch}, NextPage: "c2"},
 			func() (any, error) {
-				return c.ListSchedules(ctx, client.ListSchedulesOptions{State: "PAUSED", After: "c1", Limit: 50})
-			}, "after=c1&limit=50&state=PAUSED", "", &api.ScheduleList{Schedules: []api.Schedule{sch}, Next: "c2"}},
+				return c.ListSchedules(ctx, client.ListSchedulesOptions{State: "PAUSED", Page: "c1", Limit: 50})
+			}, "limit=50&page=c1&state=PAUSED", "", &api.ScheduleList{Schedules: []api.Schedule{sch}, NextPage: "c2"}},
 		{"get by name with a slash", "GET", "/v1/schedules/team%2Fnightly", sch,
 			func() (any, error) { return c.GetSchedule(ctx, "team/nightly") }, "", "", &sch},
 		{"update", "PUT", "/v1/schedules/sch_1", change,
@@ -140,10 +140,25 @@ func TestRoutes(t *testing.T) {
 			func() (any, error) {
 				return c.ListOccurrences(ctx, client.ListOccurrencesOptions{Schedule: "nightly", State: "DEAD", Queue: "q", Limit: 5})
 			}, "limit=5&queue=q&schedule=nightly&state=DEAD", "", &api.OccurrenceList{Occurrences: []api.Occurrence{occ}}},
+		{"occurrences page newest first", "GET", "/v1/occurrences", api.OccurrenceList{Occurrences: []api.Occurrence{occ}, NextPage: "p3"},
+			func() (any, error) {
+				return c.ListOccurrences(ctx, client.ListOccurrencesOptions{Schedule: "nightly", Page: "p2", Reverse: true})
+			}, "order=desc&page=p2&schedule=nightly", "", &api.OccurrenceList{Occurrences: []api.Occurrence{occ}, NextPage: "p3"}},
 		{"occurrence", "GET", "/v1/occurrences/occ_1", occ,
 			func() (any, error) { return c.GetOccurrence(ctx, "occ_1") }, "", "", &occ},
 		{"attempts", "GET", "/v1/occurrences/occ_1/attempts", map[string]any{"attempts": []api.Attempt{{Attempt: 1, WorkerID: "w"}}},
-			func() (any, error) { return c.ListAttempts(ctx, "occ_1") }, "", "", []api.Attempt{{Attempt: 1, WorkerID: "w"}}},
+			func() (any, error) { return c.ListAttempts(ctx, "occ_1", client.ListAttemptsOptions{}) }, "", "",
+			&api.AttemptList{Attempts: []api.Attempt{{Attempt: 1, WorkerID: "w"}}}},
+		{"attempts page", "GET", "/v1/occurrences/occ_1/attempts", api.AttemptList{Attempts: []api.Attempt{{Attempt: 3}}, NextPage: "a4"},
+			func() (any, error) {
+				return c.ListAttempts(ctx, "occ_1", client.ListAttemptsOptions{Limit: 2, Page: "a2"})
+			}, "limit=2&page=a2", "", &api.AttemptList{Attempts: []api.Attempt{{Attempt: 3}}, NextPage: "a4"}},
+		{"trigger", "POST", "/v1/schedules/team%2Fnightly/trigger", api.TriggerResult{Occurrence: occ, Created: true},
+			func() (any, error) { return c.Trigger(ctx, "team/nightly", api.TriggerRequest{}) }, "", "{}",
+			&api.TriggerResult{Occurrence: occ, Created: true}},
+		{"trigger with a key", "POST", "/v1/schedules/sch_1/trigger", api.TriggerResult{Occurrence: occ},
+			func() (any, error) { return c.Trigger(ctx, "sch_1", api.TriggerRequest{IdempotencyKey: "k-9"}) }, "",
+			`{"idempotency_key":"k-9"}`, &api.TriggerResult{Occurrence: occ}},
 		{"claim", "POST", "/v1/claims", api.ClaimResult{Claimed: []api.Claimed{{OccurrenceID: "occ_1", Attempt: 3}}},
 			func() (any, error) {
 				return c.Claim(ctx, api.ClaimRequest{Queue: "q", WorkerID: "w1", Limit: 2, Lease: "30s", Wait: "1s"})
@@ -163,6 +178,15 @@ func TestRoutes(t *testing.T) {
 		{"dlq", "GET", "/v1/dlq", api.OccurrenceList{Occurrences: []api.Occurrence{occ}},
 			func() (any, error) { return c.ListDLQ(ctx, client.ListDLQOptions{Queue: "q", Limit: 7}) },
 			"limit=7&queue=q", "", &api.OccurrenceList{Occurrences: []api.Occurrence{occ}}},
+		{"dlq page newest first", "GET", "/v1/dlq", api.OccurrenceList{Occurrences: []api.Occurrence{occ}, NextPage: "d2"},
+			func() (any, error) {
+				return c.ListDLQ(ctx, client.ListDLQOptions{Schedule: "nightly", Page: "d1", Reverse: true})
+			}, "order=desc&page=d1&schedule=nightly", "", &api.OccurrenceList{Occurrences: []api.Occurrence{occ}, NextPage: "d2"}},
+		{"dlq replay", "POST", "/v1/dlq/replay", api.DLQResult{Count: 2, OccurrenceIDs: []string{"occ_1", "occ_2"}},
+			func() (any, error) { return c.ReplayDLQ(ctx, api.DLQFilter{Schedule: "nightly", Queue: "q"}) }, "",
+			`{"schedule":"nightly","queue":"q"}`, &api.DLQResult{Count: 2, OccurrenceIDs: []string{"occ_1", "occ_2"}}},
+		{"dlq purge", "POST", "/v1/dlq/purge", api.DLQResult{Count: 5},
+			func() (any, error) { return c.PurgeDLQ(ctx, api.DLQFilter{}) }, "", "{}", &api.DLQResult{Count: 5}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -222,6 +246,84 @@ func TestIdempotencyKeyHeader(t *testing.T) {
 	}
 	if got := r.last(t).Header.Get("Idempotency-Key"); got != "k-1" {
 		t.Errorf("Idempotency-Key %q", got)
+	}
+}
+
+// TestTriggerIdempotencyKeyHeader: a trigger's key also goes as the
+// Idempotency-Key header, as a create's does.
+func TestTriggerIdempotencyKeyHeader(t *testing.T) {
+	r := newRecorder(t)
+	c := newClient(t, r, "")
+	r.on("POST", "/v1/schedules/n/trigger", 200, api.TriggerResult{Created: false})
+	if _, err := c.Trigger(ctx, "n", api.TriggerRequest{IdempotencyKey: "k-2"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.last(t).Header.Get("Idempotency-Key"); got != "k-2" {
+		t.Errorf("Idempotency-Key %q", got)
+	}
+	r.on("POST", "/v1/schedules/n/trigger", 201, api.TriggerResult{Created: true})
+	if _, err := c.Trigger(ctx, "n", api.TriggerRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.last(t).Header.Get("Idempotency-Key"); got != "" {
+		t.Errorf("no key given, but Idempotency-Key %q sent", got)
+	}
+}
+
+// TestMetricsText: /metrics answers the Prometheus text format, read as
+// text with the token sent; its errors are the client's typed errors.
+func TestMetricsText(t *testing.T) {
+	const page = "# HELP sched_acks_total Acks.\n# TYPE sched_acks_total counter\nsched_acks_total 7\n"
+	dir := privateDir(t)
+	sock := filepath.Join(dir, "m.sock")
+	var status int
+	var gotAuth, gotAccept string
+	var mu sync.Mutex
+	serveUnix(t, sock, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		gotAuth, gotAccept = r.Header.Get("Authorization"), r.Header.Get("Accept")
+		if r.URL.Path != "/metrics" || r.Method != http.MethodGet {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		switch status {
+		case http.StatusUnauthorized:
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			json.NewEncoder(w).Encode(api.ErrorBody{Error: api.ErrorDetail{Code: api.CodeUnauthorized, Message: "missing token"}})
+		case http.StatusBadGateway:
+			w.WriteHeader(status)
+			io.WriteString(w, "upstream gone")
+		default:
+			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+			io.WriteString(w, page)
+		}
+	}))
+	c, err := client.New("unix:"+sock, "tok-m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Metrics(ctx)
+	if err != nil || got != page {
+		t.Fatalf("Metrics: %q, %v", got, err)
+	}
+	if gotAuth != "Bearer tok-m" || !strings.HasPrefix(gotAccept, "text/plain") {
+		t.Errorf("Authorization %q, Accept %q", gotAuth, gotAccept)
+	}
+	mu.Lock()
+	status = http.StatusUnauthorized
+	mu.Unlock()
+	if _, err := c.Metrics(ctx); !client.IsUnauthorized(err) || !strings.Contains(err.Error(), "unauthorized: missing token") {
+		t.Errorf("401: %v", err)
+	}
+	mu.Lock()
+	status = http.StatusBadGateway
+	mu.Unlock()
+	_, err = c.Metrics(ctx)
+	var e *client.Error
+	if !errors.As(err, &e) || e.Status != http.StatusBadGateway || !strings.Contains(err.Error(), "upstream gone") {
+		t.Errorf("502: %T %v", err, err)
 	}
 }
 
@@ -341,11 +443,11 @@ func TestLongPollOutlivesTimeout(t *testing.T) {
 func TestAllSchedulesPages(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var l api.ScheduleList
-		switch r.URL.Query().Get("after") {
+		switch r.URL.Query().Get("page") {
 		case "":
-			l = api.ScheduleList{Schedules: []api.Schedule{{Name: "a"}, {Name: "b"}}, Next: "p2"}
+			l = api.ScheduleList{Schedules: []api.Schedule{{Name: "a"}, {Name: "b"}}, NextPage: "p2"}
 		case "p2":
-			l = api.ScheduleList{Schedules: []api.Schedule{{Name: "c"}}, Next: "p3"}
+			l = api.ScheduleList{Schedules: []api.Schedule{{Name: "c"}}, NextPage: "p3"}
 		case "p3":
 			l = api.ScheduleList{Schedules: []api.Schedule{{Name: "d"}}}
 		}

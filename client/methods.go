@@ -38,7 +38,8 @@ func (c *Client) Cluster(ctx context.Context) (*api.Cluster, error) {
 	return call[api.Cluster](ctx, c, request{method: http.MethodGet, path: path("cluster")})
 }
 
-// Status describes the daemon.
+// Status describes the daemon and the cluster's work: nodes and shards,
+// lag percentiles, the due backlog, queue depths and the dead-letter queue.
 func (c *Client) Status(ctx context.Context) (*api.Status, error) {
 	return call[api.Status](ctx, c, request{method: http.MethodGet, path: path("status")})
 }
@@ -57,16 +58,16 @@ func (c *Client) CreateSchedule(ctx context.Context, req api.ScheduleRequest) (*
 // ListSchedulesOptions filters and pages a schedule list.
 type ListSchedulesOptions struct {
 	State string // ACTIVE, PAUSED, CANCELED or COMPLETED; "" for all
-	After string // the Next cursor of the previous page
+	Page  string // the NextPage token of the previous page
 	Limit int    // 0 for the daemon's default
 }
 
-// ListSchedules returns one page of schedules; Next in the answer is the
-// cursor of the following page, empty on the last one.
+// ListSchedules returns one page of schedules; NextPage in the answer is
+// the token of the following page, empty on the last one.
 func (c *Client) ListSchedules(ctx context.Context, o ListSchedulesOptions) (*api.ScheduleList, error) {
 	q := url.Values{}
 	setQ(q, "state", o.State)
-	setQ(q, "after", o.After)
+	setQ(q, "page", o.Page)
 	setInt(q, "limit", o.Limit)
 	return call[api.ScheduleList](ctx, c, request{method: http.MethodGet, path: path("schedules"), query: q})
 }
@@ -83,11 +84,11 @@ func (c *Client) AllSchedules(ctx context.Context, state string) ([]api.Schedule
 		}
 		all = append(all, page.Schedules...)
 		// A cursor seen before would loop forever; the list is done.
-		if page.Next == "" || seen[page.Next] || len(page.Schedules) == 0 {
+		if page.NextPage == "" || seen[page.NextPage] || len(page.Schedules) == 0 {
 			return all, nil
 		}
-		seen[page.Next] = true
-		o.After = page.Next
+		seen[page.NextPage] = true
+		o.Page = page.NextPage
 	}
 }
 
@@ -122,22 +123,29 @@ func (c *Client) change(ctx context.Context, ref, verb string) (*api.ChangeResul
 	return call[api.ChangeResult](ctx, c, request{method: http.MethodPost, path: path("schedules", ref, verb)})
 }
 
-// ListOccurrencesOptions filters an occurrence list.
+// ListOccurrencesOptions filters and pages an occurrence list.
 type ListOccurrencesOptions struct {
 	Schedule string // a schedule id or name
 	State    string // ENQUEUED, RUNNING, DEAD, ...
 	Queue    string
-	Limit    int // 0 for the daemon's default
+	Limit    int    // 0 for the daemon's default
+	Page     string // the NextPage token of the previous page
+	Reverse  bool   // newest scheduled time first
 }
 
-// ListOccurrences returns occurrences, newest scheduled time first unless
-// the daemon documents otherwise.
+// ListOccurrences returns one page of occurrences, oldest scheduled time
+// first (newest first with Reverse); NextPage in the answer is the token of
+// the following page, empty on the last one.
 func (c *Client) ListOccurrences(ctx context.Context, o ListOccurrencesOptions) (*api.OccurrenceList, error) {
 	q := url.Values{}
 	setQ(q, "schedule", o.Schedule)
 	setQ(q, "state", o.State)
 	setQ(q, "queue", o.Queue)
 	setInt(q, "limit", o.Limit)
+	setQ(q, "page", o.Page)
+	if o.Reverse {
+		q.Set("order", "desc")
+	}
 	return call[api.OccurrenceList](ctx, c, request{method: http.MethodGet, path: path("occurrences"), query: q})
 }
 
@@ -146,15 +154,31 @@ func (c *Client) GetOccurrence(ctx context.Context, id string) (*api.Occurrence,
 	return call[api.Occurrence](ctx, c, request{method: http.MethodGet, path: path("occurrences", id)})
 }
 
-// ListAttempts returns the deliveries of an occurrence, first first.
-func (c *Client) ListAttempts(ctx context.Context, id string) ([]api.Attempt, error) {
-	var out struct {
-		Attempts []api.Attempt `json:"attempts"`
+// ListAttemptsOptions pages an occurrence's attempts.
+type ListAttemptsOptions struct {
+	Limit int    // 0 for the daemon's default
+	Page  string // the NextPage token of the previous page
+}
+
+// ListAttempts returns one page of the deliveries of an occurrence, first
+// first.
+func (c *Client) ListAttempts(ctx context.Context, id string, o ListAttemptsOptions) (*api.AttemptList, error) {
+	q := url.Values{}
+	setInt(q, "limit", o.Limit)
+	setQ(q, "page", o.Page)
+	return call[api.AttemptList](ctx, c, request{method: http.MethodGet, path: path("occurrences", id, "attempts"), query: q})
+}
+
+// Trigger fires a schedule now, once, outside its timetable: a manual
+// occurrence with its own stable id. The same req.IdempotencyKey names the
+// same occurrence (Created false the second time); the key is also sent as
+// the Idempotency-Key header.
+func (c *Client) Trigger(ctx context.Context, ref string, req api.TriggerRequest) (*api.TriggerResult, error) {
+	r := request{method: http.MethodPost, path: path("schedules", ref, "trigger"), body: req}
+	if req.IdempotencyKey != "" {
+		r.header = http.Header{HeaderIdempotencyKey: {req.IdempotencyKey}}
 	}
-	if err := c.do(ctx, request{method: http.MethodGet, path: path("occurrences", id, "attempts")}, &out); err != nil {
-		return nil, err
-	}
-	return out.Attempts, nil
+	return call[api.TriggerResult](ctx, c, r)
 }
 
 // Claim takes up to req.Limit occurrences of a queue. With req.Wait it is a
@@ -202,18 +226,47 @@ func (c *Client) Replay(ctx context.Context, id string) (*api.Occurrence, error)
 	return call[api.Occurrence](ctx, c, request{method: http.MethodPost, path: path("occurrences", id, "replay")})
 }
 
-// ListDLQOptions filters the dead-letter queue.
+// ListDLQOptions filters and pages the dead-letter queue.
 type ListDLQOptions struct {
-	Queue string
-	Limit int // 0 for the daemon's default
+	Schedule string // a schedule id or name
+	Queue    string
+	Limit    int    // 0 for the daemon's default
+	Page     string // the NextPage token of the previous page
+	Reverse  bool   // newest scheduled time first
 }
 
-// ListDLQ returns DEAD occurrences.
+// ListDLQ returns one page of DEAD occurrences, each with why it died
+// (DeadReason, LastError, FinishedAt).
 func (c *Client) ListDLQ(ctx context.Context, o ListDLQOptions) (*api.OccurrenceList, error) {
 	q := url.Values{}
+	setQ(q, "schedule", o.Schedule)
 	setQ(q, "queue", o.Queue)
 	setInt(q, "limit", o.Limit)
+	setQ(q, "page", o.Page)
+	if o.Reverse {
+		q.Set("order", "desc")
+	}
 	return call[api.OccurrenceList](ctx, c, request{method: http.MethodGet, path: path("dlq"), query: q})
+}
+
+// ReplayDLQ replays every DEAD occurrence f matches, each keeping its
+// occurrence id. Replaying again is harmless: what was replayed is no
+// longer DEAD.
+func (c *Client) ReplayDLQ(ctx context.Context, f api.DLQFilter) (*api.DLQResult, error) {
+	return call[api.DLQResult](ctx, c, request{method: http.MethodPost, path: path("dlq", "replay"), body: f})
+}
+
+// PurgeDLQ takes every DEAD occurrence f matches out of the dead-letter
+// queue (they become CANCELED, kept as history).
+func (c *Client) PurgeDLQ(ctx context.Context, f api.DLQFilter) (*api.DLQResult, error) {
+	return call[api.DLQResult](ctx, c, request{method: http.MethodPost, path: path("dlq", "purge"), body: f})
+}
+
+// Metrics returns the daemon's Prometheus metrics in the text format, as
+// GET /metrics answers them (the token is needed there too when the daemon
+// has one).
+func (c *Client) Metrics(ctx context.Context) (string, error) {
+	return c.text(ctx, "/metrics")
 }
 
 // call sends r and decodes the answer into a new T.

@@ -52,8 +52,15 @@ func TestOfflineInvalidInputExitsTwo(t *testing.T) {
 		{"worker no command", []string{"worker", "--queue", "q"}, "give the command to run after --"},
 		{"worker missing command", []string{"worker", "--queue", "q", "--", "/nonexistent/job"}, `command "/nonexistent/job"`},
 		{"worker bad codes", []string{"worker", "--queue", "q", "--permanent-exit-codes", "300", "--", "true"}, "300 is not an exit status"},
-		{"dlq unknown", []string{"dlq", "purge"}, `unknown command "purge"`},
-		{"dlq replay no id", []string{"dlq", "replay"}, "accepts 1 arg(s)"},
+		{"dlq unknown", []string{"dlq", "flush"}, `unknown command "flush"`},
+		{"dlq replay no id", []string{"dlq", "replay"}, "give the occurrence id to replay, or --all"},
+		{"dlq replay id and all", []string{"dlq", "replay", "occ_1", "--all"}, "not both"},
+		{"dlq purge off a terminal", []string{"dlq", "purge", "--queue", "q"}, "pass --yes to purge without asking"},
+		{"trigger no name", []string{"trigger"}, "accepts 1 arg(s)"},
+		{"list limit", []string{"list", "--limit", "5000"}, "--limit 5000: must be from 1 to 1000"},
+		{"list reverse", []string{"list", "--reverse"}, "unknown flag: --reverse"},
+		{"interval without watch", []string{"status", "--interval", "5s"}, "--interval goes with --watch"},
+		{"watch too fast", []string{"occurrences", "-w", "--interval", "10ms"}, "--interval 10ms: must be at least 1s"},
 		{"apply no file", []string{"apply"}, "-f FILE is required"},
 		{"apply bad file", []string{"apply", "-f", "testdata/schedules/bad-cron.yaml"}, `schedule "nightly-report" (#2), field cron`},
 		{"diff bad file", []string{"diff", "-f", "testdata/schedules/bad-unknown-field.yaml"}, `unknown field "max_latenes"`},
@@ -150,7 +157,7 @@ func TestCompletionAndHelp(t *testing.T) {
 	}
 	for _, cmd := range [][]string{
 		{"create"}, {"update"}, {"get"}, {"list"}, {"pause"}, {"resume"}, {"cancel"}, {"occurrences"}, {"attempts"},
-		{"worker"}, {"claim"}, {"heartbeat"}, {"ack"}, {"nack"}, {"dlq"}, {"dlq", "list"}, {"dlq", "replay"},
+		{"worker"}, {"claim"}, {"heartbeat"}, {"ack"}, {"nack"}, {"dlq"}, {"dlq", "list"}, {"dlq", "replay"}, {"dlq", "purge"}, {"trigger"}, {"top"},
 		{"apply"}, {"diff"}, {"validate"}, {"completion"}, {"status"}, {"preview"}, {"version"},
 	} {
 		r := run(t, nil, append(cmd, "--help")...)

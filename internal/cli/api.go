@@ -21,13 +21,16 @@ type API interface {
 	ResumeSchedule(ctx context.Context, ref string) (*api.ChangeResult, error)
 	CancelSchedule(ctx context.Context, ref string) (*api.ChangeResult, error)
 	ListOccurrences(ctx context.Context, o client.ListOccurrencesOptions) (*api.OccurrenceList, error)
-	ListAttempts(ctx context.Context, id string) ([]api.Attempt, error)
+	ListAttempts(ctx context.Context, id string, o client.ListAttemptsOptions) (*api.AttemptList, error)
+	Trigger(ctx context.Context, ref string, req api.TriggerRequest) (*api.TriggerResult, error)
 	Claim(ctx context.Context, req api.ClaimRequest) (*api.ClaimResult, error)
 	Heartbeat(ctx context.Context, id string, req api.HeartbeatRequest) (*api.HeartbeatResult, error)
 	Ack(ctx context.Context, id string, req api.AckRequest) (*api.Occurrence, error)
 	Nack(ctx context.Context, id string, req api.NackRequest) (*api.Occurrence, error)
 	Replay(ctx context.Context, id string) (*api.Occurrence, error)
 	ListDLQ(ctx context.Context, o client.ListDLQOptions) (*api.OccurrenceList, error)
+	ReplayDLQ(ctx context.Context, f api.DLQFilter) (*api.DLQResult, error)
+	PurgeDLQ(ctx context.Context, f api.DLQFilter) (*api.DLQResult, error)
 }
 
 var _ API = (*client.Client)(nil)

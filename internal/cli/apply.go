@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -29,12 +30,11 @@ schedule compares equal to a live one whose settings are those defaults.`
 
 // ApplyOptions is schedctl apply, diff and validate.
 type ApplyOptions struct {
-	IO       *Factory
-	API      func() (API, error)
-	Ctx      context.Context
-	JSON     bool
-	File     string
-	ExitCode bool // diff: exit 1 when apply would change something
+	IO   *Factory
+	API  func() (API, error)
+	Ctx  context.Context
+	JSON bool
+	File string
 }
 
 // planned is what apply does, or did, for one schedule of the file.
@@ -111,15 +111,37 @@ the schedules it would create, and for those it would update, each field that
 differs. Schedules that are not in the file are not shown: apply leaves them
 alone.
 
-Exit status (like diff(1)): 0 when apply would change nothing (and it says
-so), 1 when it would change something, 2 when the file is invalid.
+Exit status (like diff(1) and kubectl diff): 0 when apply would change
+nothing (and it says so), 1 when it would change something (the plan is the
+output; no error line), 2 when the file or a flag is invalid, and 3 on any
+other error (schedd unreachable, a refused request), so that 1 always means
+"differences".
 
 ` + fileFormatHelp
-	cmd.Example = "  schedctl diff -f schedules.yaml\n  schedctl diff -f schedules.yaml -o json | jq '.[] | select(.action != \"none\")'"
+	cmd.Example = "  schedctl diff -f schedules.yaml\n  schedctl diff -f schedules.yaml -o json | jq '.[] | select(.action != \"none\")'\n" +
+		"  if schedctl diff -f schedules.yaml > plan.txt; then echo in sync; elif [ $? -eq 1 ]; then schedctl apply -f schedules.yaml; fi"
 	return cmd
 }
 
+// diffRun prints the plan. Its error is a StatusError: silent with status
+// 1 when there are differences; otherwise invalid input keeps status 2 and
+// any other error gets status 3.
 func diffRun(opts *ApplyOptions) error {
+	err := diffPlan(opts)
+	if err == nil {
+		return nil
+	}
+	var se *StatusError
+	if errors.As(err, &se) {
+		return err
+	}
+	if ExitCode(err) == ExitInvalid {
+		return &StatusError{Status: ExitInvalid, Err: err}
+	}
+	return &StatusError{Status: ExitTrouble, Err: err}
+}
+
+func diffPlan(opts *ApplyOptions) error {
 	entries, err := readScheduleFile(opts.File, opts.IO.In)
 	if err != nil {
 		return &UsageError{Err: err}
@@ -146,7 +168,8 @@ func diffRun(opts *ApplyOptions) error {
 		return err
 	}
 	if n > 0 {
-		return fmt.Errorf("%s would change; run schedctl apply -f %s", plural(n, "schedule", "schedules"), opts.File)
+		return &StatusError{Status: ExitFailure, Silent: true,
+			Err: fmt.Errorf("%s would change; run schedctl apply -f %s", plural(n, "schedule", "schedules"), opts.File)}
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sched-dev/sched/api"
+	"github.com/sched-dev/sched/client"
 )
 
 func writeFile(t *testing.T, body string) string {
@@ -252,5 +253,46 @@ func TestYAMLPayloadToJSON(t *testing.T) {
 	}
 	if entries[2].Request.Payload != nil {
 		t.Errorf("null payload %s", entries[2].Request.Payload)
+	}
+}
+
+// TestDiffExitStatus: like diff(1) and kubectl diff, 0 for no changes, 1
+// for changes (silent: the plan is the output), 2 for invalid input, 3 for
+// any other error, so that 1 always means "differences".
+func TestDiffExitStatus(t *testing.T) {
+	file := writeFile(t, threeSchedules)
+	synced := newStub()
+	apply(t, synced, file)
+	for _, tc := range []struct {
+		name   string
+		stub   *stubAPI
+		file   string
+		status int
+		silent bool
+		msg    string
+	}{
+		{"in sync", synced, file, ExitOK, false, ""},
+		{"differences", newStub(), file, ExitFailure, true, "3 schedules would change"},
+		{"invalid file", newStub(), writeFile(t, "schedules:\n  - name: x\n    queue: q\n    every: soon\n"), ExitInvalid, false, "every"},
+		{"schedd refuses the input", &stubAPI{schedules: map[string]*api.Schedule{}, err: &client.Error{Status: 400, Code: api.CodeInvalidArgument, Message: "bad name"}},
+			file, ExitInvalid, false, "bad name"},
+		{"schedd fails", &stubAPI{schedules: map[string]*api.Schedule{}, err: &client.Error{Status: 500, Code: api.CodeInternal, Message: "disk on fire"}},
+			file, ExitTrouble, false, "disk on fire"},
+		{"schedd unreachable", &stubAPI{schedules: map[string]*api.Schedule{}, err: &client.DialError{Addr: "unix:/x", Err: errors.New("no socket")}},
+			file, ExitTrouble, false, "cannot connect to schedd"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := diff(t, tc.stub, tc.file)
+			if c := ExitCode(err); c != tc.status {
+				t.Fatalf("exit %d, want %d (%v)", c, tc.status, err)
+			}
+			if err == nil {
+				return
+			}
+			var se *StatusError
+			if !errors.As(err, &se) || se.Silent != tc.silent || !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("error %#v %q, want silent %v and %q", se, err, tc.silent, tc.msg)
+			}
+		})
 	}
 }

@@ -26,6 +26,11 @@ const (
 	ExitOK      = 0
 	ExitFailure = 1 // anything that is not the caller's fault
 	ExitInvalid = 2 // invalid input: a bad flag, field, zone or expression
+	// ExitTrouble is diff's status for an error that is not invalid input
+	// (schedd unreachable, a refused request): diff gives 1 its diff(1)
+	// meaning, "differences found", so its other failures need another
+	// number. Every other command says 1 for those.
+	ExitTrouble = 3
 )
 
 // Factory carries what commands need from the outside world.
@@ -35,6 +40,9 @@ type Factory struct {
 	ErrOut io.Writer
 	// IsTTY reports whether Out is a terminal; tables are styled only then.
 	IsTTY bool
+	// InTTY reports whether In is a terminal: with IsTTY, schedctl may ask
+	// a question (dlq purge's confirmation).
+	InTTY bool
 	// NoColor is set when NO_COLOR is present or TERM is dumb.
 	NoColor bool
 	// Now is the clock; tests pin it.
@@ -56,6 +64,7 @@ func SystemFactory(version string) *Factory {
 	return &Factory{
 		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
 		IsTTY:     term.IsTerminal(int(os.Stdout.Fd())),
+		InTTY:     term.IsTerminal(int(os.Stdin.Fd())),
 		NoColor:   noColor || os.Getenv("TERM") == "dumb",
 		Now:       time.Now,
 		Version:   version,
@@ -65,6 +74,10 @@ func SystemFactory(version string) *Factory {
 
 // Styled reports whether output may carry colour and styles.
 func (f *Factory) Styled() bool { return f.IsTTY && !f.NoColor }
+
+// CanPrompt reports whether schedctl may ask a question and read the
+// answer: both standard input and output are a terminal.
+func (f *Factory) CanPrompt() bool { return f.IsTTY && f.InTTY }
 
 // renderer returns a lipgloss renderer for Out that honours Styled.
 func (f *Factory) renderer() *lipgloss.Renderer {
@@ -85,16 +98,32 @@ func usageErrorf(format string, args ...any) error {
 	return &UsageError{Err: fmt.Errorf(format, args...)}
 }
 
-// ExitCode maps an error to schedctl's exit status, in one place. schedd's
-// 400 answers (invalid_argument, cron_never_fires, invalid_time_zone,
-// bad_request) are invalid input too; every other answer, 404 and 409
-// (conflict, stale attempt) included, is a failure.
+// StatusError ends schedctl with exit status Status. A Silent one prints
+// no error line: the command's output already said what happened (diff's
+// "differences found" is a result, not an error).
+type StatusError struct {
+	Status int
+	Err    error
+	Silent bool
+}
+
+func (e *StatusError) Error() string { return e.Err.Error() }
+func (e *StatusError) Unwrap() error { return e.Err }
+
+// ExitCode maps an error to schedctl's exit status, in one place. A
+// StatusError says its own status (diff's 1 and 3). schedd's 400 answers
+// (invalid_argument, cron_never_fires, invalid_time_zone, bad_request) are
+// invalid input too; every other answer, 404 and 409 (conflict, stale
+// attempt) included, is a failure.
 func ExitCode(err error) int {
+	var se *StatusError
 	var ue *UsageError
 	var ie *spec.InvalidError
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.As(err, &se):
+		return se.Status
 	case errors.As(err, &ue), errors.As(err, &ie), client.IsInvalid(err):
 		return ExitInvalid
 	}
@@ -102,12 +131,13 @@ func ExitCode(err error) int {
 }
 
 // Run executes schedctl with args and returns the exit status. Errors are
-// printed as one line on ErrOut.
+// printed as one line on ErrOut, but for a silent StatusError.
 func Run(f *Factory, args []string) int {
 	root := NewRootCmd(f)
 	root.SetArgs(args)
 	err := root.ExecuteContext(context.Background())
-	if err != nil {
+	var se *StatusError
+	if err != nil && !(errors.As(err, &se) && se.Silent) {
 		msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " ")
 		fmt.Fprintf(f.ErrOut, "schedctl: %s\n", msg)
 	}
@@ -158,13 +188,20 @@ Over a Unix socket it talks only to a daemon run by your own user.
 Output is a table for people (-o table, the default) or JSON for scripts
 (-o json); the JSON field names are a stable contract.
 
+Lists (list, occurrences, attempts, dlq list) show one page, schedd's
+default of 100 unless --limit says otherwise; --all follows every page, and
+a footer says when more exist. occurrences, get and status take -w to watch;
+top is a live dashboard of the whole cluster.
+
 Exit status: 0 on success, 2 on invalid input (a bad flag, field, zone or
 expression, offline or as schedd judged it), 1 on any other failure (an
 unknown schedule, a conflict, a stale attempt, schedd unreachable); errors
-are one line on stderr.`,
+are one line on stderr. diff alone differs, like diff(1): 1 means
+differences found, and its other failures exit 3.`,
 		Example: `  # start the daemon in one terminal, then:
   schedctl create --name nightly --queue reports --cron '0 2 * * *' --tz Europe/Berlin
   schedctl list
+  schedctl status -w
   schedctl worker --queue reports -- ./make-report.sh
   schedctl apply -f schedules.yaml`,
 		SilenceErrors: true,
@@ -184,6 +221,7 @@ are one line on stderr.`,
 		newPreviewCmd(f),
 		newVersionCmd(f),
 		NewCmdStatus(f, nil),
+		NewCmdTop(f, nil),
 		NewCmdCluster(f, nil),
 		NewCmdCreate(f, nil),
 		NewCmdUpdate(f, nil),
@@ -192,6 +230,7 @@ are one line on stderr.`,
 		NewCmdChange(f, "pause", nil),
 		NewCmdChange(f, "resume", nil),
 		NewCmdChange(f, "cancel", nil),
+		NewCmdTrigger(f, nil),
 		NewCmdOccurrences(f, nil),
 		NewCmdAttempts(f, nil),
 		NewCmdClaim(f, nil),

@@ -20,6 +20,9 @@ import (
 
 func execCmd(t *testing.T, cmd *cobra.Command, args ...string) error {
 	t.Helper()
+	if args == nil {
+		args = []string{} // not the test binary's own arguments
+	}
 	cmd.SetArgs(args)
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)
@@ -161,14 +164,14 @@ func TestSimpleCommandFlags(t *testing.T) {
 	var occ *OccurrencesOptions
 	if err := execCmd(t, NewCmdOccurrences(f, func(o *OccurrencesOptions) error { occ = o; return nil }),
 		"--schedule", "nightly", "--state", "dead", "--queue", "q", "--limit", "5"); err != nil ||
-		occ.Schedule != "nightly" || occ.State != "DEAD" || occ.Queue != "q" || occ.Limit != 5 {
+		occ.Schedule != "nightly" || occ.State != "DEAD" || occ.Queue != "q" || occ.Paging.Limit != 5 {
 		t.Errorf("occurrences: %v %+v", err, occ)
 	}
 	wantErr(t, execCmd(t, NewCmdOccurrences(f, func(*OccurrencesOptions) error { return nil }), "--state", "done"), "--state \"done\"", ExitInvalid)
 	wantErr(t, execCmd(t, NewCmdOccurrences(f, func(*OccurrencesOptions) error { return nil }), "--limit", "-3"), "--limit -3", ExitInvalid)
 
 	var dl *DLQListOptions
-	if err := execCmd(t, NewCmdDLQList(f, func(o *DLQListOptions) error { dl = o; return nil }), "--queue", "q", "--limit", "9"); err != nil || dl.Queue != "q" || dl.Limit != 9 {
+	if err := execCmd(t, NewCmdDLQList(f, func(o *DLQListOptions) error { dl = o; return nil }), "--queue", "q", "--limit", "9"); err != nil || dl.Queue != "q" || dl.Paging.Limit != 9 {
 		t.Errorf("dlq list: %v %+v", err, dl)
 	}
 	var rp *ReplayOptions

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -13,16 +14,6 @@ import (
 )
 
 var occurrenceStates = []string{"SCHEDULED", "ENQUEUED", "RUNNING", "SUCCEEDED", "RETRY_WAIT", "DEAD", "MISSED", "CANCELED", "SKIPPED_OVERLAP"}
-
-// maxLimit is the most a list answers at once.
-const maxLimit = 1000
-
-func checkLimit(n int) error {
-	if n < 0 || n > maxLimit {
-		return usageErrorf("--limit %d: must be from 1 to %d", n, maxLimit)
-	}
-	return nil
-}
 
 // OccurrencesOptions is schedctl occurrences.
 type OccurrencesOptions struct {
@@ -33,7 +24,8 @@ type OccurrencesOptions struct {
 	Schedule string
 	State    string
 	Queue    string
-	Limit    int
+	Paging   pageFlags
+	Watch    watchFlags
 }
 
 // NewCmdOccurrences builds schedctl occurrences.
@@ -41,22 +33,46 @@ func NewCmdOccurrences(f *Factory, runF func(*OccurrencesOptions) error) *cobra.
 	opts := &OccurrencesOptions{IO: f, API: f.API}
 	var state string
 	cmd := &cobra.Command{
-		Use:   "occurrences [--schedule ID|NAME] [--state S] [--queue Q] [--limit N]",
-		Short: "List occurrences: the firings of schedules and their delivery state",
+		Use:   "occurrences [--schedule ID|NAME] [--state S] [--queue Q] [--limit N] [--all] [--reverse] [-w]",
+		Short: "List occurrences: the firings of schedules, their delivery state and lag",
 		Long: `Occurrences lists occurrences, one per scheduled time of a schedule version,
-with their state (SCHEDULED, ENQUEUED, RUNNING, SUCCEEDED, RETRY_WAIT, DEAD,
-MISSED, CANCELED, SKIPPED_OVERLAP) and how many attempts were made. JSON
-output is an array of occurrences.`,
+oldest scheduled time first (--reverse: newest first), one page at a time:
+schedd's 100 unless --limit says otherwise. A footer says when more exist;
+--all follows every page, --page TOKEN starts at the one the footer names.
+
+The table shows, for each occurrence:
+  STATE      SCHEDULED, ENQUEUED, RUNNING, SUCCEEDED, RETRY_WAIT, DEAD,
+             MISSED, CANCELED or SKIPPED_OVERLAP
+  DUE/WAIT   "in 12s" while it is not yet due (on the queue, but no worker
+             may take it yet); "waiting 3m" when it is due and no worker
+             has claimed it; "due" for a retry that may be taken again
+  SCHED LAG  how late it was put on the queue (enqueued - scheduled for;
+             negative when the planner queued it ahead of time); "manual"
+             for an occurrence fired by schedctl trigger
+  DELIV LAG  how late a worker first had it (first claim - scheduled for)
+  TRIES      deliveries so far (attempt_count)
+
+With -w it keeps watching: it asks again every --interval (2s) and redraws
+when the output changes, until Ctrl-C (exit 0).
+
+JSON output is an array of occurrences (one page, or every one with
+--all; when more exist the footer, with the next page's token, goes to
+stderr). Each occurrence carries due, schedule_lag, delivery_lag,
+claim_lag, waiting and manual.`,
 		Example: `  schedctl occurrences --schedule nightly-report
-  schedctl occurrences --state running --queue reports
-  schedctl occurrences --schedule sch_01J5Z8M4 --limit 5 -o json`,
+  schedctl occurrences --schedule nightly-report --reverse --limit 10
+  schedctl occurrences --state enqueued --queue reports -w
+  schedctl occurrences --schedule sch_01J5Z8M4 --all -o json | jq -r '.occurrences[].delivery_lag'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := checkState(state, occurrenceStates)
 			if err != nil {
 				return err
 			}
-			if err := checkLimit(opts.Limit); err != nil {
+			if err := opts.Paging.check(); err != nil {
+				return err
+			}
+			if err := opts.Watch.check(cmd.Flags()); err != nil {
 				return err
 			}
 			opts.State, opts.Ctx, opts.JSON = s, cmd.Context(), f.jsonOut()
@@ -70,7 +86,8 @@ output is an array of occurrences.`,
 	fl.StringVar(&opts.Schedule, "schedule", "", "only occurrences of this schedule (id or name)")
 	fl.StringVar(&state, "state", "", "only occurrences in this state")
 	fl.StringVar(&opts.Queue, "queue", "", "only occurrences of this queue")
-	fl.IntVar(&opts.Limit, "limit", 0, "at most this many (default: schedd's)")
+	opts.Paging.register(fl, "occurrences", true)
+	opts.Watch.register(fl)
 	return cmd
 }
 
@@ -79,54 +96,107 @@ func occurrencesRun(opts *OccurrencesOptions) error {
 	if err != nil {
 		return err
 	}
-	l, err := c.ListOccurrences(opts.Ctx, client.ListOccurrencesOptions{Schedule: opts.Schedule, State: opts.State, Queue: opts.Queue, Limit: opts.Limit})
-	if err != nil {
-		return fmt.Errorf("occurrences: %w", err)
-	}
-	return printOccurrences(opts.IO, opts.JSON, l.Occurrences, "No occurrences.")
+	return opts.Watch.run(opts.Ctx, opts.IO, "schedctl occurrences", func(ctx context.Context, f *Factory) error {
+		occs, next, err := fetchPages(ctx, opts.Paging, func(ctx context.Context, page string) ([]api.Occurrence, string, error) {
+			l, err := c.ListOccurrences(ctx, client.ListOccurrencesOptions{Schedule: opts.Schedule, State: opts.State, Queue: opts.Queue,
+				Limit: opts.Paging.Limit, Page: page, Reverse: opts.Paging.Reverse})
+			if err != nil {
+				return nil, "", err
+			}
+			return l.Occurrences, l.NextPage, nil
+		})
+		if err != nil {
+			return fmt.Errorf("occurrences: %w", err)
+		}
+		if opts.JSON {
+			return writeJSONPage(f, occs, "occurrence", "occurrences", next)
+		}
+		if err := printOccurrences(f, occs, "No occurrences."); err != nil {
+			return err
+		}
+		return printMore(f, false, "occurrence", "occurrences", len(occs), next)
+	})
 }
 
-func printOccurrences(f *Factory, asJSON bool, occs []api.Occurrence, none string) error {
-	if occs == nil {
-		occs = []api.Occurrence{}
-	}
-	if asJSON {
-		return writeJSON(f.Out, occs)
-	}
+// printOccurrences prints the occurrence table. The columns are chosen to
+// fit 120 columns with real ids: OCCURRENCE (28, a manual one 29),
+// SCHEDULED FOR (20), STATE (up to 15), DUE/WAIT (up to 12), SCHED LAG
+// and DELIV LAG (9 each, the headers), TRIES (5) and QUEUE: at most 113
+// columns and the queue's name, 120 for a queue of 7 characters. The
+// schedule id (30 characters), version and available_at did not fit: they
+// are in -o json, and DUE/WAIT says what available_at means now.
+func printOccurrences(f *Factory, occs []api.Occurrence, none string) error {
 	if len(occs) == 0 && f.IsTTY {
 		_, err := fmt.Fprintln(f.Out, none)
 		return err
 	}
-	t := newTable(f, "OCCURRENCE", "SCHEDULE", "VERSION", "SCHEDULED FOR", "STATE", "ATTEMPTS", "AVAILABLE AT", "QUEUE")
+	now := f.Now()
+	t := newTable(f, "OCCURRENCE", "SCHEDULED FOR", "STATE", "DUE/WAIT", "SCHED LAG", "DELIV LAG", "TRIES", "QUEUE")
 	for _, o := range occs {
-		t.row(o.OccurrenceID, o.ScheduleID, strconv.FormatInt(o.ScheduleVersion, 10), tsv(o.ScheduledFor), o.State,
-			strconv.Itoa(o.AttemptCount), tsv(o.AvailableAt), o.Queue)
+		lag := shortDur(o.ScheduleLag)
+		if o.Manual {
+			// A manual occurrence has no timetable to be late against:
+			// it is scheduled for the moment it was triggered, so its
+			// schedule lag says nothing and the column marks it instead.
+			lag = "manual"
+		}
+		t.row(o.OccurrenceID, tsv(o.ScheduledFor), o.State, dueWait(o, now), lag, shortDur(o.DeliveryLag),
+			strconv.Itoa(o.AttemptCount), o.Queue)
 	}
 	return t.print()
 }
 
+// dueWait tells a not-yet-due occurrence from a due one: "in 12s" until
+// available_at, "waiting 3m" once due and never claimed (schedd's waiting),
+// "due" for a due retry; "-" for the rest (running or finished).
+func dueWait(o api.Occurrence, now time.Time) string {
+	switch o.State {
+	case "SCHEDULED", "ENQUEUED", "RETRY_WAIT":
+	default:
+		return "-"
+	}
+	if o.Waiting != nil {
+		return "waiting " + shortDur(o.Waiting)
+	}
+	if !o.Due {
+		if d := o.AvailableAt.Sub(now); d > 0 {
+			return "in " + short(d.Round(time.Second))
+		}
+	}
+	return "due"
+}
+
 // AttemptsOptions is schedctl attempts.
 type AttemptsOptions struct {
-	IO   *Factory
-	API  func() (API, error)
-	Ctx  context.Context
-	JSON bool
-	ID   string
+	IO     *Factory
+	API    func() (API, error)
+	Ctx    context.Context
+	JSON   bool
+	ID     string
+	Paging pageFlags
 }
 
 // NewCmdAttempts builds schedctl attempts.
 func NewCmdAttempts(f *Factory, runF func(*AttemptsOptions) error) *cobra.Command {
 	opts := &AttemptsOptions{IO: f, API: f.API}
-	return &cobra.Command{
-		Use:   "attempts OCC",
+	cmd := &cobra.Command{
+		Use:   "attempts OCC [--limit N] [--all]",
 		Short: "List the deliveries of an occurrence",
-		Long: `Attempts lists every delivery of an occurrence to a worker: the attempt
-number (the fencing token), the worker, the lease, and the result
+		Long: `Attempts lists every delivery of an occurrence to a worker, first first: the
+attempt number (the fencing token), the worker, the lease, and the result
 (SUCCEEDED, FAILED_RETRYABLE, FAILED_PERMANENT, LEASE_EXPIRED) with its error.
-JSON output is an array of attempts.`,
-		Example: "  schedctl attempts occ_5kq2x7h3m4\n  schedctl attempts occ_5kq2x7h3m4 -o json | jq -r '.[].result'",
+
+It shows one page (schedd's 100 unless --limit says otherwise) and a footer
+when more exist; --all follows every page.
+
+JSON output is an array of attempts (the footer, when more exist, goes
+to stderr).`,
+		Example: "  schedctl attempts occ_5kq2x7h3m4\n  schedctl attempts occ_5kq2x7h3m4 --all -o json | jq -r '.[].result'",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := opts.Paging.check(); err != nil {
+				return err
+			}
 			opts.ID, opts.Ctx, opts.JSON = args[0], cmd.Context(), f.jsonOut()
 			if runF != nil {
 				return runF(opts)
@@ -134,6 +204,8 @@ JSON output is an array of attempts.`,
 			return attemptsRun(opts)
 		},
 	}
+	opts.Paging.register(cmd.Flags(), "attempts", false)
+	return cmd
 }
 
 func attemptsRun(opts *AttemptsOptions) error {
@@ -141,15 +213,18 @@ func attemptsRun(opts *AttemptsOptions) error {
 	if err != nil {
 		return err
 	}
-	as, err := c.ListAttempts(opts.Ctx, opts.ID)
+	as, next, err := fetchPages(opts.Ctx, opts.Paging, func(ctx context.Context, page string) ([]api.Attempt, string, error) {
+		l, err := c.ListAttempts(ctx, opts.ID, client.ListAttemptsOptions{Limit: opts.Paging.Limit, Page: page})
+		if err != nil {
+			return nil, "", err
+		}
+		return l.Attempts, l.NextPage, nil
+	})
 	if err != nil {
 		return fmt.Errorf("attempts %s: %w", opts.ID, err)
 	}
-	if as == nil {
-		as = []api.Attempt{}
-	}
 	if opts.JSON {
-		return writeJSON(opts.IO.Out, as)
+		return writeJSONPage(opts.IO, as, "attempt", "attempts", next)
 	}
 	t := newTable(opts.IO, "ATTEMPT", "WORKER", "CLAIMED AT", "LEASE EXPIRES AT", "FINISHED AT", "RESULT", "ERROR")
 	for _, a := range as {
@@ -159,7 +234,10 @@ func attemptsRun(opts *AttemptsOptions) error {
 		}
 		t.row(strconv.FormatInt(a.Attempt, 10), a.WorkerID, tsv(a.ClaimedAt), tsv(a.LeaseExpiresAt), ts(a.FinishedAt), result, firstLine(a.Error))
 	}
-	return t.print()
+	if err := t.print(); err != nil {
+		return err
+	}
+	return printMore(opts.IO, false, "attempt", "attempts", len(as), next)
 }
 
 // firstLine shortens an error for a table cell.
@@ -169,106 +247,6 @@ func firstLine(s string) string {
 		s = s[:117] + "..."
 	}
 	return s
-}
-
-func newDLQCmd(f *Factory) *cobra.Command {
-	cmd := groupCmd("dlq", "The dead-letter queue: occurrences that failed for good",
-		"  schedctl dlq list --queue reports\n  schedctl dlq replay occ_5kq2x7h3m4")
-	cmd.Long = `Occurrences go DEAD when a worker nacks them as permanent, or when their
-retries run out (attempts, deadline or the tenant's retry budget). dlq list
-shows them; dlq replay puts one back on its queue with the same occurrence id
-and a fresh set of retries.`
-	cmd.AddCommand(NewCmdDLQList(f, nil), NewCmdReplay(f, nil))
-	return cmd
-}
-
-// DLQListOptions is schedctl dlq list.
-type DLQListOptions struct {
-	IO    *Factory
-	API   func() (API, error)
-	Ctx   context.Context
-	JSON  bool
-	Queue string
-	Limit int
-}
-
-// NewCmdDLQList builds schedctl dlq list.
-func NewCmdDLQList(f *Factory, runF func(*DLQListOptions) error) *cobra.Command {
-	opts := &DLQListOptions{IO: f, API: f.API}
-	cmd := &cobra.Command{
-		Use:     "list [--queue Q] [--limit N]",
-		Short:   "List DEAD occurrences",
-		Long:    "dlq list prints the dead-letter queue: DEAD occurrences. JSON output is an array of occurrences.",
-		Example: "  schedctl dlq list\n  schedctl dlq list --queue reports -o json | jq -r '.[].occurrence_id'",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkLimit(opts.Limit); err != nil {
-				return err
-			}
-			opts.Ctx, opts.JSON = cmd.Context(), f.jsonOut()
-			if runF != nil {
-				return runF(opts)
-			}
-			return dlqListRun(opts)
-		},
-	}
-	cmd.Flags().StringVar(&opts.Queue, "queue", "", "only this queue")
-	cmd.Flags().IntVar(&opts.Limit, "limit", 0, "at most this many (default: schedd's)")
-	return cmd
-}
-
-func dlqListRun(opts *DLQListOptions) error {
-	c, err := opts.API()
-	if err != nil {
-		return err
-	}
-	l, err := c.ListDLQ(opts.Ctx, client.ListDLQOptions{Queue: opts.Queue, Limit: opts.Limit})
-	if err != nil {
-		return fmt.Errorf("dlq list: %w", err)
-	}
-	return printOccurrences(opts.IO, opts.JSON, l.Occurrences, "The dead-letter queue is empty.")
-}
-
-// ReplayOptions is schedctl dlq replay.
-type ReplayOptions struct {
-	IO   *Factory
-	API  func() (API, error)
-	Ctx  context.Context
-	JSON bool
-	ID   string
-}
-
-// NewCmdReplay builds schedctl dlq replay.
-func NewCmdReplay(f *Factory, runF func(*ReplayOptions) error) *cobra.Command {
-	opts := &ReplayOptions{IO: f, API: f.API}
-	return &cobra.Command{
-		Use:   "replay OCC",
-		Short: "Put a DEAD occurrence back on its queue",
-		Long: `Replay puts a DEAD occurrence back on its queue: the same occurrence id (so
-handlers that deduplicate on it still do), the next attempt number, and a
-fresh set of retries. It carries the schedule's current payload.`,
-		Example: "  schedctl dlq replay occ_5kq2x7h3m4\n  schedctl dlq list -o json | jq -r '.[].occurrence_id' | xargs -n1 schedctl dlq replay",
-		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.ID, opts.Ctx, opts.JSON = args[0], cmd.Context(), f.jsonOut()
-			if runF != nil {
-				return runF(opts)
-			}
-			return replayRun(opts)
-		},
-	}
-}
-
-func replayRun(opts *ReplayOptions) error {
-	c, err := opts.API()
-	if err != nil {
-		return err
-	}
-	o, err := c.Replay(opts.Ctx, opts.ID)
-	if err != nil {
-		return fmt.Errorf("replay %s: %w", opts.ID, err)
-	}
-	return printOccurrence(opts.IO, opts.JSON, "replayed", o)
 }
 
 // printOccurrence prints one occurrence after an action on it.

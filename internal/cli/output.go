@@ -95,3 +95,55 @@ func plural(n int, one, many string) string {
 	}
 	return fmt.Sprintf("%d %s", n, many)
 }
+
+// short rounds a duration for a table cell, to what a person reads at a
+// glance: milliseconds under a second, tenths of a second under a minute,
+// seconds under an hour, minutes beyond.
+func short(d time.Duration) string {
+	a := d
+	if a < 0 {
+		a = -a
+	}
+	switch {
+	case a < time.Second:
+		d = d.Round(time.Millisecond)
+	case a < time.Minute:
+		d = d.Round(100 * time.Millisecond)
+	case a < time.Hour:
+		d = d.Round(time.Second)
+	default:
+		d = d.Round(time.Minute)
+	}
+	s := d.String()
+	if a >= time.Hour {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	return s
+}
+
+// shortDur is short for a Go duration string of the API; "-" for none, the
+// string as is when it is not a duration.
+func shortDur(s *string) string {
+	if s == nil || *s == "" {
+		return "-"
+	}
+	d, err := time.ParseDuration(*s)
+	if err != nil {
+		return *s
+	}
+	return short(d)
+}
+
+// truncate shortens s to its first line and at most n runes, marking a cut
+// with "...".
+func truncate(s string, n int) string {
+	first, _, cut := strings.Cut(s, "\n")
+	r := []rune(first)
+	if len(r) > n || (cut && len(r) > n-3) {
+		return string(r[:min(len(r), n-3)]) + "..."
+	}
+	if cut {
+		return first + "..."
+	}
+	return first
+}

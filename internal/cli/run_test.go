@@ -22,14 +22,18 @@ type jsonCase struct {
 	// keys are the JSON field names, pinned: top-level keys of an object,
 	// or of an array's first element; nested "a.b" for objects inside.
 	keys []string
+	// list is "" except for objects holding a list (unused today: the
+	// lists print bare arrays).
+	list string
 }
 
 var (
 	scheduleKeys = []string{"anchor", "created_at", "dst_gap", "dst_repeat", "expression", "flexible_window", "kind",
-		"max_attempts", "max_lateness", "misfire_policy", "missed_count", "name", "next_run_at", "overlap_policy", "payload",
+		"max_attempts", "max_lateness", "misfire_policy", "missed_count", "name", "next_fire_at", "next_run_at", "overlap_policy", "payload",
 		"preview", "queue", "retry_base", "retry_cap", "retry_deadline", "schedule_id", "state", "time_zone", "updated_at", "version"}
-	occurrenceKeys = []string{"attempt_count", "available_at", "enqueued_at", "finished_at", "first_claimed_at", "lane",
-		"occurrence_id", "queue", "schedule_id", "schedule_version", "scheduled_for", "state"}
+	occurrenceKeys = []string{"attempt_count", "available_at", "claim_lag", "dead_reason", "delivery_lag", "due", "enqueued_at",
+		"finished_at", "first_claimed_at", "lane", "last_error", "manual", "occurrence_id", "queue", "schedule_id", "schedule_lag",
+		"schedule_version", "scheduled_for", "state", "waiting"}
 	changeKeys = []string{"canceled", "in_flight", "schedule"}
 	planKeys   = []string{"action", "changes", "name", "schedule_id", "version"}
 )
@@ -43,6 +47,8 @@ func seeded() *stubAPI {
 	s.attempts = []api.Attempt{{Attempt: 1, WorkerID: "w1", ClaimedAt: fixedNow, LeaseExpiresAt: fixedNow, FinishedAt: tp(fixedNow), Result: "FAILED_RETRYABLE", Error: "boom"}}
 	s.claimed = []api.Claimed{sampleClaimed()}
 	s.heartbeat = api.HeartbeatResult{LeaseExpiresAt: fixedNow, Superseded: true}
+	st := sampleStatus()
+	s.status = &st
 	return s
 }
 
@@ -51,60 +57,66 @@ func jsonCases() []jsonCase {
 		{"create", func(f *Factory, s *stubAPI) error {
 			return createRun(&CreateOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true,
 				Request: api.ScheduleRequest{Name: "new", Queue: "q", Every: "1h", Anchor: "2027-01-01T00:00:00Z", Payload: []byte(`{"a":1}`)}})
-		}, append([]string{"created"}, scheduleKeys...)},
+		}, append([]string{"created"}, scheduleKeys...), ""},
 		{"get", func(f *Factory, s *stubAPI) error {
 			return getRun(&GetOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true, Ref: "nightly"})
-		}, scheduleKeys},
+		}, scheduleKeys, ""},
 		{"list", func(f *Factory, s *stubAPI) error {
 			return listRun(&ListOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true})
-		}, scheduleKeys},
+		}, scheduleKeys, ""},
 		{"update", func(f *Factory, s *stubAPI) error {
 			return updateRun(&UpdateOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true, Ref: "nightly",
 				Patch: &schedulePatch{Values: scheduleFlags{MaxAttempts: 3}, Changed: map[string]bool{"max-attempts": true}}})
-		}, changeKeys},
+		}, changeKeys, ""},
 		{"pause", func(f *Factory, s *stubAPI) error {
 			return changeRun(&ChangeOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true, Verb: "pause", Ref: "nightly"})
-		}, changeKeys},
+		}, changeKeys, ""},
 		{"resume", func(f *Factory, s *stubAPI) error {
 			return changeRun(&ChangeOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true, Verb: "resume", Ref: "nightly"})
-		}, changeKeys},
+		}, changeKeys, ""},
 		{"cancel", func(f *Factory, s *stubAPI) error {
 			return changeRun(&ChangeOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true, Verb: "cancel", Ref: "nightly"})
-		}, changeKeys},
+		}, changeKeys, ""},
 		{"occurrences", func(f *Factory, s *stubAPI) error {
 			return occurrencesRun(&OccurrencesOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true})
-		}, occurrenceKeys},
+		}, occurrenceKeys, ""},
 		{"attempts", func(f *Factory, s *stubAPI) error {
 			return attemptsRun(&AttemptsOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true, ID: "occ_01"})
-		}, []string{"attempt", "claimed_at", "error", "finished_at", "lease_expires_at", "result", "worker_id"}},
+		}, []string{"attempt", "claimed_at", "error", "finished_at", "lease_expires_at", "result", "worker_id"}, ""},
+		{"trigger", func(f *Factory, s *stubAPI) error {
+			return triggerRun(&TriggerOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true, Ref: "nightly"})
+		}, []string{"created", "occurrence"}, ""},
 		{"claim", func(f *Factory, s *stubAPI) error {
 			return claimRun(&ClaimOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true, Request: api.ClaimRequest{Queue: "reports"}})
-		}, []string{"attempt", "lease_expires_at", "occurrence_id", "payload", "queue", "schedule_id", "schedule_version", "scheduled_for"}},
+		}, []string{"attempt", "lease_expires_at", "occurrence_id", "payload", "queue", "schedule_id", "schedule_version", "scheduled_for"}, ""},
 		{"heartbeat", func(f *Factory, s *stubAPI) error {
 			return heartbeatRun(&HeartbeatOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true, ID: "occ_01", Request: api.HeartbeatRequest{Attempt: 2}})
-		}, []string{"canceled", "lease_expires_at", "superseded"}},
+		}, []string{"canceled", "lease_expires_at", "superseded"}, ""},
 		{"ack", func(f *Factory, s *stubAPI) error {
 			return ackRun(&AckOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true, ID: "occ_01", Request: api.AckRequest{Attempt: 2}})
-		}, occurrenceKeys},
+		}, occurrenceKeys, ""},
 		{"nack", func(f *Factory, s *stubAPI) error {
 			return nackRun(&NackOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true, ID: "occ_01", Request: api.NackRequest{Attempt: 2, Class: "permanent"}})
-		}, occurrenceKeys},
+		}, occurrenceKeys, ""},
 		{"dlq list", func(f *Factory, s *stubAPI) error {
 			return dlqListRun(&DLQListOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true})
-		}, occurrenceKeys},
+		}, occurrenceKeys, ""},
 		{"dlq replay", func(f *Factory, s *stubAPI) error {
 			return replayRun(&ReplayOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true, ID: "occ_01"})
-		}, occurrenceKeys},
-		{"status", func(f *Factory, s *stubAPI) error {
-			return statusRun(&StatusOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true})
-		}, []string{"node_id", "now", "shards", "store", "tz_version", "version"}},
+		}, occurrenceKeys, ""},
+		{"dlq replay --all", func(f *Factory, s *stubAPI) error {
+			return replayRun(&ReplayOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true, All: true})
+		}, []string{"count", "occurrence_ids"}, ""},
+		{"dlq purge", func(f *Factory, s *stubAPI) error {
+			return purgeRun(&PurgeOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true, Yes: true})
+		}, []string{"count"}, ""},
 		{"cluster", func(f *Factory, s *stubAPI) error {
 			return clusterRun(&ClusterOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true})
-		}, []string{"node_id", "nodes", "now", "shards"}},
+		}, []string{"node_id", "nodes", "now", "shards"}, ""},
 		{"validate", func(f *Factory, s *stubAPI) error {
 			f.In = strings.NewReader(sampleFile)
 			return validateRun(&ApplyOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true, File: "-"})
-		}, []string{"file", "schedules", "valid"}},
+		}, []string{"file", "schedules", "valid"}, ""},
 		{"diff", func(f *Factory, s *stubAPI) error {
 			f.In = strings.NewReader(sampleFile)
 			err := diffRun(&ApplyOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true, File: "-"})
@@ -112,11 +124,11 @@ func jsonCases() []jsonCase {
 				return nil
 			}
 			return err
-		}, planKeys},
+		}, planKeys, ""},
 		{"apply", func(f *Factory, s *stubAPI) error {
 			f.In = strings.NewReader(sampleFile)
 			return applyRun(&ApplyOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true, File: "-"})
-		}, planKeys},
+		}, planKeys, ""},
 	}
 }
 
@@ -143,6 +155,13 @@ func TestJSONFields(t *testing.T) {
 				t.Fatal(err)
 			}
 			v := mustJSON(t, out.Bytes())
+			if tc.list != "" {
+				page, ok := v.(map[string]any)
+				if !ok || len(page) != 1 {
+					t.Fatalf("not a page object with %q alone: %s", tc.list, out)
+				}
+				v = page[tc.list]
+			}
 			if a, ok := v.([]any); ok {
 				if len(a) == 0 {
 					t.Fatalf("empty array: %s", out)
@@ -232,7 +251,7 @@ func TestListPagesThroughAll(t *testing.T) {
 		s.CreateSchedule(bg, api.ScheduleRequest{Name: fmt.Sprintf("s%d", i), Queue: "q", Every: "1h"})
 	}
 	f, out, _ := testFactory(false)
-	if err := listRun(&ListOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true}); err != nil {
+	if err := listRun(&ListOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true, Paging: pageFlags{All: true}}); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(mustJSON(t, out.Bytes()).([]any)); n != 5 {
@@ -277,7 +296,8 @@ func TestGetTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"schedule_id\tsch_01\n", "state\tACTIVE\n", "version\t3\n", "every\t1h\n", "next_run_at\t2027-03-13T13:00:00Z\n",
+		"schedule_id\tsch_01\n", "state\tACTIVE\n", "version\t3\n", "every\t1h\n", "next_fire_at\t2027-03-13T13:00:00Z\n",
+		"planner_cursor\t2027-03-13T14:00:00Z (next_run_at: firings before it are already queued)\n",
 		"payload\t{\"format\":\"pdf\"}\n", "misfire\tfire_once, max lateness 1m0s\n",
 		"next\t2027-03-13T13:00:00Z  2027-03-13T14:00:00+01:00  a note\n",
 	} {

@@ -305,7 +305,15 @@ func printSchedule(f *Factory, sc *api.Schedule) error {
 	if sc.Kind == string(spec.KindCron) {
 		t.row("dst", fmt.Sprintf("gap %s, repeat %s", sc.DSTGap, sc.DSTRepeat))
 	}
-	t.row("next_run_at", ts(sc.NextRunAt))
+	// Two instants that used to look contradictory: the next firing a
+	// worker will get, and the planner's cursor, which runs up to a horizon
+	// ahead of it because the planner queues firings before they are due.
+	t.row("next_fire_at", ts(sc.NextFireAt))
+	cursor := ts(sc.NextRunAt)
+	if sc.NextRunAt != nil {
+		cursor += " (next_run_at: firings before it are already queued)"
+	}
+	t.row("planner_cursor", cursor)
 	t.row("queue", sc.Queue)
 	t.row("payload", compactJSON(sc.Payload))
 	t.row("misfire", fmt.Sprintf("%s, max lateness %s", sc.MisfirePolicy, sc.MaxLateness))
@@ -410,25 +418,40 @@ func printChange(f *Factory, asJSON bool, did string, res *api.ChangeResult) err
 
 // GetOptions is schedctl get.
 type GetOptions struct {
-	IO   *Factory
-	API  func() (API, error)
-	Ctx  context.Context
-	JSON bool
-	Ref  string
+	IO    *Factory
+	API   func() (API, error)
+	Ctx   context.Context
+	JSON  bool
+	Ref   string
+	Watch watchFlags
 }
 
 // NewCmdGet builds schedctl get.
 func NewCmdGet(f *Factory, runF func(*GetOptions) error) *cobra.Command {
 	opts := &GetOptions{IO: f, API: f.API}
-	return &cobra.Command{
-		Use:   "get ID|NAME",
+	cmd := &cobra.Command{
+		Use:   "get ID|NAME [-w]",
 		Short: "Show a schedule and its next firings",
-		Long: `Get prints a schedule: its settings, state, version, next run and the next
-firings with local times and DST notes. A name works wherever an ID does.`,
+		Long: `Get prints a schedule: its settings, state, version, and when it fires next,
+then its next firings with local times and DST notes. A name works wherever
+an ID does.
+
+next_fire_at is the next firing not yet delivered to a worker (it may be
+overdue, waiting for one); the firings listed after it start there.
+planner_cursor is next_run_at, the planner's cursor: the planner queues
+firings up to a horizon ahead, so the cursor is usually later than
+next_fire_at, and every firing before it is already on the queue.
+
+With -w it keeps watching: it asks again every --interval (2s) and redraws
+when the output changes, until Ctrl-C (exit 0).`,
 		Example: `  schedctl get nightly-report
-  schedctl get sch_01J5Z8M4 -o json | jq .next_run_at`,
+  schedctl get nightly-report -w
+  schedctl get sch_01J5Z8M4 -o json | jq .next_fire_at`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := opts.Watch.check(cmd.Flags()); err != nil {
+				return err
+			}
 			opts.Ref, opts.Ctx, opts.JSON = args[0], cmd.Context(), f.jsonOut()
 			if runF != nil {
 				return runF(opts)
@@ -436,6 +459,8 @@ firings with local times and DST notes. A name works wherever an ID does.`,
 			return getRun(opts)
 		},
 	}
+	opts.Watch.register(cmd.Flags())
+	return cmd
 }
 
 func getRun(opts *GetOptions) error {
@@ -443,14 +468,16 @@ func getRun(opts *GetOptions) error {
 	if err != nil {
 		return err
 	}
-	sc, err := c.GetSchedule(opts.Ctx, opts.Ref)
-	if err != nil {
-		return fmt.Errorf("get %s: %w", opts.Ref, err)
-	}
-	if opts.JSON {
-		return writeJSON(opts.IO.Out, sc)
-	}
-	return printSchedule(opts.IO, sc)
+	return opts.Watch.run(opts.Ctx, opts.IO, "schedctl get "+cell(opts.Ref), func(ctx context.Context, f *Factory) error {
+		sc, err := c.GetSchedule(ctx, opts.Ref)
+		if err != nil {
+			return fmt.Errorf("get %s: %w", opts.Ref, err)
+		}
+		if opts.JSON {
+			return writeJSON(f.Out, sc)
+		}
+		return printSchedule(f, sc)
+	})
 }
 
 var scheduleStates = []string{"ACTIVE", "PAUSED", "CANCELED", "COMPLETED"}
@@ -471,11 +498,12 @@ func checkState(v string, states []string) (string, error) {
 
 // ListOptions is schedctl list.
 type ListOptions struct {
-	IO    *Factory
-	API   func() (API, error)
-	Ctx   context.Context
-	JSON  bool
-	State string
+	IO     *Factory
+	API    func() (API, error)
+	Ctx    context.Context
+	JSON   bool
+	State  string
+	Paging pageFlags
 }
 
 // NewCmdList builds schedctl list.
@@ -483,17 +511,26 @@ func NewCmdList(f *Factory, runF func(*ListOptions) error) *cobra.Command {
 	opts := &ListOptions{IO: f, API: f.API}
 	var state string
 	cmd := &cobra.Command{
-		Use:   "list [--state S]",
+		Use:   "list [--state S] [--limit N] [--all]",
 		Short: "List schedules",
-		Long: `List prints every schedule (all pages), or those in one state: ACTIVE, PAUSED,
-CANCELED or COMPLETED. JSON output is an array of schedules.`,
+		Long: `List prints schedules, or those in one state: ACTIVE, PAUSED, CANCELED or
+COMPLETED, in creation order, one page at a time: schedd's 100 unless
+--limit says otherwise. A footer says when more exist; --all follows every
+page, --page TOKEN starts at the one the footer names. NEXT FIRE is the
+next firing not yet delivered (next_fire_at).
+
+JSON output is an array of schedules (one page, or every one with --all;
+when more exist the footer, with the next page's token, goes to stderr).`,
 		Example: `  schedctl list
-  schedctl list --state paused
-  schedctl list -o json | jq -r '.[].name'`,
+  schedctl list --state paused --all
+  schedctl list --all -o json | jq -r '.[].name'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := checkState(state, scheduleStates)
 			if err != nil {
+				return err
+			}
+			if err := opts.Paging.check(); err != nil {
 				return err
 			}
 			opts.State, opts.Ctx, opts.JSON = s, cmd.Context(), f.jsonOut()
@@ -504,6 +541,7 @@ CANCELED or COMPLETED. JSON output is an array of schedules.`,
 		},
 	}
 	cmd.Flags().StringVar(&state, "state", "", "only schedules in this state: "+strings.Join(scheduleStates, ", "))
+	opts.Paging.register(cmd.Flags(), "schedules", false)
 	return cmd
 }
 
@@ -512,33 +550,31 @@ func listRun(opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	all := []api.Schedule{}
-	o := client.ListSchedulesOptions{State: opts.State}
-	seen := map[string]bool{}
-	for {
-		page, err := c.ListSchedules(opts.Ctx, o)
+	all, next, err := fetchPages(opts.Ctx, opts.Paging, func(ctx context.Context, page string) ([]api.Schedule, string, error) {
+		l, err := c.ListSchedules(ctx, client.ListSchedulesOptions{State: opts.State, Limit: opts.Paging.Limit, Page: page})
 		if err != nil {
-			return fmt.Errorf("list: %w", err)
+			return nil, "", err
 		}
-		all = append(all, page.Schedules...)
-		if page.Next == "" || seen[page.Next] || len(page.Schedules) == 0 {
-			break
-		}
-		seen[page.Next] = true
-		o.After = page.Next
+		return l.Schedules, l.NextPage, nil
+	})
+	if err != nil {
+		return fmt.Errorf("list: %w", err)
 	}
 	if opts.JSON {
-		return writeJSON(opts.IO.Out, all)
+		return writeJSONPage(opts.IO, all, "schedule", "schedules", next)
 	}
 	if len(all) == 0 && opts.IO.IsTTY {
 		_, err := fmt.Fprintln(opts.IO.Out, "No schedules.")
 		return err
 	}
-	t := newTable(opts.IO, "ID", "NAME", "STATE", "VERSION", "KIND", "EXPRESSION", "ZONE", "NEXT RUN", "QUEUE")
+	t := newTable(opts.IO, "ID", "NAME", "STATE", "VERSION", "KIND", "EXPRESSION", "ZONE", "NEXT FIRE", "QUEUE")
 	for _, s := range all {
-		t.row(s.ScheduleID, s.Name, s.State, strconv.FormatInt(s.Version, 10), s.Kind, s.Expression, s.TimeZone, ts(s.NextRunAt), s.Queue)
+		t.row(s.ScheduleID, s.Name, s.State, strconv.FormatInt(s.Version, 10), s.Kind, s.Expression, s.TimeZone, ts(s.NextFireAt), s.Queue)
 	}
-	return t.print()
+	if err := t.print(); err != nil {
+		return err
+	}
+	return printMore(opts.IO, false, "schedule", "schedules", len(all), next)
 }
 
 // ChangeOptions is schedctl pause, resume and cancel.
@@ -603,54 +639,4 @@ func changeRun(opts *ChangeOptions) error {
 		return fmt.Errorf("%s %s: %w", opts.Verb, opts.Ref, err)
 	}
 	return printChange(opts.IO, opts.JSON, changeDone[opts.Verb], res)
-}
-
-// StatusOptions is schedctl status.
-type StatusOptions struct {
-	IO   *Factory
-	API  func() (API, error)
-	Ctx  context.Context
-	JSON bool
-}
-
-// NewCmdStatus builds schedctl status.
-func NewCmdStatus(f *Factory, runF func(*StatusOptions) error) *cobra.Command {
-	opts := &StatusOptions{IO: f, API: f.API}
-	return &cobra.Command{
-		Use:   "status",
-		Short: "Show the daemon schedctl talks to",
-		Long: `Status asks schedd for its version, tz database, node, store and shards, and
-its clock. It is also the quickest check that schedctl reaches schedd.`,
-		Example: "  schedctl status\n  schedctl status --addr tcp:127.0.0.1:7070 -o json",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.Ctx, opts.JSON = cmd.Context(), f.jsonOut()
-			if runF != nil {
-				return runF(opts)
-			}
-			return statusRun(opts)
-		},
-	}
-}
-
-func statusRun(opts *StatusOptions) error {
-	c, err := opts.API()
-	if err != nil {
-		return err
-	}
-	st, err := c.Status(opts.Ctx)
-	if err != nil {
-		return fmt.Errorf("status: %w", err)
-	}
-	if opts.JSON {
-		return writeJSON(opts.IO.Out, st)
-	}
-	t := newTable(opts.IO)
-	t.row("version", st.Version)
-	t.row("tz_version", st.TZVersion)
-	t.row("node_id", st.NodeID)
-	t.row("store", st.Store)
-	t.row("shards", strconv.Itoa(st.Shards))
-	t.row("now", tsv(st.Now))
-	return t.print()
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -27,12 +28,18 @@ type stubAPI struct {
 	n         int
 
 	occurrences []api.Occurrence
+	dead        []api.Occurrence // the DLQ; occurrences when nil
 	attempts    []api.Attempt
 	claimed     []api.Claimed
 	heartbeat   api.HeartbeatResult
 	lastList    client.ListOccurrencesOptions
+	lastDLQ     client.ListDLQOptions
 	lastClaim   api.ClaimRequest
-	pageSize    int
+	lastFilter  api.DLQFilter
+	pageSize    int // rows per page when a request gives no limit; 0: all
+	status      *api.Status
+	statuses    []api.Status // answered in turn by Status, the last one repeated
+	triggered   map[string]api.Occurrence
 }
 
 func newStub() *stubAPI { return &stubAPI{schedules: map[string]*api.Schedule{}} }
@@ -76,7 +83,52 @@ func (s *stubAPI) Status(context.Context) (*api.Status, error) {
 	if err := s.call("status"); err != nil {
 		return nil, err
 	}
+	if len(s.statuses) > 0 {
+		st := s.statuses[0]
+		if len(s.statuses) > 1 {
+			s.statuses = s.statuses[1:]
+		}
+		return &st, nil
+	}
+	if s.status != nil {
+		st := *s.status
+		return &st, nil
+	}
 	return &api.Status{Version: "1.0", TZVersion: "2026a", NodeID: "n1", Store: "sqlite", Shards: 64, Now: fixedNow}, nil
+}
+
+// pageOf answers one page of items the way schedd pages a list: page is
+// the opaque token of the previous answer (here an offset, prefixed with
+// the order so that a token of the other order is refused), limit the
+// page size (the stub's pageSize when 0), reverse newest first.
+func pageOf[T any](items []T, page string, limit, pageSize int, reverse bool) ([]T, string, error) {
+	order := "asc"
+	if reverse {
+		order = "desc"
+		items = slices.Clone(items)
+		slices.Reverse(items)
+	}
+	start := 0
+	if page != "" {
+		o, n, ok := strings.Cut(page, ":")
+		if _, err := fmt.Sscan(n, &start); !ok || o != order || err != nil {
+			return nil, "", &client.Error{Status: 400, Code: api.CodeInvalidArgument, Message: "page: not a token of this list in this order"}
+		}
+	}
+	size := limit
+	if size == 0 {
+		size = pageSize
+	}
+	if size == 0 {
+		size = len(items) + 1
+	}
+	start = min(start, len(items))
+	end := min(start+size, len(items))
+	next := ""
+	if end < len(items) {
+		next = fmt.Sprintf("%s:%d", order, end)
+	}
+	return slices.Clone(items[start:end]), next, nil
 }
 
 func (s *stubAPI) Cluster(context.Context) (*api.Cluster, error) {
@@ -133,7 +185,7 @@ func (s *stubAPI) find(ref string) (*api.Schedule, error) {
 func (s *stubAPI) ListSchedules(_ context.Context, o client.ListSchedulesOptions) (*api.ScheduleList, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.call("list state=%s after=%s", o.State, o.After); err != nil {
+	if err := s.call("list state=%s page=%s limit=%d", o.State, o.Page, o.Limit); err != nil {
 		return nil, err
 	}
 	var all []api.Schedule
@@ -142,20 +194,11 @@ func (s *stubAPI) ListSchedules(_ context.Context, o client.ListSchedulesOptions
 			all = append(all, *sc)
 		}
 	}
-	start := 0
-	if o.After != "" {
-		fmt.Sscan(o.After, &start)
+	page, next, err := pageOf(all, o.Page, o.Limit, s.pageSize, false)
+	if err != nil {
+		return nil, err
 	}
-	size := s.pageSize
-	if size == 0 {
-		size = len(all) + 1
-	}
-	end := min(start+size, len(all))
-	l := &api.ScheduleList{Schedules: all[start:end]}
-	if end < len(all) {
-		l.Next = fmt.Sprint(end)
-	}
-	return l, nil
+	return &api.ScheduleList{Schedules: page, NextPage: next}, nil
 }
 
 func (s *stubAPI) GetSchedule(_ context.Context, ref string) (*api.Schedule, error) {
@@ -228,19 +271,57 @@ func (s *stubAPI) ListOccurrences(_ context.Context, o client.ListOccurrencesOpt
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lastList = o
-	if err := s.call("occurrences"); err != nil {
+	if err := s.call("occurrences page=%s limit=%d reverse=%v", o.Page, o.Limit, o.Reverse); err != nil {
 		return nil, err
 	}
-	return &api.OccurrenceList{Occurrences: s.occurrences}, nil
+	page, next, err := pageOf(s.occurrences, o.Page, o.Limit, s.pageSize, o.Reverse)
+	if err != nil {
+		return nil, err
+	}
+	return &api.OccurrenceList{Occurrences: page, NextPage: next}, nil
 }
 
-func (s *stubAPI) ListAttempts(_ context.Context, id string) ([]api.Attempt, error) {
+func (s *stubAPI) ListAttempts(_ context.Context, id string, o client.ListAttemptsOptions) (*api.AttemptList, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.call("attempts %s", id); err != nil {
+	if err := s.call("attempts %s page=%s limit=%d", id, o.Page, o.Limit); err != nil {
 		return nil, err
 	}
-	return s.attempts, nil
+	page, next, err := pageOf(s.attempts, o.Page, o.Limit, s.pageSize, false)
+	if err != nil {
+		return nil, err
+	}
+	return &api.AttemptList{Attempts: page, NextPage: next}, nil
+}
+
+// Trigger makes one manual occurrence per key (a new one per call without
+// a key), as schedd does.
+func (s *stubAPI) Trigger(_ context.Context, ref string, r api.TriggerRequest) (*api.TriggerResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("trigger %s key=%s", ref, r.IdempotencyKey); err != nil {
+		return nil, err
+	}
+	sc, err := s.find(ref)
+	if err != nil {
+		return nil, err
+	}
+	if s.triggered == nil {
+		s.triggered = map[string]api.Occurrence{}
+	}
+	key := r.IdempotencyKey
+	if key == "" {
+		s.n++
+		key = fmt.Sprintf("auto-%d", s.n)
+	}
+	if o, ok := s.triggered[sc.ScheduleID+"/"+key]; ok {
+		return &api.TriggerResult{Occurrence: o}, nil
+	}
+	o := api.Occurrence{OccurrenceID: fmt.Sprintf("occ_z%02d", len(s.triggered)+1), ScheduleID: sc.ScheduleID, ScheduleVersion: sc.Version,
+		ScheduledFor: fixedNow, AvailableAt: fixedNow, EnqueuedAt: tp(fixedNow), State: "ENQUEUED", Lane: "strict", Queue: sc.Queue,
+		Due: true, ScheduleLag: sp("0s"), Waiting: sp("0s"), Manual: true}
+	s.triggered[sc.ScheduleID+"/"+key] = o
+	return &api.TriggerResult{Occurrence: o, Created: true}, nil
 }
 
 func (s *stubAPI) Claim(_ context.Context, r api.ClaimRequest) (*api.ClaimResult, error) {
@@ -299,18 +380,70 @@ func (s *stubAPI) Replay(_ context.Context, id string) (*api.Occurrence, error) 
 func (s *stubAPI) ListDLQ(_ context.Context, o client.ListDLQOptions) (*api.OccurrenceList, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.call("dlq queue=%s limit=%d", o.Queue, o.Limit); err != nil {
+	s.lastDLQ = o
+	if err := s.call("dlq schedule=%s queue=%s limit=%d page=%s reverse=%v", o.Schedule, o.Queue, o.Limit, o.Page, o.Reverse); err != nil {
 		return nil, err
 	}
-	return &api.OccurrenceList{Occurrences: s.occurrences}, nil
+	dead := s.occurrences
+	if s.dead != nil {
+		dead = nil
+		for _, d := range s.dead {
+			if (o.Schedule == "" || o.Schedule == d.ScheduleID) && (o.Queue == "" || o.Queue == d.Queue) {
+				dead = append(dead, d)
+			}
+		}
+	}
+	page, next, err := pageOf(dead, o.Page, o.Limit, s.pageSize, o.Reverse)
+	if err != nil {
+		return nil, err
+	}
+	return &api.OccurrenceList{Occurrences: page, NextPage: next}, nil
+}
+
+// matching is the DLQ entries f matches (by schedule id and queue).
+func (s *stubAPI) matching(f api.DLQFilter) (ids []string, rest []api.Occurrence) {
+	for _, o := range s.dead {
+		if (f.Schedule == "" || f.Schedule == o.ScheduleID) && (f.Queue == "" || f.Queue == o.Queue) {
+			ids = append(ids, o.OccurrenceID)
+		} else {
+			rest = append(rest, o)
+		}
+	}
+	return ids, rest
+}
+
+func (s *stubAPI) ReplayDLQ(_ context.Context, f api.DLQFilter) (*api.DLQResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastFilter = f
+	if err := s.call("dlq replay schedule=%s queue=%s", f.Schedule, f.Queue); err != nil {
+		return nil, err
+	}
+	ids, rest := s.matching(f)
+	s.dead = rest
+	return &api.DLQResult{Count: len(ids), OccurrenceIDs: ids}, nil
+}
+
+func (s *stubAPI) PurgeDLQ(_ context.Context, f api.DLQFilter) (*api.DLQResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastFilter = f
+	if err := s.call("dlq purge schedule=%s queue=%s", f.Schedule, f.Queue); err != nil {
+		return nil, err
+	}
+	ids, rest := s.matching(f)
+	s.dead = rest
+	return &api.DLQResult{Count: len(ids)}, nil
 }
 
 func tp(t time.Time) *time.Time { return &t }
 
+func sp(s string) *string { return &s }
+
 // sampleSchedule has every field set, so JSON shows every key.
 func sampleSchedule() api.Schedule {
 	return api.Schedule{
-		ScheduleID: "sch_01", Name: "nightly", Version: 3, State: "ACTIVE", NextRunAt: tp(fixedNow.Add(time.Hour)),
+		ScheduleID: "sch_01", Name: "nightly", Version: 3, State: "ACTIVE", NextFireAt: tp(fixedNow.Add(time.Hour)), NextRunAt: tp(fixedNow.Add(2 * time.Hour)),
 		Kind: "every", Expression: "1h", TimeZone: "Europe/Berlin", Anchor: "2027-01-01T00:00:00Z",
 		DSTGap: "skip", DSTRepeat: "first", Queue: "reports", Payload: json.RawMessage(`{"format":"pdf"}`),
 		MisfirePolicy: "fire_once", MaxLateness: "1m0s", OverlapPolicy: "allow", FlexibleWindow: "0s",
@@ -320,12 +453,58 @@ func sampleSchedule() api.Schedule {
 	}
 }
 
+// sampleOccurrence has every field set, so JSON shows every key (a real
+// one would not carry both waiting and a first claim).
 func sampleOccurrence() api.Occurrence {
 	return api.Occurrence{
 		OccurrenceID: "occ_01", ScheduleID: "sch_01", ScheduleVersion: 3, ScheduledFor: fixedNow, AvailableAt: fixedNow,
 		EnqueuedAt: tp(fixedNow.Add(-time.Minute)), State: "SUCCEEDED", Lane: "strict", Queue: "reports", AttemptCount: 1,
 		FirstClaimedAt: tp(fixedNow.Add(time.Second)), FinishedAt: tp(fixedNow.Add(2 * time.Second)),
+		Due: true, ScheduleLag: sp("-1m0s"), DeliveryLag: sp("1s"), ClaimLag: sp("1s"), Waiting: sp("0s"),
+		Manual: false, DeadReason: "attempts_exhausted", LastError: "boom",
 	}
+}
+
+// sampleStatus has every field set, so JSON shows every key.
+func sampleStatus() api.Status {
+	return api.Status{
+		Version: "1.0", TZVersion: "2026a", NodeID: "n1", Store: "postgres", Shards: 64, Now: fixedNow,
+		StatsAt:     fixedNow.Add(-2 * time.Second),
+		ShardsOwned: 63,
+		Nodes: []api.StatusNode{
+			{NodeID: "n1", Address: "tcp:10.0.0.1:7070", Live: true, ShardsOwned: 32, ClockOffset: "-1.5ms", LastHeartbeat: fixedNow.Add(-time.Second),
+				LastPass: &api.PlannerPass{At: fixedNow.Add(-2 * time.Second), Duration: "12.345ms", Shards: 32, Schedules: 17, Materialized: 40, Missed: 1, HorizonSlack: "59m58.5s"}},
+			{NodeID: "n2", Address: "tcp:10.0.0.2:7070", Live: false, ShardsOwned: 31, ClockOffset: "0s", LastHeartbeat: fixedNow.Add(-time.Minute)},
+		},
+		ScheduleLag: api.LagWindows{
+			LastMinute: api.Percentiles{Count: 120, P50: sp("-59.9876s"), P95: sp("-55s"), P99: sp("12ms")},
+			LastHour:   api.Percentiles{Count: 7200, P50: sp("-59.5s"), P95: sp("1.2s"), P99: sp("1m24.4s")},
+		},
+		DeliveryLag: api.LagWindows{
+			LastMinute: api.Percentiles{Count: 0},
+			LastHour:   api.Percentiles{Count: 7100, P50: sp("850.123ms"), P95: sp("2.25s"), P99: sp("3m0.4s")},
+		},
+		DueBacklog: backlog(fixedNow, map[int]int64{0: 3, 2: 12, 3: 5, 10: 1, 30: 40, 59: 2}),
+		Queues: []api.QueueDepth{
+			{Tenant: "default", Queue: "reports", Lane: "strict", State: "ENQUEUED", Count: 12, Ready: 10},
+			{Tenant: "default", Queue: "reports", Lane: "strict", State: "RUNNING", Count: 4},
+			{Tenant: "default", Queue: "mail", Lane: "flex", State: "DEAD", Count: 2},
+		},
+		OldestReady: &api.OldestReady{OccurrenceID: "occ_14v0pdc0abcdefghijklmnop", ScheduleID: "sch_01", Queue: "reports",
+			AvailableAt: fixedNow.Add(-3 * time.Minute), Age: "3m0.25s"},
+		DLQSize:    2,
+		LastHour:   api.EventCounts{Materialized: 240, Missed: 2, SkippedOverlap: 1, Claims: 230, Acks: 228, Dead: 1, Redeliveries: 3},
+		Throughput: api.Throughput{ClaimsPerSecond: 3.8, AcksPerSecond: 3.75},
+	}
+}
+
+// backlog is 60 minutes from start with the given counts, 0 elsewhere.
+func backlog(start time.Time, due map[int]int64) []api.BacklogMinute {
+	out := make([]api.BacklogMinute, 60)
+	for i := range out {
+		out[i] = api.BacklogMinute{Minute: start.Add(time.Duration(i) * time.Minute), Due: due[i]}
+	}
+	return out
 }
 
 func sampleClaimed() api.Claimed {

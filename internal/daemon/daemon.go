@@ -32,6 +32,7 @@ import (
 
 	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/engine"
+	"github.com/sched-dev/sched/internal/metrics"
 	"github.com/sched-dev/sched/internal/paths"
 	"github.com/sched-dev/sched/internal/server"
 	"github.com/sched-dev/sched/internal/spec"
@@ -128,17 +129,18 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 			return fmt.Errorf("shard count: %w", err)
 		}
 	}
+	m := metrics.New()
 	eng, err := engine.New(ctx, engine.Config{
 		Store: st, Clock: clock.Real{}, Logger: log,
 		NodeID: cfg.NodeID, NodeAddress: listenAddresses(cfg.Listen), Shards: cfg.Shards, Horizon: cfg.Horizon,
-		ShardLease: cfg.ShardLease,
+		ShardLease: cfg.ShardLease, Metrics: m,
 	})
 	if err != nil {
 		return err
 	}
 	srv, err := server.New(server.Config{
 		Engine: eng, Version: opt.Version, NodeID: cfg.NodeID, Shards: cfg.Shards,
-		StoreDriver: driver, Token: cfg.Token, Logger: log,
+		StoreDriver: driver, Token: cfg.Token, Logger: log, Metrics: m,
 		Ready: func(ctx context.Context) error {
 			_, err := st.ListShardLeases(ctx)
 			return err

@@ -358,6 +358,9 @@ type occurrence struct {
 	EnqueuedAt      *time.Time `json:"enqueued_at"`
 	State           string     `json:"state"`
 	AttemptCount    int        `json:"attempt_count"`
+	Manual          bool       `json:"manual"`
+	DeadReason      string     `json:"dead_reason"`
+	LastError       string     `json:"last_error"`
 }
 
 type attempt struct {

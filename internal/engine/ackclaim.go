@@ -23,13 +23,17 @@ func (e *Engine) AckAndClaim(ctx context.Context, req ClaimRequest, acks []AckIt
 	if err := e.maybeExpireLeases(ctx, now); err != nil {
 		return nil, nil, err
 	}
-	rs, got, err := e.store.FinishAndClaim(ctx, ackParams(req.TenantID, acks, now, true), store.ClaimParams{
+	skipped := 0
+	ps := ackParams(req.TenantID, acks, now, true)
+	rs, got, err := e.store.FinishAndClaim(ctx, ps, store.ClaimParams{
 		TenantID: req.TenantID, Queue: req.Queue, WorkerID: req.WorkerID,
-		Limit: req.Limit, Lease: req.Lease, Now: now,
+		Limit: req.Limit, Lease: req.Lease, Now: now, Skipped: &skipped,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("ack %d attempts and claim from %s: %w", len(acks), req.Queue, err)
 	}
+	e.observeFinishes(ps, rs)
+	e.observeClaims(now, got, skipped)
 	faultinject.Crash(faultinject.ClaimAfterCommit)
 	if len(got) > 0 || req.Wait <= 0 {
 		return rs, got, nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sched-dev/sched/internal/clock"
+	"github.com/sched-dev/sched/internal/metrics"
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -32,6 +33,7 @@ const (
 	DefaultRetryBudget   = 10_000
 	DefaultCatchUpRate   = 10.0
 	DefaultClaimLease    = 30 * time.Second
+	DefaultStatsEvery    = 5 * time.Second
 	MaxClaimBatch        = 1000
 )
 
@@ -79,6 +81,13 @@ type Config struct {
 	RetryBudget int
 	// CatchUpRate paces one tenant's catch-up firings, per second.
 	CatchUpRate float64
+	// Metrics receives the engine's counters and histograms, and serves
+	// its store-backed gauges. Nil: a private set nobody reads.
+	Metrics *metrics.Metrics
+	// StatsEvery is how often the node writes its per-minute figures to
+	// the store, and how long a store snapshot is reused (status, top and
+	// the gauges read it); DefaultStatsEvery when zero.
+	StatsEvery time.Duration
 }
 
 func (c *Config) setDefaults() error {
@@ -103,6 +112,10 @@ func (c *Config) setDefaults() error {
 	if c.CatchUpRate <= 0 {
 		c.CatchUpRate = DefaultCatchUpRate
 	}
+	if c.Metrics == nil {
+		c.Metrics = metrics.New()
+	}
+	setDur(&c.StatsEvery, DefaultStatsEvery)
 	if c.Shards > 4096 {
 		return fmt.Errorf("engine: %d shards is over 4096", c.Shards)
 	}
@@ -132,7 +145,10 @@ type Engine struct {
 
 	planner   *planner
 	notify    notifier
-	lastSweep atomic.Int64 // unix ms of the last claim-lease sweep
+	metrics   *metrics.Metrics
+	rec       recorder      // this node's per-minute figures (stats.go)
+	snap      snapshotCache // the store's last snapshot (stats.go)
+	lastSweep atomic.Int64  // unix ms of the last claim-lease sweep
 
 	// clockSrc is the store's clock, nil when it has none (or the config
 	// ignores it); offset is its last measured offset to e.clock, in
@@ -164,7 +180,8 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if n != cfg.Shards {
 		return nil, fmt.Errorf("engine: the store was set up with %d shards, not %d; start with --shards %d", n, cfg.Shards, n)
 	}
-	e := &Engine{cfg: cfg, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger}
+	e := &Engine{cfg: cfg, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger, metrics: cfg.Metrics}
+	e.metrics.SetGaugeSource(e.gauges)
 	if cs, ok := cfg.Store.(store.ClockSource); ok && !cfg.IgnoreStoreClock {
 		e.clockSrc = cs
 		// Measured before the first claim or plan: a node whose clock is
@@ -198,6 +215,7 @@ func (e *Engine) Start(ctx context.Context) error {
 		if listen != nil {
 			wg.Go(listen)
 		}
+		wg.Go(func() { e.flushStatsLoop(ctx) })
 		e.planner.run(ctx)
 		wg.Wait()
 	}()
@@ -223,13 +241,16 @@ func (e *Engine) Stop() {
 		e.started = false
 		e.mu.Unlock()
 	}
-	if !e.planner.joined {
-		return
-	}
 	// A fresh context: the run's one has ended, and the release should
 	// still reach the store.
 	ctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
 	defer stop()
+	if cancel != nil {
+		e.flushStats(ctx) // the figures of the last seconds
+	}
+	if !e.planner.joined {
+		return
+	}
 	e.planner.releaseAll(ctx)
 	if err := e.store.RemoveNode(ctx, e.cfg.NodeID); err != nil {
 		e.log.Warn("leave the node registry", "err", err)
@@ -262,12 +283,20 @@ func (e *Engine) now() time.Time {
 // lease (RELIABILITY D3).
 func (e *Engine) ClockOffset() time.Duration { return time.Duration(e.offset.Load()) }
 
-// NoteStoreErr records err when it is store.ErrStoreFull: the planner
-// calls it for its own writes, the API server for the requests' writes.
-// Other errors (nil among them) are ignored.
+// NoteStoreErr records a failed store operation: the planner calls it for
+// its own writes, the API server for the requests'. It counts the store's
+// own failures (busy, full, corrupt, stale epoch) in the metrics, and
+// remembers when a write last failed with store.ErrStoreFull (readiness).
+// Other errors (nil, a refused request) are ignored.
 func (e *Engine) NoteStoreErr(err error) {
-	if err != nil && errors.Is(err, store.ErrStoreFull) {
+	if err == nil {
+		return
+	}
+	if errors.Is(err, store.ErrStoreFull) {
 		e.fullAt.Store(e.clock.Now().UnixNano())
+	}
+	if kind := storeErrorKind(err); kind != "" {
+		e.metrics.NoteStoreError(err, kind)
 	}
 }
 
@@ -345,14 +374,15 @@ const sweepEvery = 250 * time.Millisecond
 // (or DEAD when they are out of attempts) and wakes waiting claims.
 func (e *Engine) expireLeases(ctx context.Context, now time.Time) (int, error) {
 	e.lastSweep.Store(now.UnixMilli())
-	n, err := e.store.ExpireLeases(ctx, now, 10_000)
+	r, err := e.store.ExpireLeases(ctx, now, 10_000)
 	if err != nil {
 		return 0, fmt.Errorf("expire claim leases: %w", err)
 	}
-	if n > 0 {
+	e.observeExpiry(now, r)
+	if r.Expired > 0 {
 		e.notify.broadcast()
 	}
-	return n, nil
+	return r.Expired, nil
 }
 
 // maybeExpireLeases sweeps if no sweep ran in the last sweepEvery.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sched-dev/sched/internal/faultinject"
@@ -55,6 +56,19 @@ type planner struct {
 	// schedules (a full cache is emptied and refills).
 	specsMu sync.Mutex
 	specs   map[spec.Definition]*spec.Spec
+
+	// leases is a copy of the leases held and trusted as of the last
+	// pass, for readers outside the planner's goroutine (the metrics).
+	leases atomic.Pointer[[]store.ShardLease]
+}
+
+// heldLeases returns the shard leases this node held and trusted at its
+// last pass.
+func (p *planner) heldLeases() []store.ShardLease {
+	if l := p.leases.Load(); l != nil {
+		return *l
+	}
+	return nil
 }
 
 const maxParsedSpecs = 4096
@@ -100,6 +114,9 @@ func (p *planner) run(ctx context.Context) {
 	for {
 		if _, err := p.pass(ctx); err != nil && ctx.Err() == nil {
 			p.e.NoteStoreErr(err)
+			if storeErrorKind(err) == "" {
+				p.e.metrics.NoteStoreError(err, "other") // a pass fails on the store's answers alone
+			}
 			log.Warn("planner pass failed; retrying next tick", "err", err)
 		}
 		t := p.e.clock.NewTimer(p.e.cfg.Tick)
@@ -123,6 +140,7 @@ func (p *planner) run(ctx context.Context) {
 // store's clock) is what every store comparison is made with, so that all
 // nodes compare lease expiry and availability on one clock.
 func (p *planner) pass(ctx context.Context) (PlanStats, error) {
+	start := p.e.clock.Now()
 	var st PlanStats
 	if err := p.e.measureOffset(ctx); err != nil && ctx.Err() == nil {
 		// Keep the last offset: a clock does not jump because one query
@@ -133,21 +151,26 @@ func (p *planner) pass(ctx context.Context) (PlanStats, error) {
 	now := local.Add(p.e.ClockOffset()).UTC()
 	p.maintainLeases(ctx, local, now)
 	var errs []error
+	var latest time.Time // the latest firing the pass put on the queue
+	held := []store.ShardLease{}
 	for shard := 0; shard < p.e.cfg.Shards; shard++ {
 		h := p.held[shard]
 		if h == nil || !local.Before(h.trustedUntil) {
 			continue
 		}
+		held = append(held, h.lease)
 		st.Shards++
-		if err := p.planShard(ctx, h, now, &st); err != nil {
+		if err := p.planShard(ctx, h, now, &st, &latest); err != nil {
 			errs = append(errs, fmt.Errorf("shard %d: %w", shard, err))
 		}
 	}
+	p.leases.Store(&held)
 	n, err := p.e.expireLeases(ctx, now)
 	if err != nil {
 		errs = append(errs, err)
 	}
 	st.Expired = n
+	p.e.observePass(now, p.e.clock.Now().Sub(start), st, latest)
 	return st, errors.Join(errs...)
 }
 
@@ -377,7 +400,7 @@ func (p *planner) readDue(ctx context.Context, params store.DueSchedulesParams, 
 // nothing commits while the first page is read, so a small first page
 // shortens that wait, and a page of twice the rows still reads faster than
 // the previous one commits.
-func (p *planner) planShard(ctx context.Context, h *heldShard, now time.Time, st *PlanStats) error {
+func (p *planner) planShard(ctx context.Context, h *heldShard, now time.Time, st *PlanStats, latest *time.Time) error {
 	params := store.DueSchedulesParams{Shard: h.lease.Shard, Until: now.Add(p.e.cfg.Horizon), Limit: max(1, p.e.cfg.PlanBatch/8)}
 	next := p.readDue(ctx, params, now)
 	defer func() {
@@ -421,6 +444,7 @@ func (p *planner) planShard(ctx context.Context, h *heldShard, now time.Time, st
 		cancel()
 		if errors.Is(err, store.ErrStaleEpoch) {
 			st.Fenced++
+			p.e.metrics.PlanFenced.Inc()
 			delete(p.held, h.lease.Shard)
 			p.e.log.Warn("planner write fenced: shard lease lost", "shard", h.lease.Shard, "epoch", h.lease.Epoch)
 			return nil
@@ -429,6 +453,7 @@ func (p *planner) planShard(ctx context.Context, h *heldShard, now time.Time, st
 			return fmt.Errorf("commit plan: %w", err)
 		}
 		faultinject.Crash(faultinject.PlanAfterCommit)
+		p.e.observePlan(&plan, res, latest)
 		st.add(res)
 		if res.Stale == 0 {
 			st.Enqueued += enq

@@ -304,7 +304,7 @@ func TestShardLeaseFencing(t *testing.T) {
 	for s, hs := range h.e.planner.held {
 		hs.trustedUntil = h.clk.Now().Add(time.Hour) // pretend its local trust had not run out
 		var ps PlanStats
-		if err := h.e.planner.planShard(h.ctx, hs, h.clk.Now(), &ps); err != nil {
+		if err := h.e.planner.planShard(h.ctx, hs, h.clk.Now(), &ps, new(time.Time)); err != nil {
 			t.Fatalf("shard %d: %v", s, err)
 		}
 		fenced += ps.Fenced

@@ -45,13 +45,15 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]store.Claimed, 
 		if err := e.maybeExpireLeases(ctx, now); err != nil {
 			return nil, err
 		}
+		skipped := 0
 		got, err := e.store.ClaimOccurrences(ctx, store.ClaimParams{
 			TenantID: req.TenantID, Queue: req.Queue, WorkerID: req.WorkerID,
-			Limit: req.Limit, Lease: req.Lease, Now: now,
+			Limit: req.Limit, Lease: req.Lease, Now: now, Skipped: &skipped,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("claim from %s: %w", req.Queue, err)
 		}
+		e.observeClaims(now, got, skipped)
 		faultinject.Crash(faultinject.ClaimAfterCommit)
 		if len(got) > 0 || !now.Before(deadline) {
 			return got, nil
@@ -112,6 +114,7 @@ func (e *Engine) Heartbeat(ctx context.Context, tenantID, occurrenceID string, a
 		Now: e.now().Truncate(time.Millisecond),
 	})
 	if err != nil {
+		e.observeStaleErr(err)
 		return r, fmt.Errorf("heartbeat %s attempt %d: %w", occurrenceID, attempt, err)
 	}
 	return r, nil
@@ -120,10 +123,12 @@ func (e *Engine) Heartbeat(ctx context.Context, tenantID, occurrenceID string, a
 // Ack records that attempt succeeded. Only the current attempt may ack; a
 // repeated ack of the same attempt succeeds again without writing.
 func (e *Engine) Ack(ctx context.Context, tenantID, occurrenceID string, attempt int64) (*store.Occurrence, error) {
-	rs, err := e.store.FinishAttempts(ctx, ackParams(tenantID, []AckItem{{OccurrenceID: occurrenceID, Attempt: attempt}}, e.now(), false))
+	ps := ackParams(tenantID, []AckItem{{OccurrenceID: occurrenceID, Attempt: attempt}}, e.now(), false)
+	rs, err := e.store.FinishAttempts(ctx, ps)
 	if err != nil {
 		return nil, fmt.Errorf("ack %s attempt %d: %w", occurrenceID, attempt, err)
 	}
+	e.observeFinishes(ps, rs)
 	if rs[0].Err != nil {
 		return nil, fmt.Errorf("ack %s attempt %d: %w", occurrenceID, attempt, rs[0].Err)
 	}
@@ -141,10 +146,12 @@ type AckItem struct {
 // item's Occurrence says its id, tenant, state and attempt count, and
 // perhaps no more. Ack answers with the whole occurrence.
 func (e *Engine) AckBatch(ctx context.Context, tenantID string, items []AckItem) ([]store.FinishResult, error) {
-	rs, err := e.store.FinishAttempts(ctx, ackParams(tenantID, items, e.now(), true))
+	ps := ackParams(tenantID, items, e.now(), true)
+	rs, err := e.store.FinishAttempts(ctx, ps)
 	if err != nil {
 		return nil, fmt.Errorf("ack %d attempts: %w", len(items), err)
 	}
+	e.observeFinishes(ps, rs)
 	return rs, nil
 }
 
@@ -181,11 +188,12 @@ func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attemp
 	now := e.now().Truncate(time.Millisecond)
 	p := store.FinishParams{
 		TenantID: tenantID, OccurrenceID: occurrenceID, Attempt: attempt,
-		Result: store.ResultFailedPermanent, State: store.OccurrenceDead, Error: message, Now: now,
+		Result: store.ResultFailedPermanent, State: store.OccurrenceDead, DeadReason: store.DeadPermanentFailure,
+		Error: message, Now: now,
 	}
 	if class == Retryable {
 		p.Result = store.ResultFailedRetryable
-		if p.State, p.RetryAt, err = e.retryAt(ctx, o, attempt, now); err != nil {
+		if p.State, p.RetryAt, p.DeadReason, err = e.retryAt(ctx, o, attempt, now); err != nil {
 			return nil, fmt.Errorf("nack %s: %w", occurrenceID, err)
 		}
 	}
@@ -193,6 +201,7 @@ func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attemp
 	if err != nil {
 		return nil, fmt.Errorf("nack %s attempt %d: %w", occurrenceID, attempt, err)
 	}
+	e.observeFinishes([]store.FinishParams{p}, rs)
 	if rs[0].Err != nil {
 		return nil, fmt.Errorf("nack %s attempt %d: %w", occurrenceID, attempt, rs[0].Err)
 	}
@@ -205,34 +214,34 @@ func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attemp
 // retryAt decides what a retryable failure of attempt does to its
 // occurrence: CANCELED when the schedule has moved on (checked first: such
 // an occurrence is never retried), RETRY_WAIT until the returned time when
-// it gets another attempt, DEAD when it does not.
-func (e *Engine) retryAt(ctx context.Context, o *store.Occurrence, attempt int64, now time.Time) (store.OccurrenceState, time.Time, error) {
+// it gets another attempt, DEAD, with the reason, when it does not.
+func (e *Engine) retryAt(ctx context.Context, o *store.Occurrence, attempt int64, now time.Time) (store.OccurrenceState, time.Time, store.DeadReason, error) {
 	sc, err := e.store.GetSchedule(ctx, o.TenantID, o.ScheduleID)
 	if err != nil {
-		return "", time.Time{}, err
+		return "", time.Time{}, "", err
 	}
 	if movedOn(sc, o) {
-		return store.OccurrenceCanceled, time.Time{}, nil
+		return store.OccurrenceCanceled, time.Time{}, "", nil
 	}
 	r := sc.Retry
 	n := int(attempt) - o.AttemptFloor // attempts since the last replay
 	if n >= r.MaxAttempts {
-		return store.OccurrenceDead, time.Time{}, nil
+		return store.OccurrenceDead, time.Time{}, store.DeadAttemptsExhausted, nil
 	}
 	at := now.Add(backoff(o.OccurrenceID, attempt, n, r.BackoffBase, r.BackoffCap))
 	if at.After(o.RetryFrom.Add(r.Deadline)) {
-		return store.OccurrenceDead, time.Time{}, nil
+		return store.OccurrenceDead, time.Time{}, store.DeadDeadlinePassed, nil
 	}
 	waiting, err := e.store.CountOccurrences(ctx, o.TenantID, store.OccurrenceRetryWait)
 	if err != nil {
-		return "", time.Time{}, err
+		return "", time.Time{}, "", err
 	}
 	if waiting >= e.cfg.RetryBudget {
 		e.log.Warn("tenant retry budget spent; failure goes to the dead-letter queue",
 			"tenant", o.TenantID, "occurrence_id", o.OccurrenceID, "budget", e.cfg.RetryBudget)
-		return store.OccurrenceDead, time.Time{}, nil
+		return store.OccurrenceDead, time.Time{}, store.DeadRetryBudgetExhausted, nil
 	}
-	return store.OccurrenceRetryWait, at, nil
+	return store.OccurrenceRetryWait, at, "", nil
 }
 
 // movedOn says whether o's schedule has moved on from it: the schedule has
@@ -261,6 +270,7 @@ func (e *Engine) Replay(ctx context.Context, tenantID, occurrenceID string) (*st
 		}
 		return nil, fmt.Errorf("replay %s: %w", occurrenceID, err)
 	}
+	e.metrics.Replays.Inc()
 	e.notify.broadcast()
 	return o, nil
 }

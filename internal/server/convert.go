@@ -3,12 +3,15 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/engine"
+	"github.com/sched-dev/sched/internal/metrics"
 	"github.com/sched-dev/sched/internal/preview"
 	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
@@ -115,22 +118,23 @@ func formatMisfire(p store.MisfirePolicy, k int) string {
 	return string(p)
 }
 
-// apiSchedule is a stored schedule as the API shows it, with the next
-// PreviewCount firings from now. DST options are shown for cron schedules
+// apiSchedule is a stored schedule as the API shows it, with its next
+// firing not yet delivered (nextFire, see engine.NextFire) and the next
+// PreviewCount firings from it. DST options are shown for cron schedules
 // only: they do not apply to the other kinds, and an update that sends them
 // for those is refused.
-func apiSchedule(sc *store.Schedule, now time.Time) api.Schedule {
+func apiSchedule(sc *store.Schedule, nextFire, now time.Time) api.Schedule {
 	out := api.Schedule{
 		ScheduleID: sc.ScheduleID, Name: sc.Name, Version: sc.Version, State: string(sc.State),
-		NextRunAt: optTime(sc.NextRunAt),
-		Kind:      string(sc.Kind), Expression: sc.Expr, TimeZone: sc.TimeZone,
+		NextFireAt: optTime(nextFire), NextRunAt: optTime(sc.NextRunAt),
+		Kind: string(sc.Kind), Expression: sc.Expr, TimeZone: sc.TimeZone,
 		Queue: sc.Queue, Payload: rawJSON(sc.Payload),
 		MisfirePolicy: formatMisfire(sc.MisfirePolicy, sc.CatchUpK), MaxLateness: sc.MaxLateness.String(),
 		OverlapPolicy: string(sc.OverlapPolicy), FlexibleWindow: sc.FlexibleWindow.String(),
 		MaxAttempts: sc.Retry.MaxAttempts, RetryBase: sc.Retry.BackoffBase.String(),
 		RetryCap: sc.Retry.BackoffCap.String(), RetryDeadline: sc.Retry.Deadline.String(),
 		MissedCount: sc.MissedCount, CreatedAt: sc.CreatedAt.UTC(), UpdatedAt: sc.UpdatedAt.UTC(),
-		Preview: previewOf(sc, now),
+		Preview: previewOf(sc, nextFire, now),
 	}
 	if sc.Kind == spec.KindCron {
 		out.DSTGap, out.DSTRepeat = string(sc.DSTGap), string(sc.DSTRepeat)
@@ -141,17 +145,18 @@ func apiSchedule(sc *store.Schedule, now time.Time) api.Schedule {
 	return out
 }
 
-// previewOf is the next firings of an ACTIVE schedule from now, or from
-// just before its cursor when the planner has not caught up with it yet
-// (those firings will still happen). Other states fire no more: empty.
-func previewOf(sc *store.Schedule, now time.Time) []api.Firing {
+// previewOf is the next firings of an ACTIVE schedule from its next
+// firing not yet delivered (so the preview starts with next_fire_at, even
+// when that one is overdue and waiting for a worker), or from now when it
+// has none. Other states fire no more: empty.
+func previewOf(sc *store.Schedule, nextFire, now time.Time) []api.Firing {
 	out := []api.Firing{}
 	if sc.State != store.ScheduleActive {
 		return out
 	}
 	from := now
-	if !sc.NextRunAt.IsZero() && !sc.NextRunAt.After(now) {
-		from = sc.NextRunAt.Add(-time.Second)
+	if !nextFire.IsZero() {
+		from = nextFire.Add(-time.Second) // scheduled times are whole seconds
 	}
 	res, err := preview.Compute(preview.Request{Def: sc.Definition(), From: from, Count: PreviewCount})
 	if err != nil {
@@ -165,21 +170,43 @@ func previewOf(sc *store.Schedule, now time.Time) []api.Firing {
 	return out
 }
 
-func apiOccurrence(o *store.Occurrence) api.Occurrence {
-	return api.Occurrence{
+// apiOccurrence is an occurrence as the API shows it at now, with its
+// lags: see api.Occurrence for what each one measures.
+func apiOccurrence(o *store.Occurrence, now time.Time) api.Occurrence {
+	out := api.Occurrence{
 		OccurrenceID: o.OccurrenceID, ScheduleID: o.ScheduleID, ScheduleVersion: o.ScheduleVersion,
 		ScheduledFor: o.ScheduledFor.UTC(), AvailableAt: o.AvailableAt.UTC(), EnqueuedAt: optTime(o.EnqueuedAt),
 		State: string(o.State), Lane: string(o.Lane), Queue: o.Queue, AttemptCount: o.AttemptCount,
 		FirstClaimedAt: optTime(o.FirstClaimedAt), FinishedAt: optTime(o.FinishedAt),
+		Due:    !o.AvailableAt.After(now),
+		Manual: o.Manual(), DeadReason: string(o.DeadReason), LastError: o.LastError,
 	}
-}
-
-func apiOccurrences(occs []store.Occurrence) api.OccurrenceList {
-	out := api.OccurrenceList{Occurrences: make([]api.Occurrence, 0, len(occs))}
-	for i := range occs {
-		out.Occurrences = append(out.Occurrences, apiOccurrence(&occs[i]))
+	if !o.EnqueuedAt.IsZero() {
+		out.ScheduleLag = optDuration(o.EnqueuedAt.Sub(o.ScheduledFor))
+	}
+	if !o.FirstClaimedAt.IsZero() {
+		out.DeliveryLag = optDuration(o.FirstClaimedAt.Sub(o.ScheduledFor))
+		out.ClaimLag = optDuration(o.FirstClaimedAt.Sub(o.AvailableAt))
+	} else if o.State == store.OccurrenceEnqueued && out.Due {
+		out.Waiting = optDuration(now.Sub(o.AvailableAt))
 	}
 	return out
+}
+
+// apiOccurrences is a page of occurrences; next is the next page's token.
+func apiOccurrences(occs []store.Occurrence, now time.Time, next string) api.OccurrenceList {
+	out := api.OccurrenceList{Occurrences: make([]api.Occurrence, 0, len(occs)), NextPage: next}
+	for i := range occs {
+		out.Occurrences = append(out.Occurrences, apiOccurrence(&occs[i], now))
+	}
+	return out
+}
+
+// optDuration is d as the API writes durations: a Go duration string, to
+// the millisecond (store times are kept to the millisecond).
+func optDuration(d time.Duration) *string {
+	s := d.Round(time.Millisecond).String()
+	return &s
 }
 
 func apiAttempt(a *store.Attempt) api.Attempt {
@@ -251,4 +278,86 @@ func apiCluster(self string, now time.Time, shards int, nodes []store.Node, leas
 		})
 	}
 	return c
+}
+
+// apiStatus is the cluster's figures as GET /v1/status shows them (the
+// daemon's own fields are the caller's to fill).
+func apiStatus(st *engine.Status, shards int) api.Status {
+	now := st.Now
+	out := api.Status{
+		Now: now.UTC(), Shards: shards, StatsAt: st.StatsAt.UTC(),
+		Nodes: []api.StatusNode{}, DueBacklog: []api.BacklogMinute{}, Queues: []api.QueueDepth{},
+		ScheduleLag: api.LagWindows{LastMinute: percentiles(st.ScheduleLagMinute), LastHour: percentiles(st.ScheduleLagHour)},
+		DeliveryLag: api.LagWindows{LastMinute: percentiles(st.DeliveryLagMinute), LastHour: percentiles(st.DeliveryLagHour)},
+		LastHour:    apiEvents(st.LastHour),
+	}
+	if secs := st.MinuteWindow.Seconds(); secs > 0 {
+		out.Throughput = api.Throughput{
+			ClaimsPerSecond: math.Round(float64(st.LastMinute.Claims)/secs*100) / 100,
+			AcksPerSecond:   math.Round(float64(st.LastMinute.Acks)/secs*100) / 100,
+		}
+	}
+	c := apiCluster("", now, shards, st.Nodes, st.Leases)
+	for _, so := range c.Shards {
+		if so.Live {
+			out.ShardsOwned++
+		}
+	}
+	for _, n := range c.Nodes {
+		sn := api.StatusNode{NodeID: n.NodeID, Address: n.Address, Live: n.Live, ShardsOwned: n.ShardsOwned,
+			ClockOffset: n.ClockOffset, LastHeartbeat: n.LastHeartbeat}
+		if p := st.LastPass[n.NodeID]; p != nil {
+			sn.LastPass = &api.PlannerPass{At: p.At.UTC(), Duration: p.Duration.Round(time.Microsecond).String(),
+				Shards: p.Shards, Schedules: p.Schedules, Materialized: p.Materialized, Missed: p.Missed,
+				HorizonSlack: p.HorizonSlack.Round(time.Millisecond).String()}
+		}
+		out.Nodes = append(out.Nodes, sn)
+	}
+	snap := &st.Snapshot
+	from := st.StatsAt.Truncate(time.Minute)
+	for i, n := range snap.DueBacklog {
+		out.DueBacklog = append(out.DueBacklog, api.BacklogMinute{Minute: from.Add(time.Duration(i) * time.Minute).UTC(), Due: n})
+	}
+	for _, d := range snap.Depth {
+		out.Queues = append(out.Queues, api.QueueDepth{Tenant: d.TenantID, Queue: d.Queue, Lane: string(d.Lane),
+			State: string(d.State), Count: d.Count, Ready: d.Ready})
+		if d.State == store.OccurrenceDead {
+			out.DLQSize += d.Count
+		}
+	}
+	sort.SliceStable(out.Queues, func(i, j int) bool {
+		a, b := out.Queues[i], out.Queues[j]
+		if a.Count != b.Count {
+			return a.Count > b.Count
+		}
+		return a.Tenant+"\x00"+a.Queue+"\x00"+a.Lane+"\x00"+a.State < b.Tenant+"\x00"+b.Queue+"\x00"+b.Lane+"\x00"+b.State
+	})
+	if o := snap.OldestReady; o != nil {
+		out.OldestReady = &api.OldestReady{OccurrenceID: o.OccurrenceID, ScheduleID: o.ScheduleID, Queue: o.Queue,
+			AvailableAt: o.AvailableAt.UTC(), Age: max(st.StatsAt.Sub(o.AvailableAt), 0).Round(time.Millisecond).String()}
+	}
+	return out
+}
+
+// percentiles reads p50, p95 and p99 from a lag histogram (counts per
+// bucket of metrics.LagBuckets).
+func percentiles(counts []int64) api.Percentiles {
+	var p api.Percentiles
+	for _, c := range counts {
+		p.Count += c
+	}
+	read := func(q float64) *string {
+		secs, ok := metrics.Percentile(metrics.LagBuckets, counts, q)
+		if !ok {
+			return nil
+		}
+		return optDuration(time.Duration(secs * float64(time.Second)))
+	}
+	p.P50, p.P95, p.P99 = read(0.50), read(0.95), read(0.99)
+	return p
+}
+
+func apiEvents(e engine.EventCounts) api.EventCounts {
+	return api.EventCounts{Materialized: e.Materialized, Missed: e.Missed, SkippedOverlap: e.SkippedOverlap,
+		Claims: e.Claims, Acks: e.Acks, Dead: e.Dead, Redeliveries: e.Redeliveries}
 }

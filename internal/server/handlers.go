@@ -57,6 +57,19 @@ func limitParam(r *http.Request) (int, error) {
 	return n, nil
 }
 
+// idempotencyKey is the request's idempotency key: the Idempotency-Key
+// header or the body's field (body), which must agree when both are sent.
+func idempotencyKey(r *http.Request, body string) (string, error) {
+	h := r.Header.Get("Idempotency-Key")
+	if h != "" && body != "" && body != h {
+		return "", invalidArg("idempotency_key", "the Idempotency-Key header and the body's idempotency_key differ; send one")
+	}
+	if h != "" {
+		return h, nil
+	}
+	return body, nil
+}
+
 func (s *Server) createSchedule(r *http.Request, w http.ResponseWriter) (int, any, error) {
 	if err := onlyQuery(r); err != nil {
 		return 0, nil, err
@@ -65,12 +78,9 @@ func (s *Server) createSchedule(r *http.Request, w http.ResponseWriter) (int, an
 	if err := decodeBody(w, r, &req, false); err != nil {
 		return 0, nil, err
 	}
-	key := req.IdempotencyKey
-	if h := r.Header.Get("Idempotency-Key"); h != "" {
-		if key != "" && key != h {
-			return 0, nil, invalidArg("idempotency_key", "the Idempotency-Key header and the body's idempotency_key differ; send one")
-		}
-		key = h
+	key, err := idempotencyKey(r, req.IdempotencyKey)
+	if err != nil {
+		return 0, nil, err
 	}
 	sp, err := scheduleSpec(&req)
 	if err != nil {
@@ -84,21 +94,28 @@ func (s *Server) createSchedule(r *http.Request, w http.ResponseWriter) (int, an
 	if !created {
 		code = http.StatusOK
 	}
-	return code, api.CreateResult{Schedule: apiSchedule(sc, s.eng.Now()), Created: created}, nil
+	out, err := s.schedule(r.Context(), sc)
+	if err != nil {
+		return 0, nil, err
+	}
+	return code, api.CreateResult{Schedule: out, Created: created}, nil
 }
 
 var scheduleStates = []store.ScheduleState{store.ScheduleActive, store.SchedulePaused, store.ScheduleCanceled, store.ScheduleCompleted}
 
 func (s *Server) listSchedules(r *http.Request, _ http.ResponseWriter) (int, any, error) {
-	if err := onlyQuery(r, "state", "after", "limit"); err != nil {
+	if err := onlyQuery(r, "state", "page", "limit"); err != nil {
 		return 0, nil, err
 	}
 	q := r.URL.Query()
-	limit, err := limitParam(r)
+	limit, _, tok, err := pageParams(r, "schedules", false)
 	if err != nil {
 		return 0, nil, err
 	}
-	p := store.ListSchedulesParams{TenantID: DefaultTenant, After: q.Get("after"), Limit: limit}
+	p := store.ListSchedulesParams{TenantID: DefaultTenant, Limit: limit}
+	if tok != nil {
+		p.After = tok.ID
+	}
 	if v := q.Get("state"); v != "" {
 		st, ok := oneOf(v, scheduleStates)
 		if !ok {
@@ -110,13 +127,16 @@ func (s *Server) listSchedules(r *http.Request, _ http.ResponseWriter) (int, any
 	if err != nil {
 		return 0, nil, err
 	}
-	now := s.eng.Now()
 	out := api.ScheduleList{Schedules: make([]api.Schedule, 0, len(scs))}
 	for i := range scs {
-		out.Schedules = append(out.Schedules, apiSchedule(&scs[i], now))
+		sc, err := s.schedule(r.Context(), &scs[i])
+		if err != nil {
+			return 0, nil, err
+		}
+		out.Schedules = append(out.Schedules, sc)
 	}
-	if len(scs) == limit {
-		out.Next = scs[len(scs)-1].ScheduleID
+	if len(scs) == limit && limit > 0 {
+		out.NextPage = pageToken{List: "schedules", ID: scs[len(scs)-1].ScheduleID}.encode()
 	}
 	return http.StatusOK, out, nil
 }
@@ -129,7 +149,21 @@ func (s *Server) getSchedule(r *http.Request, _ http.ResponseWriter) (int, any, 
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, apiSchedule(sc, s.eng.Now()), nil
+	out, err := s.schedule(r.Context(), sc)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, out, nil
+}
+
+// schedule is sc as the API shows it, with its next firing not yet
+// delivered, which it reads from the store.
+func (s *Server) schedule(ctx context.Context, sc *store.Schedule) (api.Schedule, error) {
+	next, err := s.eng.NextFire(ctx, sc)
+	if err != nil {
+		return api.Schedule{}, err
+	}
+	return apiSchedule(sc, next, s.eng.Now()), nil
 }
 
 func (s *Server) updateSchedule(r *http.Request, w http.ResponseWriter) (int, any, error) {
@@ -144,28 +178,28 @@ func (s *Server) updateSchedule(r *http.Request, w http.ResponseWriter) (int, an
 	if err != nil {
 		return 0, nil, err
 	}
-	return s.changed(s.eng.Update(r.Context(), DefaultTenant, r.PathValue("ref"), sp))
+	return s.changed(r.Context())(s.eng.Update(r.Context(), DefaultTenant, r.PathValue("ref"), sp))
 }
 
 func (s *Server) pauseSchedule(r *http.Request, w http.ResponseWriter) (int, any, error) {
 	if err := emptyBody(w, r); err != nil {
 		return 0, nil, err
 	}
-	return s.changed(s.eng.Pause(r.Context(), DefaultTenant, r.PathValue("ref")))
+	return s.changed(r.Context())(s.eng.Pause(r.Context(), DefaultTenant, r.PathValue("ref")))
 }
 
 func (s *Server) resumeSchedule(r *http.Request, w http.ResponseWriter) (int, any, error) {
 	if err := emptyBody(w, r); err != nil {
 		return 0, nil, err
 	}
-	return s.changed(s.eng.Resume(r.Context(), DefaultTenant, r.PathValue("ref")))
+	return s.changed(r.Context())(s.eng.Resume(r.Context(), DefaultTenant, r.PathValue("ref")))
 }
 
 func (s *Server) cancelSchedule(r *http.Request, w http.ResponseWriter) (int, any, error) {
 	if err := emptyBody(w, r); err != nil {
 		return 0, nil, err
 	}
-	return s.changed(s.eng.Cancel(r.Context(), DefaultTenant, r.PathValue("ref")))
+	return s.changed(r.Context())(s.eng.Cancel(r.Context(), DefaultTenant, r.PathValue("ref")))
 }
 
 // emptyBody accepts no body or an empty JSON object: the verbs that take
@@ -178,13 +212,18 @@ func emptyBody(w http.ResponseWriter, r *http.Request) error {
 	return decodeBody(w, r, &none, true)
 }
 
-func (s *Server) changed(res engine.ChangeResult, err error) (int, any, error) {
-	if err != nil {
-		return 0, nil, err
+// changed answers a change of a schedule: changed(ctx)(eng.Pause(...)).
+func (s *Server) changed(ctx context.Context) func(engine.ChangeResult, error) (int, any, error) {
+	return func(res engine.ChangeResult, err error) (int, any, error) {
+		if err != nil {
+			return 0, nil, err
+		}
+		sc, err := s.schedule(ctx, &res.Schedule)
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, api.ChangeResult{Schedule: sc, Canceled: res.Canceled, InFlight: res.InFlight}, nil
 	}
-	return http.StatusOK, api.ChangeResult{
-		Schedule: apiSchedule(&res.Schedule, s.eng.Now()), Canceled: res.Canceled, InFlight: res.InFlight,
-	}, nil
 }
 
 var occurrenceStates = []store.OccurrenceState{
@@ -194,15 +233,15 @@ var occurrenceStates = []store.OccurrenceState{
 }
 
 func (s *Server) listOccurrences(r *http.Request, _ http.ResponseWriter) (int, any, error) {
-	if err := onlyQuery(r, "schedule", "state", "queue", "limit"); err != nil {
+	if err := onlyQuery(r, "schedule", "state", "queue", "limit", "page", "order"); err != nil {
 		return 0, nil, err
 	}
 	q := r.URL.Query()
-	limit, err := limitParam(r)
+	limit, desc, tok, err := pageParams(r, "occurrences", true)
 	if err != nil {
 		return 0, nil, err
 	}
-	p := store.ListOccurrencesParams{TenantID: DefaultTenant, Queue: q.Get("queue"), Limit: limit}
+	p := store.ListOccurrencesParams{TenantID: DefaultTenant, Queue: q.Get("queue"), Limit: limit, Reverse: desc, After: tok.occurrenceKey()}
 	if v := q.Get("state"); v != "" {
 		st, ok := oneOf(v, occurrenceStates)
 		if !ok {
@@ -210,36 +249,111 @@ func (s *Server) listOccurrences(r *http.Request, _ http.ResponseWriter) (int, a
 		}
 		p.State = st
 	}
-	if ref := q.Get("schedule"); ref != "" {
-		// A name works wherever an id does.
-		sc, err := s.eng.Get(r.Context(), DefaultTenant, ref)
-		if err != nil {
-			return 0, nil, err
-		}
-		p.ScheduleID = sc.ScheduleID
+	if p.ScheduleID, err = s.scheduleID(r.Context(), q.Get("schedule")); err != nil {
+		return 0, nil, err
 	}
 	occs, err := s.eng.Occurrences(r.Context(), p)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, apiOccurrences(occs), nil
+	return http.StatusOK, apiOccurrences(occs, s.eng.Now(), nextOccurrencePage("occurrences", occs, limit, desc)), nil
+}
+
+// scheduleID is the id of the schedule ref names (an id or a name), or ""
+// for an empty ref.
+func (s *Server) scheduleID(ctx context.Context, ref string) (string, error) {
+	if ref == "" {
+		return "", nil
+	}
+	sc, err := s.eng.Get(ctx, DefaultTenant, ref)
+	if err != nil {
+		return "", err
+	}
+	return sc.ScheduleID, nil
 }
 
 func (s *Server) listDead(r *http.Request, _ http.ResponseWriter) (int, any, error) {
-	if err := onlyQuery(r, "queue", "limit"); err != nil {
+	if err := onlyQuery(r, "schedule", "queue", "limit", "page", "order"); err != nil {
 		return 0, nil, err
 	}
-	limit, err := limitParam(r)
+	q := r.URL.Query()
+	limit, desc, tok, err := pageParams(r, "dlq", true)
 	if err != nil {
 		return 0, nil, err
 	}
-	occs, err := s.eng.Occurrences(r.Context(), store.ListOccurrencesParams{
-		TenantID: DefaultTenant, State: store.OccurrenceDead, Queue: r.URL.Query().Get("queue"), Limit: limit,
-	})
+	p := store.ListOccurrencesParams{TenantID: DefaultTenant, State: store.OccurrenceDead, Queue: q.Get("queue"),
+		Limit: limit, Reverse: desc, After: tok.occurrenceKey()}
+	if p.ScheduleID, err = s.scheduleID(r.Context(), q.Get("schedule")); err != nil {
+		return 0, nil, err
+	}
+	occs, err := s.eng.Occurrences(r.Context(), p)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, apiOccurrences(occs), nil
+	return http.StatusOK, apiOccurrences(occs, s.eng.Now(), nextOccurrencePage("dlq", occs, limit, desc)), nil
+}
+
+// dlqFilter reads the body of a bulk DLQ route.
+func (s *Server) dlqFilter(w http.ResponseWriter, r *http.Request) (engine.DLQFilter, error) {
+	if err := onlyQuery(r); err != nil {
+		return engine.DLQFilter{}, err
+	}
+	var req api.DLQFilter
+	if err := decodeBody(w, r, &req, true); err != nil {
+		return engine.DLQFilter{}, err
+	}
+	f := engine.DLQFilter{TenantID: DefaultTenant, Queue: req.Queue}
+	var err error
+	f.ScheduleID, err = s.scheduleID(r.Context(), req.Schedule)
+	return f, err
+}
+
+func (s *Server) replayDead(r *http.Request, w http.ResponseWriter) (int, any, error) {
+	f, err := s.dlqFilter(w, r)
+	if err != nil {
+		return 0, nil, err
+	}
+	ids, err := s.eng.ReplayDead(r.Context(), f)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, api.DLQResult{Count: len(ids), OccurrenceIDs: ids}, nil
+}
+
+func (s *Server) purgeDead(r *http.Request, w http.ResponseWriter) (int, any, error) {
+	f, err := s.dlqFilter(w, r)
+	if err != nil {
+		return 0, nil, err
+	}
+	n, err := s.eng.PurgeDead(r.Context(), f)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, api.DLQResult{Count: n}, nil
+}
+
+// trigger fires a schedule now, once (engine.Trigger).
+func (s *Server) trigger(r *http.Request, w http.ResponseWriter) (int, any, error) {
+	if err := onlyQuery(r); err != nil {
+		return 0, nil, err
+	}
+	var req api.TriggerRequest
+	if err := decodeBody(w, r, &req, true); err != nil {
+		return 0, nil, err
+	}
+	key, err := idempotencyKey(r, req.IdempotencyKey)
+	if err != nil {
+		return 0, nil, err
+	}
+	o, created, err := s.eng.Trigger(r.Context(), DefaultTenant, r.PathValue("ref"), key)
+	if err != nil {
+		return 0, nil, err
+	}
+	code := http.StatusCreated
+	if !created {
+		code = http.StatusOK
+	}
+	return code, api.TriggerResult{Occurrence: apiOccurrence(o, s.eng.Now()), Created: created}, nil
 }
 
 func (s *Server) getOccurrence(r *http.Request, _ http.ResponseWriter) (int, any, error) {
@@ -250,21 +364,34 @@ func (s *Server) getOccurrence(r *http.Request, _ http.ResponseWriter) (int, any
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, apiOccurrence(o), nil
+	return http.StatusOK, apiOccurrence(o, s.eng.Now()), nil
 }
 
+// listAttempts pages an occurrence's attempts, first first. An
+// occurrence has at most its retry policy's attempts per replay, so the
+// store reads them all and the page is cut here.
 func (s *Server) listAttempts(r *http.Request, _ http.ResponseWriter) (int, any, error) {
-	if err := onlyQuery(r); err != nil {
+	if err := onlyQuery(r, "limit", "page"); err != nil {
+		return 0, nil, err
+	}
+	limit, _, tok, err := pageParams(r, "attempts", false)
+	if err != nil {
 		return 0, nil, err
 	}
 	as, err := s.eng.Attempts(r.Context(), DefaultTenant, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
-	out := struct {
-		Attempts []api.Attempt `json:"attempts"`
-	}{Attempts: make([]api.Attempt, 0, len(as))}
+	after := tok.attemptAfter()
+	out := api.AttemptList{Attempts: []api.Attempt{}}
 	for i := range as {
+		if as[i].Attempt <= after {
+			continue
+		}
+		if len(out.Attempts) == limit {
+			out.NextPage = pageToken{List: "attempts", ID: strconv.FormatInt(out.Attempts[limit-1].Attempt, 10)}.encode()
+			break
+		}
 		out.Attempts = append(out.Attempts, apiAttempt(&as[i]))
 	}
 	return http.StatusOK, out, nil
@@ -434,7 +561,7 @@ func (s *Server) ack(r *http.Request, w http.ResponseWriter) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, apiOccurrence(o), nil
+	return http.StatusOK, apiOccurrence(o, s.eng.Now()), nil
 }
 
 func (s *Server) nack(r *http.Request, w http.ResponseWriter) (int, any, error) {
@@ -452,7 +579,7 @@ func (s *Server) nack(r *http.Request, w http.ResponseWriter) (int, any, error) 
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, apiOccurrence(o), nil
+	return http.StatusOK, apiOccurrence(o, s.eng.Now()), nil
 }
 
 func (s *Server) replay(r *http.Request, w http.ResponseWriter) (int, any, error) {
@@ -463,7 +590,7 @@ func (s *Server) replay(r *http.Request, w http.ResponseWriter) (int, any, error
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, apiOccurrence(o), nil
+	return http.StatusOK, apiOccurrence(o, s.eng.Now()), nil
 }
 
 // oneOf matches v against states, in any letter case.

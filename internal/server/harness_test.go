@@ -20,6 +20,7 @@ import (
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/engine"
+	"github.com/sched-dev/sched/internal/metrics"
 	"github.com/sched-dev/sched/internal/store/sqlite"
 )
 
@@ -63,7 +64,8 @@ func newHarness(t testing.TB, opts ...option) *harness {
 		t.Fatal(err)
 	}
 	clk := clock.NewVirtual(start)
-	eng, err := engine.New(t.Context(), engine.Config{Store: st, Clock: clk, Shards: 4, NodeID: "node-a"})
+	cfg.Metrics = metrics.New()
+	eng, err := engine.New(t.Context(), engine.Config{Store: st, Clock: clk, Shards: 4, NodeID: "node-a", Metrics: cfg.Metrics})
 	if err != nil {
 		t.Fatal(err)
 	}

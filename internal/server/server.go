@@ -20,12 +20,14 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/engine"
+	"github.com/sched-dev/sched/internal/metrics"
 	"github.com/sched-dev/sched/internal/spec"
 )
 
@@ -64,6 +66,9 @@ type Config struct {
 	// Ready reports whether the store answers; /readyz calls it. Nil
 	// means always.
 	Ready func(context.Context) error
+	// Metrics are served at /metrics (with the token, when one is set)
+	// and count the API's requests. Nil: no /metrics and no counts.
+	Metrics *metrics.Metrics
 }
 
 // Server is the API. Its handler is safe for concurrent use.
@@ -138,8 +143,11 @@ func (s *Server) routes() http.Handler {
 		{"POST", "/v1/occurrences/{id}/ack", s.ack, "no such occurrence"},
 		{"POST", "/v1/occurrences/{id}/nack", s.nack, "no such occurrence"},
 		{"POST", "/v1/occurrences/{id}/replay", s.replay, "no such occurrence"},
+		{"POST", "/v1/schedules/{ref}/trigger", s.trigger, "no such schedule"},
 		{"POST", "/v1/claims", s.claim, ""},
-		{"GET", "/v1/dlq", s.listDead, ""},
+		{"GET", "/v1/dlq", s.listDead, "no such schedule"},
+		{"POST", "/v1/dlq/replay", s.replayDead, "no such schedule"},
+		{"POST", "/v1/dlq/purge", s.purgeDead, "no such schedule"},
 	}
 	allowed := map[string][]string{}
 	var paths []string
@@ -169,6 +177,19 @@ func (s *Server) routes() http.Handler {
 		w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("GET /readyz", s.readyz)
+	if s.cfg.Metrics != nil {
+		// The same token as the API: the series name tenants and show
+		// their activity. Prometheus sends it with authorization.credentials
+		// (or bearer_token_file).
+		h := s.cfg.Metrics.Handler()
+		mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+			if !s.authorized(r) {
+				s.unauthorized(w)
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/v1/") && !s.authorized(r) {
 			s.unauthorized(w)
@@ -208,8 +229,9 @@ func (s *Server) common(next http.Handler) http.Handler {
 						Code: api.CodeInternal, Message: "internal error; the daemon's log has the details"}})
 				}
 			}
+			s.countRequest(r, rec, time.Since(start))
 			level := slog.LevelInfo
-			if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+			if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || r.URL.Path == "/metrics" {
 				level = slog.LevelDebug
 			}
 			s.log.Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path,
@@ -318,14 +340,41 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	w.Write([]byte("ok\n"))
 }
 
+// status answers GET /v1/status: this daemon, and the whole cluster's
+// figures from the store (engine.Status).
 func (s *Server) status(r *http.Request, _ http.ResponseWriter) (int, any, error) {
 	if err := onlyQuery(r); err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, api.Status{
-		Version: s.cfg.Version, TZVersion: spec.TZVersion(), NodeID: s.cfg.NodeID,
-		Store: s.cfg.StoreDriver, Shards: s.cfg.Shards, Now: s.eng.Now().UTC(),
-	}, nil
+	st, err := s.eng.Status(r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
+	out := apiStatus(st, s.cfg.Shards)
+	out.Version, out.TZVersion, out.NodeID, out.Store = s.cfg.Version, spec.TZVersion(), s.cfg.NodeID, s.cfg.StoreDriver
+	return http.StatusOK, out, nil
+}
+
+// countRequest counts a request in the metrics by its route pattern (never
+// its path, which holds ids) and status code. A request whose client went
+// away before the answer counts as 499, not as the 5xx or the empty answer
+// the server was left with: a worker that gives up a long poll is not a
+// server error.
+func (s *Server) countRequest(r *http.Request, rec *recorder, took time.Duration) {
+	m := s.cfg.Metrics
+	if m == nil {
+		return
+	}
+	route := r.Pattern
+	if route == "" || route == "/" {
+		route = "unmatched"
+	}
+	code := rec.status
+	if r.Context().Err() != nil && (code >= 500 || !rec.wrote) {
+		code = 499
+	}
+	m.HTTPRequests.WithLabelValues(route, strconv.Itoa(code)).Inc()
+	m.HTTPDuration.WithLabelValues(route).Observe(took.Seconds())
 }
 
 // cluster answers GET /v1/cluster from the store's node registry and

@@ -75,9 +75,22 @@ type Store interface {
 	//     have reached the schedule's retry max attempts, or its retry
 	//     deadline (retry_from + deadline) has passed;
 	//   - ENQUEUED, claimable again at now, otherwise.
-	ExpireLeases(ctx context.Context, now time.Time, limit int) (int, error)
+	//
+	// A DEAD occurrence gets DeadReason attempts_exhausted or
+	// deadline_passed (when both hold, attempts_exhausted). The result
+	// counts each outcome.
+	ExpireLeases(ctx context.Context, now time.Time, limit int) (ExpireResult, error)
 	ReplayOccurrence(ctx context.Context, tenantID, occurrenceID string, now time.Time) (*Occurrence, error)
+	// PurgeDead takes up to p.Limit DEAD occurrences that match p out of
+	// the dead-letter queue: each becomes CANCELED (finished_at = p.Now),
+	// keeping its DeadReason and its attempts as history, and can no longer
+	// be replayed. It returns how many it purged; a caller purges
+	// everything by calling again until it returns fewer than p.Limit.
+	PurgeDead(ctx context.Context, p PurgeDeadParams) (int, error)
 	NextAvailable(ctx context.Context, tenantID, queue string) (time.Time, error)
+
+	// Seeing it (see StatsStore).
+	StatsStore
 
 	// Nodes (see NodeStore).
 	NodeStore
@@ -107,8 +120,11 @@ type ListSchedulesParams struct {
 //     it CANCELED, see FinishParams and ExpireLeases);
 //  3. when Schedule.State is ACTIVE and NextRunAt is not nil, sets the new
 //     cursor to NextRunAt(lastKept), where lastKept is the latest
-//     scheduled_for among the schedule's occurrences that are not CANCELED
-//     (after step 2; zero when there is none). The engine computes the first
+//     scheduled_for among the schedule's timetable occurrences (TriggerKey
+//     empty) that are not CANCELED (after step 2; zero when there is
+//     none). Manual occurrences do not count: a trigger's time is when
+//     someone asked, possibly later than firings not yet materialized,
+//     which would otherwise be skipped. The engine computes the first
 //     firing of the new version strictly after it, so that no firing time
 //     runs under two versions.
 type UpdateScheduleParams struct {
@@ -235,6 +251,29 @@ type ClaimParams struct {
 	Limit    int
 	Lease    time.Duration
 	Now      time.Time
+	// Skipped, when not nil, is incremented by the number of occurrences
+	// the claim marked SKIPPED_OVERLAP (for metrics). Left alone when the
+	// claim fails.
+	Skipped *int
+}
+
+// ExpireResult counts what ExpireLeases did: Expired attempts in all, and
+// what became of their occurrences.
+type ExpireResult struct {
+	Expired  int // attempts ended LEASE_EXPIRED
+	Requeued int // occurrences claimable again (a redelivery follows)
+	Dead     int // occurrences DEAD
+	Canceled int // occurrences CANCELED (their schedule moved on)
+}
+
+// PurgeDeadParams selects a tenant's DEAD occurrences to purge; ScheduleID
+// and Queue are optional filters.
+type PurgeDeadParams struct {
+	TenantID   string
+	ScheduleID string
+	Queue      string
+	Now        time.Time
+	Limit      int // 1..MaxListLimit
 }
 
 // Claimed is one delivery: the occurrence as claimed, its new attempt, and
@@ -290,6 +329,8 @@ type FinishParams struct {
 	State        OccurrenceState
 	RetryAt      time.Time
 	Now          time.Time
+	// DeadReason is why, when State is DEAD; empty otherwise.
+	DeadReason DeadReason
 	// Brief asks only whether the finish took: the result's Occurrence
 	// then needs to hold no more than OccurrenceID, TenantID, State and
 	// AttemptCount (a store may fill more). Reading back every column of
@@ -357,4 +398,70 @@ type Node struct {
 // process, one clock) has offset 0.
 type ClockSource interface {
 	ClockOffset(ctx context.Context) (time.Duration, error)
+}
+
+// StatsStore is what `schedctl status`, `schedctl top` and the metrics'
+// gauges read: a snapshot of the queue computed by the store, and the
+// per-minute figures every node writes, so that any node can answer for the
+// whole cluster. These methods are part of the Store interface.
+type StatsStore interface {
+	// Snapshot reads the queue as it stands at p.Now, across all tenants:
+	// one pass per figure, each bounded by the number of open (not
+	// finished) and DEAD occurrences and of schedules due within the
+	// p.Buckets minutes from p.Now, never by the history.
+	Snapshot(ctx context.Context, p SnapshotParams) (Snapshot, error)
+	// WriteStatMinutes upserts rows by (NodeID, Minute), replacing Data,
+	// and deletes every row (of any node) whose Minute is before
+	// deleteBefore, in one transaction.
+	WriteStatMinutes(ctx context.Context, rows []StatMinute, deleteBefore time.Time) error
+	// ReadStatMinutes returns every row whose Minute is at or after since,
+	// by minute then node id.
+	ReadStatMinutes(ctx context.Context, since time.Time) ([]StatMinute, error)
+}
+
+// SnapshotParams asks for a snapshot at Now. Buckets is the number of
+// one-minute buckets of DueBacklog (1..1440; 60 by default).
+type SnapshotParams struct {
+	Now     time.Time
+	Buckets int
+}
+
+// Snapshot is the queue at one instant.
+type Snapshot struct {
+	// Depth counts occurrences by tenant, queue, lane and state, for the
+	// open states (SCHEDULED, ENQUEUED, RUNNING, RETRY_WAIT) and DEAD.
+	// Ready counts, of ENQUEUED and RETRY_WAIT ones, those due at Now
+	// (available_at <= Now); the others of those states are not yet due.
+	Depth []DepthRow
+	// OldestReady is the ready occurrence (ENQUEUED or RETRY_WAIT,
+	// available_at <= Now) with the earliest available_at, nil when none
+	// is ready: how long a firing has waited for a worker.
+	OldestReady *Occurrence
+	// DueBacklog[i] counts firings that become due in minute i from Now:
+	// [Now + i min, Now + (i+1) min). It adds two sources that never
+	// overlap: occurrences already materialized and not yet claimed
+	// (SCHEDULED, ENQUEUED, RETRY_WAIT) by available_at, and ACTIVE
+	// schedules by their cursor, next_run_at, the next firing not yet
+	// materialized. A schedule counts once, at its cursor, however often
+	// it fires beyond it.
+	DueBacklog []int64
+}
+
+// DepthRow is one group of Snapshot.Depth.
+type DepthRow struct {
+	TenantID string
+	Queue    string
+	Lane     Lane
+	State    OccurrenceState
+	Count    int64
+	Ready    int64
+}
+
+// StatMinute is one node's figures for one minute, written by the engine
+// as the minute goes on. Data is the engine's own encoding; the store keeps
+// it as opaque bytes (at most 64 KiB).
+type StatMinute struct {
+	NodeID string
+	Minute time.Time // the start of the minute, UTC
+	Data   []byte
 }

@@ -115,6 +115,17 @@ const (
 	ResultLeaseExpired    AttemptResult = "LEASE_EXPIRED"
 )
 
+// DeadReason says why an occurrence went DEAD (to the dead-letter queue).
+type DeadReason string
+
+// Dead reasons. Empty on an occurrence that is not DEAD; a replay clears it.
+const (
+	DeadPermanentFailure     DeadReason = "permanent_failure"      // a worker nacked it as permanent
+	DeadAttemptsExhausted    DeadReason = "attempts_exhausted"     // the retry policy's max attempts were used up
+	DeadDeadlinePassed       DeadReason = "deadline_passed"        // the next retry would start after the retry deadline
+	DeadRetryBudgetExhausted DeadReason = "retry_budget_exhausted" // the tenant had too many occurrences waiting to retry
+)
+
 // MisfirePolicy says what happens to firings found later than MaxLateness
 // (SPEC §6).
 type MisfirePolicy string
@@ -265,7 +276,25 @@ type Occurrence struct {
 	// RetryFrom is when the retry deadline starts counting: ScheduledFor,
 	// or the time of the last replay.
 	RetryFrom time.Time
+
+	// TriggerKey is set on a manual occurrence (a trigger outside the
+	// schedule's timetable): the caller's idempotency key, or a random one.
+	// Empty for every occurrence the planner writes. It is part of the
+	// natural key, so a manual occurrence never collides with the planner's
+	// firing of the same second; its id is ManualOccurrenceID.
+	TriggerKey string
+	// DeadReason says why the occurrence is DEAD; empty otherwise. Kept
+	// when a purge cancels a DEAD occurrence, cleared by a replay.
+	DeadReason DeadReason
+	// LastError is the error of the occurrence's latest attempt (the
+	// worker's nack message), empty when it has none. Read only: stores
+	// fill it on reads from the attempt that holds it.
+	LastError string
 }
+
+// Manual reports whether o was triggered by hand rather than by the
+// schedule's timetable.
+func (o *Occurrence) Manual() bool { return o.TriggerKey != "" }
 
 // Attempt is one delivery of an occurrence to a worker, under a visibility
 // lease. Attempt (1, 2, ...) is the fencing token: acks, nacks and
@@ -284,13 +313,27 @@ type Attempt struct {
 }
 
 // ListOccurrencesParams selects a tenant's occurrences, ordered by
-// scheduled time then version. Every filter is optional except TenantID.
+// (scheduled_for, occurrence_id), oldest first, or newest first with
+// Reverse. Every filter is optional except TenantID.
+//
+// Paging is by keyset: After is the key of the last occurrence of the
+// previous page, and only occurrences strictly after it in the list's
+// order come back. A row added while a client pages appears at most once,
+// and every row that existed when paging began appears exactly once.
 type ListOccurrencesParams struct {
 	TenantID   string
 	ScheduleID string          // empty: every schedule of the tenant
 	State      OccurrenceState // empty: any state
 	Queue      string          // empty: any queue
 	Limit      int             // 0 means DefaultListLimit; at most MaxListLimit
+	Reverse    bool            // newest first
+	After      *OccurrenceKey  // nil: from the start
+}
+
+// OccurrenceKey is an occurrence's position in a listing.
+type OccurrenceKey struct {
+	ScheduledFor time.Time
+	OccurrenceID string
 }
 
 // Limits on list operations.
@@ -345,6 +388,26 @@ func OccurrenceID(scheduleID string, version int64, scheduledFor time.Time) stri
 	copy(id[:], "occ_")
 	b32hex.Encode(id[4:12], t[:5])
 	b32.Encode(id[12:], sum[:10])
+	return string(id[:])
+}
+
+// ManualOccurrenceID is the id of the manual occurrence of a schedule
+// triggered with key. It depends on the schedule and the key alone, not on
+// the time of the trigger, so a retried trigger names the same occurrence.
+//
+// It is "occ_z", then the first 120 bits of the SHA-256 of a
+// length-prefixed encoding of a type tag, the schedule id and the key, in
+// 24 characters of base32. "z" is outside base32hex, so manual ids never
+// look like, and sort after, every timetable id (OccurrenceID).
+func ManualOccurrenceID(scheduleID, key string) string {
+	var buf [160]byte
+	b := appendField(buf[:0], "manual")
+	b = appendField(b, scheduleID)
+	b = appendField(b, key)
+	sum := sha256.Sum256(b)
+	var id [5 + 24]byte
+	copy(id[:], "occ_z")
+	b32.Encode(id[5:], sum[:15])
 	return string(id[:])
 }
 

@@ -29,7 +29,7 @@ type occurrenceInserter struct {
 }
 
 // occurrenceArrays holds the pending rows column by column, in the order
-// of occurrenceColumns.
+// of occurrenceInsertColumns.
 type occurrenceArrays struct {
 	id, tenant, schedule               []string
 	version, scheduledFor, availableAt []int64
@@ -39,6 +39,7 @@ type occurrenceArrays struct {
 	firstClaimedAt, finishedAt         []pgtype.Int8
 	overlap                            []string
 	epoch, attemptFloor, retryFrom     []int64
+	triggerKey, deadReason             []string
 }
 
 func newOccurrenceInserter(ctx context.Context, tx pgx.Tx) *occurrenceInserter {
@@ -75,6 +76,8 @@ func (in *occurrenceInserter) add(o *store.Occurrence, id string, epoch int64, e
 	c.epoch = append(c.epoch, epoch)
 	c.attemptFloor = append(c.attemptFloor, int64(o.AttemptFloor))
 	c.retryFrom = append(c.retryFrom, ms(retryFrom))
+	c.triggerKey = append(c.triggerKey, o.TriggerKey)
+	c.deadReason = append(c.deadReason, string(o.DeadReason))
 	if len(c.id) >= insertChunk {
 		return in.flush()
 	}
@@ -83,9 +86,10 @@ func (in *occurrenceInserter) add(o *store.Occurrence, id string, epoch int64, e
 
 // flush writes the queued rows. When the unique keys turned some away, it
 // checks that each one turned away is the same firing as the stored row
-// (the common case: a duplicate); a different firing under the same id is
-// a hash collision, and fails loudly with store.ErrConflict, as the primary
-// key's violation does in SQLite.
+// (the common case: a duplicate; for a manual occurrence, the same
+// schedule and trigger key, see qIDCollisions); a different firing under
+// the same id is a hash collision, and fails loudly with
+// store.ErrConflict, as the primary key's violation does in SQLite.
 func (in *occurrenceInserter) flush() error {
 	c := &in.cols
 	n := len(c.id)
@@ -95,7 +99,7 @@ func (in *occurrenceInserter) flush() error {
 	tag, err := in.tx.Exec(in.ctx, qInsertOccurrences,
 		c.id, c.tenant, c.schedule, c.version, c.scheduledFor,
 		c.availableAt, c.enqueuedAt, c.state, c.lane, c.queue, c.attemptCount, c.firstClaimedAt, c.finishedAt,
-		c.overlap, c.epoch, c.attemptFloor, c.retryFrom)
+		c.overlap, c.epoch, c.attemptFloor, c.retryFrom, c.triggerKey, c.deadReason)
 	if err != nil {
 		return fmt.Errorf("insert occurrences %s...: %w", c.id[0], translate(err))
 	}
@@ -103,9 +107,9 @@ func (in *occurrenceInserter) flush() error {
 	in.inserted += got
 	if got < n {
 		var id string
-		err := in.tx.QueryRow(in.ctx, qIDCollisions, c.id, c.schedule, c.version, c.scheduledFor).Scan(&id)
+		err := in.tx.QueryRow(in.ctx, qIDCollisions, c.id, c.schedule, c.version, c.scheduledFor, c.triggerKey).Scan(&id)
 		if err == nil {
-			return fmt.Errorf("insert occurrence %s: %w: another firing is stored under its id", id, store.ErrConflict)
+			return fmt.Errorf("insert occurrence %s: %w: another occurrence is stored under its id", id, store.ErrConflict)
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("insert occurrences: check duplicates: %w", translate(err))
@@ -117,6 +121,7 @@ func (in *occurrenceInserter) flush() error {
 		enqueuedAt: c.enqueuedAt[:0], state: c.state[:0], lane: c.lane[:0], queue: c.queue[:0],
 		attemptCount: c.attemptCount[:0], firstClaimedAt: c.firstClaimedAt[:0], finishedAt: c.finishedAt[:0],
 		overlap: c.overlap[:0], epoch: c.epoch[:0], attemptFloor: c.attemptFloor[:0], retryFrom: c.retryFrom[:0],
+		triggerKey: c.triggerKey[:0], deadReason: c.deadReason[:0],
 	}
 	return nil
 }

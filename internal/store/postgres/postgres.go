@@ -252,6 +252,21 @@ func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
 	return nil
 }
 
+// readTx runs fn in a read-only REPEATABLE READ transaction: every
+// statement of fn reads one snapshot of the database, and none takes a
+// row lock or writes. It is for reads that must agree with one another
+// (Snapshot), never for the writes, whose correctness rests on conditional
+// statements at READ COMMITTED (inTx). fn's errors come back as they are.
+func (s *Store) readTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return fmt.Errorf("begin: %w", translate(err))
+	}
+	// Nothing to commit: the rollback ends the snapshot.
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	return fn(tx)
+}
+
 // storable reports whether PostgreSQL text can hold s: valid UTF-8 without
 // NUL. The engine validates what it stores; a lookup by a key that is not
 // storable (an id from a URL, say) cannot match anything, and is answered

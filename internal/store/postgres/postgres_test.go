@@ -307,7 +307,9 @@ func TestConcurrentClaimers(t *testing.T) {
 
 // TestConcurrentOverlap: claimers of two pools race for one schedule's
 // occurrences; skip_if_running and queue_one must leave at most one
-// RUNNING. Repeated, to give the race its chances.
+// RUNNING, and the claims' Skipped counts add up to the SKIPPED_OVERLAP
+// rows, each counted by the one claim that marked it. Repeated, to give
+// the race its chances.
 func TestConcurrentOverlap(t *testing.T) {
 	dsn := testDSN(t)
 	schema := newSchema(t, dsn)
@@ -335,18 +337,21 @@ func TestConcurrentOverlap(t *testing.T) {
 			wg      sync.WaitGroup
 			mu      sync.Mutex
 			claimed int
+			skipped int
 			start   = make(chan struct{})
 		)
 		for w := range 6 {
 			wg.Go(func() {
 				<-start
+				var mine int
 				got, err := nodes[w%2].ClaimOccurrences(ctx, store.ClaimParams{TenantID: "tenant-a", Queue: sc.Queue,
-					WorkerID: fmt.Sprintf("w%d", w), Limit: 3, Lease: time.Minute, Now: t0.Add(time.Hour)})
+					WorkerID: fmt.Sprintf("w%d", w), Limit: 3, Lease: time.Minute, Now: t0.Add(time.Hour), Skipped: &mine})
 				if err != nil {
 					t.Errorf("round %d worker %d: %v", round, w, err)
 				}
 				mu.Lock()
 				claimed += len(got)
+				skipped += mine
 				mu.Unlock()
 			})
 		}
@@ -358,6 +363,126 @@ func TestConcurrentOverlap(t *testing.T) {
 		}
 		if len(running) != 1 || claimed != 1 {
 			t.Errorf("round %d (%s): %d RUNNING, %d claimed; want exactly 1", round, policy, len(running), claimed)
+		}
+		marked, err := nodes[1].ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: "tenant-a", ScheduleID: sc.ScheduleID, State: store.OccurrenceSkippedOverlap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if skipped != len(marked) {
+			t.Errorf("round %d (%s): the claims counted %d skipped, %d are SKIPPED_OVERLAP", round, policy, skipped, len(marked))
+		}
+	}
+}
+
+// TestConcurrentManualTrigger: nodes insert the same manual occurrence at
+// once, each at its own time (a trigger retried through several nodes),
+// while the planner's firing of the same second goes in too. The manual
+// id names the schedule and key alone, so the race ends with one manual
+// row and no error (the primary key arbitrates ON CONFLICT DO NOTHING, and
+// the rows turned away are the same occurrence), beside the firing.
+func TestConcurrentManualTrigger(t *testing.T) {
+	dsn := testDSN(t)
+	schema := newSchema(t, dsn)
+	nodes := []*Store{openSchema(t, dsn, schema, WithMaxConns(4)), openSchema(t, dsn, schema, WithMaxConns(4))}
+	ctx := t.Context()
+	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	for round := range 10 {
+		sc := storetest.NewSchedule("tenant-a", fmt.Sprintf("sch_trig_%02d", round))
+		sc.Name = sc.ScheduleID
+		if err := nodes[0].InsertSchedule(ctx, sc); err != nil {
+			t.Fatal(err)
+		}
+		var (
+			wg       sync.WaitGroup
+			mu       sync.Mutex
+			inserted int
+			start    = make(chan struct{})
+		)
+		for w := range 8 {
+			wg.Go(func() {
+				<-start
+				o := storetest.NewOccurrence(sc, t0.Add(time.Duration(w/2)*time.Second))
+				if w%2 == 1 {
+					o.TriggerKey, o.OccurrenceID = "key", store.ManualOccurrenceID(sc.ScheduleID, "key")
+				}
+				n, err := nodes[w%2].InsertOccurrences(ctx, []store.Occurrence{o})
+				if err != nil {
+					t.Errorf("round %d node %d: %v", round, w, err)
+				}
+				mu.Lock()
+				inserted += n
+				mu.Unlock()
+			})
+		}
+		close(start)
+		wg.Wait()
+		got, err := nodes[0].ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: "tenant-a", ScheduleID: sc.ScheduleID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		manual := 0
+		for _, o := range got {
+			if o.Manual() {
+				manual++
+			}
+		}
+		// Four timetable firings (seconds 0 to 3) and one manual row.
+		if len(got) != 5 || manual != 1 || inserted != 5 {
+			t.Errorf("round %d: %d rows (%d manual), %d inserted; want 5 (1 manual), 5", round, len(got), manual, inserted)
+		}
+	}
+}
+
+// TestWriteStatMinutesRefused: a row the table cannot take fails the whole
+// call before anything is written, the prune included.
+func TestWriteStatMinutesRefused(t *testing.T) {
+	s := openTest(t)
+	ctx := t.Context()
+	m := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	good := store.StatMinute{NodeID: "node-a", Minute: m, Data: []byte("a")}
+	if err := s.WriteStatMinutes(ctx, []store.StatMinute{good}, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		row  store.StatMinute
+	}{
+		{"no node id", store.StatMinute{Minute: m}},
+		{"node id with NUL", store.StatMinute{NodeID: "a\x00b", Minute: m}},
+		{"data over 64 KiB", store.StatMinute{NodeID: "node-b", Minute: m, Data: make([]byte, 64<<10+1)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ok := store.StatMinute{NodeID: "node-c", Minute: m, Data: []byte("c")}
+			if err := s.WriteStatMinutes(ctx, []store.StatMinute{ok, tc.row}, m.Add(time.Hour)); err == nil {
+				t.Fatal("no error")
+			}
+			got, err := s.ReadStatMinutes(ctx, time.Time{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 || got[0].NodeID != "node-a" || !got[0].Minute.Equal(m) {
+				t.Errorf("after a refused write: %+v, want node-a's row alone", got)
+			}
+		})
+	}
+}
+
+// TestSnapshotBuckets: the backlog's bucket count is 1..1440, 0 meaning
+// the hour; anything else is refused.
+func TestSnapshotBuckets(t *testing.T) {
+	s := openTest(t)
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		buckets, want int
+	}{
+		{0, 60}, {1, 1}, {1440, 1440}, {-1, -1}, {1441, -1},
+	} {
+		snap, err := s.Snapshot(t.Context(), store.SnapshotParams{Now: now, Buckets: tc.buckets})
+		switch {
+		case tc.want < 0 && err == nil:
+			t.Errorf("%d buckets: no error", tc.buckets)
+		case tc.want >= 0 && (err != nil || len(snap.DueBacklog) != tc.want):
+			t.Errorf("%d buckets: %d, %v; want %d", tc.buckets, len(snap.DueBacklog), err, tc.want)
 		}
 	}
 }
@@ -412,28 +537,28 @@ func TestConcurrentFinishAndExpire(t *testing.T) {
 	})
 	wg.Go(func() {
 		for {
-			n, err := b.ExpireLeases(ctx, later, 7)
+			res, err := b.ExpireLeases(ctx, later, 7)
 			if err != nil {
 				t.Errorf("expire: %v", err)
 				return
 			}
-			if n == 0 {
+			if res.Expired == 0 {
 				return
 			}
-			expired += n
+			expired += res.Expired
 		}
 	})
 	wg.Wait()
 	// Leases left RUNNING by rows the rescuer skipped while locked.
 	for {
-		n, err := b.ExpireLeases(ctx, later, 100)
+		res, err := b.ExpireLeases(ctx, later, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n == 0 {
+		if res.Expired == 0 {
 			break
 		}
-		expired += n
+		expired += res.Expired
 	}
 	if len(acked)+expired != len(occs) {
 		t.Errorf("%d acked + %d expired, want %d in all", len(acked), expired, len(occs))
@@ -537,6 +662,14 @@ func TestUnstorableKeys(t *testing.T) {
 		}
 		if got, err := s.ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: key}); err != nil || len(got) != 0 {
 			t.Errorf("ListOccurrences(%q): %v, %v", key, got, err)
+		}
+		// A page key no row can hold is a bad request.
+		if _, err := s.ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: "tenant-a",
+			After: &store.OccurrenceKey{ScheduledFor: time.Now(), OccurrenceID: key}}); err == nil {
+			t.Errorf("ListOccurrences after %q: no error", key)
+		}
+		if n, err := s.PurgeDead(ctx, store.PurgeDeadParams{TenantID: key, Now: time.Now(), Limit: 10}); err != nil || n != 0 {
+			t.Errorf("PurgeDead(%q): %d, %v", key, n, err)
 		}
 		res, err := s.FinishAttempts(ctx, []store.FinishParams{{TenantID: "tenant-a", OccurrenceID: key, Attempt: 1,
 			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: time.Now()}})

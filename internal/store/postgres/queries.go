@@ -159,8 +159,11 @@ WHERE schedule_id = $2 AND open AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WA
 WHERE schedule_id = $1 AND open AND schedule_version < $2`
 
 	// The latest firing not canceled: the natural key's index, backwards.
+	// Firings of the timetable only: a manual occurrence (trigger_key set)
+	// is not one, and its time (when it was triggered) must not move the
+	// new version's first firing past timetable firings not yet planned.
 	qLastKept = `SELECT scheduled_for FROM occurrences
-WHERE schedule_id = $1 AND state <> 'CANCELED'
+WHERE schedule_id = $1 AND state <> 'CANCELED' AND trigger_key = ''
 ORDER BY scheduled_for DESC, schedule_version DESC
 LIMIT 1`
 )
@@ -231,17 +234,32 @@ RETURNING s.schedule_id`
 
 // Occurrences.
 const (
-	occurrenceColumns = `occurrence_id, tenant_id, schedule_id, schedule_version, scheduled_for,
+	// The columns an insert writes: everything of a store.Occurrence but
+	// LastError.
+	occurrenceInsertColumns = `occurrence_id, tenant_id, schedule_id, schedule_version, scheduled_for,
     available_at, enqueued_at, state, lane, queue, attempt_count, first_claimed_at, finished_at,
-    overlap_policy, shard_epoch, attempt_floor, retry_from`
+    overlap_policy, shard_epoch, attempt_floor, retry_from, trigger_key, dead_reason`
+
+	// The columns a read returns: the inserted ones, then the latest
+	// attempt's error (store.Occurrence.LastError), which the row holds
+	// (att_error).
+	occurrenceColumns = occurrenceInsertColumns + `, att_error`
 
 	// occurrenceColumns qualified by the alias o.
-	occurrenceColumnsO = `o.occurrence_id, o.tenant_id, o.schedule_id, o.schedule_version, o.scheduled_for,
-    o.available_at, o.enqueued_at, o.state, o.lane, o.queue, o.attempt_count, o.first_claimed_at, o.finished_at,
-    o.overlap_policy, o.shard_epoch, o.attempt_floor, o.retry_from`
+	occurrenceColumnsO = occurrenceColumnsHeadO + `, o.att_error`
 
-	// A batch of occurrences, one array per column of occurrenceColumns
-	// (open is generated, seq assigned in array order).
+	// A claim's read of its candidates: the claim starts a new attempt, which
+	// has no error yet, so the previous attempt's is not read (an empty one
+	// in its place, so one scanner reads both).
+	occurrenceClaimColumnsO = occurrenceColumnsHeadO + `, ''::bytea`
+
+	occurrenceColumnsHeadO = `o.occurrence_id, o.tenant_id, o.schedule_id, o.schedule_version, o.scheduled_for,
+    o.available_at, o.enqueued_at, o.state, o.lane, o.queue, o.attempt_count, o.first_claimed_at, o.finished_at,
+    o.overlap_policy, o.shard_epoch, o.attempt_floor, o.retry_from, o.trigger_key, o.dead_reason`
+
+	// A batch of occurrences, one array per column of
+	// occurrenceInsertColumns (open is generated, seq assigned in array
+	// order, the attempt columns take their defaults).
 	//
 	// ON CONFLICT DO NOTHING names no conflict target on purpose: every
 	// unique index is an arbiter, so two transactions inserting the same
@@ -251,17 +269,24 @@ const (
 	// derived from the natural key, so the two keys clash together); the
 	// store then checks that every row it skipped is the same firing
 	// (qIDCollisions), so a hash collision still fails loudly.
-	qInsertOccurrences = `INSERT INTO occurrences (` + occurrenceColumns + `)
+	qInsertOccurrences = `INSERT INTO occurrences (` + occurrenceInsertColumns + `)
 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[],
     $6::bigint[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::bigint[],
-    $14::text[], $15::bigint[], $16::bigint[], $17::bigint[])
+    $14::text[], $15::bigint[], $16::bigint[], $17::bigint[], $18::text[], $19::text[])
 ON CONFLICT DO NOTHING`
 
-	// The first of a batch's skipped ids whose stored row is another firing.
+	// The first of a batch's skipped ids whose stored row is another
+	// occurrence. A timetable firing is the same one when its whole natural
+	// key matches. A manual occurrence's id names its schedule and trigger
+	// key alone (store.ManualOccurrenceID), so a retried trigger, later and
+	// perhaps under a newer version, is the same occurrence when those two
+	// match: its scheduled time and version are the first trigger's.
 	qIDCollisions = `SELECT u.occurrence_id
-FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) AS u(occurrence_id, schedule_id, schedule_version, scheduled_for)
+FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[])
+    AS u(occurrence_id, schedule_id, schedule_version, scheduled_for, trigger_key)
 JOIN occurrences o ON o.occurrence_id = u.occurrence_id
-WHERE o.schedule_id <> u.schedule_id OR o.schedule_version <> u.schedule_version OR o.scheduled_for <> u.scheduled_for
+WHERE o.schedule_id <> u.schedule_id OR o.trigger_key <> u.trigger_key
+    OR (u.trigger_key = '' AND (o.schedule_version <> u.schedule_version OR o.scheduled_for <> u.scheduled_for))
 LIMIT 1`
 
 	// The first (tenant, schedule) pair of a batch with no such schedule.
@@ -273,28 +298,68 @@ LIMIT 1`
 	qGetOccurrence = `SELECT ` + occurrenceColumns + `
 FROM occurrences WHERE tenant_id = $1 AND occurrence_id = $2`
 
-	// Listing one schedule's occurrences walks the natural key's index in
-	// order; state and queue filter ('' for any).
-	qListScheduleOccurrences = `SELECT ` + occurrenceColumns + `
+	// Listings, in (scheduled_for, occurrence_id) order, oldest first (Asc)
+	// or newest first (Desc), one page at a time: ($5, $6) is the key of
+	// the previous page's last row, and only rows strictly after it in the
+	// listing's order come back (a key before every row for the first
+	// page: scheduled_for MinInt64 ascending, MaxInt64 descending). Filters
+	// are '' for any. The row comparison is repeated as a bound on
+	// scheduled_for alone, which an index can seek to (the comparison of
+	// the pair is checked on the rows the bound lets through).
+	//
+	// One schedule's rows walk the natural key's index (schedule_id,
+	// scheduled_for, ...) from the key on, in scheduled_for order; the few
+	// rows of one second (versions, manual triggers) are put in id order
+	// as they come (an incremental sort), so a page reads about as many
+	// rows as it returns (filters aside).
+	qListScheduleOccurrencesAsc = `SELECT ` + occurrenceColumns + `
 FROM occurrences
 WHERE schedule_id = $1 AND tenant_id = $2 AND ($3::text = '' OR state = $3::text) AND ($4::text = '' OR queue = $4::text)
-ORDER BY scheduled_for, schedule_version
-LIMIT $5`
+    AND scheduled_for >= $5 AND (scheduled_for, occurrence_id) > ($5, $6)
+ORDER BY scheduled_for, occurrence_id
+LIMIT $7`
 
-	// The dead-letter queue (index occurrences_dead).
-	qListDeadOccurrences = `SELECT ` + occurrenceColumns + `
+	qListScheduleOccurrencesDesc = `SELECT ` + occurrenceColumns + `
 FROM occurrences
-WHERE tenant_id = $1 AND state = 'DEAD' AND ($2::text = '' OR queue = $2::text)
-ORDER BY scheduled_for, schedule_version
-LIMIT $3`
+WHERE schedule_id = $1 AND tenant_id = $2 AND ($3::text = '' OR state = $3::text) AND ($4::text = '' OR queue = $4::text)
+    AND scheduled_for <= $5 AND (scheduled_for, occurrence_id) < ($5, $6)
+ORDER BY scheduled_for DESC, occurrence_id DESC
+LIMIT $7`
 
-	// Any other tenant-wide listing scans the table: an index by tenant
-	// alone would cost every materialization and every claim.
-	qListTenantOccurrences = `SELECT ` + occurrenceColumns + `
+	// The dead-letter queue of a tenant, or of one of its queues, optionally
+	// of one schedule ($3): a walk of the index occurrences_dead, which is
+	// in the listing's order, from the page's key (the row comparison is an
+	// index bound there) to the page's end.
+	qListDeadOccurrencesAsc = `SELECT ` + occurrenceColumns + `
+FROM occurrences
+WHERE tenant_id = $1 AND state = 'DEAD' AND ($2::text = '' OR queue = $2::text) AND ($3::text = '' OR schedule_id = $3::text)
+    AND scheduled_for >= $4 AND (scheduled_for, occurrence_id) > ($4, $5)
+ORDER BY scheduled_for, occurrence_id
+LIMIT $6`
+
+	qListDeadOccurrencesDesc = `SELECT ` + occurrenceColumns + `
+FROM occurrences
+WHERE tenant_id = $1 AND state = 'DEAD' AND ($2::text = '' OR queue = $2::text) AND ($3::text = '' OR schedule_id = $3::text)
+    AND scheduled_for <= $4 AND (scheduled_for, occurrence_id) < ($4, $5)
+ORDER BY scheduled_for DESC, occurrence_id DESC
+LIMIT $6`
+
+	// Any other tenant-wide listing scans the table and keeps the page's
+	// rows (a top-N sort): an index by tenant alone would cost every
+	// materialization and every claim.
+	qListTenantOccurrencesAsc = `SELECT ` + occurrenceColumns + `
 FROM occurrences
 WHERE tenant_id = $1 AND ($2::text = '' OR state = $2::text) AND ($3::text = '' OR queue = $3::text)
-ORDER BY scheduled_for, schedule_version
-LIMIT $4`
+    AND scheduled_for >= $4 AND (scheduled_for, occurrence_id) > ($4, $5)
+ORDER BY scheduled_for, occurrence_id
+LIMIT $6`
+
+	qListTenantOccurrencesDesc = `SELECT ` + occurrenceColumns + `
+FROM occurrences
+WHERE tenant_id = $1 AND ($2::text = '' OR state = $2::text) AND ($3::text = '' OR queue = $3::text)
+    AND scheduled_for <= $4 AND (scheduled_for, occurrence_id) < ($4, $5)
+ORDER BY scheduled_for DESC, occurrence_id DESC
+LIMIT $6`
 
 	// Counts by state: the states with an index have their own statement;
 	// the others scan the table.
@@ -350,7 +415,7 @@ const (
 	// waited for, so concurrent claimers (of one node or several) take
 	// disjoint sets. A row that changed since the statement's snapshot is
 	// re-checked against the WHERE before it is returned.
-	qClaimCandidates = `SELECT o.seq, ` + occurrenceColumnsO + `, o.claimed_at IS NOT NULL,
+	qClaimCandidates = `SELECT o.seq, ` + occurrenceClaimColumnsO + `, o.claimed_at IS NOT NULL,
     (SELECT s.payload FROM schedules s WHERE s.schedule_id = o.schedule_id)
 FROM occurrences o
 WHERE o.tenant_id = $1 AND o.queue = $2 AND o.lane = $3 AND o.state IN ('ENQUEUED', 'RETRY_WAIT')
@@ -385,10 +450,11 @@ WHERE occurrence_id = ANY($4::text[])`
     WHERE schedule_id = $1 AND open AND (state = 'RUNNING') IS TRUE)`
 
 	// queue_one: the schedule's earliest occurrence not yet claimed, among
-	// its open ones (few), never through all of its history.
+	// its open ones (few), never through all of its history. (A manual
+	// occurrence of the same second and version comes after the firing.)
 	qEarliestPending = `SELECT occurrence_id FROM occurrences
 WHERE schedule_id = $1 AND open AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT')
-ORDER BY scheduled_for, schedule_version
+ORDER BY scheduled_for, schedule_version, trigger_key
 LIMIT 1`
 
 	// A row this transaction holds.
@@ -403,21 +469,23 @@ RETURNING o.lease_expires_at,
     coalesce((SELECT s.state = 'CANCELED' FROM schedules s WHERE s.schedule_id = o.schedule_id), false)`
 
 	// A batch of finishes: one array per column of (occurrence_id, attempt,
-	// tenant_id, state, result, error, now, retry_at), at most one row per
-	// occurrence. Each applies only while its attempt is the occurrence's
-	// current one and the occurrence RUNNING (the fencing test, re-checked
-	// after waiting for a concurrent writer of the row); the answer is the
-	// occurrences written. The attempt ends in the row (att_*). SUCCEEDED,
-	// DEAD and CANCELED finish the occurrence; RETRY_WAIT makes it
-	// claimable again at retry_at and leaves the rest alone.
+	// tenant_id, state, result, error, now, retry_at, dead_reason), at most
+	// one row per occurrence. Each applies only while its attempt is the
+	// occurrence's current one and the occurrence RUNNING (the fencing
+	// test, re-checked after waiting for a concurrent writer of the row);
+	// the answer is the occurrences written. The attempt ends in the row
+	// (att_*). SUCCEEDED, DEAD and CANCELED finish the occurrence, DEAD
+	// with its reason; RETRY_WAIT makes it claimable again at retry_at and
+	// leaves the rest alone.
 	qFinishBatch = `UPDATE occurrences o SET
     state = j.state,
     finished_at = CASE WHEN j.state = 'RETRY_WAIT' THEN o.finished_at ELSE j.now END,
     available_at = CASE WHEN j.state = 'RETRY_WAIT' THEN j.retry_at ELSE o.available_at END,
+    dead_reason = CASE WHEN j.state = 'DEAD' THEN j.dead_reason ELSE '' END,
     att_finished_at = j.now, att_result = j.result, att_error = j.error
-FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::bigint[], $8::bigint[],
+FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::bigint[], $8::bigint[], $9::text[],
         array_fill('RUNNING'::text, ARRAY[cardinality($1::text[])]))
-    AS j(occurrence_id, attempt, tenant_id, state, result, error, now, retry_at, from_state)
+    AS j(occurrence_id, attempt, tenant_id, state, result, error, now, retry_at, dead_reason, from_state)
 WHERE o.occurrence_id = j.occurrence_id AND o.tenant_id = j.tenant_id
     AND o.state = j.from_state AND o.attempt_count = j.attempt
 RETURNING ` + occurrenceColumnsO
@@ -447,21 +515,40 @@ LIMIT $2
 FOR UPDATE OF o SKIP LOCKED`
 
 	// Ends the expired attempts read above, at $1: one array per column of
-	// (occurrence_id, attempt, state), state one of ENQUEUED (claimable
-	// again at $1), DEAD or CANCELED (both finished at $1).
+	// (occurrence_id, attempt, state, dead_reason), state one of ENQUEUED
+	// (claimable again at $1), DEAD (with its reason) or CANCELED (both
+	// finished at $1).
 	qExpireAttempts = `UPDATE occurrences o SET
     state = j.state,
     available_at = CASE WHEN j.state = 'ENQUEUED' THEN $1 ELSE o.available_at END,
     finished_at = CASE WHEN j.state = 'ENQUEUED' THEN o.finished_at ELSE $1 END,
+    dead_reason = j.dead_reason,
     att_finished_at = $1, att_result = 'LEASE_EXPIRED'
-FROM unnest($2::text[], $3::bigint[], $4::text[], array_fill('RUNNING'::text, ARRAY[cardinality($2::text[])]))
-    AS j(occurrence_id, attempt, state, from_state)
+FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[], array_fill('RUNNING'::text, ARRAY[cardinality($2::text[])]))
+    AS j(occurrence_id, attempt, state, dead_reason, from_state)
 WHERE o.occurrence_id = j.occurrence_id AND o.state = j.from_state AND o.attempt_count = j.attempt`
 
+	// A replay clears the dead reason: the occurrence is out of the
+	// dead-letter queue. The last attempt's error stays (it is still the
+	// latest attempt's).
 	qReplay = `UPDATE occurrences SET
-    state = 'ENQUEUED', available_at = $1, finished_at = NULL, attempt_floor = attempt_count, retry_from = $1
+    state = 'ENQUEUED', available_at = $1, finished_at = NULL, attempt_floor = attempt_count, retry_from = $1,
+    dead_reason = ''
 WHERE tenant_id = $2 AND occurrence_id = $3 AND (state = 'DEAD') IS TRUE
 RETURNING ` + occurrenceColumns
+
+	// A purge cancels up to $5 DEAD occurrences of tenant $1, of schedule
+	// $3 and queue $4 ('' for any), oldest first, at $2, keeping their dead
+	// reason and attempts as history. The candidates come from the index
+	// occurrences_dead; the UPDATE re-checks state = 'DEAD' on each (IS
+	// TRUE: the row's key decides the plan, see Plans), so a row a replay
+	// took meanwhile is left alone, and not counted.
+	qPurgeDead = `UPDATE occurrences o SET state = 'CANCELED', finished_at = $2
+FROM (SELECT occurrence_id FROM occurrences
+    WHERE tenant_id = $1 AND state = 'DEAD' AND ($3::text = '' OR schedule_id = $3::text) AND ($4::text = '' OR queue = $4::text)
+    ORDER BY scheduled_for, occurrence_id
+    LIMIT $5) AS d
+WHERE o.occurrence_id = d.occurrence_id AND (o.state = 'DEAD') IS TRUE`
 
 	// The earliest claimable time of each lane (three index seeks on
 	// occurrences_claim), and the earliest of those.
@@ -474,6 +561,59 @@ RETURNING ` + occurrenceColumns
     UNION ALL
     SELECT min(available_at) FROM occurrences
     WHERE tenant_id = $1 AND queue = $2 AND lane = 'catchup' AND state IN ('ENQUEUED', 'RETRY_WAIT')) AS lanes`
+)
+
+// Seeing it (store.StatsStore). Snapshot's statements run together in one
+// read-only transaction (one snapshot of the database, no row locks); each
+// reads the open occurrences, the DEAD ones or the schedules due within
+// the backlog's window through a partial index, never the history.
+const (
+	// Depth by tenant, queue, lane and state: the open occurrences (index
+	// occurrences_open) and the DEAD ones (index occurrences_dead). Ready
+	// counts the claimable ones due at $1.
+	qSnapshotDepth = `SELECT tenant_id, queue, lane, state, count(*),
+    count(*) FILTER (WHERE state IN ('ENQUEUED', 'RETRY_WAIT') AND available_at <= $1)
+FROM (SELECT tenant_id, queue, lane, state, available_at FROM occurrences WHERE open
+    UNION ALL
+    SELECT tenant_id, queue, lane, state, available_at FROM occurrences WHERE state = 'DEAD') AS d
+GROUP BY tenant_id, queue, lane, state
+ORDER BY tenant_id, queue, lane, state`
+
+	// The claimable occurrence due at $1 with the earliest available_at,
+	// of every tenant (index occurrences_claim; ties in insertion order).
+	qSnapshotOldestReady = `SELECT ` + occurrenceColumns + `
+FROM occurrences
+WHERE state IN ('ENQUEUED', 'RETRY_WAIT') AND available_at <= $1
+ORDER BY available_at, seq
+LIMIT 1`
+
+	// The firings due in [$1, $2), by minute from $1: the unclaimed
+	// occurrences by available_at (index occurrences_open), and the ACTIVE
+	// schedules by their cursor. The index schedules_due leads with the
+	// shard, so the schedules are read as one range of cursors per shard,
+	// the shards named as an array (0 to the highest shard of an ACTIVE
+	// schedule, the same index read backwards for one row): the read costs
+	// the schedules due in the window, not every schedule. (A join to
+	// generate_series instead is planned for 1,000 shards, and the planner
+	// then prefers to scan every schedule.)
+	qSnapshotDueBacklog = `SELECT (t - $1) / 60000 AS minute, count(*)
+FROM (SELECT available_at AS t FROM occurrences
+        WHERE open AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT') AND available_at >= $1 AND available_at < $2
+    UNION ALL
+    SELECT next_run_at FROM schedules
+        WHERE shard = ANY (ARRAY(SELECT generate_series(0, (SELECT max(shard) FROM schedules WHERE state = 'ACTIVE'))))
+            AND state = 'ACTIVE' AND next_run_at >= $1 AND next_run_at < $2) AS due
+GROUP BY 1`
+
+	// A batch of per-minute rows, one array per column of (node_id,
+	// minute, data), at most one row per key.
+	qUpsertStatMinutes = `INSERT INTO stat_minutes (node_id, minute, data)
+SELECT * FROM unnest($1::text[], $2::bigint[], $3::bytea[])
+ON CONFLICT (minute, node_id) DO UPDATE SET data = excluded.data`
+
+	qPruneStatMinutes = `DELETE FROM stat_minutes WHERE minute < $1`
+
+	qReadStatMinutes = `SELECT node_id, minute, data FROM stat_minutes WHERE minute >= $1 ORDER BY minute, node_id`
 )
 
 // Nodes (store.NodeStore).

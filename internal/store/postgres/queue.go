@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -27,7 +26,9 @@ var lanes = [...]store.Lane{store.LaneStrict, store.LaneFlexible, store.LaneCatc
 // occurrences, including those claimed earlier in the batch, while this
 // claim holds the schedule's advisory lock (qTryLockSchedule). When overlap
 // decisions leave the batch short, the lane is read further, so waiting
-// queue_one occurrences never block the ones behind them.
+// queue_one occurrences never block the ones behind them. p.Skipped, when
+// set, grows by the occurrences marked SKIPPED_OVERLAP once the claim has
+// committed.
 func (s *Store) ClaimOccurrences(ctx context.Context, p store.ClaimParams) ([]store.Claimed, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
@@ -35,19 +36,26 @@ func (s *Store) ClaimOccurrences(ctx context.Context, p store.ClaimParams) ([]st
 	if !storable(p.TenantID, p.Queue) {
 		return nil, nil // nothing stored is in that queue
 	}
-	var out []store.Claimed
+	var (
+		out     []store.Claimed
+		skipped int
+	)
 	err := s.inTx(ctx, func(tx pgx.Tx) (err error) {
-		out, err = s.claimTx(ctx, tx, p)
+		out, skipped, err = s.claimTx(ctx, tx, p)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim %s: %w", p.Queue, err)
 	}
+	if p.Skipped != nil {
+		*p.Skipped += skipped
+	}
 	return out, nil
 }
 
-// claimTx is the claim of ClaimOccurrences within tx.
-func (s *Store) claimTx(ctx context.Context, tx pgx.Tx, p store.ClaimParams) ([]store.Claimed, error) {
+// claimTx is the claim of ClaimOccurrences within tx. It returns the
+// deliveries and how many occurrences it marked SKIPPED_OVERLAP.
+func (s *Store) claimTx(ctx context.Context, tx pgx.Tx, p store.ClaimParams) ([]store.Claimed, int, error) {
 	c := claimer{s: s, ctx: ctx, tx: tx, p: p, now: ms(p.Now), expires: ms(p.Now.Add(p.Lease))}
 	for _, lane := range lanes {
 		afterAt, afterSeq := int64(math.MinInt64), int64(math.MinInt64)
@@ -55,15 +63,15 @@ func (s *Store) claimTx(ctx context.Context, tx pgx.Tx, p store.ClaimParams) ([]
 			want := p.Limit - len(c.out)
 			cands, err := c.candidates(lane, afterAt, afterSeq, want)
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			for i := range cands {
 				if err := c.decide(&cands[i]); err != nil {
-					return nil, err
+					return nil, 0, err
 				}
 			}
 			if err := c.flush(); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			if len(cands) < want {
 				break // the lane has no more (that another claim does not hold)
@@ -72,7 +80,7 @@ func (s *Store) claimTx(ctx context.Context, tx pgx.Tx, p store.ClaimParams) ([]
 			afterAt, afterSeq = last.raw.availableAt, last.seq
 		}
 	}
-	return c.out, nil
+	return c.out, c.skipped, nil
 }
 
 // FinishAndClaim applies the finishes fs exactly as FinishAttempts does and
@@ -86,8 +94,9 @@ func (s *Store) FinishAndClaim(ctx context.Context, fs []store.FinishParams, p s
 		return nil, nil, fmt.Errorf("finish and claim: %w", err)
 	}
 	var (
-		res []store.FinishResult
-		out []store.Claimed
+		res     []store.FinishResult
+		out     []store.Claimed
+		skipped int
 	)
 	err := s.inTx(ctx, func(tx pgx.Tx) (err error) {
 		if res, err = s.finishTx(ctx, tx, fs); err != nil {
@@ -96,13 +105,16 @@ func (s *Store) FinishAndClaim(ctx context.Context, fs []store.FinishParams, p s
 		if !storable(p.TenantID, p.Queue) {
 			return nil
 		}
-		if out, err = s.claimTx(ctx, tx, p); err != nil {
+		if out, skipped, err = s.claimTx(ctx, tx, p); err != nil {
 			return fmt.Errorf("claim %s: %w", p.Queue, err)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("finish and claim: %w", err)
+	}
+	if p.Skipped != nil {
+		*p.Skipped += skipped
 	}
 	return res, out, nil
 }
@@ -125,6 +137,7 @@ type claimer struct {
 
 	pending []*candidate // decided to claim, not yet written
 	out     []store.Claimed
+	skipped int // occurrences marked SKIPPED_OVERLAP
 }
 
 func (c *claimer) candidates(lane store.Lane, afterAt, afterSeq int64, limit int) ([]candidate, error) {
@@ -193,6 +206,7 @@ func (c *claimer) decide(cd *candidate) error {
 	if _, err := c.tx.Exec(c.ctx, qSkipOverlap, c.now, cd.raw.o.OccurrenceID); err != nil {
 		return fmt.Errorf("skip %s: %w", cd.raw.o.OccurrenceID, translate(err))
 	}
+	c.skipped++
 	return nil
 }
 
@@ -324,11 +338,12 @@ type finishArrays struct {
 	tenant, state, res []string
 	errText            [][]byte
 	now, retryAt       []int64
+	deadReason         []string
 }
 
 func (f *finishArrays) reset() {
 	f.occ, f.attempt, f.tenant, f.state, f.res = f.occ[:0], f.attempt[:0], f.tenant[:0], f.state[:0], f.res[:0]
-	f.errText, f.now, f.retryAt = f.errText[:0], f.now[:0], f.retryAt[:0]
+	f.errText, f.now, f.retryAt, f.deadReason = f.errText[:0], f.now[:0], f.retryAt[:0], f.deadReason[:0]
 }
 
 // finishTx is the batch of FinishAttempts within tx.
@@ -361,9 +376,10 @@ func (s *Store) finishTx(ctx context.Context, tx pgx.Tx, ps []store.FinishParams
 			f.errText = append(f.errText, append([]byte{}, p.Error...)) // never nil: nil binds as NULL
 			f.now = append(f.now, ms(p.Now))
 			f.retryAt = append(f.retryAt, ms(p.RetryAt))
+			f.deadReason = append(f.deadReason, string(p.DeadReason))
 			byOcc[p.OccurrenceID] = i
 		}
-		rows, err := tx.Query(ctx, qFinishBatch, f.occ, f.attempt, f.tenant, f.state, f.res, f.errText, f.now, f.retryAt)
+		rows, err := tx.Query(ctx, qFinishBatch, f.occ, f.attempt, f.tenant, f.state, f.res, f.errText, f.now, f.retryAt, f.deadReason)
 		if err != nil {
 			return fmt.Errorf("finish occurrences: %w", translate(err))
 		}
@@ -403,6 +419,10 @@ func (s *Store) finishTx(ctx context.Context, tx pgx.Tx, ps []store.FinishParams
 		}
 		if !storable(p.TenantID, p.OccurrenceID) {
 			res[i].Err = fmt.Errorf("finish %q attempt %d: %w", p.OccurrenceID, p.Attempt, notStorable())
+			continue
+		}
+		if !storable(string(p.DeadReason)) {
+			res[i].Err = fmt.Errorf("finish %s attempt %d: dead reason %q is not valid text", p.OccurrenceID, p.Attempt, p.DeadReason)
 			continue
 		}
 		if seen[p.OccurrenceID] {
@@ -478,22 +498,24 @@ func refinish(ctx context.Context, tx pgx.Tx, p *store.FinishParams) (*store.Occ
 }
 
 // ExpireLeases ends up to limit attempts whose lease ran out at or before
-// now, oldest lease first, in one transaction, and returns how many it
-// ended. Each gets result LEASE_EXPIRED. Its occurrence, RUNNING at that
-// attempt (the only place a live attempt exists), becomes CANCELED when
-// its schedule has moved on (a newer version than the occurrence's, or
+// now, oldest lease first, in one transaction, and counts what it did.
+// Each gets result LEASE_EXPIRED. Its occurrence, RUNNING at that attempt
+// (the only place a live attempt exists), becomes CANCELED when its
+// schedule has moved on (a newer version than the occurrence's, or
 // CANCELED); else DEAD when its attempts since the last replay have
-// reached the schedule's retry_max_attempts or its retry deadline
-// (retry_from + retry_deadline_ms) has passed; else claimable again at now
-// (ENQUEUED). Rows another transaction is writing (a late ack) are left to
-// the next pass.
-func (s *Store) ExpireLeases(ctx context.Context, now time.Time, limit int) (int, error) {
+// reached the schedule's retry_max_attempts (reason attempts_exhausted) or
+// its retry deadline (retry_from + retry_deadline_ms) has passed (reason
+// deadline_passed); else claimable again at now (ENQUEUED). Rows another
+// transaction is writing (a late ack) are left to the next pass.
+func (s *Store) ExpireLeases(ctx context.Context, now time.Time, limit int) (store.ExpireResult, error) {
 	if limit <= 0 {
-		return 0, fmt.Errorf("expire leases: limit %d: want a positive limit", limit)
+		return store.ExpireResult{}, fmt.Errorf("expire leases: limit %d: want a positive limit", limit)
 	}
 	at := ms(now)
-	var n int
+	var res store.ExpireResult
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		res = store.ExpireResult{} // counted anew on each run of fn
+
 		rows, err := tx.Query(ctx, qExpiredAttempts, at, limit)
 		if err != nil {
 			return translate(err)
@@ -502,6 +524,8 @@ func (s *Store) ExpireLeases(ctx context.Context, now time.Time, limit int) (int
 			occs     []string
 			attempts []int64
 			states   []string
+			reasons  []string
+			counts   store.ExpireResult
 		)
 		for rows.Next() {
 			var (
@@ -516,14 +540,22 @@ func (s *Store) ExpireLeases(ctx context.Context, now time.Time, limit int) (int
 			}
 			occs = append(occs, occ)
 			attempts = append(attempts, attempt)
-			state := store.OccurrenceEnqueued
+			state, reason := store.OccurrenceEnqueued, store.DeadReason("")
 			switch {
 			case movedOn:
 				state = store.OccurrenceCanceled
-			case attempt-floor >= maxAttempts || at >= retryFrom+deadline:
-				state = store.OccurrenceDead
+				counts.Canceled++
+			case attempt-floor >= maxAttempts:
+				state, reason = store.OccurrenceDead, store.DeadAttemptsExhausted
+				counts.Dead++
+			case at >= retryFrom+deadline:
+				state, reason = store.OccurrenceDead, store.DeadDeadlinePassed
+				counts.Dead++
+			default:
+				counts.Requeued++
 			}
 			states = append(states, string(state))
+			reasons = append(reasons, string(reason))
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -532,7 +564,7 @@ func (s *Store) ExpireLeases(ctx context.Context, now time.Time, limit int) (int
 		if len(occs) == 0 {
 			return nil
 		}
-		tag, err := tx.Exec(ctx, qExpireAttempts, at, occs, attempts, states)
+		tag, err := tx.Exec(ctx, qExpireAttempts, at, occs, attempts, states, reasons)
 		if err != nil {
 			return translate(err)
 		}
@@ -540,16 +572,17 @@ func (s *Store) ExpireLeases(ctx context.Context, now time.Time, limit int) (int
 			// The rows are locked by this transaction.
 			return fmt.Errorf("ended %d attempts of the %d read", got, len(occs))
 		}
-		n = len(occs)
-		if slices.Contains(states, string(store.OccurrenceEnqueued)) {
+		res = counts
+		res.Expired = len(occs)
+		if res.Requeued > 0 {
 			return s.notify(ctx, tx, ChannelWork)
 		}
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("expire leases: %w", err)
+		return store.ExpireResult{}, fmt.Errorf("expire leases: %w", err)
 	}
-	return n, nil
+	return res, nil
 }
 
 // ReplayOccurrence puts a DEAD occurrence back on the queue at now, with
@@ -581,6 +614,26 @@ func (s *Store) ReplayOccurrence(ctx context.Context, tenantID, occurrenceID str
 		return nil, fmt.Errorf("replay %s: %w", occurrenceID, err)
 	}
 	return o, nil
+}
+
+// PurgeDead cancels up to p.Limit of the tenant's DEAD occurrences that
+// match p's schedule and queue (empty: any), oldest scheduled first, at
+// p.Now, and returns how many it canceled. Each keeps its dead reason and
+// attempts as history, and being CANCELED can no longer be replayed. A
+// DEAD occurrence a concurrent replay takes first is left to the replay and
+// not counted.
+func (s *Store) PurgeDead(ctx context.Context, p store.PurgeDeadParams) (int, error) {
+	if p.Limit < 1 || p.Limit > store.MaxListLimit {
+		return 0, fmt.Errorf("purge dead of %s: limit %d: want 1..%d", p.TenantID, p.Limit, store.MaxListLimit)
+	}
+	if !storable(p.TenantID, p.ScheduleID, p.Queue) {
+		return 0, nil // nothing stored matches
+	}
+	tag, err := s.pool.Exec(ctx, qPurgeDead, p.TenantID, ms(p.Now), p.ScheduleID, p.Queue, p.Limit)
+	if err != nil {
+		return 0, fmt.Errorf("purge dead of %s: %w", p.TenantID, translate(err))
+	}
+	return int(tag.RowsAffected()), nil
 }
 
 // NextAvailable returns the earliest available_at among the claimable

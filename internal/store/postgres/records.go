@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -191,11 +192,13 @@ func (s *Store) UpdateSchedule(ctx context.Context, p store.UpdateScheduleParams
 
 // InsertOccurrences materializes a batch of occurrences in one transaction
 // and returns how many were new. A firing already stored (same schedule,
-// version and scheduled time) is skipped, so inserting the same batch twice
-// inserts nothing the second time. Each occurrence's id is derived with
-// store.OccurrenceID; an occurrence may leave OccurrenceID empty, but one
-// that carries a different id, or a ScheduledFor that is not a whole second,
-// fails the whole batch. An occurrence whose schedule does not exist for
+// version, scheduled time and trigger key) is skipped, so inserting the
+// same batch twice inserts nothing the second time; so is a manual
+// occurrence whose schedule and trigger key are stored, whatever its time.
+// Each occurrence's id is derived with store.OccurrenceID, or
+// store.ManualOccurrenceID when it has a trigger key; an occurrence may
+// leave OccurrenceID empty, but one that carries a different id, or a
+// ScheduledFor that is not a whole second, fails the whole batch. An occurrence whose schedule does not exist for
 // its tenant fails the batch with store.ErrNotFound. A zero RetryFrom is
 // stored as ScheduledFor, an empty OverlapPolicy as allow.
 func (s *Store) InsertOccurrences(ctx context.Context, occs []store.Occurrence) (inserted int, err error) {
@@ -250,12 +253,19 @@ func (s *Store) InsertOccurrences(ctx context.Context, occs []store.Occurrence) 
 	return inserted, nil
 }
 
-// occurrenceID checks o and returns its derived id.
+// occurrenceID checks o and returns its derived id: store.OccurrenceID,
+// or store.ManualOccurrenceID for a manual occurrence (a trigger key).
 func occurrenceID(o *store.Occurrence) (string, error) {
 	if o.ScheduledFor.Nanosecond() != 0 {
 		return "", fmt.Errorf("scheduled_for %s is not a whole second", o.ScheduledFor.Format(time.RFC3339Nano))
 	}
+	if !storable(o.TriggerKey, string(o.DeadReason)) {
+		return "", fmt.Errorf("trigger key %q or dead reason %q is not valid text", o.TriggerKey, o.DeadReason)
+	}
 	id := store.OccurrenceID(o.ScheduleID, o.ScheduleVersion, o.ScheduledFor)
+	if o.Manual() {
+		id = store.ManualOccurrenceID(o.ScheduleID, o.TriggerKey)
+	}
 	if o.OccurrenceID != "" && o.OccurrenceID != id {
 		return "", fmt.Errorf("occurrence id %s is not the derived %s", o.OccurrenceID, id)
 	}
@@ -275,26 +285,52 @@ func (s *Store) GetOccurrence(ctx context.Context, tenantID, occurrenceID string
 	return o, nil
 }
 
-// ListOccurrences returns the tenant's occurrences that pass the filters,
-// oldest scheduled time first. Another tenant's schedule has none. With a
-// schedule it reads that schedule's rows in index order; without one it
-// reads the dead-letter index for DEAD, and the tenant's rows otherwise.
+// ListOccurrences returns a page of the tenant's occurrences that pass the
+// filters, in (scheduled_for, occurrence_id) order, newest first with
+// p.Reverse, strictly after p.After (see store.ListOccurrencesParams).
+// Another tenant's schedule has none. For DEAD it reads the dead-letter
+// index; otherwise, with a schedule, that schedule's rows in index order,
+// and without one the tenant's rows.
 func (s *Store) ListOccurrences(ctx context.Context, p store.ListOccurrencesParams) ([]store.Occurrence, error) {
 	if !storable(p.TenantID, p.ScheduleID, string(p.State), p.Queue) {
 		return nil, nil // nothing stored matches
 	}
 	limit := store.ListLimit(p.Limit)
+	// The first page starts from a key before every row in the listing's
+	// order (no stored time is at either end of the int64 range).
+	afterAt, afterID := int64(math.MinInt64), ""
+	if p.Reverse {
+		afterAt = math.MaxInt64
+	}
+	if p.After != nil {
+		if !storable(p.After.OccurrenceID) {
+			return nil, fmt.Errorf("list occurrences: after %q: not valid text", p.After.OccurrenceID)
+		}
+		afterAt, afterID = ms(p.After.ScheduledFor), p.After.OccurrenceID
+	}
 	var (
 		rows pgx.Rows
 		err  error
 	)
 	switch {
-	case p.ScheduleID != "":
-		rows, err = s.pool.Query(ctx, qListScheduleOccurrences, p.ScheduleID, p.TenantID, string(p.State), p.Queue, limit)
 	case p.State == store.OccurrenceDead:
-		rows, err = s.pool.Query(ctx, qListDeadOccurrences, p.TenantID, p.Queue, limit)
+		q := qListDeadOccurrencesAsc
+		if p.Reverse {
+			q = qListDeadOccurrencesDesc
+		}
+		rows, err = s.pool.Query(ctx, q, p.TenantID, p.Queue, p.ScheduleID, afterAt, afterID, limit)
+	case p.ScheduleID != "":
+		q := qListScheduleOccurrencesAsc
+		if p.Reverse {
+			q = qListScheduleOccurrencesDesc
+		}
+		rows, err = s.pool.Query(ctx, q, p.ScheduleID, p.TenantID, string(p.State), p.Queue, afterAt, afterID, limit)
 	default:
-		rows, err = s.pool.Query(ctx, qListTenantOccurrences, p.TenantID, string(p.State), p.Queue, limit)
+		q := qListTenantOccurrencesAsc
+		if p.Reverse {
+			q = qListTenantOccurrencesDesc
+		}
+		rows, err = s.pool.Query(ctx, q, p.TenantID, string(p.State), p.Queue, afterAt, afterID, limit)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("list occurrences: %w", translate(err))
@@ -456,16 +492,17 @@ func scanSchedule(row pgx.Row) (*store.Schedule, error) {
 // order, that finish turns into a store.Occurrence.
 type rawOccurrence struct {
 	o                                    store.Occurrence
-	state, lane, ovl                     string
+	state, lane, ovl, deadReason         string
 	scheduledFor, availableAt, retryFrom int64
 	enqueued, firstClaim, finished       pgtype.Int8
+	lastError                            []byte
 }
 
 func (r *rawOccurrence) dest() []any {
 	o := &r.o
 	return []any{&o.OccurrenceID, &o.TenantID, &o.ScheduleID, &o.ScheduleVersion, &r.scheduledFor,
 		&r.availableAt, &r.enqueued, &r.state, &r.lane, &o.Queue, &o.AttemptCount, &r.firstClaim, &r.finished,
-		&r.ovl, &o.ShardEpoch, &o.AttemptFloor, &r.retryFrom}
+		&r.ovl, &o.ShardEpoch, &o.AttemptFloor, &r.retryFrom, &o.TriggerKey, &r.deadReason, &r.lastError}
 }
 
 func (r *rawOccurrence) finish() *store.Occurrence {
@@ -479,6 +516,8 @@ func (r *rawOccurrence) finish() *store.Occurrence {
 	o.FinishedAt = fromNullMS(r.finished)
 	o.OverlapPolicy = store.OverlapPolicy(r.ovl)
 	o.RetryFrom = fromMS(r.retryFrom)
+	o.DeadReason = store.DeadReason(r.deadReason)
+	o.LastError = string(r.lastError)
 	return o
 }
 

@@ -55,10 +55,12 @@ type chunkShape struct {
 }
 
 // shapeOf returns r's shape, and false when r cannot go in a chunk: its
-// retry deadline counts from a replay, not from its firing.
+// retry deadline counts from a replay, not from its firing, or it has a
+// column the multi-row insert leaves to its default (a manual occurrence's
+// trigger key, a dead reason). The planner's rows have neither.
 func shapeOf(r *pendingRow) (chunkShape, bool) {
 	o := r.o
-	if !o.RetryFrom.IsZero() && !o.RetryFrom.Equal(o.ScheduledFor) {
+	if (!o.RetryFrom.IsZero() && !o.RetryFrom.Equal(o.ScheduledFor)) || o.TriggerKey != "" || o.DeadReason != "" {
 		return chunkShape{}, false
 	}
 	ovl := o.OverlapPolicy
@@ -116,12 +118,25 @@ type firing struct {
 	scheduleID   string
 	scheduledFor int64
 	version      int64
+	triggerKey   string
 }
 
 // firing returns r's natural key and id, for the check of a row the
 // insert left out.
 func (r *pendingRow) firing() firing {
-	return firing{r.id, r.o.ScheduleID, ms(r.o.ScheduledFor), r.o.ScheduleVersion}
+	return firing{r.id, r.o.ScheduleID, ms(r.o.ScheduledFor), r.o.ScheduleVersion, r.o.TriggerKey}
+}
+
+// same reports whether got, the row stored under k's id, is the
+// occurrence k would have written. A manual occurrence's id hashes its
+// schedule and trigger key alone, so a row of that schedule and key is
+// the same occurrence at any time and version (a trigger retried later,
+// or after an update); any other id hashes the whole firing.
+func (k *firing) same(got *firing) bool {
+	if k.triggerKey != "" {
+		return got.scheduleID == k.scheduleID && got.triggerKey == k.triggerKey
+	}
+	return *got == *k
 }
 
 func (s *Store) newOccurrenceInserter(ctx context.Context, tx *sql.Tx) *occurrenceInserter {
@@ -224,8 +239,8 @@ func (in *occurrenceInserter) exec(st *sql.Stmt, args []any, keys []firing) erro
 
 // check fails unless the row of k's id is k's firing.
 func (in *occurrenceInserter) check(k firing) error {
-	var got firing
-	err := in.tx.QueryRowContext(in.ctx, qOccurrenceKey, k.id).Scan(&got.scheduleID, &got.scheduledFor, &got.version)
+	got := firing{id: k.id}
+	err := in.tx.QueryRowContext(in.ctx, qOccurrenceKey, k.id).Scan(&got.scheduleID, &got.scheduledFor, &got.version, &got.triggerKey)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("occurrence %s (%s at %s, version %d): refused by a constraint of the occurrences table",
 			k.id, k.scheduleID, fromMS(k.scheduledFor).UTC().Format(time.RFC3339), k.version)
@@ -233,10 +248,10 @@ func (in *occurrenceInserter) check(k firing) error {
 	if err != nil {
 		return fmt.Errorf("check occurrence %s: %w", k.id, translate(err))
 	}
-	if got.scheduleID != k.scheduleID || got.scheduledFor != k.scheduledFor || got.version != k.version {
-		return fmt.Errorf("occurrence id %s of %s at %s version %d is taken by %s at %s version %d (hash collision)",
-			k.id, k.scheduleID, fromMS(k.scheduledFor).UTC().Format(time.RFC3339), k.version,
-			got.scheduleID, fromMS(got.scheduledFor).UTC().Format(time.RFC3339), got.version)
+	if !k.same(&got) {
+		return fmt.Errorf("occurrence id %s of %s at %s version %d%s is taken by %s at %s version %d%s (hash collision)",
+			k.id, k.scheduleID, fromMS(k.scheduledFor).UTC().Format(time.RFC3339), k.version, triggerNote(k.triggerKey),
+			got.scheduleID, fromMS(got.scheduledFor).UTC().Format(time.RFC3339), got.version, triggerNote(got.triggerKey))
 	}
 	return nil
 }
@@ -247,4 +262,12 @@ func (in *occurrenceInserter) close() {
 			st.Close()
 		}
 	}
+}
+
+// triggerNote names a manual occurrence's trigger key in a message.
+func triggerNote(key string) string {
+	if key == "" {
+		return ""
+	}
+	return fmt.Sprintf(" trigger %q", key)
 }

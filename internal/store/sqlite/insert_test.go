@@ -35,6 +35,20 @@ func TestInsertIgnoredRowsFail(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, nil, "hash collision"},
+		{"a manual id is another key's", func(t *testing.T, s *Store, sc *store.Schedule) {
+			t.Helper()
+			// The manual row of key "k", forged to carry another key: the
+			// id is no longer that row's.
+			other := storetest.NewOccurrence(sc, at.Add(time.Hour))
+			other.TriggerKey, other.OccurrenceID = "k", store.ManualOccurrenceID(sc.ScheduleID, "k")
+			mustInsertOccs(t, s, other)
+			if _, err := s.w.ExecContext(t.Context(), `UPDATE occurrences SET trigger_key = 'forged' WHERE occurrence_id = ?`,
+				other.OccurrenceID); err != nil {
+				t.Fatal(err)
+			}
+		}, func(o *store.Occurrence) {
+			o.TriggerKey, o.OccurrenceID = "k", store.ManualOccurrenceID(o.ScheduleID, "k")
+		}, "hash collision"},
 	}
 	for _, tc := range cases {
 		for _, rows := range []int{1, insertChunk + 1} { // the one-row and the multi-row statement
@@ -107,8 +121,9 @@ func countOccurrences(t *testing.T, s *Store) int {
 // Occurrences of several shapes in one insert (chunkShape): each chunk of
 // insertChunk rows of one shape goes in one statement that binds the shared
 // columns once, what is left over goes in row by row, and a replayed row
-// (its retry clock not at its firing) never goes in a chunk. Every column
-// of every row must come back as given.
+// (its retry clock not at its firing), a manual one (a trigger key) and a
+// dead one with its reason never go in a chunk. Every column of every row
+// must come back as given.
 func TestInsertChunksKeepEveryColumn(t *testing.T) {
 	t.Parallel()
 	s, _ := openTest(t)
@@ -136,9 +151,17 @@ func TestInsertChunksKeepEveryColumn(t *testing.T) {
 		func(o *store.Occurrence) { // replayed: not in a chunk
 			o.State, o.EnqueuedAt, o.RetryFrom = store.OccurrenceEnqueued, at, at.Add(48*time.Hour)
 		},
+		func(o *store.Occurrence) { // manual: not in a chunk
+			o.State, o.EnqueuedAt = store.OccurrenceEnqueued, at
+			o.TriggerKey = "key " + o.ScheduledFor.Format(time.RFC3339)
+			o.OccurrenceID = store.ManualOccurrenceID(o.ScheduleID, o.TriggerKey)
+		},
+		func(o *store.Occurrence) { // dead, with its reason: not in a chunk
+			o.State, o.FinishedAt, o.AttemptCount, o.DeadReason = store.OccurrenceDead, at.Add(time.Hour), 1, store.DeadAttemptsExhausted
+		},
 	}
 	var occs []store.Occurrence
-	for i := range 6*insertChunk + 7 { // each shape has a full chunk and some left over
+	for i := range 8*insertChunk + 7 { // each shape has a full chunk and some left over
 		sc := scs[i%len(scs)]
 		o := storetest.NewOccurrence(sc, at.Add(time.Duration(i)*time.Hour))
 		shapes[(i/3)%len(shapes)](&o)

@@ -121,8 +121,11 @@ WHERE schedule_row = ` + rowOfSchedule2 + ` AND open = 1 AND state IN ('SCHEDULE
 WHERE schedule_row = ` + rowOfSchedule1 + ` AND open = 1 AND state = 'RUNNING' AND schedule_version < ?2`
 
 	// The latest firing not canceled: the natural key's index, backwards.
+	// Firings of the timetable only: a manual occurrence (trigger_key set)
+	// is not one, and its time (when it was triggered) must not move the
+	// new version's first firing past timetable firings not yet planned.
 	qLastKept = `SELECT scheduled_for FROM occurrences
-WHERE schedule_row = ` + rowOfSchedule1 + ` AND state <> 'CANCELED'
+WHERE schedule_row = ` + rowOfSchedule1 + ` AND state <> 'CANCELED' AND trigger_key = ''
 ORDER BY scheduled_for DESC, schedule_version DESC
 LIMIT 1`
 )
@@ -222,17 +225,33 @@ WHERE schedule_id IN (SELECT value ->> 0 FROM json_each(?1))`
 
 // Occurrences.
 const (
-	occurrenceColumns = `occurrence_id, tenant_id, schedule_id, schedule_version, scheduled_for,
+	// The columns of a store.Occurrence, in the order rawOccurrence scans
+	// them: those a claim reads (occurrenceClaimColumns), then the dead
+	// reason and the latest attempt's error (LastError).
+	occurrenceColumns = occurrenceClaimColumns + `, dead_reason, att_error`
+
+	// The columns a claim reads of its candidates: all but the two that
+	// a claimable occurrence has empty (a replay clears dead_reason) or
+	// that the claim itself empties (att_error, the claim's new attempt
+	// has none yet). Each column read costs the driver a lock.
+	occurrenceClaimColumns = occurrenceHeadColumns + `, trigger_key`
+
+	// The columns every occurrence is written with.
+	occurrenceHeadColumns = `occurrence_id, tenant_id, schedule_id, schedule_version, scheduled_for,
     available_at, enqueued_at, state, lane, queue, attempt_count, first_claimed_at, finished_at,
     overlap_policy, shard_epoch, attempt_floor, retry_from`
 
-	occurrenceParams = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-
-	// occurrenceArity is the number of columns in occurrenceColumns.
-	occurrenceArity = 17
+	// occurrenceArity is the number of columns in occurrenceColumns, and
+	// occurrenceClaimArity in occurrenceClaimColumns.
+	occurrenceArity      = 20
+	occurrenceClaimArity = 18
 
 	// The conflict target is the firing's natural key, so a second insert
-	// of the same firing does nothing. The statement is also OR IGNORE:
+	// of the same firing does nothing. A manual occurrence inserted again
+	// under the same id but at another time (a retried trigger) is not a
+	// conflict of the natural key but of the id, which OR IGNORE lets
+	// pass, and the inserter finds it to be the same occurrence (its
+	// schedule and trigger key). The statement is also OR IGNORE:
 	// a statement that may abort half way (a NOT NULL, CHECK or UNIQUE
 	// failure) copies every page it first touches to a statement journal,
 	// about a tenth of a materialization. What OR IGNORE lets pass silently
@@ -240,20 +259,22 @@ const (
 	// fails on: every row a statement did not write is looked up by id
 	// (qOccurrenceKey), and must be the same firing.
 	onOccurrenceConflict = `
-ON CONFLICT (schedule_row, scheduled_for, schedule_version) DO NOTHING`
+ON CONFLICT (schedule_row, scheduled_for, schedule_version, trigger_key) DO NOTHING`
 
 	// The firing an occurrence id is the row of (insert.go).
-	qOccurrenceKey = `SELECT schedule_id, scheduled_for, schedule_version FROM occurrences WHERE occurrence_id = ?`
+	qOccurrenceKey = `SELECT schedule_id, scheduled_for, schedule_version, trigger_key FROM occurrences WHERE occurrence_id = ?`
 
-	// An insert also writes open, which the store keeps (0001_init.sql),
-	// and schedule_row, which the caller has from the schedule's row.
-	occurrenceInsertColumns = occurrenceColumns + `, open, schedule_row`
+	// The one-row insert also writes the trigger key and the dead reason
+	// (the multi-row one leaves them to their default, ''), open, which
+	// the store keeps (0001_init.sql), and schedule_row, which the caller
+	// has from the schedule's row.
+	occurrenceInsertColumns = occurrenceHeadColumns + `, trigger_key, dead_reason, open, schedule_row`
 
-	occurrenceInsertParams = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	occurrenceInsertParams = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 	// occurrenceInsertArity is the number of columns in
 	// occurrenceInsertColumns.
-	occurrenceInsertArity = occurrenceArity + 2
+	occurrenceInsertArity = 21
 
 	qInsertOccurrence = `INSERT OR IGNORE INTO occurrences (` + occurrenceInsertColumns + `)
 VALUES ` + occurrenceInsertParams + onOccurrenceConflict
@@ -261,28 +282,49 @@ VALUES ` + occurrenceInsertParams + onOccurrenceConflict
 	qGetOccurrence = `SELECT ` + occurrenceColumns + `
 FROM occurrences WHERE tenant_id = ? AND occurrence_id = ?`
 
-	// Listing one schedule's occurrences walks the natural key's index in
-	// order; state and queue filter ('' for any).
-	qListScheduleOccurrences = `SELECT ` + occurrenceColumns + `
-FROM occurrences
-WHERE schedule_row = ` + rowOfSchedule1 + ` AND tenant_id = ?2 AND (?3 = '' OR state = ?3) AND (?4 = '' OR queue = ?4)
-ORDER BY scheduled_for, schedule_version
-LIMIT ?5`
+	// Listings of occurrences, in (scheduled_for, occurrence_id) order,
+	// oldest first or (Desc) newest first, a page of ?5 rows strictly
+	// after the key (?6, ?7) in that order. Every form takes the same
+	// parameters: ?1 the tenant, ?2 the schedule id, ?3 the state and ?4
+	// the queue ('' for any); a form that has its own term for one leaves
+	// it out. Without a key to start after, the caller passes one before
+	// every row (listStart). The key's first column is also spelled out
+	// alone (scheduled_for >= ?6), so that an index whose columns run
+	// scheduled_for, then others than occurrence_id, still seeks to it.
 
-	// The dead-letter queue (index occurrences_dead).
-	qListDeadOccurrences = `SELECT ` + occurrenceColumns + `
+	// One schedule's occurrences walk the natural key's index from the
+	// key's scheduled_for, and sort only the few rows of each second (the
+	// versions and manual triggers of that second) by id.
+	qListScheduleOccurrences     = listScheduleOccurrences + listAsc
+	qListScheduleOccurrencesDesc = listScheduleOccurrences + listDesc
+	listScheduleOccurrences      = `SELECT ` + occurrenceColumns + `
 FROM occurrences
-WHERE tenant_id = ?1 AND state = 'DEAD' AND (?2 = '' OR queue = ?2)
-ORDER BY scheduled_for, schedule_version
-LIMIT ?3`
+WHERE schedule_row = ` + rowOfSchedule2 + ` AND tenant_id = ?1 AND (?3 = '' OR state = ?3) AND (?4 = '' OR queue = ?4)`
+
+	// The dead-letter queue walks the index occurrences_dead, which is in
+	// the listing's order: a page reads its rows and stops.
+	qListDeadOccurrences     = listDeadOccurrences + listAsc
+	qListDeadOccurrencesDesc = listDeadOccurrences + listDesc
+	listDeadOccurrences      = `SELECT ` + occurrenceColumns + `
+FROM occurrences
+WHERE tenant_id = ?1 AND state = 'DEAD' AND (?2 = '' OR schedule_id = ?2) AND (?4 = '' OR queue = ?4)`
 
 	// Any other tenant-wide listing scans the table: an index by tenant
 	// alone would cost every materialization and every claim.
-	qListTenantOccurrences = `SELECT ` + occurrenceColumns + `
+	qListTenantOccurrences     = listTenantOccurrences + listAsc
+	qListTenantOccurrencesDesc = listTenantOccurrences + listDesc
+	listTenantOccurrences      = `SELECT ` + occurrenceColumns + `
 FROM occurrences
-WHERE tenant_id = ?1 AND (?2 = '' OR state = ?2) AND (?3 = '' OR queue = ?3)
-ORDER BY scheduled_for, schedule_version
-LIMIT ?4`
+WHERE tenant_id = ?1 AND (?3 = '' OR state = ?3) AND (?4 = '' OR queue = ?4)`
+
+	listAsc = `
+    AND scheduled_for >= ?6 AND (scheduled_for, occurrence_id) > (?6, ?7)
+ORDER BY scheduled_for, occurrence_id
+LIMIT ?5`
+	listDesc = `
+    AND scheduled_for <= ?6 AND (scheduled_for, occurrence_id) < (?6, ?7)
+ORDER BY scheduled_for DESC, occurrence_id DESC
+LIMIT ?5`
 
 	// Counts by state: the states with an index have their own statement;
 	// the others scan the table.
@@ -327,7 +369,7 @@ const (
 	// occurrences_claim; (?5, ?6) is the (available_at, rowid) after which
 	// to continue when a pass took fewer than it read (overlap). The
 	// payload is the schedule's current one.
-	qClaimCandidates = `SELECT rowid, ` + occurrenceColumns + `,
+	qClaimCandidates = `SELECT rowid, ` + occurrenceClaimColumns + `,
     (SELECT s.payload FROM schedules s WHERE s.row = occurrences.schedule_row)
 FROM occurrences
 WHERE tenant_id = ?1 AND queue = ?2 AND lane = ?3 AND state IN ('ENQUEUED', 'RETRY_WAIT')
@@ -351,10 +393,11 @@ WHERE rowid IN (SELECT value FROM json_each(?4))`
     WHERE schedule_row = ` + rowOfSchedule1 + ` AND open = 1 AND state = 'RUNNING')`
 
 	// queue_one: the schedule's earliest occurrence not yet claimed, among
-	// its open ones (few), never through all of its history.
+	// its open ones (few), never through all of its history. (A manual
+	// occurrence of the same second and version comes after the firing.)
 	qEarliestPending = `SELECT rowid FROM occurrences INDEXED BY occurrences_open
 WHERE schedule_row = ` + rowOfSchedule1 + ` AND open = 1 AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT')
-ORDER BY scheduled_for, schedule_version
+ORDER BY scheduled_for, schedule_version, trigger_key
 LIMIT 1`
 
 	qSkipOverlap = `UPDATE occurrences SET state = 'SKIPPED_OVERLAP', open = 0, finished_at = ? WHERE rowid = ?`
@@ -370,7 +413,8 @@ RETURNING lease_expires_at,
 	// A group of finishes that share everything but the occurrence: the
 	// attempts numbered ?7 of tenant ?6's occurrences in ?8 (a JSON array
 	// of [occurrence_id]) end with result ?2 and error ?3 at ?4, and their
-	// occurrences move to state ?1. Each applies only while that attempt is
+	// occurrences move to state ?1 with dead reason ?9 (the caller's when
+	// ?1 is DEAD, '' otherwise). Each applies only while that attempt is
 	// the occurrence's current one and the occurrence RUNNING (the fencing
 	// test); the answer is the occurrences written. SUCCEEDED, DEAD and
 	// CANCELED finish the occurrence (open = 0); RETRY_WAIT makes it
@@ -402,6 +446,7 @@ WHERE occurrence_id IN (SELECT value ->> 0 FROM json_each(?8))
     open = ?1 = 'RETRY_WAIT',
     finished_at = CASE WHEN ?1 = 'RETRY_WAIT' THEN finished_at ELSE ?4 END,
     available_at = CASE WHEN ?1 = 'RETRY_WAIT' THEN ?5 ELSE available_at END,
+    dead_reason = ?9,
     att_finished_at = ?4, att_result = ?2, att_error = ?3`
 
 	// A finish that found nothing to write: how did that attempt end? The
@@ -426,7 +471,8 @@ LIMIT ?`
     att_finished_at = ?1, att_result = 'LEASE_EXPIRED'
 WHERE occurrence_id = ?2 AND state = 'RUNNING' AND attempt_count = ?3`
 
-	qKillExpired = `UPDATE occurrences SET state = 'DEAD', open = 0, finished_at = ?1,
+	// ?4 is the dead reason.
+	qKillExpired = `UPDATE occurrences SET state = 'DEAD', open = 0, finished_at = ?1, dead_reason = ?4,
     att_finished_at = ?1, att_result = 'LEASE_EXPIRED'
 WHERE occurrence_id = ?2 AND state = 'RUNNING' AND attempt_count = ?3`
 
@@ -437,9 +483,22 @@ WHERE occurrence_id = ?2 AND state = 'RUNNING' AND attempt_count = ?3`
 WHERE occurrence_id = ?2 AND state = 'RUNNING' AND attempt_count = ?3`
 
 	qReplay = `UPDATE occurrences SET
-    state = 'ENQUEUED', open = 1, available_at = ?1, finished_at = NULL, attempt_floor = attempt_count, retry_from = ?1
+    state = 'ENQUEUED', open = 1, available_at = ?1, finished_at = NULL, attempt_floor = attempt_count, retry_from = ?1,
+    dead_reason = ''
 WHERE tenant_id = ?2 AND occurrence_id = ?3 AND state = 'DEAD'
 RETURNING ` + occurrenceColumns
+
+	// Up to ?4 of tenant ?1's DEAD occurrences, of schedule ?2 and queue
+	// ?3 ('' for any), oldest first (index occurrences_dead), leave the
+	// dead-letter queue CANCELED at ?5. They stay finished (open = 0) and
+	// keep their dead reason. Nothing is deleted, so every row keeps its
+	// number and the claims' row hints (rowhints.go) stay right; a write
+	// by a hint checks the state anyway.
+	qPurgeDead = `UPDATE occurrences SET state = 'CANCELED', finished_at = ?5
+WHERE rowid IN (SELECT rowid FROM occurrences
+    WHERE tenant_id = ?1 AND state = 'DEAD' AND (?2 = '' OR schedule_id = ?2) AND (?3 = '' OR queue = ?3)
+    ORDER BY scheduled_for, occurrence_id
+    LIMIT ?4)`
 
 	qOccurrenceState = `SELECT state FROM occurrences WHERE tenant_id = ? AND occurrence_id = ?`
 
@@ -489,6 +548,75 @@ func chunkInsert(rows int) string {
 	return "INSERT OR IGNORE INTO occurrences (" + occurrenceChunkColumns + ")\nVALUES " +
 		strings.TrimSuffix(strings.Repeat(row+", ", rows), ", ") + onOccurrenceConflict
 }
+
+// Seeing it (store.StatsStore). The snapshot's reads go through the
+// partial indexes of the open, claimable and DEAD occurrences and the
+// planner's cursors, so they cost the queue as it stands, never the
+// history. ?1 is the snapshot's now; ?2 the end of the due backlog's last
+// minute.
+const (
+	// Depth: the open occurrences (index occurrences_open, scanned whole:
+	// it holds those alone) by tenant, queue, lane and state, with those
+	// ready at ?1 of each group; then the DEAD ones (index
+	// occurrences_dead).
+	qSnapshotDepth = `SELECT tenant_id, queue, lane, state, count(*), sum(state IN ('ENQUEUED', 'RETRY_WAIT') AND available_at <= ?1)
+FROM occurrences INDEXED BY occurrences_open
+WHERE open = 1
+GROUP BY tenant_id, queue, lane, state
+UNION ALL
+SELECT tenant_id, queue, lane, 'DEAD', count(*), 0
+FROM occurrences INDEXED BY occurrences_dead
+WHERE state = 'DEAD'
+GROUP BY tenant_id, queue, lane
+ORDER BY 1, 2, 3, 4`
+
+	// The ready occurrence that has waited longest: the claimable ones
+	// (index occurrences_claim, which holds their available_at and
+	// rowid, so the search reads the index alone), then the one row.
+	qSnapshotOldestReady = `SELECT ` + occurrenceColumns + `
+FROM occurrences
+WHERE rowid = (SELECT rowid FROM occurrences INDEXED BY occurrences_claim
+    WHERE state IN ('ENQUEUED', 'RETRY_WAIT') AND available_at <= ?1
+    ORDER BY available_at, rowid
+    LIMIT 1)`
+
+	// The due backlog of materialized occurrences not yet claimed, per
+	// minute from ?1, by available_at in [?1, ?2) (index
+	// occurrences_open).
+	qSnapshotDueOccurrences = `SELECT (available_at - ?1) / 60000, count(*)
+FROM occurrences INDEXED BY occurrences_open
+WHERE open = 1 AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT') AND available_at >= ?1 AND available_at < ?2
+GROUP BY 1`
+
+	// The due backlog of schedules, per minute from ?1, by cursor in [?1,
+	// ?2): schedule_cursors holds exactly the ACTIVE schedules with a next
+	// run. The index schedules_due leads with the shard, so the shards
+	// are found first, one seek each (a recursive walk of their distinct
+	// values), and then each shard's cursors in the window are one range:
+	// the read costs the schedules due in the window, not every schedule.
+	qSnapshotDueCursors = `WITH RECURSIVE shards (shard) AS (
+    SELECT min(shard) FROM schedule_cursors
+    UNION ALL
+    SELECT (SELECT min(c.shard) FROM schedule_cursors c WHERE c.shard > shards.shard)
+    FROM shards WHERE shards.shard IS NOT NULL
+)
+SELECT (c.next_run_at - ?1) / 60000, count(*)
+FROM shards JOIN schedule_cursors c ON c.shard = shards.shard
+WHERE c.next_run_at >= ?1 AND c.next_run_at < ?2
+GROUP BY 1`
+
+	statMinuteColumns = `node_id, minute, data`
+
+	// A node's row of a minute, replaced whole.
+	qUpsertStatMinute = `INSERT INTO stat_minutes (` + statMinuteColumns + `) VALUES (?1, ?2, ?3)
+ON CONFLICT (minute, node_id) DO UPDATE SET data = excluded.data`
+
+	// The rows of minutes before ?1, of every node (the key's range).
+	qDeleteStatMinutes = `DELETE FROM stat_minutes WHERE minute < ?1`
+
+	// The rows of minutes from ?1 on, in key order.
+	qReadStatMinutes = `SELECT ` + statMinuteColumns + ` FROM stat_minutes WHERE minute >= ?1 ORDER BY minute, node_id`
+)
 
 // Nodes (store.NodeStore).
 const (

@@ -24,24 +24,37 @@ var lanes = [...]store.Lane{store.LaneStrict, store.LaneFlexible, store.LaneCatc
 // decided one at a time against the schedule's RUNNING occurrences,
 // including those claimed earlier in the batch. When overlap decisions
 // leave the batch short, the lane is read further, so waiting queue_one
-// occurrences never block the ones behind them.
+// occurrences never block the ones behind them. The occurrences it marks
+// SKIPPED_OVERLAP are added to *p.Skipped once the claim has committed.
 func (s *Store) ClaimOccurrences(ctx context.Context, p store.ClaimParams) ([]store.Claimed, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
-	var out []store.Claimed
+	var (
+		out     []store.Claimed
+		skipped int
+	)
 	err := s.writeTx(ctx, func(tx *sql.Tx) (err error) {
-		out, err = s.claimTx(ctx, tx, p)
+		out, skipped, err = s.claimTx(ctx, tx, p)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim %s: %w", p.Queue, err)
 	}
+	addSkipped(p, skipped)
 	return out, nil
 }
 
-// claimTx is the claim of ClaimOccurrences within tx.
-func (s *Store) claimTx(ctx context.Context, tx *sql.Tx, p store.ClaimParams) ([]store.Claimed, error) {
+// addSkipped adds n to *p.Skipped, when the caller asked for the count.
+func addSkipped(p store.ClaimParams, n int) {
+	if p.Skipped != nil {
+		*p.Skipped += n
+	}
+}
+
+// claimTx is the claim of ClaimOccurrences within tx. It also returns how
+// many occurrences it marked SKIPPED_OVERLAP.
+func (s *Store) claimTx(ctx context.Context, tx *sql.Tx, p store.ClaimParams) ([]store.Claimed, int, error) {
 	c := claimer{s: s, ctx: ctx, tx: tx, p: p, now: ms(p.Now), expires: ms(p.Now.Add(p.Lease))}
 	defer c.close()
 	for _, lane := range lanes {
@@ -50,15 +63,15 @@ func (s *Store) claimTx(ctx context.Context, tx *sql.Tx, p store.ClaimParams) ([
 			want := p.Limit - len(c.out)
 			cands, err := c.candidates(lane, afterAt, afterRow, want)
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			for i := range cands {
 				if err := c.decide(&cands[i]); err != nil {
-					return nil, err
+					return nil, 0, err
 				}
 			}
 			if err := c.flush(); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			if len(cands) < want {
 				break // the lane has no more
@@ -67,7 +80,7 @@ func (s *Store) claimTx(ctx context.Context, tx *sql.Tx, p store.ClaimParams) ([
 			afterAt, afterRow = last.raw.availableAt, last.rowid
 		}
 	}
-	return c.out, nil
+	return c.out, c.skipped, nil
 }
 
 // FinishAndClaim applies the finishes fs exactly as FinishAttempts does and
@@ -81,14 +94,15 @@ func (s *Store) FinishAndClaim(ctx context.Context, fs []store.FinishParams, p s
 		return nil, nil, fmt.Errorf("finish and claim: %w", err)
 	}
 	var (
-		res []store.FinishResult
-		out []store.Claimed
+		res     []store.FinishResult
+		out     []store.Claimed
+		skipped int
 	)
 	err := s.writeTx(ctx, func(tx *sql.Tx) (err error) {
 		if res, err = s.finishTx(ctx, tx, fs); err != nil {
 			return fmt.Errorf("finish attempts: %w", err)
 		}
-		if out, err = s.claimTx(ctx, tx, p); err != nil {
+		if out, skipped, err = s.claimTx(ctx, tx, p); err != nil {
 			return fmt.Errorf("claim %s: %w", p.Queue, err)
 		}
 		return nil
@@ -96,6 +110,7 @@ func (s *Store) FinishAndClaim(ctx context.Context, fs []store.FinishParams, p s
 	if err != nil {
 		return nil, nil, fmt.Errorf("finish and claim: %w", err)
 	}
+	addSkipped(p, skipped)
 	return res, out, nil
 }
 
@@ -119,6 +134,7 @@ type claimer struct {
 
 	pending []*candidate // decided to claim, not yet written
 	out     []store.Claimed
+	skipped int // marked SKIPPED_OVERLAP
 	archive jsonRows
 
 	// buf holds the candidates read, reused by every read of the claim
@@ -150,11 +166,11 @@ func (c *claimer) candidates(lane store.Lane, afterAt, afterRow int64, limit int
 		*c.buf = out
 		c.bufUsed = max(c.bufUsed, len(out))
 	}()
-	dest := make([]any, 0, occurrenceArity+2)
+	dest := make([]any, 0, occurrenceClaimArity+2)
 	for rows.Next() {
 		out = append(out, candidate{})
 		cd := &out[len(out)-1]
-		dest = append(cd.raw.appendDest(append(dest[:0], &cd.rowid)), &cd.payload)
+		dest = append(cd.raw.appendClaimDest(append(dest[:0], &cd.rowid)), &cd.payload)
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("read %s lane: %w", lane, translate(err))
 		}
@@ -212,6 +228,7 @@ func (c *claimer) decide(cd *candidate) error {
 	if _, err := skip.ExecContext(c.ctx, c.now, cd.rowid); err != nil {
 		return fmt.Errorf("skip %s: %w", cd.raw.o.OccurrenceID, translate(err))
 	}
+	c.skipped++
 	return nil
 }
 
@@ -400,9 +417,9 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 	// finishKey is what the items of one statement share: everything but
 	// the occurrence id.
 	type finishKey struct {
-		tenant, state, result, error string
-		attempt, now, retryAt        int64
-		brief                        bool
+		tenant, state, result, error, deadReason string
+		attempt, now, retryAt                    int64
+		brief                                    bool
 	}
 	var (
 		seen  = map[string]bool{}
@@ -428,11 +445,15 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 		}
 		keys, groups := groupInOrder(run, func(i int) finishKey {
 			p := &ps[i]
-			return finishKey{p.TenantID, string(p.State), string(p.Result), p.Error, p.Attempt, ms(p.Now), ms(p.RetryAt), p.Brief}
+			var reason string
+			if p.State == store.OccurrenceDead {
+				reason = string(p.DeadReason) // a reason with any other state is not stored
+			}
+			return finishKey{p.TenantID, string(p.State), string(p.Result), p.Error, reason, p.Attempt, ms(p.Now), ms(p.RetryAt), p.Brief}
 		})
 		for _, k := range keys {
 			group := groups[k]
-			args := []any{k.state, k.result, k.error, k.now, k.retryAt, k.tenant, k.attempt, nil}
+			args := []any{k.state, k.result, k.error, k.now, k.retryAt, k.tenant, k.attempt, nil, k.deadReason}
 			if k.brief {
 				// A batch of acks of running attempts finishes every one:
 				// then the count says so, and each answer is what the item
@@ -614,17 +635,18 @@ func (s *Store) refinish(ctx context.Context, tx *sql.Tx, p *store.FinishParams)
 }
 
 // ExpireLeases ends up to limit attempts whose lease ran out at or before
-// now, oldest lease first, in one transaction, and returns how many it
-// ended. Each gets result LEASE_EXPIRED. Its occurrence, RUNNING at that
-// attempt (the only place a live attempt exists), becomes CANCELED when
-// its schedule has moved on (a newer version than the occurrence's, or
+// now, oldest lease first, in one transaction, and counts what it did.
+// Each gets result LEASE_EXPIRED. Its occurrence, RUNNING at that attempt
+// (the only place a live attempt exists), becomes CANCELED when its
+// schedule has moved on (a newer version than the occurrence's, or
 // CANCELED); else DEAD when its attempts since the last replay have
-// reached the schedule's retry_max_attempts or its retry deadline
-// (retry_from + retry_deadline_ms) has passed; else claimable again at now
-// (ENQUEUED).
-func (s *Store) ExpireLeases(ctx context.Context, now time.Time, limit int) (int, error) {
+// reached the schedule's retry_max_attempts (dead reason
+// attempts_exhausted) or its retry deadline (retry_from +
+// retry_deadline_ms) has passed (deadline_passed); else claimable again at
+// now (ENQUEUED).
+func (s *Store) ExpireLeases(ctx context.Context, now time.Time, limit int) (store.ExpireResult, error) {
 	if limit <= 0 {
-		return 0, fmt.Errorf("expire leases: limit %d: want a positive limit", limit)
+		return store.ExpireResult{}, fmt.Errorf("expire leases: limit %d: want a positive limit", limit)
 	}
 	type expired struct {
 		occ                 string
@@ -634,8 +656,9 @@ func (s *Store) ExpireLeases(ctx context.Context, now time.Time, limit int) (int
 		movedOn             bool
 	}
 	at := ms(now)
-	var n int
+	var res store.ExpireResult
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		res = store.ExpireResult{}
 		rows, err := tx.QueryContext(ctx, qExpiredAttempts, at, limit)
 		if err != nil {
 			return translate(err)
@@ -654,31 +677,42 @@ func (s *Store) ExpireLeases(ctx context.Context, now time.Time, limit int) (int
 			return translate(err)
 		}
 		for _, e := range all {
-			q := qRequeueExpired
+			args := []any{at, e.occ, e.attempt}
+			var q string
 			switch {
 			case e.movedOn:
 				q = qCancelExpired
-			case e.attempt-e.floor >= e.maxAttempts || at >= e.retryFrom+e.deadline:
+				res.Canceled++
+			case e.attempt-e.floor >= e.maxAttempts:
 				q = qKillExpired
+				args = append(args, string(store.DeadAttemptsExhausted))
+				res.Dead++
+			case at >= e.retryFrom+e.deadline:
+				q = qKillExpired
+				args = append(args, string(store.DeadDeadlinePassed))
+				res.Dead++
+			default:
+				q = qRequeueExpired
+				res.Requeued++
 			}
-			if _, err := tx.ExecContext(ctx, q, at, e.occ, e.attempt); err != nil {
+			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 				return fmt.Errorf("attempt %d of %s: %w", e.attempt, e.occ, translate(err))
 			}
 		}
-		n = len(all)
+		res.Expired = len(all)
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("expire leases: %w", err)
+		return store.ExpireResult{}, fmt.Errorf("expire leases: %w", err)
 	}
-	return n, nil
+	return res, nil
 }
 
 // ReplayOccurrence puts a DEAD occurrence back on the queue at now, with
-// the same occurrence id: the next claim is attempt attempt_count+1, and
-// the retry policy counts attempts and the deadline afresh from here. An
-// occurrence in another state is store.ErrConflict; another tenant's is
-// store.ErrNotFound.
+// the same occurrence id and no dead reason: the next claim is attempt
+// attempt_count+1, and the retry policy counts attempts and the deadline
+// afresh from here. An occurrence in another state is store.ErrConflict;
+// another tenant's is store.ErrNotFound.
 func (s *Store) ReplayOccurrence(ctx context.Context, tenantID, occurrenceID string, now time.Time) (*store.Occurrence, error) {
 	var o *store.Occurrence
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
@@ -697,6 +731,29 @@ func (s *Store) ReplayOccurrence(ctx context.Context, tenantID, occurrenceID str
 		return nil, fmt.Errorf("replay %s: %w", occurrenceID, err)
 	}
 	return o, nil
+}
+
+// PurgeDead cancels up to p.Limit of the tenant's DEAD occurrences that
+// match p's filters, oldest scheduled first, in one transaction, and
+// returns how many (see store.Store). They keep their dead reason and
+// their attempts, and leave the dead-letter queue for good.
+func (s *Store) PurgeDead(ctx context.Context, p store.PurgeDeadParams) (int, error) {
+	if p.Limit < 1 || p.Limit > store.MaxListLimit {
+		return 0, fmt.Errorf("purge dead of %s: limit %d: want 1 to %d", p.TenantID, p.Limit, store.MaxListLimit)
+	}
+	var n int64
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		r, err := tx.ExecContext(ctx, qPurgeDead, p.TenantID, p.ScheduleID, p.Queue, p.Limit, ms(p.Now))
+		if err != nil {
+			return translate(err)
+		}
+		n, err = r.RowsAffected()
+		return translate(err)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("purge dead of %s: %w", p.TenantID, err)
+	}
+	return int(n), nil
 }
 
 // NextAvailable returns the earliest available_at among the claimable

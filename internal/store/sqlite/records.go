@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/sched-dev/sched/internal/spec"
@@ -156,10 +157,13 @@ func (s *Store) UpdateSchedule(ctx context.Context, p store.UpdateScheduleParams
 
 // InsertOccurrences materializes a batch of occurrences in one transaction
 // and returns how many were new. A firing already stored (same schedule,
-// version and scheduled time) is skipped, so inserting the same batch twice
-// inserts nothing the second time. Each occurrence's id is derived with
-// store.OccurrenceID; an occurrence may leave OccurrenceID empty, but one
-// that carries a different id, or a ScheduledFor that is not a whole second,
+// version, scheduled time and trigger key) is skipped, so inserting the
+// same batch twice inserts nothing the second time; so is a manual
+// occurrence whose id is already stored for the same schedule and trigger
+// key, whatever its time (a retried trigger). Each occurrence's id is
+// derived with store.OccurrenceID, or store.ManualOccurrenceID when it has
+// a TriggerKey; an occurrence may leave OccurrenceID empty, but one that
+// carries a different id, or a ScheduledFor that is not a whole second,
 // fails the whole batch. An occurrence whose schedule does not exist for
 // its tenant fails the batch with store.ErrNotFound. A zero RetryFrom is
 // stored as ScheduledFor, an empty OverlapPolicy as allow.
@@ -208,12 +212,18 @@ func (s *Store) InsertOccurrences(ctx context.Context, occs []store.Occurrence) 
 	return inserted, nil
 }
 
-// occurrenceID checks o and returns its derived id.
+// occurrenceID checks o and returns its derived id: a manual one's (a
+// trigger key) from its schedule and key, any other's from its firing.
 func occurrenceID(o *store.Occurrence) (string, error) {
 	if o.ScheduledFor.Nanosecond() != 0 {
 		return "", fmt.Errorf("scheduled_for %s is not a whole second", o.ScheduledFor.Format(time.RFC3339Nano))
 	}
-	id := store.OccurrenceID(o.ScheduleID, o.ScheduleVersion, o.ScheduledFor)
+	var id string
+	if o.Manual() {
+		id = store.ManualOccurrenceID(o.ScheduleID, o.TriggerKey)
+	} else {
+		id = store.OccurrenceID(o.ScheduleID, o.ScheduleVersion, o.ScheduledFor)
+	}
 	if o.OccurrenceID != "" && o.OccurrenceID != id {
 		return "", fmt.Errorf("occurrence id %s is not the derived %s", o.OccurrenceID, id)
 	}
@@ -230,24 +240,28 @@ func (s *Store) GetOccurrence(ctx context.Context, tenantID, occurrenceID string
 	return o, nil
 }
 
-// ListOccurrences returns the tenant's occurrences that pass the filters,
-// oldest scheduled time first. Another tenant's schedule has none. With a
-// schedule it reads that schedule's rows in index order; without one it
-// reads the dead-letter index for DEAD, and the tenant's rows otherwise.
+// ListOccurrences returns a page of the tenant's occurrences that pass the
+// filters, in (scheduled_for, occurrence_id) order, oldest first or, with
+// p.Reverse, newest first, strictly after p.After when it is set. Another
+// tenant's schedule has none. DEAD ones are read from the dead-letter
+// index (with or without a schedule); other ones of a schedule from that
+// schedule's rows in index order; and the tenant's rows otherwise.
 func (s *Store) ListOccurrences(ctx context.Context, p store.ListOccurrencesParams) ([]store.Occurrence, error) {
-	limit := store.ListLimit(p.Limit)
-	var (
-		rows *sql.Rows
-		err  error
-	)
-	switch {
-	case p.ScheduleID != "":
-		rows, err = s.r.QueryContext(ctx, qListScheduleOccurrences, p.ScheduleID, p.TenantID, string(p.State), p.Queue, limit)
-	case p.State == store.OccurrenceDead:
-		rows, err = s.r.QueryContext(ctx, qListDeadOccurrences, p.TenantID, p.Queue, limit)
-	default:
-		rows, err = s.r.QueryContext(ctx, qListTenantOccurrences, p.TenantID, string(p.State), p.Queue, limit)
+	afterAt, afterID := listStart(p.Reverse)
+	if p.After != nil {
+		afterAt, afterID = ms(p.After.ScheduledFor), p.After.OccurrenceID
 	}
+	var query string
+	switch {
+	case p.State == store.OccurrenceDead:
+		query = pick(p.Reverse, qListDeadOccurrences, qListDeadOccurrencesDesc)
+	case p.ScheduleID != "":
+		query = pick(p.Reverse, qListScheduleOccurrences, qListScheduleOccurrencesDesc)
+	default:
+		query = pick(p.Reverse, qListTenantOccurrences, qListTenantOccurrencesDesc)
+	}
+	rows, err := s.r.QueryContext(ctx, query, p.TenantID, p.ScheduleID, string(p.State), p.Queue,
+		store.ListLimit(p.Limit), afterAt, afterID)
 	if err != nil {
 		return nil, fmt.Errorf("list occurrences: %w", translate(err))
 	}
@@ -256,6 +270,24 @@ func (s *Store) ListOccurrences(ctx context.Context, p store.ListOccurrencesPara
 		return nil, fmt.Errorf("list occurrences: %w", err)
 	}
 	return out, nil
+}
+
+// listStart is the key a listing without one starts after: before every
+// row in the listing's order. No stored scheduled_for is the smallest or
+// the largest int64, and no occurrence id is empty.
+func listStart(reverse bool) (int64, string) {
+	if reverse {
+		return math.MaxInt64, ""
+	}
+	return math.MinInt64, ""
+}
+
+// pick returns desc when reverse, else asc.
+func pick(reverse bool, asc, desc string) string {
+	if reverse {
+		return desc
+	}
+	return asc
 }
 
 // CountOccurrences counts the tenant's occurrences in a state (every state
@@ -519,24 +551,29 @@ var scheduleEnums = func() map[string]string {
 	return m
 }()
 
-// occurrenceDest is the Scan destinations of occurrenceColumns, in that
-// order, into a raw occurrence that finish turns into a store.Occurrence.
+// rawOccurrence is the Scan destinations of occurrenceColumns (dest) or
+// occurrenceClaimColumns (appendClaimDest), in that order, into a raw
+// occurrence that finish turns into a store.Occurrence.
 type rawOccurrence struct {
 	o                                    store.Occurrence
-	state, lane, ovl                     string
+	state, lane, ovl, deadReason         string
 	scheduledFor, availableAt, retryFrom int64
 	enqueued, firstClaim, finished       sql.Null[int64]
 }
 
-func (r *rawOccurrence) dest() []any { return r.appendDest(make([]any, 0, occurrenceArity)) }
+// dest returns the scan destinations of occurrenceColumns.
+func (r *rawOccurrence) dest() []any {
+	return append(r.appendClaimDest(make([]any, 0, occurrenceArity)), &r.deadReason, &r.o.LastError)
+}
 
-// appendDest appends the scan destinations of occurrenceColumns to dst:
-// a scan of many rows reuses one slice.
-func (r *rawOccurrence) appendDest(dst []any) []any {
+// appendClaimDest appends the scan destinations of occurrenceClaimColumns
+// to dst: a scan of many rows reuses one slice. The columns it leaves out
+// keep what they hold (a claim's rows hold none).
+func (r *rawOccurrence) appendClaimDest(dst []any) []any {
 	o := &r.o
 	return append(dst, &o.OccurrenceID, &o.TenantID, &o.ScheduleID, &o.ScheduleVersion, &r.scheduledFor,
 		&r.availableAt, &r.enqueued, &r.state, &r.lane, &o.Queue, &o.AttemptCount, &r.firstClaim, &r.finished,
-		&r.ovl, &o.ShardEpoch, &o.AttemptFloor, &r.retryFrom)
+		&r.ovl, &o.ShardEpoch, &o.AttemptFloor, &r.retryFrom, &o.TriggerKey)
 }
 
 func (r *rawOccurrence) finish() *store.Occurrence {
@@ -550,6 +587,7 @@ func (r *rawOccurrence) finish() *store.Occurrence {
 	o.FinishedAt = fromNullMS(r.finished)
 	o.OverlapPolicy = store.OverlapPolicy(r.ovl)
 	o.RetryFrom = fromMS(r.retryFrom)
+	o.DeadReason = store.DeadReason(r.deadReason)
 	return o
 }
 
@@ -564,7 +602,8 @@ func scanOccurrence(row scanner) (*store.Occurrence, error) {
 
 // occurrenceArgs appends the values of occurrenceInsertColumns for o,
 // whose id is id and whose schedule is at row scheduleRow, to args. Zero
-// RetryFrom is ScheduledFor and empty OverlapPolicy is allow.
+// RetryFrom is ScheduledFor and empty OverlapPolicy is allow. LastError is
+// not written: it is read from the latest attempt.
 func occurrenceArgs(args []any, o *store.Occurrence, id string, scheduleRow, epoch int64, enqueuedAt time.Time) []any {
 	retryFrom := o.RetryFrom
 	if retryFrom.IsZero() {
@@ -578,7 +617,7 @@ func occurrenceArgs(args []any, o *store.Occurrence, id string, scheduleRow, epo
 		id, o.TenantID, o.ScheduleID, o.ScheduleVersion, ms(o.ScheduledFor),
 		ms(o.AvailableAt), nullMS(enqueuedAt), string(o.State), string(o.Lane), o.Queue,
 		o.AttemptCount, nullMS(o.FirstClaimedAt), nullMS(o.FinishedAt),
-		string(ovl), epoch, o.AttemptFloor, ms(retryFrom), isOpen(o.State), scheduleRow)
+		string(ovl), epoch, o.AttemptFloor, ms(retryFrom), o.TriggerKey, string(o.DeadReason), isOpen(o.State), scheduleRow)
 }
 
 // isOpen is the open column for an occurrence in state st.

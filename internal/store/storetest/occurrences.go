@@ -38,15 +38,24 @@ func testOccurrences(t *testing.T, open func(t *testing.T) Store) {
 		for i, n := range []string{"a3", "a1v2", "a1v1", "b2", "b0", "x0"} {
 			name[all[i].OccurrenceID] = n
 		}
+		// Ordered by (scheduled_for, occurrence_id): a1v2's id sorts
+		// before a1v1's (the ids of one second differ in their hash).
+		if all[1].OccurrenceID >= all[2].OccurrenceID {
+			t.Fatalf("a1v2's id %s does not sort before a1v1's %s", all[1].OccurrenceID, all[2].OccurrenceID)
+		}
 		for _, tc := range []struct {
 			p    store.ListOccurrencesParams
 			want []string
 		}{
-			{store.ListOccurrencesParams{TenantID: "tenant-a", ScheduleID: a.ScheduleID}, []string{"a1v1", "a1v2", "a3"}},
-			{store.ListOccurrencesParams{TenantID: "tenant-a", ScheduleID: a.ScheduleID, Limit: 2}, []string{"a1v1", "a1v2"}},
+			{store.ListOccurrencesParams{TenantID: "tenant-a", ScheduleID: a.ScheduleID}, []string{"a1v2", "a1v1", "a3"}},
+			{store.ListOccurrencesParams{TenantID: "tenant-a", ScheduleID: a.ScheduleID, Limit: 2}, []string{"a1v2", "a1v1"}},
+			{store.ListOccurrencesParams{TenantID: "tenant-a", ScheduleID: a.ScheduleID, Reverse: true}, []string{"a3", "a1v1", "a1v2"}},
+			{store.ListOccurrencesParams{TenantID: "tenant-a", ScheduleID: a.ScheduleID, Reverse: true, Limit: 2}, []string{"a3", "a1v1"}},
 			{store.ListOccurrencesParams{TenantID: "tenant-a", ScheduleID: a.ScheduleID, State: store.OccurrenceDead}, []string{"a3"}},
 			{store.ListOccurrencesParams{TenantID: "tenant-a", ScheduleID: a.ScheduleID, Queue: "mail"}, []string{}},
-			{store.ListOccurrencesParams{TenantID: "tenant-a"}, []string{"b0", "a1v1", "a1v2", "b2", "a3"}},
+			{store.ListOccurrencesParams{TenantID: "tenant-a"}, []string{"b0", "a1v2", "a1v1", "b2", "a3"}},
+			{store.ListOccurrencesParams{TenantID: "tenant-a", Reverse: true}, []string{"a3", "b2", "a1v1", "a1v2", "b0"}},
+			{store.ListOccurrencesParams{TenantID: "tenant-a", State: store.OccurrenceDead, Reverse: true}, []string{"a3", "b2"}},
 			{store.ListOccurrencesParams{TenantID: "tenant-a", Queue: "mail"}, []string{"b0", "b2"}},
 			{store.ListOccurrencesParams{TenantID: "tenant-a", State: store.OccurrenceDead}, []string{"b2", "a3"}},
 			{store.ListOccurrencesParams{TenantID: "tenant-a", State: store.OccurrenceDead, Queue: "reports"}, []string{"a3"}},

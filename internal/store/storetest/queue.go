@@ -126,8 +126,9 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		retryAt := now.Add(5 * time.Second)
 		fin := mustFinish(t, s, store.FinishParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: 1,
 			Result: store.ResultFailedRetryable, Error: "503 from upstream", State: store.OccurrenceRetryWait, RetryAt: retryAt, Now: now.Add(time.Second)})
-		want.State, want.AvailableAt = store.OccurrenceRetryWait, retryAt
+		want.State, want.AvailableAt, want.LastError = store.OccurrenceRetryWait, retryAt, "503 from upstream"
 		assertOccurrence(t, "after a retryable failure", fin[0].Occurrence, want)
+		assertOccurrence(t, "stored after a retryable failure", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), want)
 		if n := len(mustClaim(t, s, "tenant-a", 5, retryAt.Add(-time.Millisecond))); n != 0 {
 			t.Errorf("claimed %d before the retry time", n)
 		}
@@ -473,23 +474,28 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 			result store.AttemptResult
 			state  store.OccurrenceState
 			errMsg string
+			reason store.DeadReason
 		}{
-			{store.ResultSucceeded, store.OccurrenceSucceeded, ""},
-			{store.ResultFailedRetryable, store.OccurrenceRetryWait, "timeout"},
-			{store.ResultFailedRetryable, store.OccurrenceDead, "timeout, out of attempts"},
-			{store.ResultFailedPermanent, store.OccurrenceDead, "400 bad request"},
-			{store.ResultFailedRetryable, store.OccurrenceCanceled, "timeout, schedule moved on"},
+			{store.ResultSucceeded, store.OccurrenceSucceeded, "", ""},
+			{store.ResultFailedRetryable, store.OccurrenceRetryWait, "timeout", ""},
+			{store.ResultFailedRetryable, store.OccurrenceDead, "timeout, out of attempts", store.DeadAttemptsExhausted},
+			{store.ResultFailedRetryable, store.OccurrenceDead, "timeout, past the deadline", store.DeadDeadlinePassed},
+			{store.ResultFailedRetryable, store.OccurrenceDead, "timeout, over the retry budget", store.DeadRetryBudgetExhausted},
+			{store.ResultFailedPermanent, store.OccurrenceDead, "400 bad request", store.DeadPermanentFailure},
+			{store.ResultFailedRetryable, store.OccurrenceCanceled, "timeout, schedule moved on", ""},
 			// A worker's error comes back byte for byte, whatever it holds.
-			{store.ResultFailedRetryable, store.OccurrenceRetryWait, "quote \" backslash \\ newline \n tab \t nul \x00 bell \a, é, 日本, bytes \xff\xfe, [],{}"},
+			{store.ResultFailedRetryable, store.OccurrenceRetryWait, "quote \" backslash \\ newline \n tab \t nul \x00 bell \a, é, 日本, bytes \xff\xfe, [],{}", ""},
 		} {
 			o := readyOccurrence(sc, i, store.LaneStrict)
 			mustInsertOccurrences(t, s, 1, o)
 			c := mustClaim(t, s, "tenant-a", 1, at(time.Hour))[0]
 			now := at(time.Hour + time.Second)
 			p := store.FinishParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: 1,
-				Result: tc.result, Error: tc.errMsg, State: tc.state, Now: now}
+				Result: tc.result, Error: tc.errMsg, State: tc.state, Now: now, DeadReason: tc.reason}
 			want := c.Occurrence
-			want.State = tc.state
+			// The occurrence carries the reason it died and the error of
+			// its latest attempt, in the finish's answer as on a read.
+			want.State, want.DeadReason, want.LastError = tc.state, tc.reason, tc.errMsg
 			if tc.state == store.OccurrenceRetryWait {
 				p.RetryAt = at(2 * time.Hour)
 				want.AvailableAt = p.RetryAt
@@ -498,6 +504,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 			}
 			res := mustFinish(t, s, p)
 			assertOccurrence(t, fmt.Sprintf("%s/%s", tc.result, tc.state), res[0].Occurrence, want)
+			assertOccurrence(t, fmt.Sprintf("%s/%s stored", tc.result, tc.state), mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), want)
 			att := c.Attempt
 			att.Result, att.Error, att.FinishedAt = tc.result, tc.errMsg, now
 			assertAttempts(t, s, "tenant-a", o.OccurrenceID, att)
@@ -720,7 +727,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		}
 		wantErr(t, "the CANCELED finish", res[0].Err, nil)
 		want := c1.Occurrence
-		want.State, want.FinishedAt = store.OccurrenceCanceled, now.Add(time.Second)
+		want.State, want.FinishedAt, want.LastError = store.OccurrenceCanceled, now.Add(time.Second), "stopped: superseded"
 		assertOccurrence(t, "canceled by its nack", res[0].Occurrence, want)
 		assertOccurrence(t, "stored after the nack", mustGetOccurrence(t, s, "tenant-a", o1.OccurrenceID), want)
 		att := c1.Attempt
@@ -757,15 +764,15 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		mustInsertOccurrences(t, s, 1, o)
 		c1 := mustClaim(t, s, "tenant-a", 1, at(0))[0] // lease until 30 s
 
-		mustExpire(t, s, at(testLease-time.Millisecond), 10, 0)
-		mustExpire(t, s, at(testLease), 10, 1)
+		mustExpire(t, s, at(testLease-time.Millisecond), 10, store.ExpireResult{})
+		mustExpire(t, s, at(testLease), 10, store.ExpireResult{Expired: 1, Requeued: 1})
 		want := c1.Occurrence
 		want.State, want.AvailableAt = store.OccurrenceEnqueued, at(testLease)
 		assertOccurrence(t, "after the lease expired", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), want)
 		a1 := c1.Attempt
 		a1.Result, a1.FinishedAt = store.ResultLeaseExpired, at(testLease)
 		assertAttempts(t, s, "tenant-a", o.OccurrenceID, a1)
-		mustExpire(t, s, at(time.Hour), 10, 0) // nothing left to expire
+		mustExpire(t, s, at(time.Hour), 10, store.ExpireResult{}) // nothing left to expire
 
 		// The late worker is refused.
 		_, err := s.Heartbeat(ctx, store.HeartbeatParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: 1, Lease: testLease, Now: at(31 * time.Second)})
@@ -782,9 +789,9 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		if c2.Attempt.Attempt != 2 {
 			t.Fatalf("claim after expiry: attempt %d, want 2", c2.Attempt.Attempt)
 		}
-		mustExpire(t, s, at(70*time.Second), 10, 1)
+		mustExpire(t, s, at(70*time.Second), 10, store.ExpireResult{Expired: 1, Dead: 1})
 		want = c2.Occurrence
-		want.State, want.FinishedAt = store.OccurrenceDead, at(70*time.Second)
+		want.State, want.FinishedAt, want.DeadReason = store.OccurrenceDead, at(70*time.Second), store.DeadAttemptsExhausted
 		assertOccurrence(t, "after the last attempt expired", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), want)
 	})
 
@@ -799,9 +806,10 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		late := readyOccurrence(sc, 1, store.LaneStrict)  // deadline at 11 min
 		mustInsertOccurrences(t, s, 2, early, late)
 		mustClaim(t, s, "tenant-a", 2, at(9*time.Minute+30*time.Second)) // leases until 10 min
-		mustExpire(t, s, at(10*time.Minute), 10, 2)
-		if o := mustGetOccurrence(t, s, "tenant-a", early.OccurrenceID); o.State != store.OccurrenceDead || !o.FinishedAt.Equal(at(10*time.Minute)) {
-			t.Errorf("past its deadline: %s at %v, want DEAD", o.State, o.FinishedAt)
+		mustExpire(t, s, at(10*time.Minute), 10, store.ExpireResult{Expired: 2, Requeued: 1, Dead: 1})
+		if o := mustGetOccurrence(t, s, "tenant-a", early.OccurrenceID); o.State != store.OccurrenceDead || !o.FinishedAt.Equal(at(10*time.Minute)) ||
+			o.DeadReason != store.DeadDeadlinePassed {
+			t.Errorf("past its deadline: %s (%q) at %v, want DEAD (deadline_passed)", o.State, o.DeadReason, o.FinishedAt)
 		}
 		if o := mustGetOccurrence(t, s, "tenant-a", late.OccurrenceID); o.State != store.OccurrenceEnqueued {
 			t.Errorf("before its deadline: %s, want ENQUEUED", o.State)
@@ -827,13 +835,13 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 			}
 			ids = append(ids, o.OccurrenceID)
 		}
-		mustExpire(t, s, at(time.Minute), 2, 2)
+		mustExpire(t, s, at(time.Minute), 2, store.ExpireResult{Expired: 2, Requeued: 2})
 		for i, st := range []store.OccurrenceState{store.OccurrenceRunning, store.OccurrenceEnqueued, store.OccurrenceEnqueued} {
 			if got := mustGetOccurrence(t, s, "tenant-a", ids[i]).State; got != st {
 				t.Errorf("occurrence %d: %s, want %s (oldest leases first)", i, got, st)
 			}
 		}
-		mustExpire(t, s, at(time.Minute), 2, 1)
+		mustExpire(t, s, at(time.Minute), 2, store.ExpireResult{Expired: 1, Requeued: 1})
 	})
 
 	// The expired lease of an occurrence whose schedule has moved on (a
@@ -874,7 +882,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		last.Payload = []byte(`{"v":3}`)
 		mustUpdate(t, s, last, 2, at(10*time.Second), nil)
 
-		mustExpire(t, s, at(testLease), 10, 4)
+		mustExpire(t, s, at(testLease), 10, store.ExpireResult{Expired: 4, Requeued: 1, Canceled: 3})
 		for i, o := range occs[:3] {
 			c := claimed[o.OccurrenceID]
 			want := c.Occurrence
@@ -903,7 +911,10 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		mustInsertOccurrences(t, s, 1, o)
 		mustClaim(t, s, "tenant-a", 1, at(0))
 		mustFinish(t, s, store.FinishParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: 1,
-			Result: store.ResultFailedPermanent, Error: "bad input", State: store.OccurrenceDead, Now: at(time.Second)})
+			Result: store.ResultFailedPermanent, Error: "bad input", State: store.OccurrenceDead, DeadReason: store.DeadPermanentFailure, Now: at(time.Second)})
+		if got := mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID); got.DeadReason != store.DeadPermanentFailure || got.LastError != "bad input" {
+			t.Errorf("DEAD before the replay: reason %q, last error %q", got.DeadReason, got.LastError)
+		}
 
 		// Hours later, past the deadline counted from the scheduled time.
 		now := at(5*time.Hour + 123*time.Millisecond)
@@ -917,6 +928,11 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 			!want.EnqueuedAt.Equal(o.EnqueuedAt) || !want.FirstClaimedAt.Equal(at(0)) {
 			t.Errorf("replayed occurrence: %+v", want)
 		}
+		// The replay clears the reason it died; its latest attempt, and so
+		// its last error, are still the failed one's.
+		if want.DeadReason != "" || want.LastError != "bad input" {
+			t.Errorf("replayed occurrence: reason %q, last error %q; want none and the failed attempt's", want.DeadReason, want.LastError)
+		}
 		assertOccurrence(t, "ReplayOccurrence's answer", *got, want)
 
 		// The next claim is attempt 2, and the retry policy counts afresh:
@@ -926,7 +942,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		if len(c) != 1 || c[0].Attempt.Attempt != 2 || c[0].Occurrence.OccurrenceID != o.OccurrenceID {
 			t.Fatalf("claim after replay: %+v", c)
 		}
-		mustExpire(t, s, now.Add(testLease), 10, 1)
+		mustExpire(t, s, now.Add(testLease), 10, store.ExpireResult{Expired: 1, Requeued: 1})
 		if got := mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID); got.State != store.OccurrenceEnqueued {
 			t.Errorf("after attempt 2 expired: %s, want ENQUEUED", got.State)
 		}
@@ -934,9 +950,9 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		if len(c) != 1 || c[0].Attempt.Attempt != 3 {
 			t.Fatalf("third claim: %+v", c)
 		}
-		mustExpire(t, s, now.Add(2*testLease), 10, 1)
-		if got := mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID); got.State != store.OccurrenceDead {
-			t.Errorf("after attempt 3 expired: %s, want DEAD (2 attempts since the replay)", got.State)
+		mustExpire(t, s, now.Add(2*testLease), 10, store.ExpireResult{Expired: 1, Dead: 1})
+		if got := mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID); got.State != store.OccurrenceDead || got.DeadReason != store.DeadAttemptsExhausted {
+			t.Errorf("after attempt 3 expired: %s (%q), want DEAD (attempts_exhausted: 2 attempts since the replay)", got.State, got.DeadReason)
 		}
 		atts, err := s.ListAttempts(ctx, "tenant-a", o.OccurrenceID)
 		if err != nil || len(atts) != 3 {
@@ -1117,11 +1133,20 @@ func mustFinish(t *testing.T, s Store, ps ...store.FinishParams) []store.FinishR
 	return res
 }
 
-func mustExpire(t *testing.T, s Store, now time.Time, limit, want int) {
+// mustExpire runs ExpireLeases and wants exactly the counts want. Every
+// expired attempt's occurrence ends one way, so Expired is always the sum
+// of the others.
+func mustExpire(t *testing.T, s Store, now time.Time, limit int, want store.ExpireResult) {
 	t.Helper()
-	n, err := s.ExpireLeases(t.Context(), now, limit)
-	if err != nil || n != want {
-		t.Fatalf("ExpireLeases(%v, %d) = %d, %v; want %d", now, limit, n, err, want)
+	got, err := s.ExpireLeases(t.Context(), now, limit)
+	if err != nil {
+		t.Fatalf("ExpireLeases(%v, %d): %v", now, limit, err)
+	}
+	if got.Expired != got.Requeued+got.Dead+got.Canceled {
+		t.Errorf("ExpireLeases(%v, %d) = %+v: Expired is not Requeued+Dead+Canceled", now, limit, got)
+	}
+	if got != want {
+		t.Fatalf("ExpireLeases(%v, %d) = %+v, want %+v", now, limit, got, want)
 	}
 }
 

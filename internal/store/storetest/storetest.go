@@ -30,6 +30,7 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("Queue", func(t *testing.T) { t.Parallel(); testQueue(t, open) })
 	t.Run("Isolation", func(t *testing.T) { t.Parallel(); testIsolation(t, open) })
 	t.Run("Nodes", func(t *testing.T) { t.Parallel(); testNodes(t, open) })
+	t.Run("Seeing", func(t *testing.T) { t.Parallel(); testSeeing(t, open) })
 
 	t.Run("InsertGetSchedule", func(t *testing.T) {
 		t.Parallel()
@@ -296,7 +297,7 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 			store.OccurrenceSucceeded, store.OccurrenceRetryWait, store.OccurrenceDead,
 			store.OccurrenceMissed, store.OccurrenceCanceled, store.OccurrenceSkippedOverlap,
 		} {
-			for _, lane := range []store.Lane{store.LaneStrict, store.LaneFlexible, store.LaneCatchUp} {
+			for li, lane := range []store.Lane{store.LaneStrict, store.LaneFlexible, store.LaneCatchUp} {
 				o := NewOccurrence(sc, at)
 				o.State, o.Lane = st, lane
 				o.EnqueuedAt = at.Add(10 * time.Millisecond)
@@ -307,6 +308,9 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 				o.ShardEpoch = int64(len(batch) + 1)
 				o.RetryFrom = at.Add(40 * time.Millisecond)
 				o.OverlapPolicy = []store.OverlapPolicy{store.OverlapAllow, store.OverlapSkipIfRunning, store.OverlapQueueOne}[len(batch)%3]
+				if st == store.OccurrenceDead {
+					o.DeadReason = []store.DeadReason{store.DeadPermanentFailure, store.DeadAttemptsExhausted, store.DeadDeadlinePassed}[li]
+				}
 				batch = append(batch, o)
 				at = at.Add(time.Minute)
 			}

@@ -87,12 +87,13 @@ CREATE UNIQUE INDEX schedules_name
 CREATE INDEX schedules_due
     ON schedules (shard, next_run_at, schedule_id) WHERE state = 'ACTIVE';
 
--- One scheduled time. occurrence_id is derived from the UNIQUE triple
--- (store.OccurrenceID), so a second insert of the same firing is a no-op.
--- The natural key is declared as (schedule_id, scheduled_for,
--- schedule_version), so that its index keeps one schedule's occurrences in
--- time order (the reconciler, listing, the latest firing an update starts
--- after, read backwards).
+-- One scheduled time. occurrence_id is derived from the UNIQUE natural key
+-- (store.OccurrenceID; store.ManualOccurrenceID for a manual one), so a
+-- second insert of the same firing is a no-op. The natural key is declared
+-- as (schedule_id, scheduled_for, schedule_version, trigger_key), so that
+-- its index keeps one schedule's occurrences in time order (the
+-- reconciler, listing, the latest firing an update starts after, read
+-- backwards).
 --
 -- No FOREIGN KEY to schedules, as in SQLite: CommitPlan writes occurrences
 -- only for schedules whose conditional write applied in the same
@@ -125,6 +126,15 @@ CREATE TABLE occurrences (
     attempt_floor    BIGINT  NOT NULL DEFAULT 0 CHECK (attempt_floor >= 0 AND attempt_floor <= attempt_count),
     -- Where the retry deadline counts from: scheduled_for, or the last replay.
     retry_from       BIGINT  NOT NULL,
+    -- A manual occurrence's trigger key (a trigger outside the timetable);
+    -- '' for every firing the planner writes. Part of the natural key, so a
+    -- manual occurrence never collides with the planner's firing of the
+    -- same second.
+    trigger_key      TEXT COLLATE "C" NOT NULL DEFAULT '',
+    -- Why the occurrence went DEAD ('' otherwise): written by the finish or
+    -- the lease expiry that made it DEAD, kept when a purge cancels it,
+    -- cleared by a replay.
+    dead_reason      TEXT    NOT NULL DEFAULT '',
     -- True while the occurrence is not finished, for the partial index
     -- occurrences_open. Generated: no statement sets it.
     open             BOOLEAN GENERATED ALWAYS AS (state IN ('SCHEDULED', 'ENQUEUED', 'RUNNING', 'RETRY_WAIT')) STORED,
@@ -139,7 +149,7 @@ CREATE TABLE occurrences (
     att_finished_at  BIGINT,
     att_result       TEXT    CHECK (att_result IN ('SUCCEEDED', 'FAILED_RETRYABLE', 'FAILED_PERMANENT', 'LEASE_EXPIRED')),
     att_error        BYTEA   NOT NULL DEFAULT ''::bytea,
-    UNIQUE (schedule_id, scheduled_for, schedule_version)
+    UNIQUE (schedule_id, scheduled_for, schedule_version, trigger_key)
 );
 
 -- Claims: a tenant's queue's claimable occurrences per lane, oldest first,
@@ -157,8 +167,14 @@ CREATE INDEX occurrences_open ON occurrences (schedule_id)
 CREATE INDEX occurrences_lease ON occurrences (lease_expires_at)
     WHERE state = 'RUNNING';
 
--- The dead-letter queue of a tenant's queue.
-CREATE INDEX occurrences_dead ON occurrences (tenant_id, queue)
+-- The dead-letter queue of a tenant, in its listing's order (scheduled_for,
+-- occurrence_id): a page of it, either way and from any position, is a walk
+-- of the index from the page's key that stops at the page's end, never a
+-- sort of the whole queue; the queue and schedule filters are checked on
+-- the way. It also counts a tenant's DEAD ones and picks those a purge
+-- takes, oldest first. Only DEAD rows are in it: the hot paths never write
+-- it, only a finish or an expiry that kills, and a replay or a purge.
+CREATE INDEX occurrences_dead ON occurrences (tenant_id, scheduled_for, occurrence_id)
     WHERE state = 'DEAD';
 
 -- A tenant's occurrences waiting to retry (the tenant's retry budget).
@@ -203,6 +219,18 @@ CREATE TABLE nodes (
     last_heartbeat  BIGINT NOT NULL,
     expires_at      BIGINT NOT NULL,
     clock_offset_ms BIGINT NOT NULL DEFAULT 0
+);
+
+-- Per-minute figures (store.StatsStore): each node upserts its row for the
+-- minute as it goes on, and prunes the old ones, so that any node can
+-- answer for the whole cluster. data is the engine's own encoding, opaque
+-- here. The key leads with the minute: every read is a range of recent
+-- minutes (in minute order) and every prune a range of old ones.
+CREATE TABLE stat_minutes (
+    node_id TEXT COLLATE "C" NOT NULL CHECK (node_id <> ''),
+    minute  BIGINT NOT NULL,
+    data    BYTEA  NOT NULL CHECK (octet_length(data) <= 65536),
+    PRIMARY KEY (minute, node_id)
 );
 
 -- Cluster-wide settings, written once. 'shards' is the number of logical

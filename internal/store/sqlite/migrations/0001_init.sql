@@ -125,14 +125,16 @@ BEGIN
     WHERE new.state = 'ACTIVE' AND new.next_run_at IS NOT NULL;
 END;
 
--- One scheduled time. occurrence_id is derived from the UNIQUE triple
--- (store.OccurrenceID), so a second insert of the same firing is a no-op.
+-- One scheduled time. occurrence_id is derived from the UNIQUE natural key
+-- (store.OccurrenceID; store.ManualOccurrenceID for a manual one), so a
+-- second insert of the same firing is a no-op.
 --
 -- The natural key is declared as (schedule_row, scheduled_for,
--- schedule_version). schedule_row stands for schedule_id: each names the
--- other, for ever (schedules.row is never reused nor changed, and
+-- schedule_version, trigger_key). schedule_row stands for schedule_id: each
+-- names the other, for ever (schedules.row is never reused nor changed, and
 -- schedule_id is UNIQUE there), so this is SPEC's UNIQUE(schedule_id,
--- schedule_version, scheduled_for), keyed by an integer: the index is
+-- schedule_version, scheduled_for), keyed by an integer, with the manual
+-- trigger's key added (see trigger_key): the index is
 -- written by every occurrence, and its text keys shared long prefixes
 -- (sch_...), so every comparison on the way down read them byte by byte
 -- (docs/engine.md, speed, has the figures). The order keeps one
@@ -201,7 +203,20 @@ CREATE TABLE occurrences (
     att_finished_at  INTEGER,
     att_result       TEXT,
     att_error        TEXT    NOT NULL DEFAULT '',
-    UNIQUE (schedule_row, scheduled_for, schedule_version)
+    -- The key of a manual occurrence (a trigger outside the timetable):
+    -- the caller's idempotency key or a random one; '' for every firing
+    -- the planner writes. Last in the natural key, so a manual occurrence
+    -- never takes the place of the planner's firing of the same second.
+    -- Its id hashes the schedule and this key alone (not the time), so
+    -- a retried trigger, a second later, names the same row: the insert
+    -- finds the id taken and leaves it be (insert.go). '' costs the
+    -- natural key's index one byte per entry.
+    trigger_key      TEXT    NOT NULL DEFAULT '',
+    -- Why the occurrence went DEAD (store.DeadReason), written with the
+    -- DEAD state; '' otherwise. A replay clears it; a purge (DEAD ->
+    -- CANCELED) keeps it, as history.
+    dead_reason      TEXT    NOT NULL DEFAULT '',
+    UNIQUE (schedule_row, scheduled_for, schedule_version, trigger_key)
 ) STRICT;
 
 -- Claims: a tenant's queue's claimable occurrences per lane, oldest first.
@@ -221,8 +236,14 @@ CREATE INDEX occurrences_open ON occurrences (schedule_row)
 CREATE INDEX occurrences_lease ON occurrences (lease_expires_at)
     WHERE state = 'RUNNING';
 
--- The dead-letter queue of a tenant's queue.
-CREATE INDEX occurrences_dead ON occurrences (tenant_id, queue)
+-- The dead-letter queue of a tenant, in its listing's order (scheduled_for,
+-- occurrence_id): a page of it, either way and from any position, is a walk
+-- of the index that stops at the page's end, never a sort of the whole
+-- queue; the queue and schedule filters are checked on the way. It also
+-- counts a tenant's DEAD ones (covering) and picks those a purge takes. Only
+-- DEAD rows are in it, so it costs nothing on the hot paths but a finish
+-- or an expiry that kills.
+CREATE INDEX occurrences_dead ON occurrences (tenant_id, scheduled_for, occurrence_id)
     WHERE state = 'DEAD';
 
 -- A tenant's occurrences waiting to retry (the tenant's retry budget).
@@ -249,6 +270,20 @@ CREATE TABLE attempts (
     PRIMARY KEY (occurrence_id, attempt),
     CHECK ((finished_at IS NULL) = (result IS NULL))
 ) STRICT, WITHOUT ROWID;
+
+-- Each node's figures per minute (store.StatMinute), written by the node as
+-- the minute goes on and read by any node, so that any of them can answer
+-- for the whole cluster. data is the engine's own encoding, opaque here.
+-- The key is (minute, node_id), minute first: both of the table's reads go
+-- by minute (the rows since a time, in minute then node order; the delete
+-- of the rows before a time), and then each is one range of the key. The
+-- table is small: the nodes times the minutes the engine keeps.
+CREATE TABLE stat_minutes (
+    node_id TEXT    NOT NULL CHECK (node_id <> ''),
+    minute  INTEGER NOT NULL,
+    data    BLOB    NOT NULL CHECK (length(data) <= 65536),
+    PRIMARY KEY (minute, node_id)
+) STRICT;
 
 -- Shard leases for the planners. epoch only grows: every planner write is
 -- conditional on the epoch it holds (RELIABILITY finding 10). A system

@@ -1,0 +1,157 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sched-dev/sched/internal/store"
+)
+
+// MaxTriggerKey bounds a trigger's idempotency key, in bytes.
+const MaxTriggerKey = 200
+
+// Trigger fires a schedule now, once, outside its timetable, as `kubectl
+// create job --from=cronjob` does: a manual occurrence of the schedule's
+// current version, in the strict lane, available at once, with the
+// schedule's queue and overlap policy (decided at claim time like any
+// other). Its id depends on the schedule and key alone
+// (store.ManualOccurrenceID), so triggering again with the same key returns
+// the first occurrence (created false); an empty key is replaced by a
+// random one, so every such trigger is a new occurrence. Paused and
+// completed schedules can be triggered; a canceled one cannot.
+func (e *Engine) Trigger(ctx context.Context, tenantID, ref, key string) (*store.Occurrence, bool, error) {
+	if key != "" {
+		if err := checkText("idempotency_key", key, MaxTriggerKey, false); err != nil {
+			return nil, false, err
+		}
+	}
+	sc, err := e.Get(ctx, tenantID, ref)
+	if err != nil {
+		return nil, false, err
+	}
+	if key == "" {
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, false, fmt.Errorf("trigger %s: %w", sc.ScheduleID, err)
+		}
+		key = "auto-" + hex.EncodeToString(b[:])
+	}
+	id := store.ManualOccurrenceID(sc.ScheduleID, key)
+	if o, err := e.store.GetOccurrence(ctx, tenantID, id); err == nil {
+		return o, false, nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, false, fmt.Errorf("trigger %s: %w", sc.ScheduleID, err)
+	}
+	if sc.State == store.ScheduleCanceled {
+		return nil, false, fmt.Errorf("schedule %s is CANCELED; only a live schedule can be triggered: %w", sc.ScheduleID, ErrConflict)
+	}
+	now := e.now().Truncate(time.Millisecond)
+	at := now.Truncate(time.Second) // scheduled times are whole seconds
+	o := store.Occurrence{
+		OccurrenceID: id, TenantID: tenantID, ScheduleID: sc.ScheduleID, ScheduleVersion: sc.Version,
+		ScheduledFor: at, AvailableAt: now, EnqueuedAt: now, State: store.OccurrenceEnqueued,
+		Lane: store.LaneStrict, Queue: sc.Queue, OverlapPolicy: sc.OverlapPolicy, RetryFrom: at, TriggerKey: key,
+	}
+	n, err := e.store.InsertOccurrences(ctx, []store.Occurrence{o})
+	if err != nil || n == 0 {
+		// A concurrent trigger with the same key may have written it first.
+		if got, gerr := e.store.GetOccurrence(ctx, tenantID, id); gerr == nil && got.TriggerKey == key {
+			return got, false, nil
+		}
+		if err == nil {
+			err = fmt.Errorf("occurrence %s was not written", id)
+		}
+		return nil, false, fmt.Errorf("trigger %s: %w", sc.ScheduleID, err)
+	}
+	e.metrics.Triggers.Inc()
+	e.notify.broadcast()
+	got, err := e.store.GetOccurrence(ctx, tenantID, id)
+	if err != nil {
+		return nil, false, fmt.Errorf("trigger %s: read back: %w", sc.ScheduleID, err)
+	}
+	return got, true, nil
+}
+
+// DLQFilter selects a tenant's dead-letter entries; empty fields match all.
+type DLQFilter struct {
+	TenantID   string
+	ScheduleID string
+	Queue      string
+}
+
+// ReplayDead replays every DEAD occurrence f matches, each as Replay does
+// (same id, a new attempt, a fresh set of retries), and returns their ids.
+// It is idempotent: what it replayed is no longer DEAD, so running it again
+// replays only what died since.
+func (e *Engine) ReplayDead(ctx context.Context, f DLQFilter) ([]string, error) {
+	var ids []string
+	p := store.ListOccurrencesParams{TenantID: f.TenantID, ScheduleID: f.ScheduleID, Queue: f.Queue,
+		State: store.OccurrenceDead, Limit: store.MaxListLimit}
+	for {
+		page, err := e.store.ListOccurrences(ctx, p)
+		if err != nil {
+			return ids, fmt.Errorf("replay the dead-letter queue: %w", err)
+		}
+		for i := range page {
+			if _, err := e.Replay(ctx, f.TenantID, page[i].OccurrenceID); err != nil {
+				if errors.Is(err, store.ErrConflict) {
+					continue // replayed or purged meanwhile
+				}
+				return ids, err
+			}
+			ids = append(ids, page[i].OccurrenceID)
+		}
+		if len(page) < p.Limit {
+			return ids, nil
+		}
+		last := page[len(page)-1]
+		p.After = &store.OccurrenceKey{ScheduledFor: last.ScheduledFor, OccurrenceID: last.OccurrenceID}
+	}
+}
+
+// PurgeDead takes every DEAD occurrence f matches out of the dead-letter
+// queue: each becomes CANCELED, keeping its dead reason and attempts as
+// history. It returns how many.
+func (e *Engine) PurgeDead(ctx context.Context, f DLQFilter) (int, error) {
+	total := 0
+	for {
+		n, err := e.store.PurgeDead(ctx, store.PurgeDeadParams{TenantID: f.TenantID, ScheduleID: f.ScheduleID, Queue: f.Queue,
+			Now: e.now().Truncate(time.Millisecond), Limit: store.MaxListLimit})
+		total += n
+		e.metrics.Purged.Add(float64(n))
+		if err != nil {
+			return total, fmt.Errorf("purge the dead-letter queue: %w", err)
+		}
+		if n < store.MaxListLimit {
+			return total, nil
+		}
+	}
+}
+
+// NextFire is the next firing of sc not yet delivered: the earliest
+// occurrence of its current version on the queue and never claimed (it may
+// be overdue, waiting for a worker), else its planner cursor. Zero when
+// the schedule will not fire again. Manual occurrences are not part of the
+// timetable and do not count.
+func (e *Engine) NextFire(ctx context.Context, sc *store.Schedule) (time.Time, error) {
+	if sc.State != store.ScheduleActive {
+		return time.Time{}, nil
+	}
+	occs, err := e.store.ListOccurrences(ctx, store.ListOccurrencesParams{
+		TenantID: sc.TenantID, ScheduleID: sc.ScheduleID, State: store.OccurrenceEnqueued, Limit: 20,
+	})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("next firing of %s: %w", sc.ScheduleID, err)
+	}
+	for i := range occs {
+		o := &occs[i]
+		if o.ScheduleVersion == sc.Version && o.AttemptCount == 0 && !o.Manual() {
+			return o.ScheduledFor, nil
+		}
+	}
+	return sc.NextRunAt, nil
+}

@@ -1,0 +1,332 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/sched-dev/sched/internal/metrics"
+	"github.com/sched-dev/sched/internal/store"
+)
+
+// Cluster-wide figures. Each node counts what it does per minute (lag
+// histograms, events, its last planner pass) and writes the current
+// minutes to the store every StatsEvery (store.StatMinute), keeping two
+// hours; Status adds every node's rows up. The queue itself (depth, the
+// oldest ready occurrence, the due backlog) is read from the store
+// (store.Snapshot), reused for StatsEvery so that status, top and
+// Prometheus scrapes cost at most one snapshot per period. So any node
+// answers for the whole cluster, and a node that restarts loses at most
+// the figures of its last StatsEvery.
+
+// statsKeep is how long per-minute figures stay in the store.
+const statsKeep = 2 * time.Hour
+
+// events counts what happened in a minute.
+type events struct {
+	Materialized   int64 `json:"materialized,omitempty"`
+	Missed         int64 `json:"missed,omitempty"` // rows and counted
+	SkippedOverlap int64 `json:"skipped_overlap,omitempty"`
+	Claims         int64 `json:"claims,omitempty"`
+	Acks           int64 `json:"acks,omitempty"`
+	Dead           int64 `json:"dead,omitempty"`
+	Redeliveries   int64 `json:"redeliveries,omitempty"`
+}
+
+func (a *events) add(b events) {
+	a.Materialized += b.Materialized
+	a.Missed += b.Missed
+	a.SkippedOverlap += b.SkippedOverlap
+	a.Claims += b.Claims
+	a.Acks += b.Acks
+	a.Dead += b.Dead
+	a.Redeliveries += b.Redeliveries
+}
+
+// minuteFigures is one node's figures for one minute: StatMinute.Data.
+// Lag histograms count samples per bucket of metrics.LagBuckets (one more
+// entry for +Inf).
+type minuteFigures struct {
+	ScheduleLag []int64     `json:"schedule_lag,omitempty"`
+	DeliveryLag []int64     `json:"delivery_lag,omitempty"`
+	Events      events      `json:"events"`
+	LastPass    *PassFigure `json:"last_pass,omitempty"`
+}
+
+// PassFigure is the figures of one planner pass.
+type PassFigure struct {
+	At           time.Time     `json:"at"`
+	Duration     time.Duration `json:"duration"`
+	Shards       int           `json:"shards"`
+	Schedules    int           `json:"schedules"`
+	Materialized int           `json:"materialized"`
+	Missed       int           `json:"missed"`
+	// HorizonSlack is the latest firing written by the pass minus its
+	// start; zero when it wrote none.
+	HorizonSlack time.Duration `json:"horizon_slack"`
+}
+
+// recorder keeps this node's figures of the minutes not yet written.
+type recorder struct {
+	mu       sync.Mutex
+	minutes  map[int64]*minuteFigures // by the minute's start, unix ms
+	lastPass *PassFigure
+}
+
+// lagKind names one of a minute's lag histograms.
+type lagKind int
+
+const (
+	scheduleLag lagKind = iota // enqueued_at - scheduled_for
+	deliveryLag                // first claim - scheduled_for
+)
+
+func (r *recorder) at(now time.Time) *minuteFigures {
+	k := now.Truncate(time.Minute).UnixMilli()
+	if r.minutes == nil {
+		r.minutes = map[int64]*minuteFigures{}
+	}
+	f := r.minutes[k]
+	if f == nil {
+		f = &minuteFigures{}
+		r.minutes[k] = f
+	}
+	return f
+}
+
+func (r *recorder) add(now time.Time, fn func(*minuteFigures)) {
+	r.mu.Lock()
+	fn(r.at(now))
+	r.mu.Unlock()
+}
+
+// addLags adds a batch's lag samples (counts per bucket, nil for none) to
+// the minute's histogram of kind.
+func (f *minuteFigures) addLags(kind lagKind, counts []int64) {
+	if counts == nil {
+		return
+	}
+	h := &f.ScheduleLag
+	if kind == deliveryLag {
+		h = &f.DeliveryLag
+	}
+	if *h == nil {
+		*h = make([]int64, len(metrics.LagBuckets)+1)
+	}
+	addCounts(*h, counts)
+}
+
+func (r *recorder) pass(p PassFigure) {
+	r.mu.Lock()
+	r.lastPass = &p
+	r.at(p.At)
+	r.mu.Unlock()
+}
+
+// take returns the rows to write for node at now: every minute held, the
+// current one with the last pass. Minutes before the current one are
+// dropped from memory once taken: they are complete.
+func (r *recorder) take(node string, now time.Time) ([]store.StatMinute, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cur := now.Truncate(time.Minute).UnixMilli()
+	if r.lastPass != nil {
+		r.at(now).LastPass = r.lastPass
+	}
+	rows := make([]store.StatMinute, 0, len(r.minutes))
+	for k, f := range r.minutes {
+		b, err := json.Marshal(f)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, store.StatMinute{NodeID: node, Minute: time.UnixMilli(k).UTC(), Data: b})
+		if k < cur {
+			delete(r.minutes, k)
+		}
+	}
+	return rows, nil
+}
+
+// flushStats writes this node's current figures to the store. A failure is
+// logged: the figures of a minute are rewritten whole at the next flush,
+// except a past minute's, which is lost (figures, not records).
+func (e *Engine) flushStats(ctx context.Context) {
+	now := e.now()
+	rows, err := e.rec.take(e.cfg.NodeID, now)
+	if err == nil && len(rows) > 0 {
+		err = e.store.WriteStatMinutes(ctx, rows, now.Add(-statsKeep))
+	}
+	if err != nil && ctx.Err() == nil {
+		e.NoteStoreErr(err)
+		e.log.Warn("write this node's figures", "err", err)
+	}
+}
+
+func (e *Engine) flushStatsLoop(ctx context.Context) {
+	for {
+		t := e.clock.NewTimer(e.cfg.StatsEvery)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+		e.flushStats(ctx)
+	}
+}
+
+// snapshotCache holds the store's last snapshot for StatsEvery.
+type snapshotCache struct {
+	mu   sync.Mutex
+	at   time.Time // the engine's clock when it was read
+	snap store.Snapshot
+	now  time.Time // the snapshot's Now
+}
+
+// Snapshot returns the store's snapshot of the queue as of at most
+// StatsEvery ago, and the time it was taken at.
+func (e *Engine) Snapshot(ctx context.Context) (store.Snapshot, time.Time, error) {
+	c := &e.snap
+	c.mu.Lock() // held while reading: concurrent callers wait for one read
+	defer c.mu.Unlock()
+	local := e.clock.Now()
+	if !c.at.IsZero() && local.Sub(c.at) < e.cfg.StatsEvery && !local.Before(c.at) {
+		return c.snap, c.now, nil
+	}
+	now := e.now().Truncate(time.Millisecond)
+	s, err := e.store.Snapshot(ctx, store.SnapshotParams{Now: now, Buckets: 60})
+	if err != nil {
+		e.NoteStoreErr(err)
+		return store.Snapshot{}, time.Time{}, fmt.Errorf("snapshot of the queue: %w", err)
+	}
+	c.at, c.snap, c.now = local, s, now
+	return s, now, nil
+}
+
+// Status is the cluster's state as Status computes it.
+type Status struct {
+	Now     time.Time
+	StatsAt time.Time // when Snapshot was taken
+	Nodes   []store.Node
+	Leases  []store.ShardLease
+	// LastPass is each node's last planner pass, by node id, as the node
+	// last wrote it.
+	LastPass map[string]*PassFigure
+	Snapshot store.Snapshot
+
+	// Lag histograms (counts per bucket of metrics.LagBuckets, one more
+	// for +Inf) over the last minute and the last hour.
+	ScheduleLagMinute, ScheduleLagHour []int64
+	DeliveryLagMinute, DeliveryLagHour []int64
+	LastMinute, LastHour               events
+	// MinuteWindow is how much time LastMinute covers: the current clock
+	// minute so far and the whole previous one (60 to 120 s), since the
+	// figures are kept per clock minute.
+	MinuteWindow time.Duration
+}
+
+// EventCounts are the events of a window, as Status reports them.
+type EventCounts = events
+
+// Status computes the cluster's figures from the store. It first writes
+// this node's own figures, so the node that answers is never behind.
+func (e *Engine) Status(ctx context.Context) (*Status, error) {
+	e.flushStats(ctx)
+	snap, at, err := e.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := e.store.ListNodes(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("status: nodes: %w", err)
+	}
+	leases, err := e.store.ListShardLeases(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("status: shard leases: %w", err)
+	}
+	now := e.now()
+	rows, err := e.store.ReadStatMinutes(ctx, now.Add(-time.Hour).Truncate(time.Minute))
+	if err != nil {
+		return nil, fmt.Errorf("status: figures: %w", err)
+	}
+	st := &Status{Now: now, StatsAt: at, Nodes: nodes, Leases: leases, Snapshot: snap, LastPass: map[string]*PassFigure{}}
+	minuteFrom := now.Truncate(time.Minute).Add(-time.Minute)
+	st.MinuteWindow = now.Sub(minuteFrom)
+	hourFrom := now.Add(-time.Hour)
+	n := len(metrics.LagBuckets) + 1
+	st.ScheduleLagMinute, st.ScheduleLagHour = make([]int64, n), make([]int64, n)
+	st.DeliveryLagMinute, st.DeliveryLagHour = make([]int64, n), make([]int64, n)
+	for _, r := range rows {
+		var f minuteFigures
+		if err := json.Unmarshal(r.Data, &f); err != nil {
+			e.log.Warn("status: unreadable figures; skipped", "node", r.NodeID, "minute", r.Minute, "err", err)
+			continue
+		}
+		if f.LastPass != nil { // rows come by minute: the last one wins
+			st.LastPass[r.NodeID] = f.LastPass
+		}
+		// A minute counts in the last hour when it ends after the hour's
+		// start.
+		if r.Minute.Add(time.Minute).After(hourFrom) {
+			addCounts(st.ScheduleLagHour, f.ScheduleLag)
+			addCounts(st.DeliveryLagHour, f.DeliveryLag)
+			st.LastHour.add(f.Events)
+		}
+		if !r.Minute.Before(minuteFrom) {
+			addCounts(st.ScheduleLagMinute, f.ScheduleLag)
+			addCounts(st.DeliveryLagMinute, f.DeliveryLag)
+			st.LastMinute.add(f.Events)
+		}
+	}
+	return st, nil
+}
+
+func addCounts(dst, src []int64) {
+	for i := range src {
+		if i < len(dst) {
+			dst[i] += src[i]
+		}
+	}
+}
+
+// gauges are the store-backed gauges of the metrics (metrics.GaugeSource).
+func (e *Engine) gauges(ctx context.Context) (metrics.Gauges, error) {
+	snap, at, err := e.Snapshot(ctx)
+	if err != nil {
+		return metrics.Gauges{}, err
+	}
+	g := metrics.Gauges{DueBacklog: map[int]int64{}}
+	type sl struct{ state, lane string }
+	sums := map[sl]int64{}
+	for _, d := range snap.Depth {
+		sums[sl{string(d.State), string(d.Lane)}] += d.Count
+		if d.State == store.OccurrenceDead {
+			g.DLQ += d.Count
+		}
+	}
+	for k, n := range sums {
+		g.Occurrences = append(g.Occurrences, metrics.StateLaneCount{State: k.state, Lane: k.lane, Count: n})
+	}
+	sort.Slice(g.Occurrences, func(i, j int) bool {
+		a, b := g.Occurrences[i], g.Occurrences[j]
+		return a.State < b.State || a.State == b.State && a.Lane < b.Lane
+	})
+	if o := snap.OldestReady; o != nil {
+		g.OldestReady = max(at.Sub(o.AvailableAt), 0)
+	}
+	for _, w := range []int{1, 5, 15, 60} {
+		var n int64
+		for i := 0; i < w && i < len(snap.DueBacklog); i++ {
+			n += snap.DueBacklog[i]
+		}
+		g.DueBacklog[w] = n
+	}
+	for _, l := range e.planner.heldLeases() {
+		g.Shards = append(g.Shards, metrics.ShardLease{Shard: l.Shard, Epoch: l.Epoch})
+	}
+	e.metrics.ClockOffset.Set(e.ClockOffset().Seconds())
+	return g, nil
+}

@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"testing"
+	"time"
+
+	"github.com/sched-dev/sched/internal/store"
+)
+
+// TestStatusAnswersForTheCluster runs two nodes on one store: each counts
+// what it does, and either one's Status adds up both, so it does not
+// matter which node a client asks.
+func TestStatusAnswersForTheCluster(t *testing.T) {
+	start := time.Date(2027, 1, 4, 9, 0, 0, 0, time.UTC)
+	a := newHarness(t, start, func(c *Config) { c.NodeID = "node-a" })
+	b := &harness{t: t, ctx: a.ctx, clk: a.clk, st: a.st, path: a.path}
+	var err error
+	b.e, err = New(a.ctx, Config{Store: a.st, Clock: a.clk, Shards: 4, Horizon: time.Minute, NodeID: "node-b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.create(every("tick", "1s"))
+	a.plan() // node-a takes the shards (node-b has not joined) and materializes a minute
+	a.clk.Advance(10 * time.Second)
+	gotA := a.claim("q", 4) // 4 first deliveries by node-a
+	gotB, err := b.e.Claim(a.ctx, ClaimRequest{TenantID: tenant, Queue: "q", WorkerID: "w2", Limit: 3, Lease: time.Minute})
+	if err != nil || len(gotA) != 4 || len(gotB) != 3 {
+		t.Fatalf("claims: %d by a, %d by b, %v", len(gotA), len(gotB), err)
+	}
+	if _, err := b.e.AckBatch(a.ctx, tenant, []AckItem{{OccurrenceID: gotB[0].Occurrence.OccurrenceID, Attempt: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	// Each node's figures reach the store on its own timer (Status writes
+	// the answering node's first).
+	a.e.flushStats(a.ctx)
+	b.e.flushStats(a.ctx)
+	for name, h := range map[string]*harness{"node-a": a, "node-b": b} {
+		st, err := h.e.Status(a.ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		ev := st.LastHour
+		if ev.Claims != 7 || ev.Acks != 1 || ev.Materialized < 60 {
+			t.Errorf("%s: last hour %+v; want 7 claims, 1 ack, a minute materialized", name, ev)
+		}
+		if n := sum(st.DeliveryLagMinute); n != 7 {
+			t.Errorf("%s: %d delivery lag samples in the last minute, want 7", name, n)
+		}
+		if n := sum(st.ScheduleLagHour); n < 60 {
+			t.Errorf("%s: %d schedule lag samples, want a minute's", name, n)
+		}
+		if st.LastPass["node-a"] == nil || st.LastPass["node-a"].Materialized < 60 {
+			t.Errorf("%s: node-a's last pass %+v", name, st.LastPass["node-a"])
+		}
+		if o := st.Snapshot.OldestReady; o == nil || !o.AvailableAt.Equal(start.Add(8*time.Second)) {
+			t.Errorf("%s: oldest ready %+v, want the firing at +8s (1 to 7 were claimed)", name, o)
+		}
+	}
+	// An hour on, the minutes have left the window; two hours on, the
+	// store has dropped them.
+	a.clk.Advance(2*time.Hour + time.Minute)
+	a.e.flushStats(a.ctx)
+	rows, err := a.st.ReadStatMinutes(a.ctx, start.Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.Minute.Before(a.clk.Now().Add(-statsKeep)) {
+			t.Errorf("a row of %s outlived the two hours kept", r.Minute)
+		}
+	}
+}
+
+func sum(xs []int64) (n int64) {
+	for _, x := range xs {
+		n += x
+	}
+	return n
+}
+
+// TestDeadReasons: each way to the dead-letter queue leaves its reason.
+func TestDeadReasons(t *testing.T) {
+	start := time.Date(2027, 1, 4, 9, 0, 0, 0, time.UTC)
+	h := newHarness(t, start, nil)
+	sp := every("fail", "1s")
+	sp.Retry.MaxAttempts = 1
+	h.create(sp)
+	h.plan()
+	h.clk.Advance(3 * time.Second)
+	got := h.claim("q", 2)
+	if len(got) != 2 {
+		t.Fatalf("claimed %d", len(got))
+	}
+	perm, err := h.e.Nack(h.ctx, tenant, got[0].Occurrence.OccurrenceID, 1, Permanent, "bad input")
+	if err != nil {
+		t.Fatal(err)
+	}
+	used, err := h.e.Nack(h.ctx, tenant, got[1].Occurrence.OccurrenceID, 1, Retryable, "timeout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		id   string
+		want store.DeadReason
+		err  string
+	}{
+		{perm.OccurrenceID, store.DeadPermanentFailure, "bad input"},
+		{used.OccurrenceID, store.DeadAttemptsExhausted, "timeout"},
+	} {
+		o, err := h.e.Occurrence(h.ctx, tenant, tc.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.State != store.OccurrenceDead || o.DeadReason != tc.want || o.LastError != tc.err {
+			t.Errorf("%s: %s %q %q, want DEAD %q %q", tc.id, o.State, o.DeadReason, o.LastError, tc.want, tc.err)
+		}
+	}
+}

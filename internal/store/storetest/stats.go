@@ -1,0 +1,272 @@
+package storetest
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/sched-dev/sched/internal/store"
+)
+
+// testStats pins store.StatsStore: the queue's snapshot, across tenants,
+// and the per-minute rows the nodes write.
+func testStats(t *testing.T, open func(t *testing.T) Store) {
+	t.Run("SnapshotEmpty", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		// Finished occurrences are history: they are in no figure.
+		sc := NewSchedule("tenant-a", "sch_snap_history")
+		sc.NextRunAt = time.Time{}
+		mustInsertSchedule(t, s, sc)
+		now := at(time.Hour)
+		var occs []store.Occurrence
+		for i, st := range []store.OccurrenceState{store.OccurrenceSucceeded, store.OccurrenceMissed, store.OccurrenceCanceled, store.OccurrenceSkippedOverlap} {
+			o := NewOccurrence(sc, at(time.Duration(i)*time.Minute))
+			o.State, o.AvailableAt, o.FinishedAt = st, now.Add(time.Duration(i-2)*time.Minute), now
+			occs = append(occs, o)
+		}
+		mustInsertOccurrences(t, s, len(occs), occs...)
+		snap := mustSnapshot(t, s, store.SnapshotParams{Now: now})
+		if len(snap.Depth) != 0 || snap.OldestReady != nil {
+			t.Errorf("snapshot of finished occurrences: depth %+v, oldest ready %+v; want none", snap.Depth, snap.OldestReady)
+		}
+		if want := make([]int64, 60); !slices.Equal(snap.DueBacklog, want) {
+			t.Errorf("due backlog %v, want 60 empty minutes", snap.DueBacklog)
+		}
+	})
+
+	t.Run("Snapshot", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		// Now is not on a minute: the buckets count from it.
+		now := at(2*time.Hour + 30*time.Second + 500*time.Millisecond)
+		parent := func(tenantID, scheduleID, queue string) *store.Schedule {
+			t.Helper()
+			sc := NewSchedule(tenantID, scheduleID)
+			// No cursor: only its occurrences count. Overlap allowed, so
+			// that a claim takes every ready one.
+			sc.Queue, sc.NextRunAt, sc.OverlapPolicy = queue, time.Time{}, store.OverlapAllow
+			mustInsertSchedule(t, s, sc)
+			return sc
+		}
+		a := parent("tenant-a", "sch_snap_a", jobsQueue)
+		m := parent("tenant-a", "sch_snap_m", "mail")
+		x := parent("tenant-b", "sch_snap_x", jobsQueue)
+
+		var occs []store.Occurrence
+		names := map[string]string{}
+		add := func(name string, sc *store.Schedule, lane store.Lane, st store.OccurrenceState, available time.Duration) {
+			o := NewOccurrence(sc, at(time.Duration(len(occs))*time.Minute))
+			o.Lane, o.State, o.AvailableAt = lane, st, now.Add(available)
+			if st != store.OccurrenceScheduled {
+				o.EnqueuedAt = o.ScheduledFor
+			}
+			switch st {
+			case store.OccurrenceRunning:
+				o.AttemptCount, o.FirstClaimedAt = 1, now.Add(-time.Minute)
+			case store.OccurrenceDead, store.OccurrenceSucceeded, store.OccurrenceCanceled, store.OccurrenceMissed, store.OccurrenceSkippedOverlap:
+				o.FinishedAt = now.Add(-time.Minute)
+			}
+			if st == store.OccurrenceDead {
+				o.DeadReason = store.DeadPermanentFailure
+			}
+			occs = append(occs, o)
+			names[o.OccurrenceID] = name
+		}
+		const ms = time.Millisecond
+		add("ready", a, store.LaneStrict, store.OccurrenceEnqueued, -10*time.Minute)
+		// The minutes are half-open, [now + i min, now + (i+1) min): what
+		// becomes available exactly at now is ready, and in minute 0.
+		add("ready at now", a, store.LaneStrict, store.OccurrenceEnqueued, 0) // bucket 0
+		add("due in 1 ms", a, store.LaneStrict, store.OccurrenceEnqueued, ms) // bucket 0
+		add("retry ready", a, store.LaneStrict, store.OccurrenceRetryWait, -ms)
+		add("retry in 90 s", a, store.LaneStrict, store.OccurrenceRetryWait, 90*time.Second) // bucket 1
+		add("running", a, store.LaneStrict, store.OccurrenceRunning, -30*time.Minute)
+		add("running, later", a, store.LaneStrict, store.OccurrenceRunning, 3*time.Minute)
+		add("scheduled, late", a, store.LaneStrict, store.OccurrenceScheduled, -40*time.Minute)
+		add("scheduled", a, store.LaneStrict, store.OccurrenceScheduled, 59*time.Minute+59*time.Second+999*ms) // bucket 59
+		add("dead", a, store.LaneStrict, store.OccurrenceDead, -50*time.Minute)
+		add("dead, later", a, store.LaneStrict, store.OccurrenceDead, 4*time.Minute)
+		add("flexible ready", a, store.LaneFlexible, store.OccurrenceEnqueued, -5*time.Minute)
+		for _, st := range []store.OccurrenceState{store.OccurrenceSucceeded, store.OccurrenceMissed, store.OccurrenceCanceled, store.OccurrenceSkippedOverlap} {
+			add(string(st), a, store.LaneStrict, st, 2*time.Minute)
+		}
+		add("mail dead 1", m, store.LaneStrict, store.OccurrenceDead, -time.Hour)
+		add("mail dead 2", m, store.LaneStrict, store.OccurrenceDead, -time.Hour)
+		add("mail in 60 min", m, store.LaneCatchUp, store.OccurrenceEnqueued, time.Hour) // bucket 60
+		add("b oldest", x, store.LaneCatchUp, store.OccurrenceEnqueued, -20*time.Minute)
+		add("b ready", x, store.LaneCatchUp, store.OccurrenceEnqueued, -15*time.Minute)
+		add("b in 30 s", x, store.LaneStrict, store.OccurrenceScheduled, 30*time.Second) // bucket 0
+		mustInsertOccurrences(t, s, len(occs), occs...)
+
+		// Cursors: ACTIVE schedules count once, at next_run_at, in the
+		// minute from now it falls in, whatever their tenant.
+		cursor := func(id string, st store.ScheduleState, next time.Duration) {
+			t.Helper()
+			sc := NewSchedule("tenant-c", id)
+			sc.State, sc.NextRunAt = st, now.Add(next)
+			mustInsertSchedule(t, s, sc)
+		}
+		cursor("sch_next_now", store.ScheduleActive, 0)                                           // bucket 0
+		cursor("sch_next_5", store.ScheduleActive, 5*time.Minute+59*time.Second+999*ms)           // bucket 5
+		cursor("sch_next_6", store.ScheduleActive, 6*time.Minute)                                 // bucket 6
+		cursor("sch_next_overdue", store.ScheduleActive, -ms)                                     // before now: none
+		cursor("sch_next_paused", store.SchedulePaused, time.Minute)                              // not ACTIVE
+		cursor("sch_next_canceled", store.ScheduleCanceled, time.Minute)                          // not ACTIVE
+		cursor("sch_next_completed", store.ScheduleCompleted, time.Minute)                        // not ACTIVE
+		cursor("sch_next_60", store.ScheduleActive, time.Hour)                                    // bucket 60
+		cursor("sch_next_1439", store.ScheduleActive, 23*time.Hour+59*time.Minute+30*time.Second) // bucket 1439
+
+		wantDepth := []store.DepthRow{
+			{TenantID: "tenant-a", Queue: jobsQueue, Lane: store.LaneStrict, State: store.OccurrenceEnqueued, Count: 3, Ready: 2},
+			{TenantID: "tenant-a", Queue: jobsQueue, Lane: store.LaneStrict, State: store.OccurrenceRetryWait, Count: 2, Ready: 1},
+			{TenantID: "tenant-a", Queue: jobsQueue, Lane: store.LaneStrict, State: store.OccurrenceRunning, Count: 2},
+			{TenantID: "tenant-a", Queue: jobsQueue, Lane: store.LaneStrict, State: store.OccurrenceScheduled, Count: 2},
+			{TenantID: "tenant-a", Queue: jobsQueue, Lane: store.LaneStrict, State: store.OccurrenceDead, Count: 2},
+			{TenantID: "tenant-a", Queue: jobsQueue, Lane: store.LaneFlexible, State: store.OccurrenceEnqueued, Count: 1, Ready: 1},
+			{TenantID: "tenant-a", Queue: "mail", Lane: store.LaneStrict, State: store.OccurrenceDead, Count: 2},
+			{TenantID: "tenant-a", Queue: "mail", Lane: store.LaneCatchUp, State: store.OccurrenceEnqueued, Count: 1},
+			{TenantID: "tenant-b", Queue: jobsQueue, Lane: store.LaneCatchUp, State: store.OccurrenceEnqueued, Count: 2, Ready: 2},
+			{TenantID: "tenant-b", Queue: jobsQueue, Lane: store.LaneStrict, State: store.OccurrenceScheduled, Count: 1},
+		}
+		backlog := func(n int, counts map[int]int64) []int64 {
+			out := make([]int64, n)
+			for i, c := range counts {
+				if i < n {
+					out[i] = c
+				}
+			}
+			return out
+		}
+		all := map[int]int64{0: 4, 1: 1, 5: 1, 6: 1, 59: 1, 60: 2, 1439: 1}
+		for _, tc := range []struct {
+			buckets int
+			want    []int64
+		}{
+			{0, backlog(60, all)}, // the default
+			{60, backlog(60, all)},
+			{1, backlog(1, all)},
+			{5, backlog(5, all)},
+			{61, backlog(61, all)},
+			{1440, backlog(1440, all)},
+		} {
+			snap := mustSnapshot(t, s, store.SnapshotParams{Now: now, Buckets: tc.buckets})
+			assertDepth(t, fmt.Sprintf("buckets %d", tc.buckets), snap.Depth, wantDepth)
+			if !slices.Equal(snap.DueBacklog, tc.want) {
+				t.Errorf("buckets %d: due backlog\n got %v\nwant %v", tc.buckets, nonZero(snap.DueBacklog), nonZero(tc.want))
+			}
+			if o := snap.OldestReady; o == nil || names[o.OccurrenceID] != "b oldest" || o.TenantID != "tenant-b" ||
+				!o.AvailableAt.Equal(now.Add(-20*time.Minute)) || o.State != store.OccurrenceEnqueued {
+				t.Errorf("buckets %d: oldest ready %+v, want tenant-b's, available 20 min ago", tc.buckets, o)
+			}
+		}
+
+		// Once tenant-b's are claimed, the oldest ready one is tenant-a's.
+		mustClaim(t, s, "tenant-b", 10, now)
+		snap := mustSnapshot(t, s, store.SnapshotParams{Now: now})
+		if o := snap.OldestReady; o == nil || names[o.OccurrenceID] != "ready" || !o.AvailableAt.Equal(now.Add(-10*time.Minute)) {
+			t.Errorf("oldest ready after a claim: %+v, want tenant-a's, available 10 min ago", o)
+		}
+		wantDepth[8] = store.DepthRow{TenantID: "tenant-b", Queue: jobsQueue, Lane: store.LaneCatchUp, State: store.OccurrenceRunning, Count: 2}
+		assertDepth(t, "after a claim", snap.Depth, wantDepth)
+	})
+
+	t.Run("StatMinutes", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		read := func(since time.Time) []store.StatMinute {
+			t.Helper()
+			got, err := s.ReadStatMinutes(ctx, since)
+			if err != nil {
+				t.Fatalf("ReadStatMinutes(%v): %v", since, err)
+			}
+			return got
+		}
+		write := func(rows []store.StatMinute, deleteBefore time.Time) {
+			t.Helper()
+			if err := s.WriteStatMinutes(ctx, rows, deleteBefore); err != nil {
+				t.Fatalf("WriteStatMinutes: %v", err)
+			}
+		}
+		if got := read(time.Time{}); len(got) != 0 {
+			t.Errorf("ReadStatMinutes on an empty store: %d rows", len(got))
+		}
+		minute := func(i int) time.Time { return at(time.Duration(i) * time.Minute) }
+		row := func(node string, i int, data string) store.StatMinute {
+			return store.StatMinute{NodeID: node, Minute: minute(i), Data: []byte(data)}
+		}
+		big := bytes.Repeat([]byte("\x00\xff{}"), 16<<10) // 64 KiB
+		write([]store.StatMinute{row("node-b", 0, "b0"), row("node-a", 1, "a1"), row("node-a", 0, "a0\x00\xff")}, minute(-10))
+		write([]store.StatMinute{row("node-b", 2, string(big))}, minute(-10))
+		assertStatMinutes(t, "by minute, then node", read(minute(0)),
+			row("node-a", 0, "a0\x00\xff"), row("node-b", 0, "b0"), row("node-a", 1, "a1"), row("node-b", 2, string(big)))
+		assertStatMinutes(t, "at or after a minute", read(minute(1)), row("node-a", 1, "a1"), row("node-b", 2, string(big)))
+		assertStatMinutes(t, "after the start of a minute", read(minute(1).Add(time.Second)), row("node-b", 2, string(big)))
+
+		// An upsert by (node, minute) replaces the data; deleteBefore
+		// removes every node's rows before it, and keeps the rows at it.
+		write([]store.StatMinute{row("node-a", 1, "a1 again"), row("node-c", 2, "c2")}, minute(1))
+		assertStatMinutes(t, "after an upsert and a delete", read(time.Time{}),
+			row("node-a", 1, "a1 again"), row("node-b", 2, string(big)), row("node-c", 2, "c2"))
+		// Nothing to write: only the delete.
+		write(nil, minute(2))
+		assertStatMinutes(t, "after a delete alone", read(time.Time{}), row("node-b", 2, string(big)), row("node-c", 2, "c2"))
+	})
+}
+
+func mustSnapshot(t *testing.T, s Store, p store.SnapshotParams) store.Snapshot {
+	t.Helper()
+	snap, err := s.Snapshot(t.Context(), p)
+	if err != nil {
+		t.Fatalf("Snapshot(%+v): %v", p, err)
+	}
+	return snap
+}
+
+// assertDepth compares depth rows in any order.
+func assertDepth(t *testing.T, what string, got, want []store.DepthRow) {
+	t.Helper()
+	order := func(x, y store.DepthRow) int {
+		return cmp.Or(cmp.Compare(x.TenantID, y.TenantID), cmp.Compare(x.Queue, y.Queue),
+			cmp.Compare(x.Lane, y.Lane), cmp.Compare(x.State, y.State))
+	}
+	got, want = slices.Clone(got), slices.Clone(want)
+	slices.SortFunc(got, order)
+	slices.SortFunc(want, order)
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: depth\n got %+v\nwant %+v", what, got, want)
+	}
+}
+
+// nonZero shows a backlog by its busy minutes.
+func nonZero(b []int64) string {
+	out := fmt.Sprintf("%d buckets:", len(b))
+	for i, n := range b {
+		if n != 0 {
+			out += fmt.Sprintf(" [%d]=%d", i, n)
+		}
+	}
+	return out
+}
+
+func assertStatMinutes(t *testing.T, what string, got []store.StatMinute, want ...store.StatMinute) {
+	t.Helper()
+	same := len(got) == len(want)
+	for i := 0; same && i < len(got); i++ {
+		g, w := got[i], want[i]
+		same = g.NodeID == w.NodeID && g.Minute.Equal(w.Minute) && g.Minute.Location() == time.UTC && bytes.Equal(g.Data, w.Data)
+	}
+	if !same {
+		show := func(rows []store.StatMinute) string {
+			out := ""
+			for _, r := range rows {
+				out += fmt.Sprintf(" (%s %v %d bytes)", r.NodeID, r.Minute, len(r.Data))
+			}
+			return out
+		}
+		t.Errorf("%s: stat minutes\n got%s\nwant%s", what, show(got), show(want))
+	}
+}

@@ -1,0 +1,74 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+)
+
+var timeUTC = time.UTC
+
+// loaded is the fixture dashboard after enough polls for a trend, showing
+// view v: the Schedules view with nightly-report selected (its preview
+// meets a DST gap).
+func loaded(t *testing.T, v view, w, h int, color bool) *harness {
+	t.Helper()
+	hs := newHarness(t, newFixture(len(delivTrend)), w, h, color)
+	hs.ticks(len(delivTrend) - 1)
+	switch v {
+	case viewSchedules:
+		hs.keys("tab")
+		for hs.m.selID != "sch_nightly" {
+			hs.keys("j")
+		}
+	case viewDLQ:
+		hs.keys("tab", "tab")
+	}
+	return hs
+}
+
+// TestFrames pins every view at 80x24 and 120x40, with colours (256, on a
+// fixed profile) and without: the frame without colours must hold no
+// escape code at all.
+func TestFrames(t *testing.T) {
+	for _, v := range []view{viewOverview, viewSchedules, viewDLQ} {
+		for _, size := range [][2]int{{80, 24}, {120, 40}} {
+			for _, color := range []bool{false, true} {
+				name := fmt.Sprintf("%s_%dx%d", strings.ToLower(v.String()), size[0], size[1])
+				if color {
+					name += "_color"
+				}
+				t.Run(name, func(t *testing.T) {
+					hs := loaded(t, v, size[0], size[1], color)
+					frame := hs.view()
+					if got := strings.Count(frame, "\n") + 1; got != size[1] {
+						t.Errorf("the frame has %d lines, want %d", got, size[1])
+					}
+					for i, l := range strings.Split(frame, "\n") {
+						if w := lipgloss.Width(l); w > size[0] {
+							t.Errorf("line %d is %d cells wide, more than %d: %q", i+1, w, size[0], l)
+						}
+					}
+					hasEsc := strings.Contains(frame, "\x1b")
+					if !color && hasEsc {
+						t.Errorf("a frame without colour holds an escape code")
+					}
+					if color && !hasEsc {
+						t.Errorf("a frame with colour holds no escape code")
+					}
+					golden(t, name, frame)
+				})
+			}
+		}
+	}
+}
+
+// TestREADMEFrame is the Overview the README shows, at 100x30 without
+// colour.
+func TestREADMEFrame(t *testing.T) {
+	hs := loaded(t, viewOverview, 100, 30, false)
+	golden(t, "readme_overview_100x30", hs.view())
+}

@@ -331,8 +331,10 @@ type Status struct {
 	// first starting now.
 	DueBacklog []BacklogMinute `json:"due_backlog"`
 	// Queues is the depth of every queue by lane and state (open states
-	// and DEAD), largest first.
-	Queues []QueueDepth `json:"queues"`
+	// and DEAD), largest first, at most MaxStatusQueues rows;
+	// QueuesOmitted counts the smaller ones left out.
+	Queues        []QueueDepth `json:"queues"`
+	QueuesOmitted int          `json:"queues_omitted"`
 	// OldestReady is the ready occurrence that has waited longest for a
 	// worker; null when nothing is ready.
 	OldestReady *OldestReady `json:"oldest_ready"`
@@ -342,6 +344,10 @@ type Status struct {
 	// Throughput is claims and acks per second over the last minute.
 	Throughput Throughput `json:"throughput"`
 }
+
+// MaxStatusQueues bounds Status.Queues, so that a status stays small
+// however many queues users make.
+const MaxStatusQueues = 200
 
 // StatusNode is one registered node and its last planner pass.
 type StatusNode struct {

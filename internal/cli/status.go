@@ -276,5 +276,10 @@ func queuesTable(f *Factory, st *api.Status) *table {
 		}
 		t.row(tagged(f, "queue", q.Tenant, q.Queue, q.Lane, q.State, strconv.FormatInt(q.Count, 10), ready)...)
 	}
+	if st.QueuesOmitted > 0 {
+		// schedd sends the largest rows only; say how many smaller ones
+		// it left out.
+		t.row(tagged(f, "queue", "...", fmt.Sprintf("%d smaller rows not shown", st.QueuesOmitted), "", "", "", "")...)
+	}
 	return t
 }

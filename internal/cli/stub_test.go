@@ -477,8 +477,8 @@ func sampleStatus() api.Status {
 			{NodeID: "n2", Address: "tcp:10.0.0.2:7070", Live: false, ShardsOwned: 31, ClockOffset: "0s", LastHeartbeat: fixedNow.Add(-time.Minute)},
 		},
 		ScheduleLag: api.LagWindows{
-			LastMinute: api.Percentiles{Count: 120, P50: sp("-59.9876s"), P95: sp("-55s"), P99: sp("12ms")},
-			LastHour:   api.Percentiles{Count: 7200, P50: sp("-59.5s"), P95: sp("1.2s"), P99: sp("1m24.4s")},
+			LastMinute: api.Percentiles{Count: 120, P50: sp("1.4876ms"), P95: sp("5ms"), P99: sp("12ms")},
+			LastHour:   api.Percentiles{Count: 7200, P50: sp("1ms"), P95: sp("1.2s"), P99: sp("1m24.4s")},
 		},
 		DeliveryLag: api.LagWindows{
 			LastMinute: api.Percentiles{Count: 0},

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 	"github.com/spf13/cobra"
 
 	"github.com/sched-dev/sched/internal/tui"
@@ -25,6 +27,10 @@ type TopOptions struct {
 	Source   func() (tui.Source, error)
 	Ctx      context.Context
 	Interval time.Duration
+
+	// programOptions come before top's own; tests give what a terminal
+	// would (its size, its colour profile) when Out is not one.
+	programOptions []tea.ProgramOption
 }
 
 // NewCmdTop builds schedctl top, the live dashboard.
@@ -93,8 +99,11 @@ func topRun(opts *TopOptions) error {
 	}
 	ctx, cancel := context.WithCancel(opts.Ctx)
 	defer cancel() // aborts requests still on their way when top ends
-	m := tui.New(src, tui.Options{Interval: opts.Interval, Context: ctx, Now: f.Now, Renderer: f.renderer()})
-	popts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithOutput(f.Out), tea.WithContext(ctx)}
+	m := tui.New(src, tui.Options{Interval: opts.Interval, Context: ctx, Now: f.Now})
+	popts := append(slices.Clone(opts.programOptions), tea.WithOutput(f.Out), tea.WithContext(ctx))
+	if p, ok := topColorProfile(f); ok {
+		popts = append(popts, tea.WithColorProfile(p))
+	}
 	if f.In != os.Stdin {
 		// bubbletea reads the terminal itself (opening /dev/tty when
 		// stdin is redirected); another reader is used as given.
@@ -107,4 +116,17 @@ func topRun(opts *TopOptions) error {
 		return fmt.Errorf("top: %w", err)
 	}
 	return nil
+}
+
+// topColorProfile is the colour profile top draws with when schedctl
+// decides it: none at all (plain text, not even bold) when output is not
+// to be styled (NO_COLOR, TERM=dumb), as the tables of the other commands
+// are then. Otherwise ok is false and bubbletea works the profile out from
+// the terminal and the environment, lowering the dashboard's colours to
+// what the terminal shows.
+func topColorProfile(f *Factory) (p colorprofile.Profile, ok bool) {
+	if !f.Styled() {
+		return colorprofile.NoTTY, true
+	}
+	return 0, false
 }

@@ -332,6 +332,9 @@ func apiStatus(st *engine.Status, shards int) api.Status {
 		}
 		return a.Tenant+"\x00"+a.Queue+"\x00"+a.Lane+"\x00"+a.State < b.Tenant+"\x00"+b.Queue+"\x00"+b.Lane+"\x00"+b.State
 	})
+	if n := len(out.Queues); n > api.MaxStatusQueues {
+		out.QueuesOmitted, out.Queues = n-api.MaxStatusQueues, out.Queues[:api.MaxStatusQueues]
+	}
 	if o := snap.OldestReady; o != nil {
 		out.OldestReady = &api.OldestReady{OccurrenceID: o.OccurrenceID, ScheduleID: o.ScheduleID, Queue: o.Queue,
 			AvailableAt: o.AvailableAt.UTC(), Age: max(st.StatsAt.Sub(o.AvailableAt), 0).Round(time.Millisecond).String()}

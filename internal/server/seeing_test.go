@@ -2,11 +2,13 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -382,3 +384,70 @@ func collectKeys(prefix string, v any, out *[]string) {
 }
 
 var update = flag.Bool("update", false, "rewrite golden files")
+
+// TestAbandonedLongPollIsNot5xx: a worker that gives up a long poll is
+// counted as 499 by route, not as a server error.
+func TestAbandonedLongPollIsNot5xx(t *testing.T) {
+	h := newHarness(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	body, _ := json.Marshal(api.ClaimRequest{Queue: "idle", WorkerID: "w", Wait: "1m"})
+	req, err := http.NewRequestWithContext(ctx, "POST", h.ts.URL+"/v1/claims", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		resp, err := h.client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	// The claim is waiting once the engine's clock has a timer for it.
+	giveUp := time.Now().Add(20 * time.Second) // a bound on a broken test, not a measure of speed
+	for h.clk.Pending() == 0 {
+		if time.Now().After(giveUp) {
+			t.Fatal("the claim never waited")
+		}
+		runtime.Gosched()
+	}
+	cancel()
+	<-done
+	var fams map[string]*dto.MetricFamily
+	for {
+		_, raw := h.do("GET", "/metrics", nil)
+		fams = parseMetrics(t, raw)
+		if requests(fams, "POST /v1/claims", "499") == 1 {
+			break
+		}
+		if time.Now().After(giveUp) {
+			t.Fatalf("no 499 for the abandoned claim: %v", fams["sched_http_requests_total"])
+		}
+		runtime.Gosched()
+	}
+	for _, code := range []string{"500", "503", "504"} {
+		if n := requests(fams, "POST /v1/claims", code); n != 0 {
+			t.Errorf("abandoned long poll counted as %s (%v)", code, n)
+		}
+	}
+}
+
+// requests is sched_http_requests_total for route and code.
+func requests(fams map[string]*dto.MetricFamily, route, code string) float64 {
+	var n float64
+	for _, m := range fams["sched_http_requests_total"].GetMetric() {
+		var r, c string
+		for _, l := range m.GetLabel() {
+			switch l.GetName() {
+			case "route":
+				r = l.GetValue()
+			case "code":
+				c = l.GetValue()
+			}
+		}
+		if r == route && c == code {
+			n += m.GetCounter().GetValue()
+		}
+	}
+	return n
+}

@@ -6,10 +6,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/table"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/table"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/sched-dev/sched/api"
 )
@@ -84,7 +84,7 @@ func (m *Model) dlqCursor() int {
 	return slices.IndexFunc(m.dlqRows, func(o api.Occurrence) bool { return o.OccurrenceID == m.dlqSel })
 }
 
-func (m Model) onDLQKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+func (m Model) onDLQKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	k := m.keys
 	lay := m.layoutDLQ()
 	if cur, ok := m.listKey(msg, m.dlqCursor(), len(m.dlqRows), lay.tableRows); ok {

@@ -208,8 +208,11 @@ func fixtureStatus(i int, now time.Time) api.Status {
 			{NodeID: "node-c", Address: "10.0.3.13:7070", Live: false, ClockOffset: "0s", LastHeartbeat: time.Date(2027, 3, 26, 9, 41, 2, 0, time.UTC)},
 		},
 		ScheduleLag: api.LagWindows{
-			LastMinute: api.Percentiles{Count: 1204, P50: secs(-31.2), P95: secs(-2.9), P99: secs(schedTrend[i%len(schedTrend)])},
-			LastHour:   api.Percentiles{Count: 70311, P50: secs(-30.8), P95: secs(-3.3), P99: secs(1.8)},
+			// The daemon counts an occurrence enqueued ahead of its time
+			// as 0 late, so most are 0 and the percentiles are never
+			// negative.
+			LastMinute: api.Percentiles{Count: 1204, P50: ptr("1ms"), P95: ptr("4ms"), P99: secs(schedTrend[i%len(schedTrend)])},
+			LastHour:   api.Percentiles{Count: 70311, P50: ptr("1ms"), P95: ptr("6ms"), P99: secs(1.8)},
 		},
 		DeliveryLag: api.LagWindows{
 			LastMinute: api.Percentiles{Count: 1198, P50: secs(0.041), P95: secs(0.38), P99: secs(delivTrend[i%len(delivTrend)])},

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	tea "charm.land/bubbletea/v2"
 )
 
 func TestTabSwitchesViews(t *testing.T) {
@@ -114,6 +116,30 @@ func TestFilterByName(t *testing.T) {
 	}
 }
 
+// TestFilterTyping: the filter takes a space and capitals as typed, a
+// paste as text (without its line end), and ctrl+u empties it; a paste
+// while no filter is typed does nothing, a pasted q does not quit.
+func TestFilterTyping(t *testing.T) {
+	hs := loaded(t, viewSchedules, 80, 24, false)
+	hs.send(tea.PasteMsg{Content: "q"})
+	if hs.quit || hs.m.filter != "" {
+		t.Fatalf("a paste outside the filter: quit %v, filter %q", hs.quit, hs.m.filter)
+	}
+	hs.keys("/", "Night ly")
+	if hs.m.filter != "Night ly" {
+		t.Fatalf("typed filter %q", hs.m.filter)
+	}
+	hs.keys("ctrl+u")
+	if hs.m.filter != "" || len(hs.m.rows) != 8 {
+		t.Fatalf("ctrl+u left filter %q, %d rows", hs.m.filter, len(hs.m.rows))
+	}
+	hs.send(tea.PasteMsg{Content: "SYNC\n"})
+	if hs.m.filter != "SYNC" || hs.rowNames() != "billing-sync,tenant-sync-eu" {
+		t.Fatalf("pasted filter %q shows %s", hs.m.filter, hs.rowNames())
+	}
+	hs.mustShow("filter: SYNC_")
+}
+
 // TestDLQReplay goes through the model to the Source's Replay: r asks, n
 // cancels without a call, r and y replay the selected entry, which leaves
 // the list.
@@ -194,7 +220,7 @@ func TestDaemonGoesAway(t *testing.T) {
 	hs.ticks(1)
 	hs.mustShow("daemon unreachable since 09:58:15, retrying · connect: connection refused")
 	// The figures are the last ones.
-	for _, keep := range []string{"-31.2s", "DUE next 60m", "emails           flexible     288", "node-b"} {
+	for _, keep := range []string{"schedule      1ms     4ms   240ms", "DUE next 60m", "emails           flexible     288", "node-b"} {
 		if !strings.Contains(before, keep) {
 			t.Fatalf("bad test: the frame before has no %q", keep)
 		}

@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/lipgloss/v2"
 )
 
 // parseDur reads one of the API's Go duration strings; ok is false for a

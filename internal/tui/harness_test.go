@@ -2,15 +2,14 @@ package tui
 
 import (
 	"flag"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/sched-dev/sched/client"
 )
@@ -67,37 +66,56 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
-// renderer returns a renderer with a fixed colour profile: 256 colours on
-// a dark background, or none at all (as with NO_COLOR).
-func renderer(color bool) *lipgloss.Renderer {
-	r := lipgloss.NewRenderer(io.Discard)
-	r.SetHasDarkBackground(true)
+// profile is the fixed colour profile of a test's frames: 256 colours,
+// or none at all (NO_COLOR, or not a terminal).
+func profile(color bool) colorprofile.Profile {
 	if color {
-		r.SetColorProfile(termenv.ANSI256)
-	} else {
-		r.SetColorProfile(termenv.Ascii)
+		return colorprofile.ANSI256
 	}
-	return r
+	return colorprofile.NoTTY
+}
+
+// lower writes a frame as a terminal of profile p shows it: styles cut
+// down to what p has, as bubbletea's renderer does when it draws. Without
+// any style, blanks at the end of a line show as nothing (the renderer
+// clears the rest of a line), so they are dropped: a frame without colour
+// is the plain text a person sees.
+func lower(t *testing.T, frame string, p colorprofile.Profile) string {
+	t.Helper()
+	var b strings.Builder
+	w := &colorprofile.Writer{Forward: &b, Profile: p}
+	if _, err := w.Write([]byte(frame)); err != nil {
+		t.Fatalf("lower the frame to %s: %v", p, err)
+	}
+	if p > colorprofile.NoTTY {
+		return b.String()
+	}
+	lines := strings.Split(b.String(), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
 }
 
 // harness drives the real model by messages: it runs each command the
 // model returns and feeds the answer back, synchronously, so a test never
 // waits on a timer. Ticks are sent by the test (Options.manualTick).
 type harness struct {
-	t     *testing.T
-	m     Model
-	src   *fakeSource
-	clock *fakeClock
-	quit  bool
-	hold  bool      // keep commands instead of running them
-	held  []tea.Cmd // commands kept while hold is set
+	t       *testing.T
+	m       Model
+	src     *fakeSource
+	clock   *fakeClock
+	profile colorprofile.Profile // what view lowers the frame to
+	quit    bool
+	hold    bool      // keep commands instead of running them
+	held    []tea.Cmd // commands kept while hold is set
 }
 
 func newHarness(t *testing.T, src *fakeSource, w, h int, color bool) *harness {
 	t.Helper()
 	c := &fakeClock{t: now0}
-	m := New(src, Options{Now: c.Now, Location: timeUTC, Renderer: renderer(color), manualTick: true})
-	hs := &harness{t: t, m: m, src: src, clock: c}
+	m := New(src, Options{Now: c.Now, Location: timeUTC, manualTick: true})
+	hs := &harness{t: t, m: m, src: src, clock: c, profile: profile(color)}
 	hs.send(tea.WindowSizeMsg{Width: w, Height: h})
 	hs.run(m.Init())
 	return hs
@@ -149,26 +167,53 @@ func (h *harness) ticks(n int) {
 	}
 }
 
+// namedKeys are the keypresses a terminal sends for named keys, as
+// bubbletea decodes them.
+var namedKeys = map[string]tea.KeyPressMsg{
+	"tab": {Code: tea.KeyTab}, "shift+tab": {Code: tea.KeyTab, Mod: tea.ModShift},
+	"esc": {Code: tea.KeyEscape}, "enter": {Code: tea.KeyEnter}, "backspace": {Code: tea.KeyBackspace},
+	"up": {Code: tea.KeyUp}, "down": {Code: tea.KeyDown}, "ctrl+c": {Code: 'c', Mod: tea.ModCtrl},
+	"pgdown": {Code: tea.KeyPgDown}, "pgup": {Code: tea.KeyPgUp}, "home": {Code: tea.KeyHome}, "end": {Code: tea.KeyEnd},
+	"ctrl+u": {Code: 'u', Mod: tea.ModCtrl},
+}
+
+// textKey is the keypress of one printable character, as bubbletea
+// decodes it: a capital is its letter with shift, a space is space.
+func textKey(r rune) tea.KeyPressMsg {
+	k := tea.KeyPressMsg{Code: r, Text: string(r)}
+	if unicode.IsUpper(r) {
+		k.Code, k.ShiftedCode, k.Mod = unicode.ToLower(r), r, tea.ModShift
+	}
+	return k
+}
+
 // keys sends keypresses: named keys (tab, esc, enter, ...) or text, one
 // rune a key.
 func (h *harness) keys(keys ...string) {
-	named := map[string]tea.KeyType{
-		"tab": tea.KeyTab, "shift+tab": tea.KeyShiftTab, "esc": tea.KeyEsc, "enter": tea.KeyEnter,
-		"up": tea.KeyUp, "down": tea.KeyDown, "backspace": tea.KeyBackspace, "ctrl+c": tea.KeyCtrlC,
-		"pgdown": tea.KeyPgDown, "pgup": tea.KeyPgUp, "home": tea.KeyHome, "end": tea.KeyEnd,
-	}
+	h.t.Helper()
 	for _, k := range keys {
-		if t, ok := named[k]; ok {
-			h.send(tea.KeyMsg{Type: t})
+		if msg, ok := namedKeys[k]; ok {
+			if msg.String() != k {
+				h.t.Fatalf("bad test: key %q reads as %q", k, msg.String())
+			}
+			h.send(msg)
 			continue
 		}
 		for _, r := range k {
-			h.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+			h.send(textKey(r))
 		}
 	}
 }
 
-func (h *harness) view() string { return h.m.View() }
+// view is the frame as the terminal gets it at the harness's profile.
+func (h *harness) view() string {
+	h.t.Helper()
+	v := h.m.View()
+	if !v.AltScreen {
+		h.t.Fatal("the view does not ask for the alternate screen")
+	}
+	return lower(h.t, v.Content, h.profile)
+}
 
 // rowNames is the names in the schedules table, in its order.
 func (h *harness) rowNames() string {

@@ -1,6 +1,6 @@
 package tui
 
-import "github.com/charmbracelet/bubbles/key"
+import "charm.land/bubbles/v2/key"
 
 // keyMap is every key the dashboard answers, defined once: Update matches
 // against these bindings and the help (the footer and `?`) is drawn from

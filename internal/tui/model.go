@@ -19,10 +19,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/client"
@@ -46,10 +45,6 @@ type Options struct {
 	Now func() time.Time
 	// Location is the zone times are shown in; time.Local when nil.
 	Location *time.Location
-	// Renderer decides the colour profile of every style; the default
-	// renderer when nil. A renderer with the Ascii profile writes no
-	// escape codes at all (NO_COLOR).
-	Renderer *lipgloss.Renderer
 
 	// manualTick, set by tests, stops the model from scheduling its own
 	// ticks: the test sends tickMsg itself and never waits on a timer.
@@ -231,13 +226,10 @@ func New(src Source, opt Options) Model {
 	if opt.Location == nil {
 		opt.Location = time.Local
 	}
-	if opt.Renderer == nil {
-		opt.Renderer = lipgloss.DefaultRenderer()
-	}
 	m := Model{
 		src:      src,
 		opt:      opt,
-		st:       newStyles(opt.Renderer),
+		st:       newStyles(),
 		keys:     newKeyMap(),
 		help:     help.New(),
 		activity: map[string]activity{},
@@ -254,15 +246,25 @@ func (m Model) Init() tea.Cmd {
 	return func() tea.Msg { return tickMsg{} }
 }
 
-// Update applies one message: a key, a new size, a tick or an answer.
+// Update applies one message: a key, a paste, a new size, a tick or an
+// answer.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.scrollIntoView()
 		return m, nil
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		return m.onKey(msg)
+	case tea.PasteMsg:
+		// A paste is text for the filter being typed, and nothing else:
+		// a pasted "q" must not quit.
+		if m.filtering {
+			m.filter += clean(strings.TrimRight(msg.Content, "\r\n"))
+			m.resort()
+			return m, m.detailCmd()
+		}
+		return m, nil
 	case tickMsg:
 		m.now = m.opt.Now()
 		cmd := m.fetch()
@@ -561,7 +563,7 @@ func (m *Model) say(at time.Time, bad bool, text string) {
 
 // onKey handles a keypress. While a replay waits for its confirmation only
 // y and n (and ctrl+c) count; while the filter is typed, keys are text.
-func (m Model) onKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	k := m.keys
 	if key.Matches(msg, k.ForceQuit) {
 		return m, tea.Quit
@@ -581,7 +583,7 @@ func (m Model) onKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	if m.filtering {
 		return m.onFilterKey(msg)
 	}
-	if m.showHelp && (key.Matches(msg, k.Help) || msg.Type == tea.KeyEsc) {
+	if m.showHelp && (key.Matches(msg, k.Help) || msg.String() == "esc") {
 		m.showHelp = false
 		return m, nil
 	}
@@ -637,7 +639,7 @@ func move(cur, delta, n int) int {
 
 // listKey is the movement a navigation key asks for in a list of n rows
 // showing page at a time; ok is false for another key.
-func (m *Model) listKey(msg tea.KeyMsg, cur, n, page int) (int, bool) {
+func (m *Model) listKey(msg tea.KeyPressMsg, cur, n, page int) (int, bool) {
 	k := m.keys
 	switch {
 	case key.Matches(msg, k.Up):

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/table"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/table"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/sched-dev/sched/api"
 )
@@ -182,7 +182,7 @@ func (m *Model) detailCmd() tea.Cmd {
 	return m.issue(kindDetail)
 }
 
-func (m Model) onSchedulesKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+func (m Model) onSchedulesKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	k := m.keys
 	if cur, ok := m.listKey(msg, m.schedCursor(), len(m.rows), m.layoutSchedules().tableRows); ok {
 		m.selectRow(cur)
@@ -206,21 +206,23 @@ func (m Model) onSchedulesKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 }
 
 // onFilterKey edits the name filter; the table follows every keystroke.
-func (m Model) onFilterKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	switch msg.Type {
-	case tea.KeyEnter:
+// Any key that types text adds it (a space too); keys with ctrl or alt
+// type nothing.
+func (m Model) onFilterKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	switch k := msg.String(); {
+	case k == "enter":
 		m.filtering = false
 		return m, nil
-	case tea.KeyEsc:
+	case k == "esc":
 		m.filtering, m.filter = false, ""
-	case tea.KeyBackspace:
+	case k == "backspace":
 		if r := []rune(m.filter); len(r) > 0 {
 			m.filter = string(r[:len(r)-1])
 		}
-	case tea.KeyCtrlU:
+	case k == "ctrl+u":
 		m.filter = ""
-	case tea.KeyRunes, tea.KeySpace:
-		m.filter += string(msg.Runes)
+	case msg.Text != "" && !msg.Mod.Contains(tea.ModCtrl) && !msg.Mod.Contains(tea.ModAlt):
+		m.filter += msg.Text
 	default:
 		return m, nil
 	}

@@ -1,14 +1,15 @@
 package tui
 
 import (
-	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/table"
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/table"
+	"charm.land/lipgloss/v2"
 )
 
-// styles are every style the dashboard draws with, built once from one
-// renderer: its colour profile decides whether any escape code is written
-// (none with NO_COLOR or on a terminal without colours), and tests pin it so
+// styles are every style the dashboard draws with. A style writes its
+// colours in full; the program lowers them to what the terminal can show
+// when it writes a frame (bubbletea's colour profile: none at all with
+// NO_COLOR or off a terminal), and tests lower them to a fixed profile so
 // frames are the same on every machine.
 type styles struct {
 	title, tab, tabActive lipgloss.Style
@@ -22,42 +23,43 @@ type styles struct {
 }
 
 // Colours are ANSI 16 indexes, so a terminal's own palette decides the
-// shades and the frame reads on light and dark backgrounds alike.
+// shades and the frame reads on light and dark backgrounds alike: nothing
+// depends on the background, so the terminal is never asked for it.
 const (
-	colRed     = lipgloss.Color("1")
-	colGreen   = lipgloss.Color("2")
-	colYellow  = lipgloss.Color("3")
-	colBlue    = lipgloss.Color("4")
-	colMagenta = lipgloss.Color("5")
-	colCyan    = lipgloss.Color("6")
-	colWhite   = lipgloss.Color("15")
-	colGrey    = lipgloss.Color("8")
+	colRed     = lipgloss.Red
+	colGreen   = lipgloss.Green
+	colYellow  = lipgloss.Yellow
+	colBlue    = lipgloss.Blue
+	colMagenta = lipgloss.Magenta
+	colCyan    = lipgloss.Cyan
+	colWhite   = lipgloss.BrightWhite
+	colGrey    = lipgloss.BrightBlack
 )
 
-func newStyles(r *lipgloss.Renderer) styles {
+func newStyles() styles {
 	s := styles{
-		title:     r.NewStyle().Bold(true).Foreground(colCyan),
-		tab:       r.NewStyle().Foreground(colGrey),
-		tabActive: r.NewStyle().Bold(true).Reverse(true),
-		dim:       r.NewStyle().Foreground(colGrey),
-		label:     r.NewStyle().Bold(true),
-		heading:   r.NewStyle().Bold(true).Foreground(colBlue),
-		good:      r.NewStyle().Foreground(colGreen),
-		warn:      r.NewStyle().Foreground(colYellow),
-		bad:       r.NewStyle().Bold(true).Foreground(colRed),
-		banner:    r.NewStyle().Bold(true).Foreground(colWhite).Background(colRed),
-		notice:    r.NewStyle().Foreground(colGreen),
-		prompt:    r.NewStyle().Bold(true).Foreground(colYellow),
-		input:     r.NewStyle().Underline(true),
-		bar:       r.NewStyle().Foreground(colCyan),
-		spark:     r.NewStyle().Foreground(colMagenta),
+		title:     lipgloss.NewStyle().Bold(true).Foreground(colCyan),
+		tab:       lipgloss.NewStyle().Foreground(colGrey),
+		tabActive: lipgloss.NewStyle().Bold(true).Reverse(true),
+		dim:       lipgloss.NewStyle().Foreground(colGrey),
+		label:     lipgloss.NewStyle().Bold(true),
+		heading:   lipgloss.NewStyle().Bold(true).Foreground(colBlue),
+		good:      lipgloss.NewStyle().Foreground(colGreen),
+		warn:      lipgloss.NewStyle().Foreground(colYellow),
+		bad:       lipgloss.NewStyle().Bold(true).Foreground(colRed),
+		banner:    lipgloss.NewStyle().Bold(true).Foreground(colWhite).Background(colRed),
+		notice:    lipgloss.NewStyle().Foreground(colGreen),
+		prompt:    lipgloss.NewStyle().Bold(true).Foreground(colYellow),
+		input:     lipgloss.NewStyle().Underline(true),
+		bar:       lipgloss.NewStyle().Foreground(colCyan),
+		spark:     lipgloss.NewStyle().Foreground(colMagenta),
 	}
 	s.table = table.Styles{
-		Header:   r.NewStyle().Bold(true).Foreground(colBlue).PaddingRight(1),
-		Cell:     r.NewStyle().PaddingRight(1),
-		Selected: r.NewStyle().Reverse(true),
+		Header:   lipgloss.NewStyle().Bold(true).Foreground(colBlue).PaddingRight(1),
+		Cell:     lipgloss.NewStyle().PaddingRight(1),
+		Selected: lipgloss.NewStyle().Reverse(true),
 	}
-	key, desc, sep := r.NewStyle().Bold(true), r.NewStyle().Foreground(colGrey), r.NewStyle().Foreground(colGrey)
+	key, desc, sep := lipgloss.NewStyle().Bold(true), lipgloss.NewStyle().Foreground(colGrey), lipgloss.NewStyle().Foreground(colGrey)
 	s.help = help.Styles{
 		Ellipsis: sep, ShortKey: key, ShortDesc: desc, ShortSeparator: sep,
 		FullKey: key, FullDesc: desc, FullSeparator: sep,

@@ -5,14 +5,25 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/lipgloss"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 )
 
-// View draws the frame: a header with the views, a status line (the
-// banner when the daemon does not answer), the view's body and a footer
-// with the keys. It only reads the model; everything it shows was fetched
-// by commands before.
-func (m Model) View() string {
+// View draws the frame on the alternate screen, so the terminal's own
+// screen comes back as it was when top ends. It only reads the model;
+// everything it shows was fetched by commands before.
+func (m Model) View() tea.View {
+	v := tea.NewView(m.frame())
+	v.AltScreen = true
+	return v
+}
+
+// frame is the dashboard's text: a header with the views, a status line
+// (the banner when the daemon does not answer), the view's body and a
+// footer with the keys, exactly the terminal's height and no wider than
+// it. Its styles carry full colours; the program lowers them to the
+// terminal's colour profile as it writes.
+func (m Model) frame() string {
 	w, h := m.size()
 	bh := max(0, h-3)
 	var body []string
@@ -157,7 +168,7 @@ func (m *Model) footer(w int) string {
 		return st.prompt.Render("filter: ") + st.input.Render(clean(m.filter)+"_") + st.dim.Render("  enter keeps it · esc clears it")
 	}
 	hm := m.help
-	hm.Width = w
+	hm.SetWidth(w)
 	return hm.ShortHelpView(m.keys.forView(m.view).ShortHelp())
 }
 
@@ -165,7 +176,7 @@ func (m *Model) footer(w int) string {
 func (m *Model) helpBody(w int) []string {
 	st := m.st
 	hm := m.help
-	hm.Width = w
+	hm.SetWidth(w)
 	k := m.keys
 	k.ForceQuit.SetEnabled(false)
 	lines := []string{st.heading.Render("KEYS") + st.dim.Render("  (? or esc closes this)"), ""}
@@ -178,7 +189,7 @@ func (m *Model) helpBody(w int) []string {
 	}
 	lines = append(lines, "", st.heading.Render("FIGURES"))
 	legend := [][2]string{
-		{"schedule lag", "enqueued − scheduled time; negative: enqueued ahead of time"},
+		{"schedule lag", "enqueued − scheduled time; enqueued ahead of time counts as 0 (RECENT shows it negative)"},
 		{"delivery lag", "first claim by a worker − scheduled time"},
 		{"LAG column", "newest delivery lag of the schedule; + still waiting, so far"},
 		{"FAIL column", "recent occurrences that died or took more than one attempt"},

@@ -157,6 +157,12 @@ func TestLagBacklogAndOutageAreVisible(t *testing.T) {
 		}
 		return n >= 5 && late >= 1, fmt.Sprintf("%v samples, %v later than 2s", n, late)
 	})
+	// Once the worker has caught up, nothing waits long: the ready age
+	// falls back.
+	poll(t, "the ready age to fall once the worker caught up", func() (bool, string) {
+		age := value(d.scrape(), "sched_oldest_ready_seconds")
+		return age >= 0 && age < 2, fmt.Sprintf("oldest ready %vs", age)
+	})
 	if code, _ := w.signal(t, syscall.SIGTERM, 10*time.Second); code != 0 {
 		t.Errorf("worker exited %d after SIGTERM", code)
 	}

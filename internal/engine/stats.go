@@ -284,11 +284,15 @@ func (e *Engine) Status(ctx context.Context) (*Status, error) {
 	return st, nil
 }
 
+// addCounts adds histogram src to dst. A histogram of another length was
+// written by a version with other buckets (during an upgrade) and is left
+// out rather than added bucket by wrong bucket.
 func addCounts(dst, src []int64) {
+	if len(src) != len(dst) {
+		return
+	}
 	for i := range src {
-		if i < len(dst) {
-			dst[i] += src[i]
-		}
+		dst[i] += src[i]
 	}
 }
 

@@ -24,10 +24,12 @@ import (
 )
 
 // LagBuckets are the upper bounds, in seconds, of the lag histograms: a
-// geometric series from 1 ms to past 10 minutes with ratio 1.4, so any
-// percentile read from them (by linear interpolation inside a bucket) is
-// within about 20% of the true value across that range.
-var LagBuckets = prometheus.ExponentialBucketsRange(0.001, 600, 40)
+// geometric series from 1 ms to 1 hour with ratio 1.41, so any percentile
+// read from them (by linear interpolation inside a bucket) is within about
+// 20% of the true value across that range; a lag past an hour reads as an
+// hour. The range reaches past the minutes an operator watches so that a
+// queue nobody has served for half an hour does not read as 10 minutes.
+var LagBuckets = prometheus.ExponentialBucketsRange(0.001, 3600, 45)
 
 // MaxTenantLabels bounds the distinct values of the tenant label.
 const MaxTenantLabels = 50

@@ -6,11 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/sched-dev/sched/api"
+	"github.com/sched-dev/sched/internal/jsonkeys"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -37,26 +37,6 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
-// keyPaths lists every key of a JSON value as a dotted path, objects in
-// arrays as path[].key, sorted.
-func keyPaths(v any, prefix string, out *[]string) {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			p := k
-			if prefix != "" {
-				p = prefix + "." + k
-			}
-			*out = append(*out, p)
-			keyPaths(e, p, out)
-		}
-	case []any:
-		if len(x) > 0 {
-			keyPaths(x[0], prefix+"[]", out)
-		}
-	}
-}
-
 // TestStatusJSONFields pins the field names of status -o json, the API's
 // status object as is: scripts and dashboards read them.
 func TestStatusJSONFields(t *testing.T) {
@@ -65,9 +45,10 @@ func TestStatusJSONFields(t *testing.T) {
 	if err := statusRun(&StatusOptions{IO: f, API: apiOf(s), Ctx: bg, JSON: true}); err != nil {
 		t.Fatal(err)
 	}
-	var paths []string
-	keyPaths(mustJSON(t, out.Bytes()), "", &paths)
-	sort.Strings(paths)
+	paths, err := jsonkeys.Paths(out.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
 	golden(t, "status-json-keys.golden", strings.Join(paths, "\n")+"\n")
 
 	// As is: what schedd said, nothing added or lost.

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/sched-dev/sched/api"
+	"github.com/sched-dev/sched/internal/jsonkeys"
 )
 
 // everySecond is a schedule firing every second on queue q.
@@ -329,14 +329,10 @@ func TestStatusFields(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("status: %d %s", code, raw)
 	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
+	keys, err := jsonkeys.Paths(raw)
+	if err != nil {
 		t.Fatal(err)
 	}
-	var keys []string
-	collectKeys("", v, &keys)
-	sort.Strings(keys)
-	keys = slices.Compact(keys)
 	got := strings.Join(keys, "\n") + "\n"
 	golden := filepath.Join("testdata", "status_fields.golden")
 	if *update {
@@ -360,26 +356,6 @@ func TestStatusFields(t *testing.T) {
 	}
 	if st.LastHour.Claims != 2 || st.LastHour.Materialized == 0 || len(st.Nodes) != 1 || st.Nodes[0].LastPass == nil {
 		t.Errorf("status: last hour %+v, nodes %+v", st.LastHour, st.Nodes)
-	}
-}
-
-// collectKeys lists the dotted paths of every object key in v; arrays add
-// "[]" and contribute the keys of their elements.
-func collectKeys(prefix string, v any, out *[]string) {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			p := k
-			if prefix != "" {
-				p = prefix + "." + k
-			}
-			*out = append(*out, p)
-			collectKeys(p, e, out)
-		}
-	case []any:
-		for _, e := range x {
-			collectKeys(prefix+"[]", e, out)
-		}
 	}
 }
 

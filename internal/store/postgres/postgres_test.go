@@ -433,9 +433,11 @@ func TestConcurrentManualTrigger(t *testing.T) {
 	}
 }
 
-// TestWriteStatMinutesRefused: a row the table cannot take fails the whole
-// call before anything is written, the prune included.
-func TestWriteStatMinutesRefused(t *testing.T) {
+// TestWriteStatMinutesNUL: a node id PostgreSQL cannot store (NUL is not
+// allowed in text) fails the whole call before anything is written, the
+// prune included. The suite (storetest) covers the refusals every store
+// shares.
+func TestWriteStatMinutesNUL(t *testing.T) {
 	s := openTest(t)
 	ctx := t.Context()
 	m := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
@@ -443,47 +445,16 @@ func TestWriteStatMinutesRefused(t *testing.T) {
 	if err := s.WriteStatMinutes(ctx, []store.StatMinute{good}, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		name string
-		row  store.StatMinute
-	}{
-		{"no node id", store.StatMinute{Minute: m}},
-		{"node id with NUL", store.StatMinute{NodeID: "a\x00b", Minute: m}},
-		{"data over 64 KiB", store.StatMinute{NodeID: "node-b", Minute: m, Data: make([]byte, 64<<10+1)}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ok := store.StatMinute{NodeID: "node-c", Minute: m, Data: []byte("c")}
-			if err := s.WriteStatMinutes(ctx, []store.StatMinute{ok, tc.row}, m.Add(time.Hour)); err == nil {
-				t.Fatal("no error")
-			}
-			got, err := s.ReadStatMinutes(ctx, time.Time{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got) != 1 || got[0].NodeID != "node-a" || !got[0].Minute.Equal(m) {
-				t.Errorf("after a refused write: %+v, want node-a's row alone", got)
-			}
-		})
+	ok := store.StatMinute{NodeID: "node-c", Minute: m, Data: []byte("c")}
+	if err := s.WriteStatMinutes(ctx, []store.StatMinute{ok, {NodeID: "a\x00b", Minute: m}}, m.Add(time.Hour)); err == nil {
+		t.Fatal("no error")
 	}
-}
-
-// TestSnapshotBuckets: the backlog's bucket count is 1..1440, 0 meaning
-// the hour; anything else is refused.
-func TestSnapshotBuckets(t *testing.T) {
-	s := openTest(t)
-	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		buckets, want int
-	}{
-		{0, 60}, {1, 1}, {1440, 1440}, {-1, -1}, {1441, -1},
-	} {
-		snap, err := s.Snapshot(t.Context(), store.SnapshotParams{Now: now, Buckets: tc.buckets})
-		switch {
-		case tc.want < 0 && err == nil:
-			t.Errorf("%d buckets: no error", tc.buckets)
-		case tc.want >= 0 && (err != nil || len(snap.DueBacklog) != tc.want):
-			t.Errorf("%d buckets: %d, %v; want %d", tc.buckets, len(snap.DueBacklog), err, tc.want)
-		}
+	got, err := s.ReadStatMinutes(ctx, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].NodeID != "node-a" || !got[0].Minute.Equal(m) {
+		t.Errorf("after a refused write: %+v, want node-a's row alone", got)
 	}
 }
 

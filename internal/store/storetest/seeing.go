@@ -406,6 +406,7 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 	})
 
 	t.Run("Stats", func(t *testing.T) { t.Parallel(); testStats(t, open) })
+	t.Run("Rules", func(t *testing.T) { t.Parallel(); testSeeingRules(t, open) })
 }
 
 // testListPaging pages through fixed listings, forwards and backwards,

@@ -206,11 +206,18 @@ type DLQFilter struct {
 }
 
 // DLQResult answers a bulk replay or a purge: how many entries it moved,
-// and for a replay their ids (each kept its occurrence id).
+// and for a replay their ids (each kept its occurrence id). One request
+// moves at most MaxDLQBatch entries; More says that the filter may match
+// more, and the caller sends the same request again.
 type DLQResult struct {
 	Count         int      `json:"count"`
 	OccurrenceIDs []string `json:"occurrence_ids,omitempty"`
+	More          bool     `json:"more"`
 }
+
+// MaxDLQBatch is the most entries one bulk replay or purge request moves,
+// so that each request is short and its answer small.
+const MaxDLQBatch = 1000
 
 // Attempt is one delivery of an occurrence.
 type Attempt struct {
@@ -327,8 +334,8 @@ type Status struct {
 	ScheduleLag LagWindows `json:"schedule_lag"` // enqueued_at - scheduled_for
 	DeliveryLag LagWindows `json:"delivery_lag"` // first claim - scheduled_for
 
-	// DueBacklog is the firings due in each of the next 60 minutes, the
-	// first starting now.
+	// DueBacklog is the firings due in each of 60 clock minutes, the
+	// first the current one (its unclaimed firings already due included).
 	DueBacklog []BacklogMinute `json:"due_backlog"`
 	// Queues is the depth of every queue by lane and state (open states
 	// and DEAD), largest first, at most MaxStatusQueues rows;

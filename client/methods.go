@@ -250,16 +250,36 @@ func (c *Client) ListDLQ(ctx context.Context, o ListDLQOptions) (*api.Occurrence
 }
 
 // ReplayDLQ replays every DEAD occurrence f matches, each keeping its
-// occurrence id. Replaying again is harmless: what was replayed is no
-// longer DEAD.
+// occurrence id, in as many requests as the daemon asks for (each moves at
+// most api.MaxDLQBatch). Replaying again is harmless: what was replayed is
+// no longer DEAD, so after an error the same call finishes the job.
 func (c *Client) ReplayDLQ(ctx context.Context, f api.DLQFilter) (*api.DLQResult, error) {
-	return call[api.DLQResult](ctx, c, request{method: http.MethodPost, path: path("dlq", "replay"), body: f})
+	return c.dlqAll(ctx, "replay", f)
 }
 
 // PurgeDLQ takes every DEAD occurrence f matches out of the dead-letter
-// queue (they become CANCELED, kept as history).
+// queue (they become CANCELED, kept as history), in as many requests as
+// the daemon asks for.
 func (c *Client) PurgeDLQ(ctx context.Context, f api.DLQFilter) (*api.DLQResult, error) {
-	return call[api.DLQResult](ctx, c, request{method: http.MethodPost, path: path("dlq", "purge"), body: f})
+	return c.dlqAll(ctx, "purge", f)
+}
+
+// dlqAll sends a bulk DLQ request until the daemon says nothing more
+// matches, and adds the answers up. An answer that moved nothing ends it
+// too, so a filter that keeps matching what cannot move cannot loop.
+func (c *Client) dlqAll(ctx context.Context, verb string, f api.DLQFilter) (*api.DLQResult, error) {
+	total := &api.DLQResult{}
+	for {
+		res, err := call[api.DLQResult](ctx, c, request{method: http.MethodPost, path: path("dlq", verb), body: f})
+		if err != nil {
+			return nil, err
+		}
+		total.Count += res.Count
+		total.OccurrenceIDs = append(total.OccurrenceIDs, res.OccurrenceIDs...)
+		if !res.More || res.Count == 0 {
+			return total, nil
+		}
+	}
 }
 
 // Metrics returns the daemon's Prometheus metrics in the text format, as

@@ -46,7 +46,9 @@ func NewCmdTop(f *Factory, runF func(*TopOptions) error) *cobra.Command {
 		Use:   "top [--interval 1s]",
 		Short: "Live dashboard: lag, the next hour's firings, queues, schedules, dead letters",
 		Long: `Top is a live dashboard of the cluster schedd belongs to, redrawn every
---interval (1s). Three views, tab switches between them:
+--interval (1s); the schedule list and its LAG and FAIL figures, which
+cost the daemon more, are read every 15s (the header says as of when).
+Three views, tab switches between them:
 
   Overview   schedule and delivery lag p50/p95/p99 over the last minute and
              hour, with the trend of the last minute's p99; the firings due

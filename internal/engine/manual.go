@@ -83,53 +83,42 @@ type DLQFilter struct {
 	Queue      string
 }
 
-// ReplayDead replays every DEAD occurrence f matches, each as Replay does
-// (same id, a new attempt, a fresh set of retries), and returns their ids.
-// It is idempotent: what it replayed is no longer DEAD, so running it again
-// replays only what died since.
-func (e *Engine) ReplayDead(ctx context.Context, f DLQFilter) ([]string, error) {
-	var ids []string
-	p := store.ListOccurrencesParams{TenantID: f.TenantID, ScheduleID: f.ScheduleID, Queue: f.Queue,
-		State: store.OccurrenceDead, Limit: store.MaxListLimit}
-	for {
-		page, err := e.store.ListOccurrences(ctx, p)
-		if err != nil {
-			return ids, fmt.Errorf("replay the dead-letter queue: %w", err)
-		}
-		for i := range page {
-			if _, err := e.Replay(ctx, f.TenantID, page[i].OccurrenceID); err != nil {
-				if errors.Is(err, store.ErrConflict) {
-					continue // replayed or purged meanwhile
-				}
-				return ids, err
-			}
-			ids = append(ids, page[i].OccurrenceID)
-		}
-		if len(page) < p.Limit {
-			return ids, nil
-		}
-		last := page[len(page)-1]
-		p.After = &store.OccurrenceKey{ScheduledFor: last.ScheduledFor, OccurrenceID: last.OccurrenceID}
+// ReplayDead replays up to limit (1..store.MaxListLimit) of the DEAD
+// occurrences f matches, oldest first, each as Replay does (same id, a new
+// attempt, a fresh set of retries), and returns their ids, and whether
+// more may match (the caller calls again). It is idempotent: what it
+// replayed is no longer DEAD, so a call again, or after a failure part way,
+// replays only what is still DEAD.
+func (e *Engine) ReplayDead(ctx context.Context, f DLQFilter, limit int) (ids []string, more bool, err error) {
+	page, err := e.store.ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: f.TenantID, ScheduleID: f.ScheduleID,
+		Queue: f.Queue, State: store.OccurrenceDead, Limit: limit})
+	if err != nil {
+		return nil, false, fmt.Errorf("replay the dead-letter queue: %w", err)
 	}
+	for i := range page {
+		if _, err := e.Replay(ctx, f.TenantID, page[i].OccurrenceID); err != nil {
+			if errors.Is(err, store.ErrConflict) {
+				continue // replayed or purged meanwhile
+			}
+			return ids, false, err
+		}
+		ids = append(ids, page[i].OccurrenceID)
+	}
+	return ids, len(page) == limit, nil
 }
 
-// PurgeDead takes every DEAD occurrence f matches out of the dead-letter
-// queue: each becomes CANCELED, keeping its dead reason and attempts as
-// history. It returns how many.
-func (e *Engine) PurgeDead(ctx context.Context, f DLQFilter) (int, error) {
-	total := 0
-	for {
-		n, err := e.store.PurgeDead(ctx, store.PurgeDeadParams{TenantID: f.TenantID, ScheduleID: f.ScheduleID, Queue: f.Queue,
-			Now: e.now().Truncate(time.Millisecond), Limit: store.MaxListLimit})
-		total += n
-		e.metrics.Purged.Add(float64(n))
-		if err != nil {
-			return total, fmt.Errorf("purge the dead-letter queue: %w", err)
-		}
-		if n < store.MaxListLimit {
-			return total, nil
-		}
+// PurgeDead takes up to limit (1..store.MaxListLimit) of the DEAD
+// occurrences f matches out of the dead-letter queue: each becomes
+// CANCELED, keeping its dead reason and attempts as history. It returns
+// how many, and whether more may match (the caller calls again).
+func (e *Engine) PurgeDead(ctx context.Context, f DLQFilter, limit int) (int, bool, error) {
+	n, err := e.store.PurgeDead(ctx, store.PurgeDeadParams{TenantID: f.TenantID, ScheduleID: f.ScheduleID, Queue: f.Queue,
+		Now: e.now().Truncate(time.Millisecond), Limit: limit})
+	if err != nil {
+		return 0, false, fmt.Errorf("purge the dead-letter queue: %w", err)
 	}
+	e.metrics.Purged.Add(float64(n))
+	return n, n == limit, nil
 }
 
 // NextFire is the next firing of sc not yet delivered: the earliest
@@ -141,17 +130,12 @@ func (e *Engine) NextFire(ctx context.Context, sc *store.Schedule) (time.Time, e
 	if sc.State != store.ScheduleActive {
 		return time.Time{}, nil
 	}
-	occs, err := e.store.ListOccurrences(ctx, store.ListOccurrencesParams{
-		TenantID: sc.TenantID, ScheduleID: sc.ScheduleID, State: store.OccurrenceEnqueued, Limit: 20,
-	})
-	if err != nil {
+	t, err := e.store.FirstUndelivered(ctx, sc.TenantID, sc.ScheduleID, sc.Version)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return time.Time{}, fmt.Errorf("next firing of %s: %w", sc.ScheduleID, err)
 	}
-	for i := range occs {
-		o := &occs[i]
-		if o.ScheduleVersion == sc.Version && o.AttemptCount == 0 && !o.Manual() {
-			return o.ScheduledFor, nil
-		}
+	if t.IsZero() {
+		return sc.NextRunAt, nil
 	}
-	return sc.NextRunAt, nil
+	return t, nil
 }

@@ -141,6 +141,9 @@ func (e *Engine) observeFinishes(ps []store.FinishParams, rs []store.FinishResul
 			}
 			continue
 		}
+		if rs[i].Repeated {
+			continue // the same finish again: counted the first time
+		}
 		p := &ps[i]
 		switch p.Result {
 		case store.ResultSucceeded:
@@ -169,8 +172,8 @@ func (e *Engine) observeExpiry(now time.Time, r store.ExpireResult) {
 	}
 	m := e.metrics
 	m.Redeliveries.Add(float64(r.Requeued))
-	// The store does not say which of the two reasons each had.
-	m.Dead.WithLabelValues("lease_expired").Add(float64(r.Dead))
+	m.Dead.WithLabelValues(string(store.DeadAttemptsExhausted)).Add(float64(r.DeadAttempts))
+	m.Dead.WithLabelValues(string(store.DeadDeadlinePassed)).Add(float64(r.DeadDeadline))
 	ev := events{Redeliveries: int64(r.Requeued), Dead: int64(r.Dead)}
 	e.rec.add(now, func(f *minuteFigures) { f.Events.add(ev) })
 }

@@ -74,6 +74,12 @@ type recorder struct {
 	mu       sync.Mutex
 	minutes  map[int64]*minuteFigures // by the minute's start, unix ms
 	lastPass *PassFigure
+
+	// flushMu serializes flushes (the timer's and those a status asks
+	// for), so that an older copy of a minute never overwrites a newer
+	// one; flushedAt is when the last one ran (the engine's clock).
+	flushMu   sync.Mutex
+	flushedAt time.Time
 }
 
 // lagKind names one of a minute's lag histograms.
@@ -127,12 +133,10 @@ func (r *recorder) pass(p PassFigure) {
 }
 
 // take returns the rows to write for node at now: every minute held, the
-// current one with the last pass. Minutes before the current one are
-// dropped from memory once taken: they are complete.
+// current one with the last pass.
 func (r *recorder) take(node string, now time.Time) ([]store.StatMinute, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	cur := now.Truncate(time.Minute).UnixMilli()
 	if r.lastPass != nil {
 		r.at(now).LastPass = r.lastPass
 	}
@@ -143,25 +147,56 @@ func (r *recorder) take(node string, now time.Time) ([]store.StatMinute, error) 
 			return nil, err
 		}
 		rows = append(rows, store.StatMinute{NodeID: node, Minute: time.UnixMilli(k).UTC(), Data: b})
-		if k < cur {
-			delete(r.minutes, k)
-		}
 	}
 	return rows, nil
 }
 
-// flushStats writes this node's current figures to the store. A failure is
-// logged: the figures of a minute are rewritten whole at the next flush,
-// except a past minute's, which is lost (figures, not records).
+// forget drops the minutes that ended more than a minute before now, once
+// they are written: an event may still be stamped with the minute that
+// just ended (its time was read before the minute turned), so that one is
+// written once more at the next flush.
+func (r *recorder) forget(now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	keep := now.Truncate(time.Minute).Add(-time.Minute).UnixMilli()
+	for k := range r.minutes {
+		if k < keep {
+			delete(r.minutes, k)
+		}
+	}
+}
+
+// flushStats writes this node's current figures to the store. A minute's
+// row is rewritten whole at every flush, and kept in memory until written,
+// so a failed write loses nothing but is logged and retried at the next.
 func (e *Engine) flushStats(ctx context.Context) {
+	e.rec.flushMu.Lock()
+	defer e.rec.flushMu.Unlock()
+	e.rec.flushedAt = e.clock.Now()
 	now := e.now()
 	rows, err := e.rec.take(e.cfg.NodeID, now)
 	if err == nil && len(rows) > 0 {
 		err = e.store.WriteStatMinutes(ctx, rows, now.Add(-statsKeep))
 	}
-	if err != nil && ctx.Err() == nil {
-		e.NoteStoreErr(err)
-		e.log.Warn("write this node's figures", "err", err)
+	if err != nil {
+		if ctx.Err() == nil {
+			e.NoteStoreErr(err)
+			e.log.Warn("write this node's figures", "err", err)
+		}
+		return
+	}
+	e.rec.forget(now)
+}
+
+// freshStats flushes this node's figures unless a flush ran within the
+// last second: a status answers with this node's latest figures, and a
+// terminal polling status every second costs at most one write a second.
+func (e *Engine) freshStats(ctx context.Context) {
+	e.rec.flushMu.Lock()
+	recent := !e.rec.flushedAt.IsZero() && e.clock.Now().Sub(e.rec.flushedAt) < time.Second
+	e.rec.flushMu.Unlock()
+	if !recent {
+		e.flushStats(ctx)
 	}
 }
 
@@ -197,7 +232,10 @@ func (e *Engine) Snapshot(ctx context.Context) (store.Snapshot, time.Time, error
 		return c.snap, c.now, nil
 	}
 	now := e.now().Truncate(time.Millisecond)
-	s, err := e.store.Snapshot(ctx, store.SnapshotParams{Now: now, Buckets: 60})
+	// Buckets by clock minute (the first one holds the rest of the
+	// current minute), so that a firing at 09:00:00 is counted in the
+	// 09:00 bucket whenever the snapshot is taken.
+	s, err := e.store.Snapshot(ctx, store.SnapshotParams{Now: now, Buckets: 60, BacklogFrom: now.Truncate(time.Minute)})
 	if err != nil {
 		e.NoteStoreErr(err)
 		return store.Snapshot{}, time.Time{}, fmt.Errorf("snapshot of the queue: %w", err)
@@ -232,9 +270,10 @@ type Status struct {
 type EventCounts = events
 
 // Status computes the cluster's figures from the store. It first writes
-// this node's own figures, so the node that answers is never behind.
+// this node's own figures (unless it did within the last second), so the
+// node that answers is never behind.
 func (e *Engine) Status(ctx context.Context) (*Status, error) {
-	e.flushStats(ctx)
+	e.freshStats(ctx)
 	snap, at, err := e.Snapshot(ctx)
 	if err != nil {
 		return nil, err

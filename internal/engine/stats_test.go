@@ -116,3 +116,42 @@ func TestDeadReasons(t *testing.T) {
 		}
 	}
 }
+
+// TestBulkDLQInBatches: a bulk replay or purge moves at most its limit
+// and says when more may match; called again, it finishes the job.
+func TestBulkDLQInBatches(t *testing.T) {
+	start := time.Date(2027, 1, 4, 9, 0, 0, 0, time.UTC)
+	h := newHarness(t, start, nil)
+	h.create(every("fail", "1s"))
+	h.plan()
+	h.clk.Advance(5 * time.Second)
+	for _, c := range h.claim("q", 5) {
+		if _, err := h.e.Nack(h.ctx, tenant, c.Occurrence.OccurrenceID, 1, Permanent, "no"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := DLQFilter{TenantID: tenant}
+	for _, want := range []struct {
+		n    int
+		more bool
+	}{{2, true}, {2, true}, {1, false}, {0, false}} {
+		ids, more, err := h.e.ReplayDead(h.ctx, f, 2)
+		if err != nil || len(ids) != want.n || more != want.more {
+			t.Fatalf("replay: %d ids, more %v, %v; want %d, %v", len(ids), more, err, want.n, want.more)
+		}
+	}
+	for _, c := range h.claim("q", 5) {
+		if _, err := h.e.Nack(h.ctx, tenant, c.Occurrence.OccurrenceID, c.Attempt.Attempt, Permanent, "still no"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []struct {
+		n    int
+		more bool
+	}{{3, true}, {2, false}} {
+		n, more, err := h.e.PurgeDead(h.ctx, f, 3)
+		if err != nil || n != want.n || more != want.more {
+			t.Fatalf("purge: %d, more %v, %v; want %d, %v", n, more, err, want.n, want.more)
+		}
+	}
+}

@@ -313,11 +313,11 @@ func (s *Server) replayDead(r *http.Request, w http.ResponseWriter) (int, any, e
 	if err != nil {
 		return 0, nil, err
 	}
-	ids, err := s.eng.ReplayDead(r.Context(), f)
+	ids, more, err := s.eng.ReplayDead(r.Context(), f, api.MaxDLQBatch)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, api.DLQResult{Count: len(ids), OccurrenceIDs: ids}, nil
+	return http.StatusOK, api.DLQResult{Count: len(ids), OccurrenceIDs: ids, More: more}, nil
 }
 
 func (s *Server) purgeDead(r *http.Request, w http.ResponseWriter) (int, any, error) {
@@ -325,11 +325,11 @@ func (s *Server) purgeDead(r *http.Request, w http.ResponseWriter) (int, any, er
 	if err != nil {
 		return 0, nil, err
 	}
-	n, err := s.eng.PurgeDead(r.Context(), f)
+	n, more, err := s.eng.PurgeDead(r.Context(), f, api.MaxDLQBatch)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, api.DLQResult{Count: n}, nil
+	return http.StatusOK, api.DLQResult{Count: n, More: more}, nil
 }
 
 // trigger fires a schedule now, once (engine.Trigger).

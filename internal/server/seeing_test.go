@@ -259,6 +259,9 @@ func TestMetricsEndpoint(t *testing.T) {
 	h.ok(200, &cr, "POST", "/v1/claims", api.ClaimRequest{Queue: "q", WorkerID: "w", Limit: 2})
 	for _, c := range cr.Claimed {
 		h.ok(200, nil, "POST", "/v1/occurrences/"+c.OccurrenceID+"/ack", api.AckRequest{Attempt: c.Attempt})
+		// An ack sent again (its answer lost) is taken again, and counted
+		// once.
+		h.ok(200, nil, "POST", "/v1/occurrences/"+c.OccurrenceID+"/ack", api.AckRequest{Attempt: c.Attempt})
 	}
 	h.fails(409, api.CodeStaleAttempt, "", "POST", "/v1/occurrences/"+cr.Claimed[0].OccurrenceID+"/ack", api.AckRequest{Attempt: 7})
 	h.token = ""
@@ -426,4 +429,26 @@ func requests(fams map[string]*dto.MetricFamily, route, code string) float64 {
 		}
 	}
 	return n
+}
+
+// TestDueBacklogByClockMinute: a status taken part way through a minute
+// still counts a firing at 10:05:00 in the minute labelled 10:05.
+func TestDueBacklogByClockMinute(t *testing.T) {
+	h := newHarness(t)
+	h.clk.Advance(30 * time.Second) // 10:00:30
+	h.create(api.ScheduleRequest{Name: "once", Queue: "q", At: "2027-01-04T10:05:00Z"})
+	var st api.Status
+	h.ok(200, &st, "GET", "/v1/status", nil)
+	for _, b := range st.DueBacklog {
+		want := int64(0)
+		if b.Minute.Equal(start.Add(5 * time.Minute)) {
+			want = 1
+		}
+		if b.Due != want {
+			t.Errorf("minute %s: %d due, want %d", b.Minute.Format("15:04:05"), b.Due, want)
+		}
+	}
+	if len(st.DueBacklog) != 60 || !st.DueBacklog[0].Minute.Equal(start) {
+		t.Fatalf("backlog starts at %v with %d minutes; want the current minute, 10:00, and 60", st.DueBacklog[0].Minute, len(st.DueBacklog))
+	}
 }

@@ -88,6 +88,13 @@ type Store interface {
 	// everything by calling again until it returns fewer than p.Limit.
 	PurgeDead(ctx context.Context, p PurgeDeadParams) (int, error)
 	NextAvailable(ctx context.Context, tenantID, queue string) (time.Time, error)
+	// FirstUndelivered returns the earliest scheduled_for among the
+	// schedule's occurrences of version that are ENQUEUED, never claimed
+	// (attempt_count 0) and not manual (TriggerKey empty): the next firing
+	// of its timetable not yet delivered, possibly overdue. Zero when there
+	// is none. It reads the schedule's open occurrences only, never its
+	// history.
+	FirstUndelivered(ctx context.Context, tenantID, scheduleID string, version int64) (time.Time, error)
 
 	// Seeing it (see StatsStore).
 	StatsStore
@@ -262,8 +269,11 @@ type ClaimParams struct {
 type ExpireResult struct {
 	Expired  int // attempts ended LEASE_EXPIRED
 	Requeued int // occurrences claimable again (a redelivery follows)
-	Dead     int // occurrences DEAD
+	Dead     int // occurrences DEAD: DeadAttempts + DeadDeadline
 	Canceled int // occurrences CANCELED (their schedule moved on)
+
+	DeadAttempts int // of Dead, those with reason attempts_exhausted
+	DeadDeadline int // of Dead, those with reason deadline_passed
 }
 
 // PurgeDeadParams selects a tenant's DEAD occurrences to purge; ScheduleID
@@ -343,6 +353,10 @@ type FinishParams struct {
 type FinishResult struct {
 	Occurrence Occurrence
 	Err        error
+	// Repeated is true when the finish had already been taken (the same
+	// finish sent again) and nothing was written: counters count a finish
+	// once.
+	Repeated bool
 }
 
 // Node registration. Every schedd node on a store heartbeats a row of its
@@ -420,10 +434,13 @@ type StatsStore interface {
 }
 
 // SnapshotParams asks for a snapshot at Now. Buckets is the number of
-// one-minute buckets of DueBacklog (1..1440; 60 by default).
+// one-minute buckets of DueBacklog (1..1440; 60 by default), counted from
+// BacklogFrom (zero: Now), which is at or before Now: a caller that
+// labels the buckets by clock minute passes Now truncated to the minute.
 type SnapshotParams struct {
-	Now     time.Time
-	Buckets int
+	Now         time.Time
+	Buckets     int
+	BacklogFrom time.Time
 }
 
 // Snapshot is the queue at one instant.
@@ -437,13 +454,13 @@ type Snapshot struct {
 	// available_at <= Now) with the earliest available_at, nil when none
 	// is ready: how long a firing has waited for a worker.
 	OldestReady *Occurrence
-	// DueBacklog[i] counts firings that become due in minute i from Now:
-	// [Now + i min, Now + (i+1) min). It adds two sources that never
-	// overlap: occurrences already materialized and not yet claimed
-	// (SCHEDULED, ENQUEUED, RETRY_WAIT) by available_at, and ACTIVE
-	// schedules by their cursor, next_run_at, the next firing not yet
-	// materialized. A schedule counts once, at its cursor, however often
-	// it fires beyond it.
+	// DueBacklog[i] counts firings that become due in minute i from
+	// From (BacklogFrom, or Now): [From + i min, From + (i+1) min). It
+	// adds two sources that never overlap: occurrences already
+	// materialized and not yet claimed (SCHEDULED, ENQUEUED, RETRY_WAIT) by
+	// available_at, and ACTIVE schedules by their cursor, next_run_at, the
+	// next firing not yet materialized. A schedule counts once, at its
+	// cursor, however often it fires beyond it.
 	DueBacklog []int64
 }
 

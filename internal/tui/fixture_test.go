@@ -57,6 +57,9 @@ type fakeSource struct {
 	fail      error
 	calls     []string
 	replayed  []string
+	// clock, when set, is the daemon's clock: each status says its time,
+	// so times the daemon sent move on as the test's clock does.
+	clock *fakeClock
 }
 
 var errRefused = errors.New("dial unix /run/user/1000/sched/schedd.sock: connect: connection refused")
@@ -95,6 +98,9 @@ func (f *fakeSource) Status(context.Context) (*api.Status, error) {
 	st := f.statuses[min(f.nStatus, len(f.statuses)-1)]
 	f.nStatus++
 	st.DLQSize = int64(len(f.dead))
+	if f.clock != nil {
+		st.Now = f.clock.Now()
+	}
 	return &st, nil
 }
 

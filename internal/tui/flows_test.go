@@ -252,7 +252,10 @@ func TestOneRequestOfEachKind(t *testing.T) {
 	status := len(hs.src.callsOf("Status"))
 	lists := len(hs.src.callsOf("ListSchedules"))
 	hs.hold = true
-	hs.ticks(3)
+	hs.clock.Add(schedulesEvery) // the list is due again
+	hs.ticks(1)
+	hs.clock.Add(schedulesEvery) // and due again while the first is unanswered
+	hs.ticks(2)
 	hs.flush()
 	if got := len(hs.src.callsOf("Status")) - status; got != 1 {
 		t.Errorf("3 ticks with the first request unanswered sent %d status requests, want 1", got)
@@ -304,5 +307,142 @@ func TestNarrowAndWideResize(t *testing.T) {
 				t.Errorf("%s at %dx%d: %d lines", v, size[0], size[1], n)
 			}
 		}
+	}
+}
+
+// activityCalls counts the tenant-wide occurrence listings behind the LAG
+// and FAIL columns.
+func activityCalls(hs *harness) int {
+	hs.t.Helper()
+	return len(hs.src.callsOf("ListOccurrences schedule= state=SUCCEEDED")) + len(hs.src.callsOf("ListOccurrences schedule= state=ENQUEUED"))
+}
+
+// TestScheduleListEvery15s: on the views that show schedules, the status
+// and the view's own cheap request follow every tick, but the schedule
+// list and the activity listings are read again only schedulesEvery after
+// the last time; the Schedules view says how old its list is.
+func TestScheduleListEvery15s(t *testing.T) {
+	for _, tc := range []struct {
+		view    view
+		perTick string // a request of the view's, made every tick
+	}{
+		{viewSchedules, "GetSchedule sch_nightly"},
+		{viewDLQ, "ListDLQ schedule="},
+	} {
+		t.Run(tc.view.String(), func(t *testing.T) {
+			hs := loaded(t, tc.view, 120, 40, false)
+			if n := len(hs.src.callsOf("ListSchedules")); n != 1 || activityCalls(hs) != 2 {
+				t.Fatalf("bad test: %d list requests and %d activity listings on opening the view", n, activityCalls(hs))
+			}
+			status, own := len(hs.src.callsOf("Status")), len(hs.src.callsOf(tc.perTick))
+			for i := range 14 {
+				hs.clock.Add(time.Second)
+				hs.ticks(1)
+				if n := len(hs.src.callsOf("ListSchedules")); n != 1 || activityCalls(hs) != 2 {
+					t.Fatalf("%ds after the first list: %d list requests, %d activity listings; want no new one", i+1, n, activityCalls(hs))
+				}
+			}
+			if got := len(hs.src.callsOf("Status")) - status; got != 14 {
+				t.Errorf("14 ticks asked for the status %d times", got)
+			}
+			if got := len(hs.src.callsOf(tc.perTick)) - own; got != 14 {
+				t.Errorf("14 ticks made %d requests %q", got, tc.perTick)
+			}
+			if tc.view == viewSchedules {
+				hs.mustShow("schedules as of 09:58:12")
+			}
+			hs.clock.Add(time.Second) // 15s after the first list
+			hs.ticks(1)
+			if n := len(hs.src.callsOf("ListSchedules")); n != 2 || activityCalls(hs) != 4 {
+				t.Fatalf("at the 15s mark: %d list requests, %d activity listings; want a new one", n, activityCalls(hs))
+			}
+			if tc.view == viewSchedules {
+				hs.mustShow("schedules as of 09:58:27")
+			}
+		})
+	}
+}
+
+// TestScheduleListOnDemand: opening the Schedules view, or sorting or
+// filtering it, reads the list at once when it is older than
+// schedulesEvery, and not when it is fresher.
+func TestScheduleListOnDemand(t *testing.T) {
+	hs := loaded(t, viewSchedules, 80, 24, false) // the list is read at 09:58:12
+	lists := func() int { return len(hs.src.callsOf("ListSchedules")) }
+	hs.keys("shift+tab")
+	hs.clock.Add(5 * time.Second)
+	hs.ticks(1)
+	hs.keys("tab", "s", "S", "/", "night", "esc")
+	if n := lists(); n != 1 {
+		t.Fatalf("a 5s old list was read again on opening, sorting or filtering: %d requests", n)
+	}
+	hs.keys("shift+tab")
+	hs.clock.Add(schedulesEvery)
+	hs.ticks(1) // the Overview does not read the list
+	if n := lists(); n != 1 {
+		t.Fatalf("the Overview read the list: %d requests", n)
+	}
+	hs.keys("tab") // no tick: the view asks as it opens
+	if n := lists(); n != 2 {
+		t.Fatalf("opening the view with a 20s old list made %d requests, want 2 in all", n)
+	}
+	hs.mustShow("schedules as of 09:58:32")
+	for _, k := range []string{"s", "S", "/"} {
+		hs.clock.Add(schedulesEvery)
+		before := lists()
+		hs.keys(k)
+		if lists() != before+1 {
+			t.Fatalf("%q with a 15s old list did not read it again", k)
+		}
+	}
+	hs.keys("esc")
+}
+
+// TestScheduleListAfterOutage: a list read that failed while the daemon
+// was away is made again as soon as the daemon answers, not a full
+// schedulesEvery later.
+func TestScheduleListAfterOutage(t *testing.T) {
+	hs := loaded(t, viewSchedules, 80, 24, false)
+	hs.src.setFail(errRefused)
+	hs.clock.Add(schedulesEvery)
+	hs.ticks(1)
+	hs.mustShow("daemon unreachable since 09:58:27", "schedules as of 09:58:12", "nightly-report")
+	lists := len(hs.src.callsOf("ListSchedules"))
+	hs.src.setFail(nil)
+	hs.clock.Add(2 * time.Second)
+	hs.ticks(1)
+	if n := len(hs.src.callsOf("ListSchedules")); n != lists+1 {
+		t.Fatalf("the daemon is back: %d list requests, want one more than %d", n, lists)
+	}
+	hs.mustNotShow("unreachable", "retrying")
+	hs.mustShow("schedules as of 09:58:29")
+}
+
+// TestNextFiringOfAnOldList: a next firing that came due after the list
+// was read shows as due, not late (the old list cannot say whether a
+// worker has it); one that was overdue when read stays late.
+func TestNextFiringOfAnOldList(t *testing.T) {
+	hs := loaded(t, viewSchedules, 120, 40, false)
+	hs.src.clock = hs.clock // the daemon's clock moves with the test's
+	hs.clock.Add(10 * time.Second)
+	hs.ticks(1)
+	row := func(name string) string {
+		t.Helper()
+		for _, l := range strings.Split(hs.view(), "\n") {
+			if strings.Contains(l, " "+name+" ") {
+				return l
+			}
+		}
+		t.Fatalf("no row %s in\n%s", name, hs.view())
+		return ""
+	}
+	if r := row("cache-warm"); !strings.Contains(r, " due ") || strings.Contains(r, "late") {
+		t.Errorf("cache-warm, due 2s ago, after the list was read: %q", r)
+	}
+	if r := row("email-digest"); !strings.Contains(r, "3m22s late") {
+		t.Errorf("email-digest, overdue when the list was read: %q", r)
+	}
+	if r := row("billing-sync"); !strings.Contains(r, "in 1m38s") {
+		t.Errorf("billing-sync, not yet due: %q", r)
 	}
 }

@@ -30,6 +30,20 @@ import (
 // DefaultInterval is how often the dashboard asks the daemon again.
 const DefaultInterval = time.Second
 
+// schedulesEvery is how often, at most, the schedule list and the recent
+// activity behind its LAG and FAIL columns are read again, where every
+// other request follows the interval. Those reads are the dear ones: the
+// list makes the daemon read each schedule's own data, up to maxSchedules
+// of them, and the activity is two listings across the whole tenant (the
+// newest succeeded occurrences, the waiting ones) that a store answers by
+// scanning and sorting all its occurrences: a few hundred milliseconds on a
+// large store. Asked every second by every open dashboard, they would keep
+// a busy daemon at it, and their answer might come too slowly to ever be
+// shown. What they feed changes slowly (a lag, a count of failures), the
+// selected schedule's detail still follows every tick, and the view says
+// how old its list is.
+const schedulesEvery = 15 * time.Second
+
 // Options configures a dashboard. The zero value is usable apart from the
 // Source given to New.
 type Options struct {
@@ -71,7 +85,7 @@ type kind int
 
 const (
 	kindStatus    kind = iota // GET /v1/status
-	kindSchedules             // the schedule list and the activity behind lag and failures
+	kindSchedules             // the schedule list and the activity behind lag and failures, every schedulesEvery
 	kindDetail                // the selected schedule with its preview and recent occurrences
 	kindDLQ                   // the dead-letter queue
 	numKinds
@@ -191,6 +205,11 @@ type Model struct {
 	dlq        []api.Occurrence
 	moreDLQ    bool
 
+	// schedAsked is when the last request of the list was sent (the next
+	// waits schedulesEvery from it); schedulesAt when the list shown
+	// arrived, and listNow the daemon's clock then.
+	schedAsked, schedulesAt, listNow time.Time
+
 	// Schedules view.
 	rows      []api.Schedule // schedules after the filter, in the sort order
 	selID     string         // the selected schedule's id
@@ -262,7 +281,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.filtering {
 			m.filter += clean(strings.TrimRight(msg.Content, "\r\n"))
 			m.resort()
-			return m, m.detailCmd()
+			return m, tea.Batch(m.detailCmd(), m.refreshSchedules())
 		}
 		return m, nil
 	case tickMsg:
@@ -284,15 +303,22 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.down.err = msg.err
 			return m, nil
 		}
+		back := m.down != nil
 		m.down = nil
 		m.status, m.statusAt = msg.st, msg.at
 		m.record(msg.st)
+		if back && m.polls[kindSchedules].err != nil {
+			// The list failed while the daemon was away: read it now
+			// that it is back rather than schedulesEvery later.
+			return m, m.issue(kindSchedules)
+		}
 		return m, nil
 	case schedulesMsg:
 		if !m.land(kindSchedules, msg.seq, msg.err) || msg.err != nil {
 			return m, m.retry(kindSchedules)
 		}
 		m.schedules, m.moreScheds, m.activity = msg.list, msg.more, msg.act
+		m.schedulesAt, m.listNow = msg.at, m.daemonAt(msg.at)
 		m.names = make(map[string]string, len(msg.list))
 		for _, sc := range msg.list {
 			m.names[sc.ScheduleID] = sc.Name
@@ -386,15 +412,35 @@ func (m *Model) wants(k kind) bool {
 	return false
 }
 
-// fetch starts every request the view needs that is not already in flight.
+// due reports whether a request of kind k is to be made again: always, but
+// for the schedule list, which waits schedulesEvery after the last one.
+func (m *Model) due(k kind) bool {
+	if k != kindSchedules || m.schedAsked.IsZero() {
+		return true
+	}
+	return m.opt.Now().Sub(m.schedAsked) >= schedulesEvery
+}
+
+// fetch starts every request the view needs that is due and not already in
+// flight.
 func (m *Model) fetch() tea.Cmd {
 	var cmds []tea.Cmd
 	for k := range numKinds {
-		if m.wants(k) {
+		if m.wants(k) && m.due(k) {
 			cmds = append(cmds, m.issue(k))
 		}
 	}
 	return tea.Batch(cmds...)
+}
+
+// refreshSchedules reads the schedule list again when it is older than
+// schedulesEvery: for a new sort or filter, which would otherwise rearrange
+// old figures.
+func (m *Model) refreshSchedules() tea.Cmd {
+	if !m.due(kindSchedules) {
+		return nil
+	}
+	return m.issue(kindSchedules)
 }
 
 // issue starts a request of kind k unless one is in flight: the command
@@ -417,6 +463,7 @@ func (m *Model) issue(k kind) tea.Cmd {
 			return statusMsg{seq: seq, st: st, err: wrap1("status", err), at: opt.Now()}
 		}
 	case kindSchedules:
+		m.schedAsked = opt.Now()
 		return func() tea.Msg {
 			ctx, cancel := context.WithTimeout(opt.Context, opt.Timeout)
 			defer cancel()
@@ -608,7 +655,8 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 }
 
 // switchTo shows view v and starts what it needs at once, not at the next
-// tick.
+// tick: the schedule list only when the one at hand is older than
+// schedulesEvery.
 func (m Model) switchTo(v view) (tea.Model, tea.Cmd) {
 	m.view = v
 	m.showHelp = false
@@ -714,10 +762,14 @@ func (m *Model) stamp(t *time.Time) string {
 
 // daemonNow is the daemon's clock as of the last status (times it sends are
 // judged against it), else the dashboard's.
-func (m *Model) daemonNow() time.Time {
+func (m *Model) daemonNow() time.Time { return m.daemonAt(m.now) }
+
+// daemonAt is the daemon's clock at t (on the dashboard's clock), reckoned
+// from the last status; t itself before any status.
+func (m *Model) daemonAt(t time.Time) time.Time {
 	if m.status != nil && !m.status.Now.IsZero() {
 		// The status is from statusAt; move its clock on since.
-		return m.status.Now.Add(max(0, m.now.Sub(m.statusAt)))
+		return m.status.Now.Add(max(0, t.Sub(m.statusAt)))
 	}
-	return m.now
+	return t
 }

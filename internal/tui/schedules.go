@@ -201,8 +201,10 @@ func (m Model) onSchedulesKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.Clear):
 		m.filter = ""
 		m.resort()
+	default:
+		return m, m.detailCmd()
 	}
-	return m, m.detailCmd()
+	return m, tea.Batch(m.detailCmd(), m.refreshSchedules())
 }
 
 // onFilterKey edits the name filter; the table follows every keystroke.
@@ -227,7 +229,7 @@ func (m Model) onFilterKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	m.resort()
-	return m, m.detailCmd()
+	return m, tea.Batch(m.detailCmd(), m.refreshSchedules())
 }
 
 // schedLayout splits the Schedules body: the table's rows, then the
@@ -260,6 +262,16 @@ func (m *Model) schedulesBody(w int) []string {
 	title += st.dim.Render(" · ") + "sort " + m.sortBy.String() + " " + arrow
 	if m.filter != "" || m.filtering {
 		title += st.dim.Render(" · ") + "name contains " + st.input.Render(fmt.Sprintf("%q", clean(m.filter)))
+	}
+	if !m.schedulesAt.IsZero() {
+		// The list is read every schedulesEvery, not every tick: say how
+		// old it is, on the right when there is room.
+		age := "schedules as of " + m.clock(m.schedulesAt)
+		if gap := w - lipgloss.Width(title) - len(age); gap >= 2 {
+			title += strings.Repeat(" ", gap) + st.dim.Render(age)
+		} else {
+			title += st.dim.Render(" · as of " + m.clock(m.schedulesAt))
+		}
 	}
 	lines := []string{title}
 	switch {
@@ -312,7 +324,13 @@ func (m *Model) schedTable(w, n int) string {
 			mark = ">"
 		}
 		next := "-"
-		if sc.NextFireAt != nil {
+		switch {
+		case sc.NextFireAt == nil:
+		case sc.NextFireAt.Before(now) && !sc.NextFireAt.Before(m.listNow):
+			// It came due after the list was read: whether a worker has
+			// it yet, the next read will tell; "late" would be a guess.
+			next = "due"
+		default:
 			next = fmtUntil(*sc.NextFireAt, now)
 		}
 		lag, fail := "-", "-"

@@ -714,3 +714,79 @@ func TestLoadMigrations(t *testing.T) {
 		t.Fatalf("loadMigrations: %v, %v", ms, err)
 	}
 }
+
+// TestFirstUndeliveredPlan: FirstUndelivered reads the schedule's open
+// occurrences (index occurrences_open), never its history, even when the
+// statistics are stale: taken while a burst was ENQUEUED, before it was
+// acked. Then the planner rates the natural key's index, walked in time
+// order, as the cheap way to the minimum, and a plain min(scheduled_for)
+// read every acked row of the schedule first.
+func TestFirstUndeliveredPlan(t *testing.T) {
+	t.Parallel()
+	s, ctx := openTest(t), t.Context()
+	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	const (
+		history = 1995 // acked after the statistics were taken
+		open    = 5
+		others  = 3 // schedules of another tenant, as many rows each
+	)
+	var occs []store.Occurrence
+	for i := range others + 1 {
+		tenant, id := "tenant-b", fmt.Sprintf("sch_plan_%d", i)
+		if i == 0 {
+			tenant = "tenant-a"
+		}
+		sc := storetest.NewSchedule(tenant, id)
+		sc.Queue, sc.OverlapPolicy = "jobs", store.OverlapAllow
+		if err := s.InsertSchedule(ctx, sc); err != nil {
+			t.Fatal(err)
+		}
+		for j := range history + open {
+			o := storetest.NewOccurrence(sc, t0.Add(time.Duration(j)*time.Minute))
+			o.State = store.OccurrenceEnqueued
+			occs = append(occs, o)
+		}
+	}
+	if n, err := s.InsertOccurrences(ctx, occs); err != nil || n != len(occs) {
+		t.Fatalf("InsertOccurrences: %d, %v", n, err)
+	}
+	if _, err := s.pool.Exec(ctx, "ANALYZE occurrences"); err != nil {
+		t.Fatal(err)
+	}
+	now := t0.Add((history - 1) * time.Minute)
+	got, err := s.ClaimOccurrences(ctx, store.ClaimParams{TenantID: "tenant-a", Queue: "jobs", WorkerID: "w",
+		Limit: history + open, Lease: time.Hour, Now: now})
+	if err != nil || len(got) != history {
+		t.Fatalf("ClaimOccurrences: %d, %v; want %d", len(got), err, history)
+	}
+	acks := make([]store.FinishParams, len(got))
+	for i, c := range got {
+		acks[i] = store.FinishParams{TenantID: "tenant-a", OccurrenceID: c.Occurrence.OccurrenceID, Attempt: c.Attempt.Attempt,
+			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now, Brief: true}
+	}
+	if _, err := s.FinishAttempts(ctx, acks); err != nil {
+		t.Fatal(err)
+	}
+
+	first, err := s.FirstUndelivered(ctx, "tenant-a", "sch_plan_0", 1)
+	if want := t0.Add(history * time.Minute); err != nil || !first.Equal(want) {
+		t.Errorf("FirstUndelivered = %v, %v; want %v", first, err, want)
+	}
+	rows, err := s.pool.Query(ctx, "EXPLAIN "+qFirstUndelivered, "tenant-a", "sch_plan_0", int64(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(plan, "\n")
+	if !strings.Contains(text, "occurrences_open on occurrences") {
+		t.Errorf("plan does not read index occurrences_open:\n%s", text)
+	}
+	for _, never := range []string{"Seq Scan on occurrences", "occurrences_schedule_id_"} {
+		if strings.Contains(text, never) {
+			t.Errorf("plan has %q:\n%s", never, text)
+		}
+	}
+}

@@ -457,6 +457,22 @@ WHERE schedule_id = $1 AND open AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WA
 ORDER BY scheduled_for, schedule_version, trigger_key
 LIMIT 1`
 
+	// The first firing of the timetable not yet delivered: the earliest
+	// of tenant $1's schedule $2's occurrences of version $3 that are
+	// ENQUEUED, never claimed and not manual, among its open ones (index
+	// occurrences_open). The schedule is looked up by tenant and id, so
+	// another tenant's finds no row and the answer is NULL. The state's
+	// test is IS TRUE (see Plans above: no other partial index is proven
+	// from it). The minimum is of scheduled_for + 0, an expression no
+	// index is ordered by: of min(scheduled_for) the planner may make a
+	// walk of the natural key's index in time order up to the first row
+	// that matches, which reads the schedule's whole history first, and
+	// it did so when the statistics still showed a burst as ENQUEUED
+	// after it had been acked (TestFirstUndeliveredPlan).
+	qFirstUndelivered = `SELECT min(scheduled_for + 0) FROM occurrences
+WHERE schedule_id = (SELECT schedule_id FROM schedules WHERE tenant_id = $1 AND schedule_id = $2) AND open
+    AND (state = 'ENQUEUED') IS TRUE AND attempt_count = 0 AND trigger_key = '' AND schedule_version = $3`
+
 	// A row this transaction holds.
 	qSkipOverlap = `UPDATE occurrences SET state = 'SKIPPED_OVERLAP', finished_at = $1 WHERE occurrence_id = $2`
 
@@ -587,7 +603,8 @@ WHERE state IN ('ENQUEUED', 'RETRY_WAIT') AND available_at <= $1
 ORDER BY available_at, seq
 LIMIT 1`
 
-	// The firings due in [$1, $2), by minute from $1: the unclaimed
+	// The firings due in [$1, $2), by minute from $1 (the snapshot's
+	// SnapshotParams.BacklogFrom, or its now): the unclaimed
 	// occurrences by available_at (index occurrences_open), and the ACTIVE
 	// schedules by their cursor. The index schedules_due leads with the
 	// shard, so the schedules are read as one range of cursors per shard,

@@ -314,7 +314,8 @@ func staleOrMissing(ctx context.Context, q querier, tenantID, occurrenceID strin
 // the batch is cut into runs in which no occurrence appears twice, and each
 // run ends its attempts and moves their occurrences in one UPDATE (the
 // current attempt lives in the occurrence row). An item it did not write
-// (stale, not found, or the same finish again) is then answered on its own.
+// (stale, not found, or the same finish again) is then answered on its own;
+// the same finish again is Repeated, with nothing written.
 func (s *Store) FinishAttempts(ctx context.Context, ps []store.FinishParams) ([]store.FinishResult, error) {
 	if len(ps) == 0 {
 		return nil, nil
@@ -405,7 +406,7 @@ func (s *Store) finishTx(ctx context.Context, tx pgx.Tx, ps []store.FinishParams
 				}
 				continue
 			}
-			res[i].Occurrence = *o
+			res[i].Occurrence, res[i].Repeated = *o, true
 		}
 		run = run[:0]
 		clear(seen)
@@ -480,7 +481,8 @@ func checkFinish(p *store.FinishParams) error {
 
 // refinish answers a finish that found nothing to write: the same finish
 // again (the attempt already ended with the same result) succeeds with the
-// occurrence as it is now; anything else is stale or not found.
+// occurrence as it is now, and the caller marks it Repeated; anything else
+// is stale or not found.
 func refinish(ctx context.Context, tx pgx.Tx, p *store.FinishParams) (*store.Occurrence, error) {
 	var result pgtype.Text
 	err := tx.QueryRow(ctx, qFinishedAttempt, p.TenantID, p.OccurrenceID, p.Attempt).Scan(&result)
@@ -505,7 +507,8 @@ func refinish(ctx context.Context, tx pgx.Tx, p *store.FinishParams) (*store.Occ
 // CANCELED); else DEAD when its attempts since the last replay have
 // reached the schedule's retry_max_attempts (reason attempts_exhausted) or
 // its retry deadline (retry_from + retry_deadline_ms) has passed (reason
-// deadline_passed); else claimable again at now (ENQUEUED). Rows another
+// deadline_passed); else claimable again at now (ENQUEUED). Dead is split
+// by the reason stored (DeadAttempts, DeadDeadline). Rows another
 // transaction is writing (a late ack) are left to the next pass.
 func (s *Store) ExpireLeases(ctx context.Context, now time.Time, limit int) (store.ExpireResult, error) {
 	if limit <= 0 {
@@ -548,9 +551,11 @@ func (s *Store) ExpireLeases(ctx context.Context, now time.Time, limit int) (sto
 			case attempt-floor >= maxAttempts:
 				state, reason = store.OccurrenceDead, store.DeadAttemptsExhausted
 				counts.Dead++
+				counts.DeadAttempts++
 			case at >= retryFrom+deadline:
 				state, reason = store.OccurrenceDead, store.DeadDeadlinePassed
 				counts.Dead++
+				counts.DeadDeadline++
 			default:
 				counts.Requeued++
 			}
@@ -645,6 +650,24 @@ func (s *Store) NextAvailable(ctx context.Context, tenantID, queue string) (time
 	var t pgtype.Int8
 	if err := s.pool.QueryRow(ctx, qNextAvailable, tenantID, queue).Scan(&t); err != nil {
 		return time.Time{}, fmt.Errorf("next available in %s: %w", queue, translate(err))
+	}
+	return fromNullMS(t), nil
+}
+
+// FirstUndelivered returns the earliest scheduled_for among the tenant's
+// schedule's occurrences of version that are ENQUEUED, never claimed
+// (attempt_count 0) and not manual: the next firing of its timetable not
+// yet delivered. It reads the schedule's open occurrences alone (index
+// occurrences_open), never its history. The zero time when there is none,
+// and also, with no error, when the tenant has no such schedule (another
+// tenant's schedule is not found).
+func (s *Store) FirstUndelivered(ctx context.Context, tenantID, scheduleID string, version int64) (time.Time, error) {
+	if !storable(tenantID, scheduleID) {
+		return time.Time{}, nil // nothing stored has that id
+	}
+	var t pgtype.Int8
+	if err := s.pool.QueryRow(ctx, qFirstUndelivered, tenantID, scheduleID, version).Scan(&t); err != nil {
+		return time.Time{}, fmt.Errorf("first undelivered of %s: %w", scheduleID, translate(err))
 	}
 	return fromNullMS(t), nil
 }

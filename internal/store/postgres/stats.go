@@ -24,6 +24,8 @@ const (
 // in one round trip, in a read-only REPEATABLE READ transaction, so the
 // figures agree with one another (one snapshot of the database) and take
 // no row locks: a snapshot never waits for, or holds up, a claim or a plan.
+// The due backlog's minutes count from p.BacklogFrom when it is set, from
+// p.Now otherwise; a BacklogFrom after p.Now is refused.
 func (s *Store) Snapshot(ctx context.Context, p store.SnapshotParams) (store.Snapshot, error) {
 	buckets := p.Buckets
 	switch {
@@ -32,14 +34,18 @@ func (s *Store) Snapshot(ctx context.Context, p store.SnapshotParams) (store.Sna
 	case buckets < 0 || buckets > maxBuckets:
 		return store.Snapshot{}, fmt.Errorf("snapshot: %d buckets: want 1..%d", buckets, maxBuckets)
 	}
+	from, err := backlogFrom(p)
+	if err != nil {
+		return store.Snapshot{}, fmt.Errorf("snapshot: %w", err)
+	}
 	now := ms(p.Now)
-	end := now + int64(buckets)*time.Minute.Milliseconds()
+	end := from + int64(buckets)*time.Minute.Milliseconds()
 	snap := store.Snapshot{DueBacklog: make([]int64, buckets)}
-	err := s.readTx(ctx, func(tx pgx.Tx) error {
+	err = s.readTx(ctx, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
 		b.Queue(qSnapshotDepth, now)
 		b.Queue(qSnapshotOldestReady, now)
-		b.Queue(qSnapshotDueBacklog, now, end)
+		b.Queue(qSnapshotDueBacklog, from, end)
 		br := tx.SendBatch(ctx, b)
 		defer br.Close()
 
@@ -85,6 +91,19 @@ func (s *Store) Snapshot(ctx context.Context, p store.SnapshotParams) (store.Sna
 		return store.Snapshot{}, fmt.Errorf("snapshot: %w", err)
 	}
 	return snap, nil
+}
+
+// backlogFrom returns, in unix milliseconds, where the due backlog of a
+// snapshot counts its minutes from: p.BacklogFrom, which must not be after
+// p.Now, or p.Now when it is zero.
+func backlogFrom(p store.SnapshotParams) (int64, error) {
+	if p.BacklogFrom.IsZero() {
+		return ms(p.Now), nil
+	}
+	if p.BacklogFrom.After(p.Now) {
+		return 0, fmt.Errorf("backlog from %s: after now, %s", p.BacklogFrom.UTC().Format(time.RFC3339Nano), p.Now.UTC().Format(time.RFC3339Nano))
+	}
+	return ms(p.BacklogFrom), nil
 }
 
 // scanDepthRow reads a row of qSnapshotDepth.

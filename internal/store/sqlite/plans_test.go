@@ -48,6 +48,10 @@ func TestQueryPlans(t *testing.T) {
 		{"cancel on update", qCancelPending, []string{"occurrences_open (schedule_row=?)", rowOfID}, []string{"SCAN"}},
 		{"in flight on update", qCountRunningOlder, []string{"occurrences_open (schedule_row=?)", rowOfID}, []string{"SCAN"}},
 		{"overlap: running", qScheduleRunning, []string{"occurrences_open (schedule_row=?)", rowOfID}, []string{"SCAN"}},
+		// The schedule is found by tenant and id; then its open
+		// occurrences alone, never the natural key's index (its history).
+		{"first undelivered", qFirstUndelivered, []string{"occurrences_open (schedule_row=?)", "sqlite_autoindex_schedules_2 (tenant_id=? AND schedule_id=?)"},
+			[]string{"SCAN", "sqlite_autoindex_occurrences"}},
 		{"overlap: earliest pending", qEarliestPending, []string{"occurrences_open (schedule_row=?)", rowOfID}, []string{"SCAN"}}, // and a sort of the few
 		{"last kept", qLastKept, []string{"sqlite_autoindex_occurrences_2 (schedule_row=?)", rowOfID}, []string{"TEMP B-TREE", "SCAN"}},
 		{"due schedules", qDueSchedules, []string{"schedules_due (shard=? AND (next_run_at,schedule_id)>(?,?) AND next_run_at<?)", "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)"}, []string{"TEMP B-TREE", "SCAN"}},

@@ -400,6 +400,17 @@ WHERE schedule_row = ` + rowOfSchedule1 + ` AND open = 1 AND state IN ('SCHEDULE
 ORDER BY scheduled_for, schedule_version, trigger_key
 LIMIT 1`
 
+	// The first firing of the timetable not yet delivered: the earliest
+	// of tenant ?1's schedule ?2's occurrences of version ?3 that are
+	// ENQUEUED, never claimed and not manual, among its open ones (index
+	// occurrences_open; INDEXED BY because the natural key's index also
+	// starts with schedule_row and would be walked through the history in
+	// time order for the min). Another tenant's schedule has no row here,
+	// and NULL matches nothing: the answer is NULL.
+	qFirstUndelivered = `SELECT min(scheduled_for) FROM occurrences INDEXED BY occurrences_open
+WHERE schedule_row = (SELECT row FROM schedules WHERE tenant_id = ?1 AND schedule_id = ?2) AND open = 1
+    AND state = 'ENQUEUED' AND attempt_count = 0 AND trigger_key = '' AND schedule_version = ?3`
+
 	qSkipOverlap = `UPDATE occurrences SET state = 'SKIPPED_OVERLAP', open = 0, finished_at = ? WHERE rowid = ?`
 
 	// A heartbeat extends the current attempt (RUNNING at that attempt
@@ -552,8 +563,9 @@ func chunkInsert(rows int) string {
 // Seeing it (store.StatsStore). The snapshot's reads go through the
 // partial indexes of the open, claimable and DEAD occurrences and the
 // planner's cursors, so they cost the queue as it stands, never the
-// history. ?1 is the snapshot's now; ?2 the end of the due backlog's last
-// minute.
+// history. ?1 is the snapshot's now (in the due backlog's statements,
+// where its minutes count from: SnapshotParams.BacklogFrom, or now); ?2
+// the end of the due backlog's last minute.
 const (
 	// Depth: the open occurrences (index occurrences_open, scanned whole:
 	// it holds those alone) by tenant, queue, lane and state, with those

@@ -382,7 +382,8 @@ func (s *Store) staleOrMissing(ctx context.Context, q querier, tenantID, occurre
 // the batch is cut into runs in which no occurrence appears twice, and each
 // run ends its attempts and moves their occurrences in one UPDATE (the
 // current attempt lives in the occurrence row). An item it did not write
-// (stale, not found, or the same finish again) is then answered on its own.
+// (stale, not found, or the same finish again) is then answered on its own;
+// the same finish again is Repeated, with nothing written.
 func (s *Store) FinishAttempts(ctx context.Context, ps []store.FinishParams) ([]store.FinishResult, error) {
 	if len(ps) == 0 {
 		return nil, nil
@@ -522,7 +523,7 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 				}
 				continue
 			}
-			res[i].Occurrence = *o
+			res[i].Occurrence, res[i].Repeated = *o, true
 		}
 		// The run's finished attempts need their rows no more: their
 		// occurrences are done or wait for another claim, which hints its
@@ -617,7 +618,8 @@ func checkFinish(p *store.FinishParams) error {
 
 // refinish answers a finish that found nothing to write: the same finish
 // again (the attempt already ended with the same result) succeeds with the
-// occurrence as it is now; anything else is stale or not found.
+// occurrence as it is now, and the caller marks it Repeated; anything else
+// is stale or not found.
 func (s *Store) refinish(ctx context.Context, tx *sql.Tx, p *store.FinishParams) (*store.Occurrence, error) {
 	var result sql.NullString
 	err := tx.QueryRowContext(ctx, qFinishedAttempt, p.TenantID, p.OccurrenceID, p.Attempt).Scan(&result)
@@ -643,7 +645,8 @@ func (s *Store) refinish(ctx context.Context, tx *sql.Tx, p *store.FinishParams)
 // reached the schedule's retry_max_attempts (dead reason
 // attempts_exhausted) or its retry deadline (retry_from +
 // retry_deadline_ms) has passed (deadline_passed); else claimable again at
-// now (ENQUEUED).
+// now (ENQUEUED). Dead is split by the reason stored (DeadAttempts,
+// DeadDeadline).
 func (s *Store) ExpireLeases(ctx context.Context, now time.Time, limit int) (store.ExpireResult, error) {
 	if limit <= 0 {
 		return store.ExpireResult{}, fmt.Errorf("expire leases: limit %d: want a positive limit", limit)
@@ -687,10 +690,12 @@ func (s *Store) ExpireLeases(ctx context.Context, now time.Time, limit int) (sto
 				q = qKillExpired
 				args = append(args, string(store.DeadAttemptsExhausted))
 				res.Dead++
+				res.DeadAttempts++
 			case at >= e.retryFrom+e.deadline:
 				q = qKillExpired
 				args = append(args, string(store.DeadDeadlinePassed))
 				res.Dead++
+				res.DeadDeadline++
 			default:
 				q = qRequeueExpired
 				res.Requeued++
@@ -762,6 +767,21 @@ func (s *Store) NextAvailable(ctx context.Context, tenantID, queue string) (time
 	var t sql.Null[int64]
 	if err := s.r.QueryRowContext(ctx, qNextAvailable, tenantID, queue).Scan(&t); err != nil {
 		return time.Time{}, fmt.Errorf("next available in %s: %w", queue, translate(err))
+	}
+	return fromNullMS(t), nil
+}
+
+// FirstUndelivered returns the earliest scheduled_for among the tenant's
+// schedule's occurrences of version that are ENQUEUED, never claimed
+// (attempt_count 0) and not manual: the next firing of its timetable not
+// yet delivered. It reads the schedule's open occurrences alone (index
+// occurrences_open), never its history. The zero time when there is none,
+// and also, with no error, when the tenant has no such schedule (another
+// tenant's schedule is not found).
+func (s *Store) FirstUndelivered(ctx context.Context, tenantID, scheduleID string, version int64) (time.Time, error) {
+	var t sql.Null[int64]
+	if err := s.r.QueryRowContext(ctx, qFirstUndelivered, tenantID, scheduleID, version).Scan(&t); err != nil {
+		return time.Time{}, fmt.Errorf("first undelivered of %s: %w", scheduleID, translate(err))
 	}
 	return fromNullMS(t), nil
 }

@@ -25,6 +25,8 @@ const maxStatData = 64 << 10
 // store.StatsStore). Each figure is one statement over the partial indexes
 // of the open, claimable and DEAD occurrences, or over the planner's
 // cursors (queries.go): it costs the queue as it stands, not its history.
+// The due backlog's minutes count from p.BacklogFrom when it is set, from
+// p.Now otherwise; a BacklogFrom after p.Now is refused.
 func (s *Store) Snapshot(ctx context.Context, p store.SnapshotParams) (_ store.Snapshot, err error) {
 	buckets := p.Buckets
 	if buckets == 0 {
@@ -38,8 +40,12 @@ func (s *Store) Snapshot(ctx context.Context, p store.SnapshotParams) (_ store.S
 			err = fmt.Errorf("snapshot: %w", err)
 		}
 	}()
+	from, err := backlogFrom(p)
+	if err != nil {
+		return store.Snapshot{}, err
+	}
 	now := ms(p.Now)
-	end := now + int64(buckets)*time.Minute.Milliseconds()
+	end := from + int64(buckets)*time.Minute.Milliseconds()
 
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -80,7 +86,7 @@ func (s *Store) Snapshot(ctx context.Context, p store.SnapshotParams) (_ store.S
 		{"due occurrences", qSnapshotDueOccurrences},
 		{"due schedules", qSnapshotDueCursors},
 	} {
-		rows, err := tx.QueryContext(ctx, q.query, now, end)
+		rows, err := tx.QueryContext(ctx, q.query, from, end)
 		if err != nil {
 			return store.Snapshot{}, fmt.Errorf("%s: %w", q.what, translate(err))
 		}
@@ -100,6 +106,19 @@ func (s *Store) Snapshot(ctx context.Context, p store.SnapshotParams) (_ store.S
 		}
 	}
 	return snap, nil
+}
+
+// backlogFrom returns, in unix milliseconds, where the due backlog of a
+// snapshot counts its minutes from: p.BacklogFrom, which must not be after
+// p.Now, or p.Now when it is zero.
+func backlogFrom(p store.SnapshotParams) (int64, error) {
+	if p.BacklogFrom.IsZero() {
+		return ms(p.Now), nil
+	}
+	if p.BacklogFrom.After(p.Now) {
+		return 0, fmt.Errorf("backlog from %s: after now, %s", p.BacklogFrom.UTC().Format(time.RFC3339Nano), p.Now.UTC().Format(time.RFC3339Nano))
+	}
+	return ms(p.BacklogFrom), nil
 }
 
 // WriteStatMinutes upserts rows by (NodeID, Minute) and deletes every row

@@ -789,7 +789,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		if c2.Attempt.Attempt != 2 {
 			t.Fatalf("claim after expiry: attempt %d, want 2", c2.Attempt.Attempt)
 		}
-		mustExpire(t, s, at(70*time.Second), 10, store.ExpireResult{Expired: 1, Dead: 1})
+		mustExpire(t, s, at(70*time.Second), 10, store.ExpireResult{Expired: 1, Dead: 1, DeadAttempts: 1})
 		want = c2.Occurrence
 		want.State, want.FinishedAt, want.DeadReason = store.OccurrenceDead, at(70*time.Second), store.DeadAttemptsExhausted
 		assertOccurrence(t, "after the last attempt expired", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), want)
@@ -806,7 +806,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		late := readyOccurrence(sc, 1, store.LaneStrict)  // deadline at 11 min
 		mustInsertOccurrences(t, s, 2, early, late)
 		mustClaim(t, s, "tenant-a", 2, at(9*time.Minute+30*time.Second)) // leases until 10 min
-		mustExpire(t, s, at(10*time.Minute), 10, store.ExpireResult{Expired: 2, Requeued: 1, Dead: 1})
+		mustExpire(t, s, at(10*time.Minute), 10, store.ExpireResult{Expired: 2, Requeued: 1, Dead: 1, DeadDeadline: 1})
 		if o := mustGetOccurrence(t, s, "tenant-a", early.OccurrenceID); o.State != store.OccurrenceDead || !o.FinishedAt.Equal(at(10*time.Minute)) ||
 			o.DeadReason != store.DeadDeadlinePassed {
 			t.Errorf("past its deadline: %s (%q) at %v, want DEAD (deadline_passed)", o.State, o.DeadReason, o.FinishedAt)
@@ -950,7 +950,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		if len(c) != 1 || c[0].Attempt.Attempt != 3 {
 			t.Fatalf("third claim: %+v", c)
 		}
-		mustExpire(t, s, now.Add(2*testLease), 10, store.ExpireResult{Expired: 1, Dead: 1})
+		mustExpire(t, s, now.Add(2*testLease), 10, store.ExpireResult{Expired: 1, Dead: 1, DeadAttempts: 1})
 		if got := mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID); got.State != store.OccurrenceDead || got.DeadReason != store.DeadAttemptsExhausted {
 			t.Errorf("after attempt 3 expired: %s (%q), want DEAD (attempts_exhausted: 2 attempts since the replay)", got.State, got.DeadReason)
 		}
@@ -1135,7 +1135,8 @@ func mustFinish(t *testing.T, s Store, ps ...store.FinishParams) []store.FinishR
 
 // mustExpire runs ExpireLeases and wants exactly the counts want. Every
 // expired attempt's occurrence ends one way, so Expired is always the sum
-// of the others.
+// of the others, and every DEAD one has one reason, so Dead is the sum of
+// its two.
 func mustExpire(t *testing.T, s Store, now time.Time, limit int, want store.ExpireResult) {
 	t.Helper()
 	got, err := s.ExpireLeases(t.Context(), now, limit)
@@ -1144,6 +1145,9 @@ func mustExpire(t *testing.T, s Store, now time.Time, limit int, want store.Expi
 	}
 	if got.Expired != got.Requeued+got.Dead+got.Canceled {
 		t.Errorf("ExpireLeases(%v, %d) = %+v: Expired is not Requeued+Dead+Canceled", now, limit, got)
+	}
+	if got.Dead != got.DeadAttempts+got.DeadDeadline {
+		t.Errorf("ExpireLeases(%v, %d) = %+v: Dead is not DeadAttempts+DeadDeadline", now, limit, got)
 	}
 	if got != want {
 		t.Fatalf("ExpireLeases(%v, %d) = %+v, want %+v", now, limit, got, want)

@@ -138,7 +138,8 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 	})
 
 	// One sweep that ends attempts every way: the result counts each
-	// outcome, and each DEAD occurrence says why.
+	// outcome, DEAD ones by their reason too, and each DEAD occurrence
+	// says why.
 	t.Run("ExpireLeasesOutcomes", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
@@ -177,7 +178,9 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 		mustUpdate(t, s, moved, 1, at(20*time.Minute+10*time.Second), nil)
 
 		now := at(21 * time.Minute)
-		mustExpire(t, s, now, 10, store.ExpireResult{Expired: 5, Requeued: 1, Dead: 3, Canceled: 1})
+		// Dead is split by the reason stored: two attempts_exhausted
+		// (exhausted, both), one deadline_passed (late).
+		mustExpire(t, s, now, 10, store.ExpireResult{Expired: 5, Requeued: 1, Dead: 3, DeadAttempts: 2, DeadDeadline: 1, Canceled: 1})
 		for _, tc := range []struct {
 			sc     *store.Schedule
 			state  store.OccurrenceState

@@ -11,9 +11,14 @@ import (
 
 // testSeeingRules pins the rest of what the seeing parts of the contract
 // say: the backlog's cursors of every shard, that a manual occurrence does
-// not move an update's start, and the requests a store refuses without
-// writing.
+// not move an update's start, the requests a store refuses without
+// writing, the first firing a schedule has not delivered yet, the finish
+// sent again, and a backlog counted from a minute's start.
 func testSeeingRules(t *testing.T, open func(t *testing.T) Store) {
+	t.Run("FirstUndelivered", func(t *testing.T) { t.Parallel(); testFirstUndelivered(t, open) })
+	t.Run("FinishRepeated", func(t *testing.T) { t.Parallel(); testFinishRepeated(t, open) })
+	t.Run("SnapshotBacklogFrom", func(t *testing.T) { t.Parallel(); testSnapshotBacklogFrom(t, open) })
+
 	// The snapshot counts the planner's cursors of every shard: the first,
 	// the last and those between, with gaps between the shards, however
 	// many schedules a shard has outside the window.
@@ -91,6 +96,15 @@ func testSeeingRules(t *testing.T, open func(t *testing.T) Store) {
 				t.Errorf("Snapshot with %d buckets: %d, %v; want %d", tc.buckets, len(snap.DueBacklog), err, tc.want)
 			}
 		}
+		// The backlog counts from at or before now, never after.
+		for _, from := range []time.Time{now.Add(-time.Hour), now} {
+			if _, err := s.Snapshot(ctx, store.SnapshotParams{Now: now, BacklogFrom: from}); err != nil {
+				t.Errorf("Snapshot with the backlog from %v, now %v: %v", from, now, err)
+			}
+		}
+		if _, err := s.Snapshot(ctx, store.SnapshotParams{Now: now, BacklogFrom: now.Add(time.Millisecond)}); err == nil {
+			t.Error("Snapshot with the backlog from after now: no error")
+		}
 		for _, n := range []int{0, -1, store.MaxListLimit + 1} {
 			if _, err := s.PurgeDead(ctx, store.PurgeDeadParams{TenantID: "tenant-a", Now: now, Limit: n}); err == nil {
 				t.Errorf("PurgeDead with limit %d: no error", n)
@@ -119,4 +133,239 @@ func testSeeingRules(t *testing.T, open func(t *testing.T) Store) {
 			t.Errorf("after refused writes: %+v, want only %+v", got, kept)
 		}
 	})
+}
+
+// testFirstUndelivered: FirstUndelivered is the schedule's earliest
+// firing of the version asked that no worker has been handed yet (ENQUEUED,
+// never claimed, of the timetable), whatever else the schedule has, open
+// or finished; zero when there is none, and for another tenant.
+func testFirstUndelivered(t *testing.T, open func(t *testing.T) Store) {
+	s, ctx := open(t), t.Context()
+	sc := NewSchedule("tenant-a", "sch_undelivered")
+	sc.Queue, sc.OverlapPolicy, sc.Version = jobsQueue, store.OverlapAllow, 2
+	mustInsertSchedule(t, s, sc)
+	other := queueSchedule(t, s, "tenant-a", "sch_undelivered_other", store.OverlapAllow)
+
+	// Every occurrence but the two never claimed ones is scheduled earlier
+	// than both, and none of them is claimable before 10 h: the claims
+	// below take the two alone.
+	later := at(10 * time.Hour)
+	occ := func(sc *store.Schedule, minute int, st store.OccurrenceState, attempts int) store.Occurrence {
+		o := NewOccurrence(sc, at(time.Duration(minute)*time.Minute))
+		o.State, o.AttemptCount, o.AvailableAt = st, attempts, later
+		if st != store.OccurrenceScheduled {
+			o.EnqueuedAt = o.ScheduledFor
+		}
+		if attempts > 0 {
+			o.FirstClaimedAt = o.ScheduledFor.Add(time.Second)
+		}
+		switch st {
+		case store.OccurrenceSucceeded, store.OccurrenceDead, store.OccurrenceCanceled, store.OccurrenceMissed:
+			o.FinishedAt = o.ScheduledFor.Add(time.Minute)
+		}
+		if st == store.OccurrenceDead {
+			o.DeadReason = store.DeadPermanentFailure
+		}
+		return o
+	}
+	older := occ(sc, 6, store.OccurrenceEnqueued, 0)
+	older.ScheduleVersion = 1
+	older.OccurrenceID = store.OccurrenceID(sc.ScheduleID, 1, older.ScheduledFor)
+	manual := occ(sc, 7, store.OccurrenceEnqueued, 0)
+	manual.TriggerKey = "by hand"
+	manual.OccurrenceID = store.ManualOccurrenceID(sc.ScheduleID, manual.TriggerKey)
+	first := occ(sc, 10, store.OccurrenceEnqueued, 0)
+	second := occ(sc, 12, store.OccurrenceEnqueued, 0)
+	first.AvailableAt, second.AvailableAt = first.ScheduledFor, second.ScheduledFor
+	occs := []store.Occurrence{
+		occ(sc, 0, store.OccurrenceSucceeded, 1), // history
+		occ(sc, 1, store.OccurrenceMissed, 0),
+		occ(sc, 2, store.OccurrenceDead, 1),
+		occ(sc, 3, store.OccurrenceRunning, 1),
+		occ(sc, 4, store.OccurrenceEnqueued, 1), // claimed before: a redelivery, or a replay
+		occ(sc, 5, store.OccurrenceRetryWait, 1),
+		older,
+		manual,
+		occ(sc, 8, store.OccurrenceScheduled, 0), // not on the queue yet
+		occ(other, 9, store.OccurrenceEnqueued, 0),
+		second,
+		first,
+	}
+	mustInsertOccurrences(t, s, len(occs), occs...)
+
+	check := func(what, tenantID, scheduleID string, version int64, want time.Time) {
+		t.Helper()
+		got, err := s.FirstUndelivered(ctx, tenantID, scheduleID, version)
+		if err != nil {
+			t.Fatalf("%s: FirstUndelivered(%s, %s, %d): %v", what, tenantID, scheduleID, version, err)
+		}
+		if !got.Equal(want) {
+			t.Errorf("%s: FirstUndelivered(%s, %s, %d) = %v, want %v", what, tenantID, scheduleID, version, got, want)
+		}
+	}
+	check("two never claimed", "tenant-a", sc.ScheduleID, 2, first.ScheduledFor)
+	check("the older version", "tenant-a", sc.ScheduleID, 1, older.ScheduledFor)
+	check("a version with none", "tenant-a", sc.ScheduleID, 3, time.Time{})
+	check("another schedule", "tenant-a", other.ScheduleID, 1, at(9*time.Minute))
+	check("another tenant", "tenant-b", sc.ScheduleID, 2, time.Time{})
+	check("no such schedule", "tenant-a", "sch_none", 2, time.Time{})
+
+	if got := mustClaim(t, s, "tenant-a", 1, at(11*time.Minute)); len(got) != 1 || got[0].Occurrence.OccurrenceID != first.OccurrenceID {
+		t.Fatalf("claim at 11 min: %d claimed, want %s", len(got), first.OccurrenceID)
+	}
+	check("one claimed", "tenant-a", sc.ScheduleID, 2, second.ScheduledFor)
+	if got := mustClaim(t, s, "tenant-a", 1, at(13*time.Minute)); len(got) != 1 || got[0].Occurrence.OccurrenceID != second.OccurrenceID {
+		t.Fatalf("claim at 13 min: %d claimed, want %s", len(got), second.OccurrenceID)
+	}
+	check("both claimed", "tenant-a", sc.ScheduleID, 2, time.Time{})
+}
+
+// testFinishRepeated: the same finish sent again (a retried ack or nack
+// whose answer was lost) succeeds as Repeated and writes nothing, in
+// FinishAttempts and FinishAndClaim, within one batch or across two; a
+// finish that wrote is not Repeated, and a stale one is still an error.
+func testFinishRepeated(t *testing.T, open func(t *testing.T) Store) {
+	s, ctx := open(t), t.Context()
+	sc := queueSchedule(t, s, "tenant-a", "sch_repeated", store.OverlapAllow)
+	names := insertReady(t, s, sc, []readySpec{
+		{"ack", 0, store.LaneStrict}, {"nack", 1, store.LaneStrict}, {"stale", 2, store.LaneStrict},
+		{"batch", 3, store.LaneStrict}, {"and claim", 4, store.LaneStrict},
+	})
+	if got := mustClaim(t, s, "tenant-a", 10, at(time.Hour)); len(got) != 5 {
+		t.Fatalf("claimed %d, want 5", len(got))
+	}
+	ack := func(name string, attempt int64, now time.Time) store.FinishParams {
+		return store.FinishParams{TenantID: "tenant-a", OccurrenceID: findName(t, names, name), Attempt: attempt,
+			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now}
+	}
+	nack := func(name string, now time.Time) store.FinishParams {
+		return store.FinishParams{TenantID: "tenant-a", OccurrenceID: findName(t, names, name), Attempt: 1,
+			Result: store.ResultFailedPermanent, Error: "bad input", State: store.OccurrenceDead, DeadReason: store.DeadPermanentFailure, Now: now}
+	}
+	check := func(what string, res store.FinishResult, repeated bool, state store.OccurrenceState) {
+		t.Helper()
+		if res.Err != nil || res.Repeated != repeated || res.Occurrence.State != state {
+			t.Errorf("%s: repeated %v, %s, %v; want repeated %v, %s", what, res.Repeated, res.Occurrence.State, res.Err, repeated, state)
+		}
+	}
+	// The finish again, later: the first one's time stays.
+	stays := func(name string, state store.OccurrenceState, finished time.Time) {
+		t.Helper()
+		o := mustGetOccurrence(t, s, "tenant-a", findName(t, names, name))
+		if o.State != state || !o.FinishedAt.Equal(finished) {
+			t.Errorf("%s: %s, finished at %v; want %s at %v, as the first finish left it", name, o.State, o.FinishedAt, state, finished)
+		}
+	}
+
+	first, again := at(time.Hour+time.Minute), at(time.Hour+2*time.Minute)
+	check("ack", mustFinish(t, s, ack("ack", 1, first))[0], false, store.OccurrenceSucceeded)
+	check("ack again", mustFinish(t, s, ack("ack", 1, again))[0], true, store.OccurrenceSucceeded)
+	stays("ack", store.OccurrenceSucceeded, first)
+
+	check("permanent nack", mustFinish(t, s, nack("nack", first))[0], false, store.OccurrenceDead)
+	res := mustFinish(t, s, nack("nack", again))[0]
+	check("permanent nack again", res, true, store.OccurrenceDead)
+	if res.Occurrence.DeadReason != store.DeadPermanentFailure {
+		t.Errorf("permanent nack again: reason %q, want %q", res.Occurrence.DeadReason, store.DeadPermanentFailure)
+	}
+	stays("nack", store.OccurrenceDead, first)
+
+	// Twice in one batch: the first writes, the second is the same again.
+	rs := mustFinish(t, s, ack("batch", 1, first), ack("batch", 1, again))
+	check("ack in a batch", rs[0], false, store.OccurrenceSucceeded)
+	check("the same ack later in the batch", rs[1], true, store.OccurrenceSucceeded)
+	stays("batch", store.OccurrenceSucceeded, first)
+
+	// Anything but the same finish is stale, never Repeated: another
+	// attempt, or another result for the attempt.
+	mustFinish(t, s, ack("stale", 1, first))
+	rs, err := s.FinishAttempts(ctx, []store.FinishParams{ack("stale", 2, again), nack("stale", again), nack("ack", again)})
+	if err != nil {
+		t.Fatalf("FinishAttempts: %v", err)
+	}
+	for i, what := range []string{"ack of an attempt never made", "nack of an acked attempt", "nack of another acked attempt"} {
+		wantErr(t, what, rs[i].Err, store.ErrStaleAttempt)
+		if rs[i].Repeated {
+			t.Errorf("%s: Repeated", what)
+		}
+	}
+	stays("stale", store.OccurrenceSucceeded, first)
+
+	// FinishAndClaim answers the same, brief or not.
+	claim := store.ClaimParams{TenantID: "tenant-a", Queue: jobsQueue, WorkerID: "worker-1", Limit: 1, Lease: testLease, Now: first}
+	for i, want := range []bool{false, true, true} {
+		p := ack("and claim", 1, first)
+		p.Brief = i == 2
+		if want {
+			p.Now = again
+		}
+		rs, _, err := s.FinishAndClaim(ctx, []store.FinishParams{p}, claim)
+		if err != nil || len(rs) != 1 {
+			t.Fatalf("FinishAndClaim %d: %d results, %v", i, len(rs), err)
+		}
+		check(fmt.Sprintf("FinishAndClaim %d (brief %v)", i, p.Brief), rs[0], want, store.OccurrenceSucceeded)
+	}
+	stays("and claim", store.OccurrenceSucceeded, first)
+}
+
+// testSnapshotBacklogFrom: with BacklogFrom set, the due backlog's minutes
+// count from it, both its sources alike, while what is ready is still
+// decided at Now.
+func testSnapshotBacklogFrom(t *testing.T, open func(t *testing.T) Store) {
+	s := open(t)
+	now := time.Date(2027, 1, 4, 9, 59, 30, 0, time.UTC)
+	from := time.Date(2027, 1, 4, 9, 59, 0, 0, time.UTC)
+	sc := NewSchedule("tenant-a", "sch_from")
+	sc.Queue, sc.NextRunAt, sc.OverlapPolicy = jobsQueue, time.Time{}, store.OverlapAllow // no cursor
+	mustInsertSchedule(t, s, sc)
+	occ := func(st store.OccurrenceState, available time.Time) store.Occurrence {
+		o := NewOccurrence(sc, available)
+		o.State, o.EnqueuedAt = st, available.Add(-time.Minute)
+		return o
+	}
+	before := occ(store.OccurrenceEnqueued, from.Add(-time.Second)) // ready, before every minute
+	occs := []store.Occurrence{
+		before,
+		occ(store.OccurrenceEnqueued, time.Date(2027, 1, 4, 9, 59, 10, 0, time.UTC)),   // ready: minute 0 from BacklogFrom
+		occ(store.OccurrenceEnqueued, time.Date(2027, 1, 4, 9, 59, 40, 0, time.UTC)),   // not ready: minute 0
+		occ(store.OccurrenceScheduled, time.Date(2027, 1, 4, 10, 0, 0, 0, time.UTC)),   // minute 1 (0 from now)
+		occ(store.OccurrenceRetryWait, time.Date(2027, 1, 4, 10, 58, 59, 0, time.UTC)), // minute 59
+	}
+	mustInsertOccurrences(t, s, len(occs), occs...)
+	for i, next := range []time.Time{
+		time.Date(2027, 1, 4, 9, 59, 0, 0, time.UTC),   // minute 0 (before now: none)
+		time.Date(2027, 1, 4, 10, 58, 59, 0, time.UTC), // minute 59
+		time.Date(2027, 1, 4, 10, 59, 0, 0, time.UTC),  // past the window (minute 59 from now)
+	} {
+		c := NewSchedule("tenant-c", fmt.Sprintf("sch_from_%d", i))
+		c.NextRunAt = next
+		mustInsertSchedule(t, s, c)
+	}
+	wantDepth := []store.DepthRow{
+		{TenantID: "tenant-a", Queue: jobsQueue, Lane: store.LaneStrict, State: store.OccurrenceEnqueued, Count: 3, Ready: 2},
+		{TenantID: "tenant-a", Queue: jobsQueue, Lane: store.LaneStrict, State: store.OccurrenceRetryWait, Count: 1},
+		{TenantID: "tenant-a", Queue: jobsQueue, Lane: store.LaneStrict, State: store.OccurrenceScheduled, Count: 1},
+	}
+	for _, tc := range []struct {
+		what string
+		from time.Time
+		want map[int]int64
+	}{
+		{"from the minute's start", from, map[int]int64{0: 3, 1: 1, 59: 2}},
+		{"from now", time.Time{}, map[int]int64{0: 2, 59: 3}},
+		{"from now, given", now, map[int]int64{0: 2, 59: 3}},
+	} {
+		snap := mustSnapshot(t, s, store.SnapshotParams{Now: now, BacklogFrom: tc.from})
+		want := make([]int64, 60)
+		for i, n := range tc.want {
+			want[i] = n
+		}
+		if !slices.Equal(snap.DueBacklog, want) {
+			t.Errorf("%s: due backlog\n got %v\nwant %v", tc.what, nonZero(snap.DueBacklog), nonZero(want))
+		}
+		assertDepth(t, tc.what, snap.Depth, wantDepth)
+		if o := snap.OldestReady; o == nil || o.OccurrenceID != before.OccurrenceID {
+			t.Errorf("%s: oldest ready %+v, want %s", tc.what, o, before.OccurrenceID)
+		}
+	}
 }

@@ -1,14 +1,13 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
+	"github.com/sched-dev/sched/internal/testio"
 	"io"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -107,22 +106,7 @@ func TestTopColorProfile(t *testing.T) {
 }
 
 // syncBuffer is a bytes.Buffer the program writes to while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = testio.SyncBuffer
 
 // sgr matches a Select Graphic Rendition escape, the one that sets styles.
 var sgr = regexp.MustCompile(`\x1b\[([0-9;:]*)m`)

@@ -1,8 +1,8 @@
 package daemon
 
 import (
-	"bytes"
 	"errors"
+	"github.com/sched-dev/sched/internal/testio"
 	"io"
 	"log/slog"
 	"net"
@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -140,22 +139,7 @@ func TestParseConfigErrors(t *testing.T) {
 }
 
 // syncBuffer is a log destination safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = testio.SyncBuffer
 
 // A connection from another user is closed before anything is read from
 // it, even when the socket's mode would let it in (G3). Needs root, to run

@@ -25,6 +25,9 @@ var ErrStaleEpoch = errors.New("store: stale shard epoch")
 // what condition the write is under, and what happens when the condition no
 // longer holds.
 type Store interface {
+	// Begin starts a write transaction (see Tx).
+	Begin(ctx context.Context) (Tx, error)
+
 	// Schedules.
 	InsertSchedule(ctx context.Context, s *Schedule) error
 	GetSchedule(ctx context.Context, tenantID, scheduleID string) (*Schedule, error)

@@ -1,12 +1,12 @@
 package e2e
 
-// The harness of the multi-node fault tests (issue 5, cluster_test.go):
-// several schedd processes on one PostgreSQL schema, in-process workers
-// (the public client package's Worker) connected to different nodes, a
-// monitor of the shard leases, and the checks of RELIABILITY.md: RECON (the
+// The harness of the multi-node fault tests (cluster_test.go): several
+// schedd processes on one PostgreSQL schema, in-process workers (the public
+// client package's Worker) connected to different nodes, a monitor of the
+// shard leases, and the checks every fault test ends with: RECON (the
 // expected firings recomputed by plain arithmetic, against the stored
-// occurrences), DELIV (the workers' log) and FENCE (the epochs the stored
-// occurrences carry).
+// occurrences), DELIV (the workers' log), FENCE (the epochs the stored
+// occurrences carry) and LAG (how late firings were enqueued).
 //
 // The tests read the store's tables directly (occurrences, schedules,
 // shard_leases) through pgx: what they check is what the database holds,
@@ -1181,7 +1181,8 @@ func staleAfter(t *testing.T, rows []occRow, seq int64, node string, old map[int
 
 // lag logs how late the firings up to the cut-off were enqueued and first
 // claimed, and fails when enqueueing was later than the lease plus a scan
-// plus 5 s (RELIABILITY, LAG).
+// plus 5 s: after a fault a firing may wait for a dead node's shard lease to
+// run out and for the next scan of its new owner, but no longer.
 func (c *pgCluster) lag(rows []occRow, cut int64) {
 	t := c.t
 	t.Helper()

@@ -1,16 +1,17 @@
 package e2e
 
-// Multi-node fault tests (issue 5; RELIABILITY A4 and B3): three schedd
-// processes on one PostgreSQL schema under a steady load of firings, with a worker connected to each node, and
-// one fault each: a node killed; a node paused past its shard lease, at a
-// random moment, between its read and its write, or inside its plan
-// transaction; PostgreSQL restarted, and down past the lease. After the
-// fault the test picks a cut-off, drains, and requires that every firing up
-// to it, recomputed by arithmetic, was stored once and SUCCEEDED (RECON),
-// that the workers saw one occurrence id per firing (DELIV), that no
-// occurrence carries an epoch older than one already accepted for its
-// shard (FENCE), and that the shard leases' epochs only grew. See
-// cluster_harness_test.go.
+// Multi-node fault tests: a node that dies or stalls, or a database that
+// restarts, must neither lose a firing nor store one twice. Three schedd
+// processes on one PostgreSQL schema under a steady load of firings, with a
+// worker connected to each node, and one fault each: a node killed; a node
+// paused past its shard lease, at a random moment, between its read and its
+// write, or inside its plan transaction; PostgreSQL restarted, and down past
+// the lease. After the fault the test picks a cut-off, drains, and requires
+// that every firing up to it, recomputed by arithmetic, was stored once and
+// SUCCEEDED (RECON), that the workers saw one occurrence id per firing
+// (DELIV), that no occurrence carries an epoch older than one already
+// accepted for its shard (FENCE), and that the shard leases' epochs only
+// grew. See cluster_harness_test.go.
 //
 // They need SCHED_TEST_POSTGRES_DSN; without it they skip. The restart
 // runs a throwaway PostgreSQL of its own (initdb, as the postgres user when

@@ -1,14 +1,15 @@
 package e2e
 
-// RELIABILITY B5: disk full on PostgreSQL. A throwaway cluster whose data
-// directory lives on a small tmpfs; one schedd with a steady load and an
-// in-process worker; the tmpfs is filled to ENOSPC with a file of the
-// test's (the cluster's own files are left alone), held full, then the file
-// is removed. Checked: schedd stays up, /readyz answers 503 while writes
-// fail with store_full, a create answers 507 store_full, /readyz comes back
-// to 200 once space is freed, and RECON: every expected firing over the
-// whole window is stored exactly once, SUCCEEDED or MISSED (the default
-// misfire policy, fire_once with max_lateness 60s), nothing else.
+// Disk full on PostgreSQL: schedd must survive it and lose nothing. A
+// throwaway cluster whose data directory lives on a small tmpfs; one schedd
+// with a steady load and an in-process worker; the tmpfs is filled to ENOSPC
+// with a file of the test's (the cluster's own files are left alone), held
+// full, then the file is removed. Checked: schedd stays up, /readyz answers
+// 503 while writes fail with store_full, a create answers 507 store_full,
+// /readyz comes back to 200 once space is freed, and RECON (see
+// cluster_harness_test.go): every expected firing over the whole window is
+// stored exactly once, SUCCEEDED or MISSED (the default misfire policy,
+// fire_once with max_lateness 60s), nothing else.
 
 import (
 	"context"
@@ -47,7 +48,7 @@ func startTmpfsPG(t *testing.T) (pg *throwawayPG, vol string) {
 		t.Skip("no PostgreSQL server tools (initdb, pg_ctl) found in /usr/lib/postgresql/*/bin or PATH: cannot run a throwaway cluster to fill")
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("not root: cannot mount a tmpfs to fill (RELIABILITY B5 needs mount -t tmpfs)")
+		t.Skip("not root: cannot mount a tmpfs to fill (the disk-full test needs mount -t tmpfs)")
 	}
 	u, err := user.Lookup("postgres")
 	if err != nil {

@@ -1,4 +1,4 @@
-// Package e2e holds the end-to-end tests of issue 4: they build the real
+// Package e2e holds the end-to-end tests: they build the real
 // schedd and schedctl binaries, start schedd on a temporary SQLite store and
 // Unix socket, and drive it only through the real schedctl binary, as users,
 // scripts and workers do: flags, JSON on stdout, one line on stderr, exit

@@ -1,10 +1,13 @@
-// Package faultinject holds the crash points of sched's crash tests
-// (RELIABILITY A1). Code between two durable steps calls Crash with the
-// point's name. In a normal build Crash does nothing and costs nothing. In
-// a build with the tag faultinject, the environment variable SCHED_CRASH_AT
-// (a comma list of POINT:N) makes the process kill itself with SIGKILL the
-// Nth time it reaches POINT, so a test can stop a real process at an exact
-// place between two writes and then restart it on the same database.
+// Package faultinject holds the crash points of sched's crash tests, which
+// kill a process between two durable steps, restart it on the same database
+// and check that no firing is lost, none is stored twice, and each is
+// delivered under one occurrence id. Code between two durable steps calls
+// Crash with the point's name. In a normal build Crash does nothing and
+// costs nothing. In a build with the tag faultinject, the environment
+// variable SCHED_CRASH_AT (a comma list of POINT:N) makes the process kill
+// itself with SIGKILL the Nth time it reaches POINT, so a test can stop a
+// real process at an exact place between two writes and then restart it on
+// the same database.
 package faultinject
 
 // Crash points. Each names the moment just after the step it is named for

@@ -1,15 +1,14 @@
 // Package lazyfs mounts a directory through FUSE and can lose, on demand,
-// every write that was not fsynced: a power loss, for tests of durability
-// (RELIABILITY row B1).
+// every write that was not fsynced: a power loss, for tests that a
+// committed write survives one.
 //
 // A kill -9 cannot tell a store that fsyncs its commits from one that does
-// not: the kernel keeps the process's writes either way (RELIABILITY
-// finding 2). A power loss keeps only what was synced. The FS passes every
-// call through to a backing directory and remembers, per file, how to undo
-// each write and truncate made since that file's last fsync. PowerLoss
-// unmounts the FS and applies those undos, so that the backing directory
-// holds what a disk would hold after the power came back: the file as of
-// its last fsync.
+// not: the kernel keeps the process's writes either way. A power loss keeps
+// only what was synced. The FS passes every call through to a backing
+// directory and remembers, per file, how to undo each write and truncate
+// made since that file's last fsync. PowerLoss unmounts the FS and applies
+// those undos, so that the backing directory holds what a disk would hold
+// after the power came back: the file as of its last fsync.
 //
 // It models the data of files, the part a database's durability rests on.
 // Metadata (creating, renaming and removing files) is kept as done, as if

@@ -1,8 +1,8 @@
 // Package paths knows where sched keeps things by default, so that schedd
 // and schedctl agree without configuration: the database under the XDG
 // data directory, and the socket in a private directory under the XDG
-// runtime directory (RELIABILITY finding 9: never a guessable path in a
-// shared /tmp that another user could plant first).
+// runtime directory (never a guessable path in a shared /tmp that another
+// user could plant first).
 package paths
 
 import (

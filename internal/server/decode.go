@@ -14,7 +14,8 @@ import (
 	"github.com/sched-dev/sched/internal/store"
 )
 
-// Limits on request bodies (RELIABILITY finding 14). A body holds at most
+// Limits on request bodies, so that no client can hold a connection or the
+// server's memory with a huge or deeply nested body. A body holds at most
 // one payload of store.MaxPayload (256 KiB) plus the schedule's other
 // fields; MaxBody leaves ample room for those and stops anything bigger
 // before it is read into memory.

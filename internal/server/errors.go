@@ -42,7 +42,8 @@ func unavailable(msg string) error {
 // and an api.ErrorDetail with a stable code. notFoundMsg words a 404 for
 // the route (the store's own message names tables and drivers). Anything
 // unexpected is a 500 with a generic message: its text may name internals
-// or, through a driver, data (RELIABILITY G6); the caller logs it.
+// or, through a driver, stored data, which must never reach a client; the
+// caller logs it.
 func classify(err error, notFoundMsg string) (int, api.ErrorDetail) {
 	var ae *apiError
 	var ve *engine.ValidationError

@@ -4,10 +4,11 @@
 // socket or TCP); docs/api.md lists every route, body and error code.
 //
 // Every error answer is an api.ErrorBody with a stable code, decided in one
-// place (classify). Bodies are read defensively (RELIABILITY finding 14):
-// a size cap, valid UTF-8, a nesting cap checked before decoding, unknown
-// fields and trailing data refused. The tenant never comes from a request;
-// this version of schedd has one tenant, DefaultTenant.
+// place (classify). Bodies are read defensively, so that no client can hold
+// a connection or memory with a huge or malformed body: a size cap, valid
+// UTF-8, a nesting cap checked before decoding, unknown fields and trailing
+// data refused. The tenant never comes from a request; this version of
+// schedd has one tenant, DefaultTenant.
 package server
 
 import (
@@ -44,7 +45,8 @@ const (
 	writeSlack     = 30 * time.Second
 	// StoreFullWindow: /readyz answers 503 for this long after a write
 	// (the planner's or a request's) failed with store.ErrStoreFull, even
-	// though the store still answers reads (RELIABILITY B5).
+	// though the store still answers reads: a node that cannot write is
+	// not ready, and its probe must say so.
 	StoreFullWindow = 5 * time.Second
 )
 
@@ -280,7 +282,7 @@ func (s *Server) api(rt route) http.Handler {
 
 // notFoundMessage words a 404: the route's noun and the caller's own
 // reference, so that an id of another tenant and a random one get the same
-// answer (RELIABILITY G1).
+// answer and a caller cannot learn which ids exist in another tenant.
 func notFoundMessage(what string, r *http.Request) string {
 	ref := r.PathValue("ref")
 	if ref == "" {

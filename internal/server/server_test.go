@@ -50,9 +50,9 @@ func TestReadyzWhenTheStoreDoesNotAnswer(t *testing.T) {
 	h.fails(503, api.CodeUnavailable, "", "GET", "/readyz", nil)
 }
 
-// RELIABILITY B5: the store answers reads but its writes fail with
-// store_full: /readyz answers 503 until StoreFullWindow has passed since
-// the last such failure.
+// A full disk: the store answers reads but its writes fail with
+// store_full. /readyz answers 503 until StoreFullWindow has passed since
+// the last such failure, so a node that cannot write is not called ready.
 func TestReadyzWhileWritesFailWithStoreFull(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -198,7 +198,8 @@ func TestListSchedulesPagingAndFilters(t *testing.T) {
 }
 
 // The worker's side: occurrences, claim, heartbeat, ack, nack, the DLQ and
-// replay, and the fencing token (RELIABILITY A3).
+// replay, and the fencing token: an ack or heartbeat that names another
+// attempt than the current one is refused as stale.
 func TestQueueFlow(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -525,8 +526,10 @@ func TestNamesRoundTrip(t *testing.T) {
 	}
 }
 
-// Bad input (RELIABILITY F1, F3-F7): a 400 (or 413) with a stable code and
-// the field at fault, never a 500, and nothing changes.
+// Bad input (cron that never fires, bad or oversized cron, bad zones,
+// oversized or malformed bodies, bad durations and limits, names no charset
+// allows): a 400 (or 413) with a stable code and the field at fault, never a
+// 500, and nothing changes.
 func TestBadInputChangesNothing(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -551,16 +554,16 @@ func TestBadInputChangesNothing(t *testing.T) {
 		code, field  string
 		method, path string
 	}{
-		// F1: valid cron syntax that can never fire.
+		// Valid cron syntax that can never fire.
 		{"31 feb", cron("0 0 31 2 *", "UTC"), 400, api.CodeCronNeverFires, "cron", "", ""},
 		{"30 feb", cron("0 0 30 2 *", "UTC"), 400, api.CodeCronNeverFires, "cron", "", ""},
 		{"31 short months", cron("0 0 31 4,6,9,11 *", "UTC"), 400, api.CodeCronNeverFires, "cron", "", ""},
-		// F3: bad or oversized cron.
+		// Bad or oversized cron.
 		{"cron 340 KB", `{"name":"new","queue":"q","time_zone":"UTC","cron":"` + strings.Repeat("1,", 170_000) + `1 * * * *"}`, 400, api.CodeInvalidArgument, "cron", "", ""},
 		{"cron step 0", cron("*/0 * * * *", "UTC"), 400, api.CodeInvalidArgument, "cron", "", ""},
 		{"cron too long", cron(strings.Repeat("1,", 1000)+"1 * * * *", "UTC"), 400, api.CodeInvalidArgument, "cron", "", ""},
 		{"cron 61", cron("61 * * * *", "UTC"), 400, api.CodeInvalidArgument, "cron", "", ""},
-		// F4: zones.
+		// Zones.
 		{"zone empty", cron("0 0 * * *", ""), 400, api.CodeInvalidTimeZone, "time_zone", "", ""},
 		{"zone Local", cron("0 0 * * *", "Local"), 400, api.CodeInvalidTimeZone, "time_zone", "", ""},
 		{"zone path", cron("0 0 * * *", "../../etc/passwd"), 400, api.CodeInvalidTimeZone, "time_zone", "", ""},
@@ -569,7 +572,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"zone mars", cron("0 0 * * *", "Mars/Olympus"), 400, api.CodeInvalidTimeZone, "time_zone", "", ""},
 		{"zone 1 KB", cron("0 0 * * *", strings.Repeat("A", 1024)), 400, api.CodeInvalidTimeZone, "time_zone", "", ""},
 		{"every with bad zone", with(func(r *api.ScheduleRequest) { r.TimeZone = "Nowhere/Else" }), 400, api.CodeInvalidTimeZone, "time_zone", "", ""},
-		// F5: bodies.
+		// Bodies.
 		{"payload 256 KiB + 1", `{"name":"new","queue":"q","every":"1m","payload":"` + big + `"}`, 413, api.CodeTooLarge, "payload", "", ""},
 		{"body over the cap", `{"name":"new","queue":"q","every":"1m","payload":"` + strings.Repeat("y", MaxBody) + `"}`, 413, api.CodeTooLarge, "", "", ""},
 		{"depth 10001", `{"name":"new","queue":"q","every":"1m","payload":` + deep + `}`, 400, api.CodeBadRequest, "", "", ""},
@@ -582,7 +585,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"array", `[]`, 400, api.CodeBadRequest, "", "", ""},
 		{"empty body", ``, 400, api.CodeBadRequest, "", "", ""},
 		{"wrong type", `{"name":"new","queue":"q","every":"1m","max_attempts":"ten"}`, 400, api.CodeBadRequest, "", "", ""},
-		// F6: durations and limits.
+		// Durations and limits.
 		{"max_lateness huge", with(func(r *api.ScheduleRequest) { r.MaxLateness = "9999999999h" }), 400, api.CodeInvalidArgument, "max_lateness", "", ""},
 		{"max_lateness 0s", with(func(r *api.ScheduleRequest) { r.MaxLateness = "0s" }), 400, api.CodeInvalidArgument, "max_lateness", "", ""},
 		{"max_lateness -1s", with(func(r *api.ScheduleRequest) { r.MaxLateness = "-1s" }), 400, api.CodeInvalidArgument, "max_lateness", "", ""},
@@ -612,7 +615,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"no kind", api.ScheduleRequest{Name: "new", Queue: "q"}, 400, api.CodeInvalidArgument, "cron", "", ""},
 		{"dst on every", with(func(r *api.ScheduleRequest) { r.DSTGap = "shift" }), 400, api.CodeInvalidArgument, "dst_gap", "", ""},
 		{"dst_repeat bogus", api.ScheduleRequest{Name: "new", Queue: "q", Cron: "0 1 * * *", TimeZone: "UTC", DSTRepeat: "twice"}, 400, api.CodeInvalidArgument, "dst_repeat", "", ""},
-		// F7: names, queues and keys that no charset allows.
+		// Names, queues and keys that no charset allows.
 		{"name with NUL", with(func(r *api.ScheduleRequest) { r.Name = "a\x00b" }), 400, api.CodeInvalidArgument, "name", "", ""},
 		{"name with newline", with(func(r *api.ScheduleRequest) { r.Name = "a\nb" }), 400, api.CodeInvalidArgument, "name", "", ""},
 		{"name 4 KB", with(func(r *api.ScheduleRequest) { r.Name = strings.Repeat("n", 4096) }), 400, api.CodeInvalidArgument, "name", "", ""},
@@ -686,7 +689,7 @@ func TestPayloadAtTheLimit(t *testing.T) {
 }
 
 // A store locked by another process answers store_busy, and nothing is
-// written (RELIABILITY B6).
+// written.
 func TestStoreBusy(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, func(_ *Config, o *[]sqlite.Option) {
@@ -731,8 +734,8 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-// A secret in a payload never reaches the log or an error answer
-// (RELIABILITY G6), whatever fails around it.
+// A secret in a payload never reaches the log or an error answer, whatever
+// fails around it.
 func TestPayloadNeverLeaks(t *testing.T) {
 	t.Parallel()
 	const canary = "CANARY-7f3a9c"

@@ -9,8 +9,8 @@ import (
 	"github.com/adhocore/gronx"
 )
 
-// MaxExpressionLen caps a cron expression before any parsing, so a huge
-// comma list cannot cost CPU (RELIABILITY finding 5).
+// MaxExpressionLen caps a cron expression before any parsing, so a client
+// cannot make the server burn CPU on a huge comma list.
 const MaxExpressionLen = 256
 
 // maxListItems caps the elements of one field's comma list.
@@ -37,7 +37,7 @@ var (
 	fieldDOW    = field{name: "day-of-week", min: 0, max: 7, names: dayNames}
 )
 
-// macros are the SPEC §3 shorthands; each stands for a 5-field expression.
+// macros are the accepted @ shorthands; each stands for a 5-field expression.
 var macros = map[string]string{
 	"@yearly":   "0 0 1 1 *",
 	"@annually": "0 0 1 1 *",

@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// Fuzz targets (RELIABILITY F8). The seed corpus runs with every `go test`;
-// run longer with
+// Fuzz targets: no input string may panic Parse or Next or make them run
+// long. The seed corpus runs with every `go test`; run longer with
 //
 //	go test ./internal/spec -run '^$' -fuzz FuzzParse -fuzztime 60s
 //	go test ./internal/spec -run '^$' -fuzz FuzzNext -fuzztime 60s

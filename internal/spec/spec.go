@@ -18,7 +18,8 @@ import (
 // Kind is the kind of a schedule.
 type Kind string
 
-// The schedule kinds of SPEC §3.
+// The schedule kinds: a cron expression, a single instant (at), and a fixed
+// interval (every).
 const (
 	KindCron  Kind = "cron"
 	KindAt    Kind = "at"

@@ -11,9 +11,10 @@ import (
 	"github.com/adhocore/gronx"
 )
 
-// Validation: bad input through Parse, each error pinned by type, field and
-// message (RELIABILITY F1, F3, F4, F6), and the accepted dialect checked
-// against gronx, which defines it (SPEC §3).
+// Validation: bad input through Parse (expressions that never fire, bad or
+// oversized cron, bad zones, bad intervals and timestamps), each error pinned
+// by type, field and message so a client can rely on it, and the accepted
+// dialect checked against gronx, which defines it.
 
 // fastLimit bounds how long a rejection may take. Parse does no search, so
 // real rejections take microseconds; the bound is generous so that a loaded
@@ -58,7 +59,7 @@ func badCases() []badCase {
 	const fieldsMsg = ": has %d fields, want 5 (minute hour day-of-month month day-of-week) or 6 (with a leading second)"
 	const macroMsg = "cron macro %q: unknown; use one of @yearly @annually @monthly @weekly @daily @midnight @hourly"
 	const modMsg = "the L, W and # modifiers are not supported"
-	huge := strings.Repeat("1,", 170_000) + "1 * * * *" // ~340 KB comma list (finding 5)
+	huge := strings.Repeat("1,", 170_000) + "1 * * * *" // ~340 KB comma list: must be refused without parsing
 	padded257 := "0 0 * * *" + strings.Repeat(" ", 257-len("0 0 * * *"))
 	list10k := secondsList(10_000) + " * * * * *"
 	list65 := secondsList(65) + " * * * * *"
@@ -147,19 +148,21 @@ func badCases() []badCase {
 		{name: "empty", def: cronUTC(""), field: "cron", msg: "cron expression is empty"},
 		{name: "blank", def: cronUTC(" \t "), field: "cron", msg: "cron expression is empty"},
 
-		// Length and list caps, before any parsing (finding 5, F3).
+		// Length and list caps, checked before any parsing so a huge input
+		// costs no CPU.
 		{name: "340KB", def: cronUTC(huge), field: "cron", msg: fmt.Sprintf("cron expression: %d bytes, longer than the limit of 256", len(huge))},
 		{name: "257_bytes_valid_after_trim", def: cronUTC(padded257), field: "cron", msg: "cron expression: 257 bytes, longer than the limit of 256"},
 		{name: "seconds_list_10000", def: cronUTC(list10k), field: "cron", msg: fmt.Sprintf("cron expression: %d bytes, longer than the limit of 256", len(list10k))},
 		{name: "seconds_list_65", def: cronUTC(list65), field: "second field", msg: fmt.Sprintf("second field %q: list of 65 items, more than the limit of 64", secondsList(65))},
 
-		// Never fires (finding 3, F1): rejected, not searched.
+		// Never fires: rejected, not searched (a search for a firing that
+		// does not exist would cost CPU and then fail anyway).
 		{name: "never_feb_31", def: cronUTC("0 0 31 2 *"), field: "cron", msg: `cron expression "0 0 31 2 *": can never fire (no month in it has such a day)`},
 		{name: "never_feb_30", def: cronUTC("0 0 30 2 *"), field: "cron", msg: `cron expression "0 0 30 2 *": can never fire (no month in it has such a day)`},
 		{name: "never_31_short_months", def: cronUTC("0 0 31 4,6,9,11 *"), field: "cron", msg: `cron expression "0 0 31 4,6,9,11 *": can never fire (no month in it has such a day)`},
 		{name: "never_6_fields", def: cronUTC("0 0 0 30,31 FEB ?"), field: "cron", msg: `cron expression "0 0 0 30,31 FEB ?": can never fire (no month in it has such a day)`},
 
-		// Zones (finding 7, F4).
+		// Zones: IANA names only; never a host-dependent zone or a file path.
 		{name: "zone_empty", def: zoneDef(""), field: "time_zone", msg: "time zone is empty: give an IANA name such as Europe/Berlin or UTC"},
 		{name: "zone_Local", def: zoneDef("Local"), field: "time_zone", msg: `time zone "Local": not allowed, it depends on the host; give an IANA name`},
 		{name: "zone_relative_path", def: zoneDef("../../etc/passwd"), field: "time_zone", msg: `time zone "../../etc/passwd": unknown IANA zone`},
@@ -172,7 +175,7 @@ func badCases() []badCase {
 		{name: "zone_lowercase", def: zoneDef("utc"), field: "time_zone", msg: `time zone "utc": unknown IANA zone`},
 		{name: "zone_for_every", def: Definition{Kind: KindEvery, Expr: "1h", Zone: "Local"}, field: "time_zone", msg: `time zone "Local": not allowed, it depends on the host; give an IANA name`},
 
-		// Every-intervals (F6).
+		// Every-intervals.
 		{name: "every_overflow", def: everyDef("9999999999h"), field: "every", msg: `every "9999999999h": not a duration (use e.g. 90s, 15m, 24h)`},
 		{name: "every_0s", def: everyDef("0s"), field: "every", msg: `every "0s": must be at least 1s`},
 		{name: "every_negative", def: everyDef("-1s"), field: "every", msg: `every "-1s": must be at least 1s`},
@@ -189,7 +192,7 @@ func badCases() []badCase {
 		{name: "every_anchor_year_0", def: Definition{Kind: KindEvery, Expr: "1h", Zone: "UTC", Anchor: time.Date(0, 6, 1, 0, 0, 0, 0, time.UTC)},
 			field: "anchor", msg: "anchor 0000-06-01T00:00:00Z: year 0 is outside 1-9999"},
 
-		// At timestamps (F6).
+		// At timestamps.
 		{name: "at_space_separator", def: atDef("2027-03-14 09:00:00Z"), field: "at", msg: `at "2027-03-14 09:00:00Z": not an RFC 3339 time (e.g. 2027-03-14T09:00:00-04:00)`},
 		{name: "at_no_offset", def: atDef("2027-03-14T09:00:00"), field: "at", msg: `at "2027-03-14T09:00:00": not an RFC 3339 time (e.g. 2027-03-14T09:00:00-04:00)`},
 		{name: "at_date_only", def: atDef("2027-03-14"), field: "at", msg: `at "2027-03-14": not an RFC 3339 time (e.g. 2027-03-14T09:00:00-04:00)`},
@@ -253,12 +256,12 @@ func TestParseRejects(t *testing.T) {
 	}
 }
 
-// TestNeverFiringRejectedFast is finding 3: gronx calls these valid (and its
-// NextTickAfter then searches and fails); Parse must reject them at once.
+// TestNeverFiringRejectedFast: gronx calls these valid (and its NextTickAfter
+// then searches and fails); Parse must reject them at once.
 func TestNeverFiringRejectedFast(t *testing.T) {
 	for _, expr := range []string{"0 0 31 2 *", "0 0 30 2 *", "0 0 31 4,6,9,11 *"} {
 		if !gronx.IsValid(expr) {
-			t.Errorf("gronx.IsValid(%q) = false; finding 3 says gronx accepts it (has gronx changed?)", expr)
+			t.Errorf("gronx.IsValid(%q) = false; this test expects gronx to accept it (has gronx changed?)", expr)
 		}
 		start := time.Now()
 		_, err := Parse(cronUTC(expr))
@@ -278,7 +281,7 @@ func TestNeverFiringRejectedFast(t *testing.T) {
 
 // TestLengthCapBeforeParsing: the cap counts raw bytes before anything else,
 // so a valid expression padded past it is refused and one at it is taken;
-// a 340 KB list costs nothing (finding 5).
+// a 340 KB list costs nothing.
 func TestLengthCapBeforeParsing(t *testing.T) {
 	base := "0 0 * * *"
 	if _, err := Parse(cronUTC(base + strings.Repeat(" ", MaxExpressionLen-len(base)))); err != nil {
@@ -384,9 +387,9 @@ func TestAcceptedFire(t *testing.T) {
 	}
 }
 
-// TestLeapDayAcrossCentury is finding 4 (F2): 2100 is not a leap year, so
-// the next Feb 29 after 2097-03-01 is 8 years away; a horizon shorter than
-// that would wrongly give up.
+// TestLeapDayAcrossCentury: 2100 is not a leap year, so the next Feb 29
+// after 2097-03-01 is 8 years away; a horizon shorter than that would
+// wrongly give up.
 func TestLeapDayAcrossCentury(t *testing.T) {
 	s, err := Parse(cronUTC("0 0 29 2 *"))
 	if err != nil {
@@ -398,9 +401,9 @@ func TestLeapDayAcrossCentury(t *testing.T) {
 	}
 }
 
-// TestYear9999Stops is finding 6: iterating a yearly expression near the end
-// of the calendar stops with ok=false and never returns a time that
-// encoding/json cannot marshal, in zones on both sides of Greenwich.
+// TestYear9999Stops: iterating a yearly expression near the end of the
+// calendar stops with ok=false and never returns a time that encoding/json
+// cannot marshal, in zones on both sides of Greenwich.
 func TestYear9999Stops(t *testing.T) {
 	for _, zone := range []string{"UTC", "America/New_York", "Pacific/Kiritimati", "Etc/GMT+12", "Etc/GMT-14", "Pacific/Apia"} {
 		s, err := Parse(Definition{Kind: KindCron, Expr: "59 23 31 12 *", Zone: zone})

@@ -105,7 +105,7 @@ const (
 // periodAt returns the offset period containing instant u. It does not trust
 // ZoneBounds blindly: golang/go#81583 makes it return an end that is not
 // after t on some dates with Go's slim tz data, so such answers are replaced
-// by a search (RELIABILITY finding 16).
+// by a search.
 func periodAt(loc *time.Location, u int64) period {
 	t := time.Unix(u, 0).In(loc)
 	_, off := t.Zone()

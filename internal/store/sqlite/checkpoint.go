@@ -42,8 +42,13 @@ const (
 // checkpoint never blocks writers, and a PASSIVE one never waits for
 // readers. The writer's own checkpoint (writerCheckpointPages) may run
 // at the same moment as this connection's: two connections checkpointing
-// at once is the WAL-reset bug's condition (RELIABILITY finding 1), fixed
-// in SQLite 3.51.3, which TestSQLiteVersion holds the bundled SQLite to.
+// at once is the condition of SQLite's WAL-reset bug, which corrupted the
+// database before SQLite 3.51.3; TestSQLiteVersion holds the bundled SQLite
+// to that release or later.
+//
+// It plays no part in durability: a commit is durable once the writer's
+// fsync of the WAL returns (synchronous=FULL), and a checkpoint only
+// changes where a committed page lives, never whether it is committed.
 type checkpointer struct {
 	db     *sql.DB
 	kick   chan struct{}
@@ -52,7 +57,6 @@ type checkpointer struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	runs    atomic.Int64
 	lastErr atomic.Pointer[error]
 }
 
@@ -109,7 +113,6 @@ func (c *checkpointer) loop() {
 func (c *checkpointer) checkpoint() {
 	var busy, log, done int64
 	err := c.db.QueryRowContext(c.ctx, qCheckpoint).Scan(&busy, &log, &done)
-	c.runs.Add(1)
 	if err != nil {
 		err = fmt.Errorf("checkpoint: %w", translate(err))
 		c.lastErr.Store(&err)

@@ -13,7 +13,8 @@ import (
 
 // ErrInUse is returned by Open when another Store, in this process or
 // another, already has the database file open. SQLite itself would let a
-// second daemon in; sched refuses it (RELIABILITY A7).
+// second daemon in; sched refuses it, because two daemons would each
+// believe they own the schedules and the queue.
 var ErrInUse = errors.New("database is in use by another sched process")
 
 // translate is the one place where SQLite's native errors become the

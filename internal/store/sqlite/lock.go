@@ -13,9 +13,9 @@ import (
 
 // processLock is an exclusive flock(2) on DBPATH.lock, held for the life of
 // a Store so that a second Store on the same database, in this process or
-// another, fails fast (RELIABILITY A7). A separate file rather than the
-// database itself, because SQLite manages its own POSIX locks on the
-// database and on NFS flock is emulated with them. flock locks belong to
+// another, fails fast rather than sharing the file. A separate file rather
+// than the database itself, because SQLite manages its own POSIX locks on
+// the database and on NFS flock is emulated with them. flock locks belong to
 // the open file description, so two opens in one process conflict too, and
 // the kernel drops the lock when the process dies: no stale lock after
 // kill -9. The file is never removed (removing it would let a waiter lock

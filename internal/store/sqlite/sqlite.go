@@ -1,10 +1,11 @@
 // Package sqlite is sched's single-node store: the store contract on one
 // SQLite file in WAL mode, through modernc.org/sqlite (pure Go, no cgo).
 //
-// The pinned modernc.org/sqlite bundles SQLite 3.54.1. Anything before
-// 3.51.3 has the WAL-reset bug that corrupts WAL databases written by two
-// connections that checkpoint at the same moment (RELIABILITY finding 1); a
-// test fails the build if the bundled version regresses.
+// Connections are on modernc's standard "unix" VFS. The pinned
+// modernc.org/sqlite bundles SQLite 3.54.1. Anything before 3.51.3 has the
+// WAL-reset bug that corrupts WAL databases written by two connections that
+// checkpoint at the same moment, as this store's writer and checkpointer
+// may; TestSQLiteVersion fails the build if the bundled version regresses.
 package sqlite
 
 import (
@@ -37,8 +38,8 @@ type options struct {
 	readConns   int
 	// synchronous is the synchronous pragma of every connection: FULL,
 	// always, outside the power-loss test's control run
-	// (powerloss_test.go), which shows that NORMAL loses acknowledged
-	// commits and so that the test can tell.
+	// (powerloss_test.go), which sets NORMAL to show that the test can
+	// tell a store that loses acknowledged commits.
 	synchronous string
 }
 
@@ -74,16 +75,15 @@ func WithReadConns(n int) Option {
 //     database file beside the writer (checkpoint.go). The writer still
 //     checkpoints when the WAL reaches 32 MiB, so two connections may
 //     checkpoint at once, which only a SQLite with the WAL-reset bug's
-//     fix (3.51.3, finding 1; TestSQLiteVersion) makes safe.
+//     fix (3.51.3; TestSQLiteVersion) makes safe.
 //
-// Every connection is on the schedwal VFS (walvfs.go: the unix VFS with
-// the WAL's writes gathered until the commit's sync). Every connection is
-// opened from a DSN that sets journal_mode=WAL,
+// Every connection is opened from a DSN that sets journal_mode=WAL,
 // synchronous=FULL, busy_timeout, foreign_keys and temp_store (the writer
 // also its cache size, and both writer and checkpointer their automatic
 // checkpoint threshold), because these are per-connection settings (except
-// journal_mode) and database/sql opens connections whenever it likes
-// (finding 2).
+// journal_mode) and database/sql opens connections whenever it likes: a
+// pragma run once, on whichever connection happened to run it, would
+// leave the pool's later connections at SQLite's defaults.
 type Store struct {
 	path string
 	w    *sql.DB // the one writer connection
@@ -131,12 +131,6 @@ func Open(ctx context.Context, path string, opts ...Option) (_ *Store, err error
 	}
 	if o.busyTimeout < 0 || o.readConns < 1 {
 		return nil, fmt.Errorf("open store %s: bad options (busy timeout %v, read connections %d)", path, o.busyTimeout, o.readConns)
-	}
-
-	if o.synchronous == "FULL" {
-		if err := registerWALVFS(); err != nil {
-			return nil, fmt.Errorf("open store %s: %w", path, err)
-		}
 	}
 
 	lp, err := lockPath(path)
@@ -216,12 +210,11 @@ func dsn(path string, o options, r role) string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(o.busyTimeout.Milliseconds(), 10)+")")
 	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous("+o.synchronous+")") // FULL: NORMAL may lose commits on power loss (finding 2)
-	if o.synchronous == "FULL" {
-		// WAL writes gathered in memory until the commit's sync, which
-		// only synchronous=FULL makes safe (walvfs.go).
-		q.Set("vfs", walVFSName)
-	}
+	// FULL: in WAL mode SQLite then fsyncs the WAL at every commit, before
+	// the commit returns, so an acknowledged commit survives a power loss.
+	// Under NORMAL it syncs only at checkpoints, and a power loss may undo
+	// the last commits (powerloss_test.go shows both).
+	q.Add("_pragma", "synchronous("+o.synchronous+")")
 	q.Add("_pragma", "foreign_keys(1)")
 	// Statement journals and sorts in memory: a multi-row UPDATE of a
 	// batch journals the pages it changes, and past 64 KiB a file-backed

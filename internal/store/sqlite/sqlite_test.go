@@ -55,7 +55,9 @@ func TestConformance(t *testing.T) {
 }
 
 // TestSQLiteVersion fails the build if the bundled SQLite has the WAL-reset
-// bug, fixed in 3.51.3 (RELIABILITY finding 1, row B7).
+// bug (two connections checkpointing at once could corrupt the database),
+// fixed in 3.51.3. The store's writer and checkpointer may checkpoint at
+// once.
 func TestSQLiteVersion(t *testing.T) {
 	s, _ := openTest(t)
 	var v string
@@ -87,9 +89,10 @@ func TestSQLiteVersion(t *testing.T) {
 }
 
 // TestPragmasOnEveryConnection holds every connection of every pool at once
-// and reads the per-connection settings on each (RELIABILITY finding 2,
-// row B1): a pragma run once on one connection would leave the others at
-// synchronous=NORMAL.
+// and reads the per-connection settings on each: a pragma run once on one
+// connection would leave the others at SQLite's defaults, and a connection
+// that is not at synchronous=FULL may lose acknowledged commits on power
+// loss.
 func TestPragmasOnEveryConnection(t *testing.T) {
 	s, _ := openTest(t)
 	ctx := t.Context()
@@ -286,7 +289,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 
 // TestSecondOpenFails: a second Store on the same file is refused at once,
 // under any spelling of the path, and allowed once the first is closed
-// (RELIABILITY A7).
+// (two daemons on one file would each believe they own it).
 func TestSecondOpenFails(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "sched.db")
@@ -327,7 +330,7 @@ func TestSecondOpenFails(t *testing.T) {
 
 // TestLockAcrossProcesses: a Store held by another process refuses this
 // one and names the holder's pid; when the holder is killed with SIGKILL,
-// the kernel drops its lock and the file opens again (A7: no stale lock).
+// the kernel drops its lock and the file opens again (no stale lock).
 func TestLockAcrossProcesses(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sched.db")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperHoldStore$")
@@ -389,7 +392,7 @@ func TestHelperHoldStore(t *testing.T) {
 }
 
 // TestCorruptFileRefused flips bytes in a b-tree page of a closed database;
-// Open must refuse it with a clear error and never repair it (row B8). A
+// Open must refuse it with a clear error and never repair it. A
 // table's root page breaks reads outright; an index page shows up in
 // quick_check's report.
 func TestCorruptFileRefused(t *testing.T) {
@@ -473,7 +476,7 @@ func flipBytes(t *testing.T, path string, off int64, n int) []byte {
 
 // TestBusyIsRetryable: while a process outside the Store holds the write
 // lock, a write waits busy_timeout and fails with store.ErrBusy, reads go
-// on, and the write succeeds once the lock is gone (row B6).
+// on, and the write succeeds once the lock is gone.
 func TestBusyIsRetryable(t *testing.T) {
 	const timeout = 200 * time.Millisecond
 	s, path := openTest(t, WithBusyTimeout(timeout))
@@ -525,8 +528,8 @@ func TestBusyIsRetryable(t *testing.T) {
 }
 
 // TestStoreFull caps the file's size so that a write runs out of space:
-// the write fails with store.ErrStoreFull and leaves nothing behind. (The
-// tmpfs disk-full test of row B2 belongs to the daemon.)
+// the write fails with store.ErrStoreFull and leaves nothing behind. (A
+// full disk, on a small tmpfs, is the daemon's test.)
 func TestStoreFull(t *testing.T) {
 	s, _ := openTest(t)
 	ctx := t.Context()

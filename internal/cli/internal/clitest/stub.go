@@ -36,6 +36,7 @@ type Stub struct {
 	// refuses every create and update.
 	Store func(sc *api.Schedule, r api.ScheduleRequest) error
 
+	// What the other calls answer, and what the last ones asked.
 	Occurrences     []api.Occurrence
 	Dead            []api.Occurrence // the DLQ; Occurrences when nil
 	Attempts        []api.Attempt
@@ -62,6 +63,7 @@ func (s *Stub) call(format string, args ...any) error {
 	return s.Err
 }
 
+// Calls lists the calls made so far, one line each, in order.
 func (s *Stub) Calls() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -76,6 +78,10 @@ func (s *Stub) store(sc *api.Schedule, r api.ScheduleRequest) error {
 	return s.Store(sc, r)
 }
 
+// The methods of cmdutil.API answer from the stub's fields.
+
+// Status answers the StatusAnswers in turn, else StatusAnswer, else a
+// small status.
 func (s *Stub) Status(context.Context) (*api.Status, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

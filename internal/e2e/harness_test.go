@@ -479,21 +479,12 @@ func (o occurrence) String() string {
 
 // ---------------------------------------------------------------- waiting
 
-// poll calls cond every pollStep until it reports true, and fails the test
-// after the deadline with what it waited for and cond's last word.
+// poll is waitFor with the deadline of any condition: it calls cond every
+// pollStep until it reports true, and fails the test after the deadline
+// with what it waited for and cond's last word.
 func poll(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	end := time.Now().Add(deadline)
-	for {
-		ok, last := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(end) {
-			t.Fatalf("timed out after %v waiting for %s; last: %s", deadline, what, last)
-		}
-		time.Sleep(pollStep)
-	}
+	waitFor(t, what, deadline, cond)
 }
 
 // holds checks for the whole of d that nothing happens that should not:

@@ -1,0 +1,155 @@
+package cmdutil
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+)
+
+// WriteJSON prints v as indented JSON: the stable output of -o json.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// Table prints rows for people: on a terminal, aligned columns under a
+// header; otherwise tab-separated rows without a header, for cut and awk.
+type Table struct {
+	f      *Factory
+	header []string
+	rows   [][]string
+}
+
+// NewTable starts a table on f's output with header, shown on a terminal
+// only.
+func NewTable(f *Factory, header ...string) *Table { return &Table{f: f, header: header} }
+
+// Row adds a row; each cell is made safe with Cell.
+func (t *Table) Row(cells ...string) {
+	for i, c := range cells {
+		cells[i] = Cell(c)
+	}
+	t.rows = append(t.rows, cells)
+}
+
+// Print writes the table.
+func (t *Table) Print() error {
+	if !t.f.IsTTY {
+		for _, r := range t.rows {
+			if _, err := fmt.Fprintln(t.f.Out, strings.Join(r, "\t")); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(t.f.Out, 0, 4, 2, ' ', 0)
+	if len(t.header) > 0 {
+		fmt.Fprintln(tw, strings.Join(t.header, "\t"))
+	}
+	for _, r := range t.rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	return tw.Flush()
+}
+
+// Cell makes text safe for one table cell: control characters (a tab, a
+// newline, an escape sequence from a name someone chose) are quoted.
+func Cell(s string) string {
+	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
+		q := fmt.Sprintf("%q", s)
+		return q[1 : len(q)-1]
+	}
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// TS formats an instant for a table: RFC 3339 in UTC, "-" for none.
+func TS(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// TSV is TS for a time that is always set.
+func TSV(t time.Time) string { return TS(&t) }
+
+// CompactJSON prints a payload on one line.
+func CompactJSON(b []byte) string {
+	if len(b) == 0 {
+		return "-"
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return string(b)
+	}
+	return buf.String()
+}
+
+// Plural counts n of a thing: "1 schedule", "2 schedules".
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// Short rounds a duration for a table cell, to what a person reads at a
+// glance: milliseconds under a second, tenths of a second under a minute,
+// seconds under an hour, minutes beyond.
+func Short(d time.Duration) string {
+	a := d
+	if a < 0 {
+		a = -a
+	}
+	switch {
+	case a < time.Second:
+		d = d.Round(time.Millisecond)
+	case a < time.Minute:
+		d = d.Round(100 * time.Millisecond)
+	case a < time.Hour:
+		d = d.Round(time.Second)
+	default:
+		d = d.Round(time.Minute)
+	}
+	s := d.String()
+	if a >= time.Hour {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	return s
+}
+
+// ShortDur is Short for a Go duration string of the API; "-" for none, the
+// string as is when it is not a duration.
+func ShortDur(s *string) string {
+	if s == nil || *s == "" {
+		return "-"
+	}
+	d, err := time.ParseDuration(*s)
+	if err != nil {
+		return *s
+	}
+	return Short(d)
+}
+
+// Truncate shortens s to its first line and at most n runes, marking a cut
+// with "...".
+func Truncate(s string, n int) string {
+	first, _, cut := strings.Cut(s, "\n")
+	r := []rune(first)
+	if len(r) > n || (cut && len(r) > n-3) {
+		return string(r[:min(len(r), n-3)]) + "..."
+	}
+	if cut {
+		return first + "..."
+	}
+	return first
+}

@@ -1,0 +1,147 @@
+// Package preview is schedctl preview: a schedule's next firings, computed
+// offline by internal/preview.
+package preview
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sched-dev/sched/internal/cli/cmdutil"
+	ipreview "github.com/sched-dev/sched/internal/preview"
+	"github.com/sched-dev/sched/internal/spec"
+)
+
+// PreviewOptions is schedctl preview.
+type PreviewOptions struct {
+	IO      *cmdutil.Factory
+	JSON    bool
+	Request ipreview.Request
+}
+
+// previewFlags are the flags of schedctl preview.
+type previewFlags struct {
+	cron, at, every, anchor, tz, from string
+	count                             int
+	gap, repeat                       string
+}
+
+// NewCmdPreview builds schedctl preview.
+func NewCmdPreview(f *cmdutil.Factory, runF func(*PreviewOptions) error) *cobra.Command {
+	opts := &PreviewOptions{IO: f}
+	var o previewFlags
+	cmd := &cobra.Command{
+		Use:   "preview (--cron EXPR | --at RFC3339 | --every DURATION [--anchor RFC3339]) --tz ZONE",
+		Short: "Show the next firings of a schedule, offline",
+		Long: `Preview computes the next firings of a schedule without a daemon: local time
+with zone abbreviation and offset, UTC, and a note on every daylight-saving
+decision (a skipped gap, a merged or doubled repeat, a shifted firing).
+
+--from is exclusive: firings strictly after it (default: now). Cron reads
+wall-clock time in --tz; --dst-gap and --dst-repeat choose what a wall time
+that does not exist or happens twice does. An --every interval is elapsed
+time from --anchor (default: the Unix epoch) and does not move with DST.
+
+JSON output (-o json) is a stable contract; see docs/preview.md.`,
+		Example: `  # 02:30 does not exist in New York on 2027-03-14
+  schedctl preview --cron '30 2 * * *' --tz America/New_York --from 2027-03-13T00:00:00Z --count 3
+
+  # every 15 minutes through the fall-back, firing at both 01:xx
+  schedctl preview --cron '*/15 * * * *' --tz America/New_York --from 2027-11-07T04:30:00Z --dst-repeat all -o json
+
+  # a 6-field expression (leading seconds), and a fixed interval
+  schedctl preview --cron '*/20 * * * * *' --tz Europe/Berlin --count 5
+  schedctl preview --every 90m --anchor 2027-01-01T00:00:00Z --tz Europe/London`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			req, err := o.request(cmd, f.Now())
+			if err != nil {
+				return err
+			}
+			opts.Request, opts.JSON = req, f.JSONOut()
+			if runF != nil {
+				return runF(opts)
+			}
+			return previewRun(opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.cron, "cron", "", "cron expression: 5 fields, or 6 with leading seconds, or a macro such as @daily")
+	fl.StringVar(&o.at, "at", "", "one instant, RFC 3339 with any offset")
+	fl.StringVar(&o.every, "every", "", "fixed interval of elapsed time, e.g. 90s, 15m, 24h")
+	fl.StringVar(&o.anchor, "anchor", "", "instant an --every interval counts from (default: the Unix epoch)")
+	fl.StringVar(&o.tz, "tz", "", "IANA time zone, e.g. America/New_York (required with --cron; default UTC otherwise)")
+	fl.StringVar(&o.from, "from", "", "show firings strictly after this RFC 3339 instant (default: now)")
+	fl.IntVar(&o.count, "count", ipreview.DefaultCount, fmt.Sprintf("number of firings, 1 to %d", ipreview.MaxCount))
+	fl.StringVar(&o.gap, "dst-gap", string(spec.GapSkip), "a wall time that does not exist: skip or shift")
+	fl.StringVar(&o.repeat, "dst-repeat", string(spec.RepeatFirst), "a wall time that happens twice: first, last or all")
+	return cmd
+}
+
+// request checks the flags together and builds the preview request.
+func (o *previewFlags) request(cmd *cobra.Command, now time.Time) (ipreview.Request, error) {
+	var def spec.Definition
+	n := 0
+	for _, k := range []struct {
+		kind spec.Kind
+		expr string
+	}{{spec.KindCron, o.cron}, {spec.KindAt, o.at}, {spec.KindEvery, o.every}} {
+		if cmd.Flags().Changed(string(k.kind)) {
+			n++
+			def.Kind, def.Expr = k.kind, k.expr
+		}
+	}
+	if n != 1 {
+		return ipreview.Request{}, cmdutil.UsageErrorf("give exactly one of --cron, --at or --every")
+	}
+	if def.Kind != spec.KindEvery && cmd.Flags().Changed("anchor") {
+		return ipreview.Request{}, cmdutil.UsageErrorf("--anchor goes with --every only")
+	}
+	if def.Kind != spec.KindCron && (cmd.Flags().Changed("dst-gap") || cmd.Flags().Changed("dst-repeat")) {
+		return ipreview.Request{}, cmdutil.UsageErrorf("--dst-gap and --dst-repeat go with --cron only; --%s is elapsed or absolute time", def.Kind)
+	}
+	def.Zone = o.tz
+	if !cmd.Flags().Changed("tz") {
+		if def.Kind == spec.KindCron {
+			return ipreview.Request{}, cmdutil.UsageErrorf("--tz is required with --cron: cron is wall-clock time in an IANA zone such as America/New_York or UTC")
+		}
+		def.Zone = "UTC"
+	}
+	def.Gap, def.Repeat = spec.GapPolicy(o.gap), spec.RepeatPolicy(o.repeat)
+	if o.anchor != "" {
+		a, err := spec.ParseInstant("anchor", o.anchor)
+		if err != nil {
+			return ipreview.Request{}, err
+		}
+		def.Anchor = a
+	}
+	from := now
+	if cmd.Flags().Changed("from") {
+		t, err := spec.ParseInstant("from", o.from)
+		if err != nil {
+			return ipreview.Request{}, err
+		}
+		from = t
+	}
+	if o.count < 1 || o.count > ipreview.MaxCount {
+		return ipreview.Request{}, cmdutil.UsageErrorf("--count %d: must be between 1 and %d", o.count, ipreview.MaxCount)
+	}
+	return ipreview.Request{Def: def, From: from.Truncate(time.Second), Count: o.count}, nil
+}
+
+func previewRun(opts *PreviewOptions) error {
+	f := opts.IO
+	res, err := ipreview.Compute(opts.Request)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return res.WriteJSON(f.Out)
+	}
+	st := ipreview.PlainStyles()
+	if f.Styled() {
+		st = ipreview.NewStyles(f.Renderer())
+	}
+	return res.WriteTable(f.Out, st)
+}

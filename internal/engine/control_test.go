@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
 )
@@ -16,54 +17,58 @@ func TestCreateRejectsBadInput(t *testing.T) {
 	ok := cronIn("ok", "0 9 * * *", "Europe/Berlin")
 	tests := []struct {
 		name  string
-		mut   func(*ScheduleSpec)
+		mut   func(*schedule.Settings)
 		field string
+		msg   string // the message starts with it, when given
 	}{
-		{"never fires", func(s *ScheduleSpec) { s.Expr = "0 0 31 2 *" }, "cron"},
-		{"bad minute", func(s *ScheduleSpec) { s.Expr = "61 * * * *" }, "minute field"},
-		{"long cron", func(s *ScheduleSpec) { s.Expr = strings.Repeat("1,", 200) + "1 * * * *" }, "cron"},
-		{"no zone", func(s *ScheduleSpec) { s.TimeZone = "" }, "time_zone"},
-		{"Local zone", func(s *ScheduleSpec) { s.TimeZone = "Local" }, "time_zone"},
-		{"path zone", func(s *ScheduleSpec) { s.TimeZone = "../../etc/passwd" }, "time_zone"},
-		{"empty name", func(s *ScheduleSpec) { s.Name = "" }, "name"},
-		{"control char in name", func(s *ScheduleSpec) { s.Name = "a\x00b" }, "name"},
-		{"long name", func(s *ScheduleSpec) { s.Name = strings.Repeat("n", 4096) }, "name"},
-		{"sql in queue", func(s *ScheduleSpec) { s.Queue = "' OR 1=1 --" }, "queue"},
-		{"payload too big", func(s *ScheduleSpec) { s.Payload = make([]byte, store.MaxPayload+1) }, "payload"},
-		{"catch_up K 1001", func(s *ScheduleSpec) { s.MisfirePolicy, s.CatchUpK = store.MisfireCatchUp, 1001 }, "misfire_policy"},
-		{"catch_up K 0", func(s *ScheduleSpec) { s.MisfirePolicy = store.MisfireCatchUp }, "misfire_policy"},
-		{"unknown misfire", func(s *ScheduleSpec) { s.MisfirePolicy = "later" }, "misfire_policy"},
-		{"negative lateness", func(s *ScheduleSpec) { s.MaxLateness = -time.Second }, "max_lateness"},
-		{"huge lateness", func(s *ScheduleSpec) { s.MaxLateness = time.Duration(1 << 62) }, "max_lateness"},
-		{"1ns lateness", func(s *ScheduleSpec) { s.MaxLateness = 1 }, "max_lateness"},
-		{"unknown overlap", func(s *ScheduleSpec) { s.OverlapPolicy = "never" }, "overlap_policy"},
-		{"flex window fraction", func(s *ScheduleSpec) { s.FlexibleWindow = 1500 * time.Millisecond }, "flexible_window"},
-		{"max attempts", func(s *ScheduleSpec) { s.Retry.MaxAttempts = -1 }, "max_attempts"},
-		{"cap below base", func(s *ScheduleSpec) { s.Retry.BackoffBase, s.Retry.BackoffCap = time.Minute, time.Second }, "retry_cap"},
-		{"dst on every", func(s *ScheduleSpec) { s.Kind, s.Expr, s.DSTGap = spec.KindEvery, "1h", spec.GapShift }, "dst_gap"},
-		{"every 0s", func(s *ScheduleSpec) { s.Kind, s.Expr = spec.KindEvery, "0s" }, "every"},
-		{"at in the past", func(s *ScheduleSpec) { s.Kind, s.Expr = spec.KindAt, "2097-02-28T00:00:00Z" }, "at"},
-		{"at year 10000", func(s *ScheduleSpec) { s.Kind, s.Expr = spec.KindAt, "10000-01-01T00:00:00Z" }, "at"},
-		{"bad kind", func(s *ScheduleSpec) { s.Kind = "sometimes" }, "kind"},
+		{"never fires", func(s *schedule.Settings) { s.Expr = "0 0 31 2 *" }, "cron", ""},
+		{"bad minute", func(s *schedule.Settings) { s.Expr = "61 * * * *" }, "cron", `minute field "61"`},
+		{"long cron", func(s *schedule.Settings) { s.Expr = strings.Repeat("1,", 200) + "1 * * * *" }, "cron", ""},
+		{"no zone", func(s *schedule.Settings) { s.TimeZone = "" }, "time_zone", ""},
+		{"Local zone", func(s *schedule.Settings) { s.TimeZone = "Local" }, "time_zone", ""},
+		{"path zone", func(s *schedule.Settings) { s.TimeZone = "../../etc/passwd" }, "time_zone", ""},
+		{"empty name", func(s *schedule.Settings) { s.Name = "" }, "name", ""},
+		{"control char in name", func(s *schedule.Settings) { s.Name = "a\x00b" }, "name", ""},
+		{"long name", func(s *schedule.Settings) { s.Name = strings.Repeat("n", 4096) }, "name", ""},
+		{"sql in queue", func(s *schedule.Settings) { s.Queue = "' OR 1=1 --" }, "queue", ""},
+		{"payload too big", func(s *schedule.Settings) { s.Payload = make([]byte, store.MaxPayload+1) }, "payload", ""},
+		{"catch_up K 1001", func(s *schedule.Settings) { s.MisfirePolicy, s.CatchUpK = schedule.MisfireCatchUp, 1001 }, "misfire_policy", ""},
+		{"catch_up K 0", func(s *schedule.Settings) { s.MisfirePolicy = schedule.MisfireCatchUp }, "misfire_policy", ""},
+		{"unknown misfire", func(s *schedule.Settings) { s.MisfirePolicy = "later" }, "misfire_policy", ""},
+		{"negative lateness", func(s *schedule.Settings) { s.MaxLateness = -time.Second }, "max_lateness", ""},
+		{"huge lateness", func(s *schedule.Settings) { s.MaxLateness = time.Duration(1 << 62) }, "max_lateness", ""},
+		{"1ns lateness", func(s *schedule.Settings) { s.MaxLateness = 1 }, "max_lateness", ""},
+		{"unknown overlap", func(s *schedule.Settings) { s.OverlapPolicy = "never" }, "overlap_policy", ""},
+		{"flex window fraction", func(s *schedule.Settings) { s.FlexibleWindow = 1500 * time.Millisecond }, "flexible_window", ""},
+		{"max attempts", func(s *schedule.Settings) { s.Retry.MaxAttempts = -1 }, "max_attempts", ""},
+		{"cap below base", func(s *schedule.Settings) { s.Retry.BackoffBase, s.Retry.BackoffCap = time.Minute, time.Second }, "retry_cap", ""},
+		{"dst on every", func(s *schedule.Settings) { s.Kind, s.Expr, s.DSTGap = spec.KindEvery, "1h", spec.GapShift }, "dst_gap", ""},
+		{"every 0s", func(s *schedule.Settings) { s.Kind, s.Expr = spec.KindEvery, "0s" }, "every", ""},
+		{"at in the past", func(s *schedule.Settings) { s.Kind, s.Expr = spec.KindAt, "2097-02-28T00:00:00Z" }, "at", ""},
+		{"at year 10000", func(s *schedule.Settings) { s.Kind, s.Expr = spec.KindAt, "10000-01-01T00:00:00Z" }, "at", ""},
+		{"bad kind", func(s *schedule.Settings) { s.Kind = "sometimes" }, "kind", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := ok
 			tt.mut(&req)
 			_, _, err := h.e.Create(h.ctx, tenant, "", req)
-			var ve *ValidationError
+			var ve *schedule.ValidationError
 			if !errors.As(err, &ve) {
 				t.Fatalf("err = %v, want a ValidationError", err)
 			}
 			if ve.Field != tt.field {
 				t.Errorf("field %q (%v), want %q", ve.Field, err, tt.field)
 			}
+			if !strings.HasPrefix(ve.Message, tt.msg) {
+				t.Errorf("message %q, want it to start with %q", ve.Message, tt.msg)
+			}
 		})
 	}
 	if n, _ := h.e.List(h.ctx, store.ListSchedulesParams{TenantID: tenant}); len(n) != 0 {
 		t.Errorf("bad input stored %d schedules", len(n))
 	}
-	// A rare expression is still valid (RELIABILITY finding 4).
+	// A rare expression is still valid: it fires on leap days only.
 	leap := cronIn("leap", "0 0 29 2 *", "UTC")
 	sc, _, err := h.e.Create(h.ctx, tenant, "", leap)
 	if err != nil || !sc.NextRunAt.Equal(utc("2104-02-29T00:00:00Z")) {

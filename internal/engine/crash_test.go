@@ -2,7 +2,8 @@
 
 package engine
 
-// Crash-point tests (issue 3; RELIABILITY A1, A2 and a small A6). A real
+// Crash-point tests: no firing lost or doubled across crashes of the
+// planner, a killed worker's work redelivered, and a short crash loop. A real
 // process — this test binary re-executed as a child, see crashchild_test.go
 // — runs the planner and a worker on a SQLite file and SIGKILLs itself at a
 // crash point; then it is restarted on the same file, runs until run-until
@@ -41,6 +42,7 @@ import (
 
 	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/faultinject"
+	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/sqlite"
@@ -114,7 +116,7 @@ func TestCrashPoints(t *testing.T) {
 			return err
 		}})
 	}
-	// RELIABILITY A6, small: a crash loop faster than the schedules, each
+	// A small crash loop, faster than the schedules: each
 	// incarnation killed at a random point after a random number of hits,
 	// restarted under the same node id (a daemon restarted with its
 	// configuration), then one clean run. The RECON check against the
@@ -214,7 +216,7 @@ func newCrashRun(t *testing.T, exe, node string) *crashRun {
 	// nor internal/spec:
 	//   - every 1s (anchor zero = the Unix epoch) is elapsed time: every
 	//     unix second fires; every 2s from an odd anchor fires on the odd
-	//     seconds from the anchor on. No zone is involved (SPEC §3).
+	//     seconds from the anchor on. No zone is involved.
 	//   - a seconds-field cron in UTC: wall time is unix time, and */2
 	//     divides 60, so it fires exactly on even unix seconds.
 	//   - the zoned cron fires when the Kolkata wall clock (time.In, the
@@ -222,18 +224,18 @@ func newCrashRun(t *testing.T, exe, node string) *crashRun {
 	//     ignored the zone would not fire at all (those hours are 5:30
 	//     away in UTC), so a zone bug shows up as a gap.
 	specs := []struct {
-		req   ScheduleSpec
+		req   schedule.Settings
 		fires func(u int64) bool
 	}{
-		{ScheduleSpec{Name: "every-1s-a", Kind: spec.KindEvery, Expr: "1s"}, func(int64) bool { return true }},
-		{ScheduleSpec{Name: "every-1s-b", Kind: spec.KindEvery, Expr: "1s"}, func(int64) bool { return true }},
-		{ScheduleSpec{Name: "cron-2s-utc", Kind: spec.KindCron, Expr: "*/2 * * * * *", TimeZone: "UTC"}, func(u int64) bool { return u%2 == 0 }},
-		{ScheduleSpec{Name: "cron-2s-kolkata", Kind: spec.KindCron, Expr: fmt.Sprintf("*/2 * %d,%d * * *", h1, h2), TimeZone: crashKolkata},
+		{schedule.Settings{Name: "every-1s-a", Kind: spec.KindEvery, Expr: "1s"}, func(int64) bool { return true }},
+		{schedule.Settings{Name: "every-1s-b", Kind: spec.KindEvery, Expr: "1s"}, func(int64) bool { return true }},
+		{schedule.Settings{Name: "cron-2s-utc", Kind: spec.KindCron, Expr: "*/2 * * * * *", TimeZone: "UTC"}, func(u int64) bool { return u%2 == 0 }},
+		{schedule.Settings{Name: "cron-2s-kolkata", Kind: spec.KindCron, Expr: fmt.Sprintf("*/2 * %d,%d * * *", h1, h2), TimeZone: crashKolkata},
 			func(u int64) bool {
 				w := time.Unix(u, 0).In(kolkata)
 				return w.Second()%2 == 0 && (w.Hour() == h1 || w.Hour() == h2)
 			}},
-		{ScheduleSpec{Name: "every-2s-flex-3s", Kind: spec.KindEvery, Expr: "2s", Anchor: time.Unix(flexAnchor, 0).UTC(), FlexibleWindow: 3 * time.Second},
+		{schedule.Settings{Name: "every-2s-flex-3s", Kind: spec.KindEvery, Expr: "2s", Anchor: time.Unix(flexAnchor, 0).UTC(), FlexibleWindow: 3 * time.Second},
 			func(u int64) bool { return u >= flexAnchor && (u-flexAnchor)%2 == 0 }},
 	}
 	for _, s := range specs {
@@ -588,7 +590,7 @@ func (r *crashRun) check(t *testing.T, point string) {
 			t.Errorf("%s: no duplicate delivery: the killed worker's effect was never redelivered", point)
 		}
 		if len(redelivered) == 0 {
-			t.Errorf("%s: no occurrence has an effect of the killed worker, a LEASE_EXPIRED attempt and a later delivery (RELIABILITY A2)", point)
+			t.Errorf("%s: no occurrence has an effect of the killed worker, a LEASE_EXPIRED attempt and a later delivery", point)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sched-dev/sched/internal/clock"
+	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/sqlite"
@@ -67,7 +68,7 @@ func (h *harness) advance(d time.Duration) PlanStats {
 	return h.plan()
 }
 
-func (h *harness) create(req ScheduleSpec) *store.Schedule {
+func (h *harness) create(req schedule.Settings) *store.Schedule {
 	h.t.Helper()
 	sc, _, err := h.e.Create(h.ctx, tenant, "", req)
 	if err != nil {
@@ -103,12 +104,12 @@ func (h *harness) schedule(id string) *store.Schedule {
 	return sc
 }
 
-func every(name, interval string) ScheduleSpec {
-	return ScheduleSpec{Name: name, Queue: "q", Kind: spec.KindEvery, Expr: interval}
+func every(name, interval string) schedule.Settings {
+	return schedule.Settings{Name: name, Queue: "q", Kind: spec.KindEvery, Expr: interval}
 }
 
-func cronIn(name, expr, zone string) ScheduleSpec {
-	return ScheduleSpec{Name: name, Queue: "q", Kind: spec.KindCron, Expr: expr, TimeZone: zone}
+func cronIn(name, expr, zone string) schedule.Settings {
+	return schedule.Settings{Name: name, Queue: "q", Kind: spec.KindCron, Expr: expr, TimeZone: zone}
 }
 
 func utc(s string) time.Time {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -25,7 +26,7 @@ const MaxTriggerKey = 200
 // completed schedules can be triggered; a canceled one cannot.
 func (e *Engine) Trigger(ctx context.Context, tenantID, ref, key string) (*store.Occurrence, bool, error) {
 	if key != "" {
-		if err := checkText("idempotency_key", key, MaxTriggerKey, false); err != nil {
+		if err := schedule.CheckText("idempotency_key", key, MaxTriggerKey, false); err != nil {
 			return nil, false, err
 		}
 	}

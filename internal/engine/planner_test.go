@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sched-dev/sched/internal/clock"
+	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
 )
@@ -29,16 +30,16 @@ func TestMisfirePoliciesAfterOutage(t *testing.T) {
 		return out
 	}
 	tests := []struct {
-		policy    store.MisfirePolicy
+		policy    schedule.MisfirePolicy
 		k         int
 		missed    []string
 		catchUp   []string // late firings that still fire, in the catch-up lane
 		onTimeEnq []string
 	}{
-		{store.MisfireSkip, 0, late(1, 9), nil, late(10, 11)},
-		{store.MisfireFireOnce, 0, late(1, 8), late(9, 9), late(10, 11)},
-		{store.MisfireCatchUp, 3, late(1, 6), late(7, 9), late(10, 11)},
-		{store.MisfireCatchUp, 1000, nil, late(1, 9), late(10, 11)},
+		{schedule.MisfireSkip, 0, late(1, 9), nil, late(10, 11)},
+		{schedule.MisfireFireOnce, 0, late(1, 8), late(9, 9), late(10, 11)},
+		{schedule.MisfireCatchUp, 3, late(1, 6), late(7, 9), late(10, 11)},
+		{schedule.MisfireCatchUp, 1000, nil, late(1, 9), late(10, 11)},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s:%d", tt.policy, tt.k), func(t *testing.T) {
@@ -83,17 +84,17 @@ func TestMisfirePoliciesAfterOutage(t *testing.T) {
 	}
 }
 
-// A long outage (RELIABILITY D4): three days of a 1-second schedule. At
-// most MaxMissedRows rows are written, the rest are counted, and the
-// schedule keeps running afterwards (k8s #42649: a CronJob stops after 100
-// missed starts).
+// A long outage: three days of a 1-second schedule. At most MaxMissedRows
+// rows are written, the rest are counted, and the schedule keeps running
+// afterwards (a Kubernetes CronJob, by contrast, stops after 100 missed
+// starts).
 func TestLongOutageBoundedMissedRows(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
-		policy store.MisfirePolicy
+		policy schedule.MisfirePolicy
 		k      int
 		fire   int
-	}{{store.MisfireSkip, 0, 0}, {store.MisfireFireOnce, 0, 1}, {store.MisfireCatchUp, 1000, 1000}} {
+	}{{schedule.MisfireSkip, 0, 0}, {schedule.MisfireFireOnce, 0, 1}, {schedule.MisfireCatchUp, 1000, 1000}} {
 		t.Run(string(tt.policy), func(t *testing.T) {
 			t.Parallel()
 			start := utc("2027-01-04T00:00:00Z")
@@ -243,7 +244,7 @@ func TestFlexibleAvailableAtSameAfterRestart(t *testing.T) {
 func TestAtScheduleCompletes(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, utc("2027-01-04T10:00:00Z"), nil)
-	sc := h.create(ScheduleSpec{Name: "once", Queue: "q", Kind: spec.KindAt, Expr: "2027-01-04T11:05:00+01:00"}) // 10:05Z
+	sc := h.create(schedule.Settings{Name: "once", Queue: "q", Kind: spec.KindAt, Expr: "2027-01-04T11:05:00+01:00"}) // 10:05Z
 	h.plan()
 	if got := h.schedule(sc.ScheduleID); got.State != store.ScheduleActive || len(h.occurrences(sc.ScheduleID)) != 0 {
 		t.Fatalf("state %s before its time", got.State)
@@ -258,7 +259,8 @@ func TestAtScheduleCompletes(t *testing.T) {
 
 // Two planners on one store: the second takes the shards only after the
 // first's lease runs out, with a higher epoch, and the first planner's
-// writes under its old epoch are refused (RELIABILITY finding 10).
+// writes under its old epoch are refused, so a stale planner cannot write
+// after losing its shards.
 func TestShardLeaseFencing(t *testing.T) {
 	t.Parallel()
 	start := utc("2027-01-04T10:00:00Z")

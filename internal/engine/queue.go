@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sched-dev/sched/internal/faultinject"
+	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -82,23 +83,23 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]store.Claimed, 
 
 // checkClaim checks req and fills in its defaults.
 func (e *Engine) checkClaim(req *ClaimRequest) error {
-	if err := checkText("queue", req.Queue, MaxQueueLen, true); err != nil {
+	if err := schedule.CheckQueue(req.Queue); err != nil {
 		return err
 	}
-	if err := checkText("worker_id", req.WorkerID, MaxNameLen, false); err != nil {
+	if err := schedule.CheckText("worker_id", req.WorkerID, schedule.MaxNameLen, false); err != nil {
 		return err
 	}
 	switch {
 	case req.Limit == 0:
 		req.Limit = 1
 	case req.Limit < 0 || req.Limit > MaxClaimBatch:
-		return invalid("limit", "%d: must be 1 to %d", req.Limit, MaxClaimBatch)
+		return schedule.Invalid("limit", "%d: must be 1 to %d", req.Limit, MaxClaimBatch)
 	}
-	if err := setDuration("lease", &req.Lease, DefaultClaimLease, time.Second, 12*time.Hour); err != nil {
+	if err := schedule.SetDuration("lease", &req.Lease, DefaultClaimLease, time.Second, 12*time.Hour); err != nil {
 		return err
 	}
 	if req.Wait < 0 || req.Wait > 5*time.Minute {
-		return invalid("wait", "%s: must be from 0 to 5m", req.Wait)
+		return schedule.Invalid("wait", "%s: must be from 0 to 5m", req.Wait)
 	}
 	return nil
 }
@@ -106,7 +107,7 @@ func (e *Engine) checkClaim(req *ClaimRequest) error {
 // Heartbeat extends the lease of the current attempt and says whether the
 // worker should stop because its schedule was superseded or canceled.
 func (e *Engine) Heartbeat(ctx context.Context, tenantID, occurrenceID string, attempt int64, lease time.Duration) (store.HeartbeatResult, error) {
-	if err := setDuration("lease", &lease, DefaultClaimLease, time.Second, 12*time.Hour); err != nil {
+	if err := schedule.SetDuration("lease", &lease, DefaultClaimLease, time.Second, 12*time.Hour); err != nil {
 		return store.HeartbeatResult{}, err
 	}
 	r, err := e.store.Heartbeat(ctx, store.HeartbeatParams{
@@ -176,7 +177,7 @@ func ackParams(tenantID string, items []AckItem, now time.Time, brief bool) []st
 // DEAD. The answer is the occurrence after the nack.
 func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attempt int64, class ErrorClass, message string) (*store.Occurrence, error) {
 	if class != Retryable && class != Permanent {
-		return nil, invalid("class", "%q: want retryable or permanent", class)
+		return nil, schedule.Invalid("class", "%q: want retryable or permanent", class)
 	}
 	if len(message) > 4096 {
 		message = message[:4096]

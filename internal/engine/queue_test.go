@@ -8,13 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
 )
 
 // A claim whose lease runs out is redelivered with the next attempt and
 // the same occurrence id; the first attempt is recorded LEASE_EXPIRED, and
-// its late ack is refused (RELIABILITY A2, A3).
+// its late ack is refused.
 func TestLeaseExpiryRedeliveryAndStaleAck(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, utc("2027-01-04T10:00:00Z"), nil)
@@ -113,7 +114,7 @@ func TestRetryBackoffThenDead(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, utc("2027-01-04T10:00:00Z"), nil)
 	req := every("flaky", "1h")
-	req.Retry = store.RetryPolicy{MaxAttempts: 3, BackoffBase: 10 * time.Second, BackoffCap: time.Minute}
+	req.Retry = schedule.RetryPolicy{MaxAttempts: 3, BackoffBase: 10 * time.Second, BackoffCap: time.Minute}
 	h.create(req)
 	h.advance(time.Hour)
 	c := h.claim("q", 1)[0]
@@ -152,20 +153,20 @@ func TestRetryBackoffThenDead(t *testing.T) {
 func TestOverlapPolicies(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		policy  store.OverlapPolicy
+		policy  schedule.OverlapPolicy
 		run     time.Duration
 		claimed map[string]string // scheduled_for -> claimed at (HH:MM)
 		skipped []string
 	}{
-		{store.OverlapAllow, 90 * time.Minute,
+		{schedule.OverlapAllow, 90 * time.Minute,
 			map[string]string{"10:00": "10:00", "11:00": "11:00", "12:00": "12:00"}, nil},
-		{store.OverlapSkipIfRunning, 90 * time.Minute,
+		{schedule.OverlapSkipIfRunning, 90 * time.Minute,
 			map[string]string{"10:00": "10:00", "12:00": "12:00"}, []string{"11:00"}},
-		{store.OverlapQueueOne, 90 * time.Minute,
+		{schedule.OverlapQueueOne, 90 * time.Minute,
 			map[string]string{"10:00": "10:00", "11:00": "11:30", "12:00": "13:00"}, nil},
 		// Runs of 150 minutes: 11:00 waits; 12:00 arrives while 11:00 is
 		// still waiting, so it is the second in line and is skipped.
-		{store.OverlapQueueOne, 150 * time.Minute,
+		{schedule.OverlapQueueOne, 150 * time.Minute,
 			map[string]string{"10:00": "10:00", "11:00": "12:30"}, []string{"12:00"}},
 	}
 	for _, tt := range tests {
@@ -365,7 +366,7 @@ func TestLaneOrder(t *testing.T) {
 func TestClaimLongPollWakesAtAvailableAt(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, utc("2027-01-04T10:00:00Z"), nil)
-	h.create(ScheduleSpec{Name: "soon", Queue: "q", Kind: spec.KindAt, Expr: "2027-01-04T10:00:20Z"})
+	h.create(schedule.Settings{Name: "soon", Queue: "q", Kind: spec.KindAt, Expr: "2027-01-04T10:00:20Z"})
 	h.plan()
 	done := make(chan []store.Claimed)
 	go func() {
@@ -416,7 +417,7 @@ func TestMovedOnNeverRetried(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, utc("2027-01-04T10:00:00Z"), nil)
 			req := every("each minute", "1m")
-			req.Retry = store.RetryPolicy{MaxAttempts: 10, BackoffBase: time.Second, BackoffCap: time.Second}
+			req.Retry = schedule.RetryPolicy{MaxAttempts: 10, BackoffBase: time.Second, BackoffCap: time.Second}
 			sc := h.create(req)
 			h.advance(time.Minute)
 			c := h.claim("q", 1)
@@ -474,7 +475,7 @@ func TestMovedOnNeverRetried(t *testing.T) {
 func update(h *harness, scheduleID string) error {
 	req := every("each minute", "1m")
 	req.Payload = []byte(`{"v":2}`)
-	req.Retry = store.RetryPolicy{MaxAttempts: 10, BackoffBase: time.Second, BackoffCap: time.Second}
+	req.Retry = schedule.RetryPolicy{MaxAttempts: 10, BackoffBase: time.Second, BackoffCap: time.Second}
 	_, err := h.e.Update(h.ctx, tenant, scheduleID, req)
 	return err
 }

@@ -9,14 +9,15 @@ import (
 	"time"
 
 	"github.com/sched-dev/sched/internal/clock"
+	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/sqlite"
 )
 
-// A crash loop faster than the schedules' intervals (RELIABILITY A6, River
-// #791): the node restarts every k planner ticks, each time as a new node
-// that must wait for the dead one's shard leases to lapse, and the stored
-// occurrences must be the same for every k, including never restarting.
+// A crash loop faster than the schedules' intervals: the node restarts
+// every k planner ticks, each time as a new node that must wait for the
+// dead one's shard leases to lapse, and the stored occurrences must be the
+// same for every k, including never restarting.
 func TestRestartEveryKTicksSameOccurrences(t *testing.T) {
 	if testing.Short() {
 		t.Skip("about 2,000 planner passes over 7 databases; run without -short")
@@ -24,7 +25,7 @@ func TestRestartEveryKTicksSameOccurrences(t *testing.T) {
 	t.Parallel()
 	start := utc("2027-01-04T09:45:00Z")
 	const tick, ticks = 5 * time.Second, 240 // 20 minutes
-	schedules := []ScheduleSpec{
+	schedules := []schedule.Settings{
 		cronIn("hourly", "0 * * * *", "UTC"),
 		cronIn("minutely", "* * * * *", "Europe/Berlin"),
 		cronIn("every 7 s", "*/7 * * * * *", "UTC"),

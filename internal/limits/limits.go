@@ -1,27 +1,30 @@
-// Package limits holds the defaults and limits of a schedule's settings
-// (SPEC §9) in one place: the engine applies them, and schedctl checks files
-// offline against the same numbers without linking the engine.
+// Package limits is the old home of a schedule's defaults and limits,
+// which now live in package schedule with the rules that apply them.
+//
+// Deprecated: use package schedule. This package only forwards its
+// numbers, so that schedctl's checks keep building until they use package
+// schedule too; then it is deleted.
 package limits
 
-import "time"
+import "github.com/sched-dev/sched/internal/schedule"
 
 // Defaults of a schedule's settings.
 const (
-	DefaultMaxLateness   = 60 * time.Second
-	DefaultMaxAttempts   = 10
-	DefaultRetryBase     = time.Second
-	DefaultRetryCap      = 5 * time.Minute
-	DefaultRetryDeadline = 24 * time.Hour
+	DefaultMaxLateness   = schedule.DefaultMaxLateness
+	DefaultMaxAttempts   = schedule.DefaultMaxAttempts
+	DefaultRetryBase     = schedule.DefaultRetryBase
+	DefaultRetryCap      = schedule.DefaultRetryCap
+	DefaultRetryDeadline = schedule.DefaultRetryDeadline
 )
 
 // Limits of a schedule's settings and names.
 const (
-	MaxCatchUpK        = 1000
-	MaxNameLen         = 128
-	MaxQueueLen        = 64
-	MaxIdempotencyKey  = 256
-	MaxSettingDuration = 30 * 24 * time.Hour
-	MaxFlexibleWindow  = 24 * time.Hour
-	MaxAttempts        = 1000
-	MaxPayload         = 256 << 10
+	MaxCatchUpK        = schedule.MaxCatchUpK
+	MaxNameLen         = schedule.MaxNameLen
+	MaxQueueLen        = schedule.MaxQueueLen
+	MaxIdempotencyKey  = schedule.MaxIdempotencyKey
+	MaxSettingDuration = schedule.MaxSettingDuration
+	MaxFlexibleWindow  = schedule.MaxFlexibleWindow
+	MaxAttempts        = schedule.MaxAttempts
+	MaxPayload         = schedule.MaxPayload
 )

@@ -2,121 +2,21 @@ package server
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/metrics"
 	"github.com/sched-dev/sched/internal/preview"
+	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
 )
 
 // PreviewCount is how many firings each schedule answer previews.
 const PreviewCount = 5
-
-// scheduleSpec turns a create or update body into the engine's request.
-// Syntax is checked here (durations, the catch_up:K spelling, the payload);
-// ranges and defaults are the engine's.
-func scheduleSpec(req *api.ScheduleRequest) (engine.ScheduleSpec, error) {
-	s := engine.ScheduleSpec{
-		Name: req.Name, Queue: req.Queue, TimeZone: req.TimeZone,
-		DSTGap: spec.GapPolicy(req.DSTGap), DSTRepeat: spec.RepeatPolicy(req.DSTRepeat),
-		OverlapPolicy: store.OverlapPolicy(req.OverlapPolicy),
-	}
-	n := 0
-	for _, k := range []struct {
-		kind spec.Kind
-		expr string
-	}{{spec.KindCron, req.Cron}, {spec.KindAt, req.At}, {spec.KindEvery, req.Every}} {
-		if k.expr != "" {
-			s.Kind, s.Expr = k.kind, k.expr
-			n++
-		}
-	}
-	if n != 1 {
-		return s, invalidArg("cron", "give exactly one of cron, at or every")
-	}
-	if req.Anchor != "" {
-		t, err := spec.ParseInstant("anchor", req.Anchor)
-		if err != nil {
-			return s, err
-		}
-		s.Anchor = t.UTC()
-	}
-	var err error
-	if s.Payload, err = payloadBytes(req.Payload); err != nil {
-		return s, err
-	}
-	if s.MisfirePolicy, s.CatchUpK, err = parseMisfire(req.MisfirePolicy); err != nil {
-		return s, err
-	}
-	for _, d := range []struct {
-		field string
-		in    string
-		out   *time.Duration
-		zero  bool // "0s" means something (flexible_window: strict)
-	}{
-		{"max_lateness", req.MaxLateness, &s.MaxLateness, false},
-		{"flexible_window", req.FlexibleWindow, &s.FlexibleWindow, true},
-		{"retry_base", req.RetryBase, &s.Retry.BackoffBase, false},
-		{"retry_cap", req.RetryCap, &s.Retry.BackoffCap, false},
-		{"retry_deadline", req.RetryDeadline, &s.Retry.Deadline, false},
-	} {
-		if *d.out, err = parseDuration(d.field, d.in, d.zero); err != nil {
-			return s, err
-		}
-	}
-	s.Retry.MaxAttempts = req.MaxAttempts
-	if req.MaxAttempts < 0 {
-		return s, invalidArg("max_attempts", fmt.Sprintf("max_attempts: %d must be at least 1 (0 or absent: the default)", req.MaxAttempts))
-	}
-	return s, nil
-}
-
-// parseDuration parses an optional Go duration. Absent is zero (the
-// engine's default); a value given must be positive, or zero where zero
-// means something, so that "0s" never silently turns into a default.
-func parseDuration(field, s string, zeroOK bool) (time.Duration, error) {
-	if s == "" {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(strings.TrimSpace(s))
-	if err != nil {
-		return 0, invalidArg(field, fmt.Sprintf("%s %q: not a duration (use e.g. 90s, 15m, 24h)", field, s))
-	}
-	if d < 0 || (d == 0 && !zeroOK) {
-		return 0, invalidArg(field, fmt.Sprintf("%s %q: must be positive (leave it out for the default)", field, s))
-	}
-	return d, nil
-}
-
-// parseMisfire parses skip, fire_once or catch_up:K.
-func parseMisfire(s string) (store.MisfirePolicy, int, error) {
-	if k, ok := strings.CutPrefix(s, string(store.MisfireCatchUp)+":"); ok {
-		n, err := strconv.Atoi(k)
-		if err != nil || n < 1 || n > engine.MaxCatchUpK {
-			return "", 0, invalidArg("misfire_policy", fmt.Sprintf("misfire_policy %q: K must be a whole number from 1 to %d", s, engine.MaxCatchUpK))
-		}
-		return store.MisfireCatchUp, n, nil
-	}
-	if s == string(store.MisfireCatchUp) {
-		return "", 0, invalidArg("misfire_policy", fmt.Sprintf("misfire_policy %q: say how many to catch up, catch_up:K with K from 1 to %d", s, engine.MaxCatchUpK))
-	}
-	return store.MisfirePolicy(s), 0, nil
-}
-
-func formatMisfire(p store.MisfirePolicy, k int) string {
-	if p == store.MisfireCatchUp {
-		return fmt.Sprintf("%s:%d", p, k)
-	}
-	return string(p)
-}
 
 // apiSchedule is a stored schedule as the API shows it, with its next
 // firing not yet delivered (nextFire, see engine.NextFire) and the next
@@ -129,7 +29,7 @@ func apiSchedule(sc *store.Schedule, nextFire, now time.Time) api.Schedule {
 		NextFireAt: optTime(nextFire), NextRunAt: optTime(sc.NextRunAt),
 		Kind: string(sc.Kind), Expression: sc.Expr, TimeZone: sc.TimeZone,
 		Queue: sc.Queue, Payload: rawJSON(sc.Payload),
-		MisfirePolicy: formatMisfire(sc.MisfirePolicy, sc.CatchUpK), MaxLateness: sc.MaxLateness.String(),
+		MisfirePolicy: schedule.FormatMisfire(schedule.MisfirePolicy(sc.MisfirePolicy), sc.CatchUpK), MaxLateness: sc.MaxLateness.String(),
 		OverlapPolicy: string(sc.OverlapPolicy), FlexibleWindow: sc.FlexibleWindow.String(),
 		MaxAttempts: sc.Retry.MaxAttempts, RetryBase: sc.Retry.BackoffBase.String(),
 		RetryCap: sc.Retry.BackoffCap.String(), RetryDeadline: sc.Retry.Deadline.String(),

@@ -11,12 +11,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/sched-dev/sched/api"
-	"github.com/sched-dev/sched/internal/store"
 )
 
 // Limits on request bodies, so that no client can hold a connection or the
 // server's memory with a huge or deeply nested body. A body holds at most
-// one payload of store.MaxPayload (256 KiB) plus the schedule's other
+// one payload of schedule.MaxPayload (256 KiB) plus the schedule's other
 // fields; MaxBody leaves ample room for those and stops anything bigger
 // before it is read into memory.
 const (
@@ -132,29 +131,4 @@ func jsonDepth(b []byte) int {
 		}
 	}
 	return deepest
-}
-
-// payloadBytes checks a schedule's payload: any JSON value, at most
-// store.MaxPayload bytes as sent, stored compact. JSON null means no
-// payload.
-func payloadBytes(p json.RawMessage) ([]byte, error) {
-	t := bytes.TrimSpace(p)
-	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
-		return nil, nil
-	}
-	if len(t) > store.MaxPayload {
-		return nil, &apiError{status: http.StatusRequestEntityTooLarge, code: api.CodeTooLarge, field: "payload",
-			msg: fmt.Sprintf("payload: %d bytes is over the limit of %d (256 KiB)", len(t), store.MaxPayload)}
-	}
-	if !json.Valid(t) {
-		return nil, invalidArg("payload", "payload: not valid JSON")
-	}
-	// Stored compact: answers compact it anyway (encoding/json does so to
-	// every RawMessage), so the worker gets the same bytes on every
-	// delivery, whatever the spacing of the request.
-	var c bytes.Buffer
-	if err := json.Compact(&c, t); err != nil {
-		return nil, invalidArg("payload", "payload: not valid JSON")
-	}
-	return c.Bytes(), nil
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/sched-dev/sched/api"
-	"github.com/sched-dev/sched/internal/engine"
+	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
 )
@@ -46,7 +46,7 @@ func unavailable(msg string) error {
 // caller logs it.
 func classify(err error, notFoundMsg string) (int, api.ErrorDetail) {
 	var ae *apiError
-	var ve *engine.ValidationError
+	var ve *schedule.ValidationError
 	var ie *spec.InvalidError
 	switch {
 	case errors.As(err, &ae):
@@ -82,8 +82,8 @@ func classify(err error, notFoundMsg string) (int, api.ErrorDetail) {
 		Message: "internal error; the daemon's log has the details"}
 }
 
-// validation maps the engine's and the time engine's field names onto the
-// API's: the cron parser names the part of the expression ("minute field")
+// validation maps the time engine's field names onto the API's (a
+// schedule.ValidationError already uses the API's): the cron parser names the part of the expression ("minute field")
 // where the request has one field, cron.
 func validation(field, msg string) (int, api.ErrorDetail) {
 	if strings.HasSuffix(field, " field") {

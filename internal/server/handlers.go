@@ -11,6 +11,7 @@ import (
 
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/engine"
+	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -82,7 +83,7 @@ func (s *Server) createSchedule(r *http.Request, w http.ResponseWriter) (int, an
 	if err != nil {
 		return 0, nil, err
 	}
-	sp, err := scheduleSpec(&req)
+	sp, err := schedule.FromRequest(&req)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -174,7 +175,7 @@ func (s *Server) updateSchedule(r *http.Request, w http.ResponseWriter) (int, an
 	if err := decodeBody(w, r, &req, false); err != nil {
 		return 0, nil, err
 	}
-	sp, err := scheduleSpec(&req)
+	sp, err := schedule.FromRequest(&req)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -424,11 +425,11 @@ func (s *Server) claim(r *http.Request, w http.ResponseWriter) (int, any, error)
 		}
 		return http.StatusOK, api.ClaimResult{Claimed: []api.Claimed{}, Acks: ackOutcomes(acks, rs)}, nil
 	}
-	lease, err := parseDuration("lease", req.Lease, false)
+	lease, err := schedule.ParseDuration("lease", req.Lease, false)
 	if err != nil {
 		return 0, nil, err
 	}
-	wait, err := parseDuration("wait", req.Wait, true)
+	wait, err := schedule.ParseDuration("wait", req.Wait, true)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -533,7 +534,7 @@ func (s *Server) heartbeat(r *http.Request, w http.ResponseWriter) (int, any, er
 	if err := attemptNumber(req.Attempt); err != nil {
 		return 0, nil, err
 	}
-	lease, err := parseDuration("lease", req.Lease, false)
+	lease, err := schedule.ParseDuration("lease", req.Lease, false)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -1,0 +1,206 @@
+// Package schedule is the one source of a schedule's rules: the settings
+// a caller asks for (Settings), their defaults and limits, how the API's
+// strings for them are read (FromRequest and the Parse functions), and
+// how they are validated and completed (Settings.Normalize). schedd's
+// engine and HTTP server use it, and schedctl checks files and flags
+// offline with it, so a schedule passes schedctl's check exactly when it
+// passes schedd's (bar what needs the store or the clock: a name taken, an
+// at instant already past).
+//
+// It links only the time engine (internal/spec) and the API's wire types,
+// never the engine, the server, a store or a database driver: schedctl
+// must stay free of those. Its policy types therefore mirror the store's
+// (store.MisfirePolicy, store.OverlapPolicy, store.RetryPolicy) with the
+// same spellings and fields, and a test keeps them equal.
+package schedule
+
+import (
+	"time"
+
+	"github.com/sched-dev/sched/internal/spec"
+)
+
+// Defaults of a schedule's settings, taken when a setting is left out.
+const (
+	DefaultMaxLateness   = 60 * time.Second
+	DefaultMaxAttempts   = 10
+	DefaultRetryBase     = time.Second
+	DefaultRetryCap      = 5 * time.Minute
+	DefaultRetryDeadline = 24 * time.Hour
+)
+
+// Limits of a schedule's settings and names.
+const (
+	MaxCatchUpK        = 1000                // catch_up:K: K is 1 to this
+	MaxNameLen         = 128                 // bytes of a schedule's (or a worker's) name
+	MaxQueueLen        = 64                  // bytes of a queue's name or a tenant id
+	MaxIdempotencyKey  = 256                 // bytes of a create's idempotency key
+	MaxSettingDuration = 30 * 24 * time.Hour // max_lateness and retry_deadline
+	MaxFlexibleWindow  = 24 * time.Hour
+	MaxAttempts        = 1000 // max_attempts is 1 to this
+	MaxRetryBase       = time.Hour
+	MaxRetryCap        = 24 * time.Hour
+	MaxPayload         = 256 << 10 // bytes of a payload, as sent; the store's limit too
+)
+
+// MisfirePolicy says what happens to firings found later than
+// MaxLateness; the store keeps it as store.MisfirePolicy.
+type MisfirePolicy string
+
+// Misfire policies.
+const (
+	MisfireSkip     MisfirePolicy = "skip"      // all late firings are missed
+	MisfireFireOnce MisfirePolicy = "fire_once" // the most recent fires, the rest are missed
+	MisfireCatchUp  MisfirePolicy = "catch_up"  // the most recent CatchUpK fire, oldest first
+)
+
+// OverlapPolicy says what a new occurrence does while one of the same
+// schedule runs; the store keeps it as store.OverlapPolicy.
+type OverlapPolicy string
+
+// Overlap policies.
+const (
+	OverlapAllow         OverlapPolicy = "allow"
+	OverlapSkipIfRunning OverlapPolicy = "skip_if_running"
+	OverlapQueueOne      OverlapPolicy = "queue_one"
+)
+
+// RetryPolicy bounds the retries of a retryable failure. Its fields are
+// store.RetryPolicy's, so one converts to the other.
+type RetryPolicy struct {
+	MaxAttempts int
+	BackoffBase time.Duration
+	BackoffCap  time.Duration
+	Deadline    time.Duration
+}
+
+// Settings is what a caller asks for when creating or updating a schedule.
+// Zero values take the defaults above once normalized.
+type Settings struct {
+	Name  string
+	Queue string
+
+	Kind      spec.Kind
+	Expr      string
+	TimeZone  string    // cron: required; at, every: defaults to UTC
+	Anchor    time.Time // every only
+	DSTGap    spec.GapPolicy
+	DSTRepeat spec.RepeatPolicy
+
+	Payload []byte // a JSON value; nil for none
+
+	MisfirePolicy  MisfirePolicy
+	CatchUpK       int
+	MaxLateness    time.Duration
+	OverlapPolicy  OverlapPolicy
+	FlexibleWindow time.Duration
+	Retry          RetryPolicy
+}
+
+// Normalize validates s, fills in its defaults, and returns its parsed
+// timing. Errors are *ValidationError naming the first bad setting, in
+// the order the fields are declared.
+func (s *Settings) Normalize() (*spec.Spec, error) {
+	if err := CheckName(s.Name); err != nil {
+		return nil, err
+	}
+	if err := CheckQueue(s.Queue); err != nil {
+		return nil, err
+	}
+	switch s.Kind {
+	case spec.KindCron:
+		if s.TimeZone == "" {
+			return nil, Invalid("time_zone", "a cron schedule needs a time zone (an IANA name such as Europe/Berlin, or UTC)")
+		}
+	case spec.KindAt, spec.KindEvery:
+		if s.TimeZone == "" {
+			s.TimeZone = "UTC"
+		}
+	default:
+		return nil, Invalid("kind", "kind %q: want cron, at or every", s.Kind)
+	}
+	if !s.Anchor.IsZero() && s.Kind != spec.KindEvery {
+		return nil, Invalid("anchor", "an anchor only applies to an every schedule")
+	}
+	if s.Kind != spec.KindCron && (s.DSTGap != "" || s.DSTRepeat != "") {
+		return nil, Invalid("dst_gap", "DST options only apply to a cron schedule")
+	}
+	if s.DSTGap == "" {
+		s.DSTGap = spec.GapSkip
+	}
+	if s.DSTRepeat == "" {
+		s.DSTRepeat = spec.RepeatFirst
+	}
+	sp, err := spec.Parse(spec.Definition{Kind: s.Kind, Expr: s.Expr, Zone: s.TimeZone, Anchor: s.Anchor, Gap: s.DSTGap, Repeat: s.DSTRepeat})
+	if err != nil {
+		return nil, FromSpec(err)
+	}
+	if len(s.Payload) > MaxPayload {
+		return nil, Invalid("payload", "payload of %d bytes is over the limit of %d (256 KiB)", len(s.Payload), MaxPayload)
+	}
+
+	switch s.MisfirePolicy {
+	case "":
+		s.MisfirePolicy = MisfireFireOnce
+	case MisfireSkip, MisfireFireOnce:
+	case MisfireCatchUp:
+		if s.CatchUpK < 1 || s.CatchUpK > MaxCatchUpK {
+			return nil, Invalid("misfire_policy", "catch_up:%d: K must be 1 to %d", s.CatchUpK, MaxCatchUpK)
+		}
+	default:
+		return nil, Invalid("misfire_policy", "%q: want skip, fire_once or catch_up:K", s.MisfirePolicy)
+	}
+	if s.MisfirePolicy != MisfireCatchUp && s.CatchUpK != 0 {
+		return nil, Invalid("misfire_policy", "K only applies to catch_up")
+	}
+	if err := SetDuration("max_lateness", &s.MaxLateness, DefaultMaxLateness, time.Second, MaxSettingDuration); err != nil {
+		return nil, err
+	}
+	switch s.OverlapPolicy {
+	case "":
+		s.OverlapPolicy = OverlapAllow
+	case OverlapAllow, OverlapSkipIfRunning, OverlapQueueOne:
+	default:
+		return nil, Invalid("overlap_policy", "%q: want allow, skip_if_running or queue_one", s.OverlapPolicy)
+	}
+	if s.FlexibleWindow < 0 || s.FlexibleWindow > MaxFlexibleWindow || s.FlexibleWindow%time.Second != 0 {
+		return nil, Invalid("flexible_window", "%s: must be whole seconds from 0 to 24h", s.FlexibleWindow)
+	}
+	r := &s.Retry
+	switch {
+	case r.MaxAttempts == 0:
+		r.MaxAttempts = DefaultMaxAttempts
+	case r.MaxAttempts < 0 || r.MaxAttempts > MaxAttempts:
+		return nil, Invalid("max_attempts", "%d: must be 1 to %d", r.MaxAttempts, MaxAttempts)
+	}
+	if err := SetDuration("retry_base", &r.BackoffBase, DefaultRetryBase, time.Millisecond, MaxRetryBase); err != nil {
+		return nil, err
+	}
+	if err := SetDuration("retry_cap", &r.BackoffCap, DefaultRetryCap, time.Millisecond, MaxRetryCap); err != nil {
+		return nil, err
+	}
+	if r.BackoffCap < r.BackoffBase {
+		return nil, Invalid("retry_cap", "%s is less than retry_base %s", r.BackoffCap, r.BackoffBase)
+	}
+	if err := SetDuration("retry_deadline", &r.Deadline, DefaultRetryDeadline, time.Second, MaxSettingDuration); err != nil {
+		return nil, err
+	}
+	return sp, nil
+}
+
+// SetDuration fills in def for a zero *d and checks that any other value
+// is from lo to hi and a whole number of milliseconds (the store's
+// precision). Errors are *ValidationError of field.
+func SetDuration(field string, d *time.Duration, def, lo, hi time.Duration) error {
+	if *d == 0 {
+		*d = def
+		return nil
+	}
+	if *d < lo || *d > hi {
+		return Invalid(field, "%s: must be from %s to %s", *d, lo, hi)
+	}
+	if *d%time.Millisecond != 0 {
+		return Invalid(field, "%s: must be whole milliseconds", *d)
+	}
+	return nil
+}

@@ -34,7 +34,6 @@ type Store interface {
 	GetScheduleByName(ctx context.Context, tenantID, name string) (*Schedule, error)
 	GetScheduleByIdempotencyKey(ctx context.Context, tenantID, key string) (*Schedule, error)
 	ListSchedules(ctx context.Context, p ListSchedulesParams) ([]Schedule, error)
-	UpdateSchedule(ctx context.Context, p UpdateScheduleParams) (UpdateScheduleResult, error)
 
 	// The planner.
 	InitShards(ctx context.Context, n int) (int, error)
@@ -115,40 +114,6 @@ type ListSchedulesParams struct {
 	State    ScheduleState // empty: any state
 	After    string        // return ids greater than this one (paging); empty: from the start
 	Limit    int           // 0 means DefaultListLimit; at most MaxListLimit
-}
-
-// UpdateScheduleParams replaces a schedule with a new version: an update,
-// pause, resume or cancel (SPEC §6). In one transaction the store
-//
-//  1. writes Schedule (all its fields, Version = PrevVersion+1) only if the
-//     stored version is still PrevVersion, else fails with ErrConflict and
-//     writes nothing (ErrNotFound when there is no such schedule);
-//  2. cancels every occurrence of an older version that no worker holds:
-//     SCHEDULED, ENQUEUED and RETRY_WAIT become CANCELED (finished_at = Now);
-//     RUNNING ones cannot be recalled and are counted as in flight (they
-//     are never retried: a retryable nack or a lease expiry of one makes
-//     it CANCELED, see FinishParams and ExpireLeases);
-//  3. when Schedule.State is ACTIVE and NextRunAt is not nil, sets the new
-//     cursor to NextRunAt(lastKept), where lastKept is the latest
-//     scheduled_for among the schedule's timetable occurrences (TriggerKey
-//     empty) that are not CANCELED (after step 2; zero when there is
-//     none). Manual occurrences do not count: a trigger's time is when
-//     someone asked, possibly later than firings not yet materialized,
-//     which would otherwise be skipped. The engine computes the first
-//     firing of the new version strictly after it, so that no firing time
-//     runs under two versions.
-type UpdateScheduleParams struct {
-	Schedule    *Schedule
-	PrevVersion int64
-	Now         time.Time
-	NextRunAt   func(lastKept time.Time) time.Time
-}
-
-// UpdateScheduleResult is what an update did, with true counts.
-type UpdateScheduleResult struct {
-	Schedule Schedule // as stored
-	Canceled int      // older-version occurrences canceled
-	InFlight int      // older-version occurrences RUNNING, not recalled
 }
 
 // ShardLease is a planner's hold on one logical shard. Epoch grows every

@@ -139,10 +139,13 @@ RETURNING ` + scheduleColumns
 
 	qScheduleVersion = `SELECT version FROM schedules WHERE tenant_id = $1 AND schedule_id = $2`
 
-	qSetNextRunAt = `UPDATE schedules SET next_run_at = $1 WHERE schedule_id = $2`
+	// The first statement of a new version: the row stays locked until
+	// the commit, so no other update or planner's advance of the schedule
+	// runs in between.
+	qLockScheduleVersion = `SELECT version FROM schedules WHERE tenant_id = $1 AND schedule_id = $2 FOR UPDATE`
 
-	// Step 2 of an update, from the schedule's open occurrences (index
-	// occurrences_open). A row a claim holds (FOR UPDATE) is waited for and
+	// A new version cancels its older versions' pending occurrences,
+	// from the schedule's open occurrences (index occurrences_open). A row a claim holds (FOR UPDATE) is waited for and
 	// then re-checked: by then it is RUNNING, and counted in flight below.
 	qCancelPending = `UPDATE occurrences SET state = 'CANCELED', finished_at = $1
 WHERE schedule_id = $2 AND open AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT') AND schedule_version < $3`

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -265,7 +266,7 @@ func testPlanner(t *testing.T, open func(t *testing.T) Store) {
 		}
 		paused := *read
 		paused.State = store.SchedulePaused
-		if _, err := s.UpdateSchedule(ctx, store.UpdateScheduleParams{Schedule: &paused, PrevVersion: 1, Now: at(2 * time.Second)}); err != nil {
+		if _, err := engine.WriteVersion(ctx, s, engine.VersionChange{Schedule: &paused, PrevVersion: 1, Now: at(2 * time.Second)}); err != nil {
 			t.Fatal(err)
 		}
 		due()
@@ -274,8 +275,8 @@ func testPlanner(t *testing.T, open func(t *testing.T) Store) {
 		}
 		resumed := paused
 		resumed.State = store.ScheduleActive
-		if _, err := s.UpdateSchedule(ctx, store.UpdateScheduleParams{Schedule: &resumed, PrevVersion: 2, Now: at(3 * time.Second),
-			NextRunAt: func(time.Time) time.Time { return at(3 * time.Minute) }}); err != nil {
+		if _, err := engine.WriteVersion(ctx, s, engine.VersionChange{Schedule: &resumed, PrevVersion: 2, Now: at(3 * time.Second),
+			Next: func(time.Time) time.Time { return at(3 * time.Minute) }}); err != nil {
 			t.Fatal(err)
 		}
 		due("sch_cursor@3m0s/v3")

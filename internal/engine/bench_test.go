@@ -39,7 +39,7 @@ var sqliteBench = benchBackend{
 		return st
 	},
 	insertWorkers: 1,
-	shards:        DefaultSQLiteShards, // as schedd sets up a new SQLite store
+	shards:        sqlite.DefaultShards, // as schedd sets up a new SQLite store
 }
 
 // cpuTime is the CPU time this process has used, user and system, on

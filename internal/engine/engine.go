@@ -16,13 +16,10 @@ import (
 
 // Defaults for Config (SPEC §9 where it has one).
 const (
-	DefaultShards = 16
-	// DefaultSQLiteShards is schedd's shard count for a new SQLite store.
-	// SQLite has one writer and one node: shards there divide no work
-	// among nodes and only cut the planner's transactions smaller, and
-	// one large transaction writes a burst's index pages once where
-	// sixteen small ones rewrite them (docs/engine.md).
-	DefaultSQLiteShards  = 1
+	// DefaultShards is Config.Shards when it is zero. schedd picks the
+	// count of a new store from its driver (sqlite.DefaultShards,
+	// postgres.DefaultShards) and passes it.
+	DefaultShards        = 16
 	DefaultHorizon       = time.Minute
 	DefaultShardLease    = 10 * time.Second
 	DefaultTick          = time.Second

@@ -477,7 +477,7 @@ func (p *planner) planShard(ctx context.Context, h *heldShard, now time.Time, st
 // the misfire policy, and the new cursor.
 func (p *planner) planSchedule(sc *store.Schedule, now time.Time) (store.PlanItem, error) {
 	item := store.PlanItem{
-		TenantID: sc.TenantID, ScheduleID: sc.ScheduleID, ScheduleRow: sc.Row, Version: sc.Version,
+		TenantID: sc.TenantID, ScheduleID: sc.ScheduleID, Version: sc.Version,
 		Cursor: sc.NextRunAt, State: store.ScheduleActive,
 	}
 	sp, err := p.parse(sc.Definition())

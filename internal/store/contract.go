@@ -184,12 +184,8 @@ type Plan struct {
 // enqueued_at = Plan.Now; MISSED ones are history), each stamped with the
 // lease's epoch. An occurrence already stored is left alone (Duplicates).
 type PlanItem struct {
-	TenantID   string
-	ScheduleID string
-	// ScheduleRow is the Row DueSchedules returned for ScheduleID, or 0.
-	// A store may find the schedule by it alone: a store's row names one
-	// schedule for ever, so it must be that schedule's.
-	ScheduleRow int64
+	TenantID    string
+	ScheduleID  string
 	Version     int64
 	Cursor      time.Time
 	NextRunAt   time.Time

@@ -205,12 +205,6 @@ type Schedule struct {
 
 	CreatedAt time.Time
 	UpdatedAt time.Time
-
-	// Row is the store's own number for the schedule's row, where it has
-	// one (SQLite's schedules.row), on the schedules DueSchedules returns:
-	// a plan item that carries it back (PlanItem.ScheduleRow) is found by
-	// it rather than looked up by id. Zero elsewhere and in other stores.
-	Row int64
 }
 
 // Definition returns the schedule's timing for the time engine.
@@ -226,12 +220,12 @@ func (s *Schedule) Definition() spec.Definition {
 }
 
 // PlannerFields returns the fields of s that the planner reads, and that
-// DueSchedules must return: its identity and row, its definition, version,
+// DueSchedules must return: its identity, its definition, version,
 // state, shard and cursor, and the policies that shape its occurrences.
 // The others are zero.
 func (s *Schedule) PlannerFields() Schedule {
 	return Schedule{
-		Row: s.Row, ScheduleID: s.ScheduleID, TenantID: s.TenantID, Shard: s.Shard,
+		ScheduleID: s.ScheduleID, TenantID: s.TenantID, Shard: s.Shard,
 		Kind: s.Kind, Expr: s.Expr, TimeZone: s.TimeZone, Anchor: s.Anchor, DSTGap: s.DSTGap, DSTRepeat: s.DSTRepeat,
 		Version: s.Version, State: s.State, NextRunAt: s.NextRunAt, Queue: s.Queue,
 		MisfirePolicy: s.MisfirePolicy, MaxLateness: s.MaxLateness, CatchUpK: s.CatchUpK,

@@ -429,7 +429,6 @@ func (s *scheduleScan) scan(row scanner) (*store.Schedule, error) {
 	if err := row.Scan(s.dest...); err != nil {
 		return nil, err
 	}
-	sc.Row = s.row
 	sc.Kind = spec.Kind(s.enum(0))
 	sc.Anchor = fromNullMS(s.anchor)
 	sc.DSTGap = spec.GapPolicy(s.enum(1))

@@ -58,7 +58,7 @@ func cpuTime(b *testing.B) time.Duration {
 }
 
 // benchSchedules stores n hourly schedules, all firing at the top of the
-// hour: the burst shape of SPEC §1. It inserts from workers goroutines.
+// hour: the burst shape the scheduler is built for. It inserts from workers goroutines.
 func benchSchedules(b *testing.B, st store.Store, workers, n, shards int, next time.Time) {
 	b.Helper()
 	now := next.Add(-time.Hour)

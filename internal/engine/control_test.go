@@ -63,7 +63,7 @@ func TestCreateRejectsBadInput(t *testing.T) {
 	if n, _ := h.e.List(h.ctx, store.ListSchedulesParams{TenantID: tenant}); len(n) != 0 {
 		t.Errorf("bad input stored %d schedules", len(n))
 	}
-	// A rare expression is still valid (RELIABILITY finding 4).
+	// A rare expression (once in four years) is still valid.
 	leap := cronIn("leap", "0 0 29 2 *", "UTC")
 	sc, _, err := h.e.Create(h.ctx, tenant, "", leap)
 	if err != nil || !sc.NextRunAt.Equal(utc("2104-02-29T00:00:00Z")) {

@@ -14,7 +14,7 @@ import (
 	"github.com/sched-dev/sched/internal/store"
 )
 
-// Defaults for Config (SPEC §9 where it has one).
+// Defaults for Config.
 const (
 	// DefaultShards is Config.Shards when it is zero. schedd picks the
 	// count of a new store from its driver (sqlite.DefaultShards,
@@ -59,7 +59,7 @@ type Config struct {
 	// Horizon is how far ahead of now the planner materializes firings.
 	Horizon time.Duration
 	// ShardLease is how long a shard lease lasts without renewal: at most
-	// this long passes before a dead node's shards move (SPEC §9). A
+	// this long passes before a dead node's shards move. A
 	// node's registration lives as long, renewed every planner pass.
 	ShardLease time.Duration
 	// Tick is how often the background planner runs when nothing wakes it.

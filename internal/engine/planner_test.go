@@ -83,7 +83,7 @@ func TestMisfirePoliciesAfterOutage(t *testing.T) {
 	}
 }
 
-// A long outage (RELIABILITY D4): three days of a 1-second schedule. At
+// A long outage: three days of a 1-second schedule. At
 // most MaxMissedRows rows are written, the rest are counted, and the
 // schedule keeps running afterwards (k8s #42649: a CronJob stops after 100
 // missed starts).
@@ -258,7 +258,7 @@ func TestAtScheduleCompletes(t *testing.T) {
 
 // Two planners on one store: the second takes the shards only after the
 // first's lease runs out, with a higher epoch, and the first planner's
-// writes under its old epoch are refused (RELIABILITY finding 10).
+// writes under its old epoch are refused.
 func TestShardLeaseFencing(t *testing.T) {
 	t.Parallel()
 	start := utc("2027-01-04T10:00:00Z")

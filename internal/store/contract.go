@@ -10,18 +10,17 @@ import (
 // ErrStaleEpoch: a planner write presented a shard lease (owner and epoch)
 // that is no longer live at the write's time. Nothing was written. This is
 // the fence that keeps a paused or partitioned node from acting on shards
-// it lost (RELIABILITY finding 10).
+// it lost.
 var ErrStaleEpoch = errors.New("store: stale shard epoch")
 
 // Store is the contract between the engine and a store driver. Every
-// driver (store/sqlite, later store/postgres) implements it and passes the
+// driver (store/sqlite, store/postgres) implements it and passes the
 // conformance suite in store/storetest unchanged.
 //
 // Time is an input: every method that compares with "now" takes Now in its
-// params, from the engine's injected clock. (The PostgreSQL driver will
-// prefer the database's clock for lease expiry; SQLite has only the one
-// process.) Correctness rests on unique keys and conditional writes, never on
-// isolation levels (finding 11): every method that changes a record says
+// params, from the engine's injected clock plus its measured offset to
+// the store's clock (see ClockSource). Correctness rests on unique keys and conditional writes, never on
+// isolation levels: every method that changes a record says
 // what condition the write is under, and what happens when the condition no
 // longer holds.
 type Store interface {
@@ -354,7 +353,8 @@ type NodeHeartbeat struct {
 	TTL     time.Duration // the row is live until Now + TTL
 	Now     time.Time
 	// ClockOffset is the node's measured offset to the store's clock (the
-	// store's minus the node's), recorded for operators (RELIABILITY D3).
+	// store's minus the node's), recorded for operators, who compare the
+	// nodes' clocks with it.
 	ClockOffset time.Duration
 }
 

@@ -142,8 +142,10 @@ RETURNING ` + scheduleColumns
 
 	// The first statement of a new version: the row stays locked until
 	// the commit, so no other update or planner's advance of the schedule
-	// runs in between.
-	qLockScheduleVersion = `SELECT version FROM schedules WHERE tenant_id = $1 AND schedule_id = $2 FOR UPDATE`
+	// runs in between. FOR NO KEY UPDATE is the lock the UPDATE that
+	// writes the version takes anyway (it changes no key column), only
+	// taken earlier in the transaction.
+	qLockScheduleVersion = `SELECT version FROM schedules WHERE tenant_id = $1 AND schedule_id = $2 FOR NO KEY UPDATE`
 
 	// A new version cancels its older versions' pending occurrences,
 	// from the schedule's open occurrences (index occurrences_open). A row a claim holds (FOR UPDATE) is waited for and

@@ -14,7 +14,7 @@ import (
 
 // The control plane's statements (store.ControlTx).
 //
-// LockScheduleVersion holds the schedule's row (FOR UPDATE) until the
+// LockScheduleVersion holds the schedule's row (FOR NO KEY UPDATE) until the
 // commit, so a concurrent plan of the schedule either committed before it
 // (and its occurrences are canceled or kept by the statements after it) or
 // finds the version changed and is stale. Claims and finishes of the older

@@ -1,7 +1,9 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -229,6 +231,53 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 		if got := mustGetSchedule(t, s, "tenant-a", "sch_upd"); got.Version != 2 {
 			t.Errorf("version %d after a conflicting update, want 2", got.Version)
 		}
+	})
+
+	t.Run("UpdateRaceOneWins", func(t *testing.T) {
+		t.Parallel()
+		// Changes made from the same version at once: the version read is
+		// locked until the commit, so exactly one applies and every other
+		// is a conflict, and the one that applied cancels the pending
+		// occurrence once.
+		s := open(t)
+		sc := NewSchedule("tenant-a", "sch_race")
+		mustInsertSchedule(t, s, sc)
+		pending := NewOccurrence(sc, at(time.Hour))
+		pending.State = store.OccurrenceEnqueued
+		mustInsertOccurrences(t, s, 1, pending)
+		const n = 8
+		var (
+			wg       sync.WaitGroup
+			mu       sync.Mutex
+			won      []engine.ChangeResult
+			conflict int
+		)
+		for i := range n {
+			wg.Go(func() {
+				c := *sc
+				c.Queue = fmt.Sprintf("q%d", i)
+				res, err := engine.WriteVersion(t.Context(), s, engine.VersionChange{Schedule: &c, PrevVersion: 1, Now: at(0),
+					Next: func(time.Time) time.Time { return at(2 * time.Hour) }})
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					won = append(won, res)
+				case errors.Is(err, store.ErrConflict):
+					conflict++
+				default:
+					t.Errorf("WriteVersion %d: %v", i, err)
+				}
+			})
+		}
+		wg.Wait()
+		if len(won) != 1 || conflict != n-1 {
+			t.Fatalf("%d changes from version 1 applied and %d conflicted, want 1 and %d", len(won), conflict, n-1)
+		}
+		if won[0].Canceled != 1 || won[0].Schedule.Version != 2 {
+			t.Errorf("the change that applied: canceled %d, version %d; want 1 and 2", won[0].Canceled, won[0].Schedule.Version)
+		}
+		assertScheduleEqual(t, mustGetSchedule(t, s, "tenant-a", "sch_race"), &won[0].Schedule)
 	})
 
 	t.Run("UpdateWritesNewVersion", func(t *testing.T) {

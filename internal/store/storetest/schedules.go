@@ -11,6 +11,10 @@ import (
 	"github.com/sched-dev/sched/internal/store"
 )
 
+// testSchedules checks the schedules' records. Its update tests run the
+// engine's rule for a new version (engine.WriteVersion) on the store: the
+// rule is written once in the engine, and what each store must get right
+// is the statements it composes (store.ControlTx).
 func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("NameLookup", func(t *testing.T) {
 		t.Parallel()

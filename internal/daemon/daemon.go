@@ -41,7 +41,8 @@ import (
 	"github.com/sched-dev/sched/internal/store/sqlite"
 )
 
-// Timeouts of the HTTP servers (RELIABILITY E4). There is no global
+// Timeouts of the HTTP servers, so that a slow or stalled client cannot
+// hold a connection for ever. There is no global
 // WriteTimeout or ReadTimeout, which would cut long polls; the server sets
 // read and write deadlines per request instead.
 const (
@@ -299,12 +300,12 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
 }
 
-// defaultShards is the shard count of a new store opened by driver: one
-// on SQLite, where one node plans alone (engine.DefaultSQLiteShards), and
-// engine.DefaultShards on PostgreSQL, where nodes share them.
+// defaultShards is the shard count of a new store opened by driver, as
+// the driver suggests it: one on SQLite, where one node plans alone, and
+// sixteen on PostgreSQL, where nodes share them.
 func defaultShards(driver string) int {
 	if driver == "sqlite" {
-		return engine.DefaultSQLiteShards
+		return sqlite.DefaultShards
 	}
-	return engine.DefaultShards
+	return postgres.DefaultShards
 }

@@ -39,7 +39,7 @@ var sqliteBench = benchBackend{
 		return st
 	},
 	insertWorkers: 1,
-	shards:        DefaultSQLiteShards, // as schedd sets up a new SQLite store
+	shards:        sqlite.DefaultShards, // as schedd sets up a new SQLite store
 }
 
 // cpuTime is the CPU time this process has used, user and system, on
@@ -58,7 +58,7 @@ func cpuTime(b *testing.B) time.Duration {
 }
 
 // benchSchedules stores n hourly schedules, all firing at the top of the
-// hour: the burst shape of SPEC §1. It inserts from workers goroutines.
+// hour: the burst shape the scheduler is built for. It inserts from workers goroutines.
 func benchSchedules(b *testing.B, st store.Store, workers, n, shards int, next time.Time) {
 	b.Helper()
 	now := next.Add(-time.Hour)

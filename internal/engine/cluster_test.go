@@ -82,7 +82,7 @@ func (c *cluster) run(d time.Duration) {
 // held is what a node holds: shard -> epoch.
 func held(e *Engine) map[int]int64 {
 	m := map[int]int64{}
-	for s, h := range e.planner.held {
+	for s, h := range e.member.held {
 		m[s] = h.lease.Epoch
 	}
 	return m
@@ -104,7 +104,7 @@ func (c *cluster) owners() map[int]store.ShardLease {
 	}
 	seen := map[int]string{}
 	for id, e := range c.nodes {
-		for s := range e.planner.held {
+		for s := range e.member.held {
 			if other, dup := seen[s]; dup {
 				c.t.Fatalf("shard %d held by both %s and %s", s, other, id)
 			}
@@ -117,7 +117,7 @@ func (c *cluster) owners() map[int]store.ShardLease {
 func (c *cluster) counts() map[string]int {
 	m := map[string]int{}
 	for id, e := range c.nodes {
-		m[id] = len(e.planner.held)
+		m[id] = len(e.member.held)
 	}
 	return m
 }

@@ -232,9 +232,9 @@ func nextAfter(sp *spec.Spec, now time.Time) nextFunc {
 }
 
 // change is the read-modify-write of every control-plane change. mutate
-// edits the schedule read and says whether anything changes; the store
-// writes it as the next version only if nobody else wrote in between, and
-// change retries a few times when somebody did.
+// edits the schedule read and says whether anything changes; WriteVersion
+// writes it as the next version, in one transaction, only if nobody else
+// wrote in between, and change retries a few times when somebody did.
 func (e *Engine) change(ctx context.Context, tenantID, ref string, mutate func(*store.Schedule, time.Time) (bool, nextFunc, error)) (ChangeResult, error) {
 	for try := 0; ; try++ {
 		sc, err := e.Get(ctx, tenantID, ref)
@@ -250,47 +250,19 @@ func (e *Engine) change(ctx context.Context, tenantID, ref string, mutate func(*
 		if !changed {
 			return ChangeResult{Schedule: *sc}, nil
 		}
-		sc.Version = prev + 1
 		sc.UpdatedAt = now
 		sc.NextRunAt = time.Time{}
-		var completed bool
-		p := store.UpdateScheduleParams{Schedule: sc, PrevVersion: prev, Now: now}
-		if next != nil {
-			p.NextRunAt = func(lastKept time.Time) time.Time {
-				t := next(lastKept)
-				completed = t.IsZero()
-				return t
-			}
-		}
-		res, err := e.store.UpdateSchedule(ctx, p)
+		res, err := WriteVersion(ctx, e.store, VersionChange{Schedule: sc, PrevVersion: prev, Now: now, Next: next})
 		if errors.Is(err, store.ErrConflict) && try < updateConflictTries {
 			continue // another change won the race; read it and try again
 		}
 		if err != nil {
 			return ChangeResult{}, fmt.Errorf("change schedule %s: %w", sc.ScheduleID, err)
 		}
-		if completed && res.Schedule.State == store.ScheduleActive && res.Schedule.Kind == spec.KindAt {
-			// An at schedule resumed or updated past its instant has
-			// nothing left to fire.
-			return e.complete(ctx, &res)
-		}
 		e.planner.wake()
 		e.notify.broadcast()
-		return ChangeResult{Schedule: res.Schedule, Canceled: res.Canceled, InFlight: res.InFlight}, nil
+		return res, nil
 	}
-}
-
-// complete marks an at schedule with no firing left COMPLETED.
-func (e *Engine) complete(ctx context.Context, res *store.UpdateScheduleResult) (ChangeResult, error) {
-	sc := res.Schedule
-	prev := sc.Version
-	sc.Version++
-	sc.State = store.ScheduleCompleted
-	r2, err := e.store.UpdateSchedule(ctx, store.UpdateScheduleParams{Schedule: &sc, PrevVersion: prev, Now: sc.UpdatedAt})
-	if err != nil {
-		return ChangeResult{}, fmt.Errorf("complete schedule %s: %w", sc.ScheduleID, err)
-	}
-	return ChangeResult{Schedule: r2.Schedule, Canceled: res.Canceled + r2.Canceled, InFlight: res.InFlight}, nil
 }
 
 const schedulePrefix = "sch_"

@@ -201,3 +201,25 @@ func TestUpdateStartsAfterLastKept(t *testing.T) {
 		t.Fatalf("history: %d occurrences kept", n)
 	}
 }
+
+// An at schedule resumed after its instant has nothing left to fire: the
+// resume completes it in the one version it writes, in one transaction.
+func TestResumePastInstantCompletes(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, utc("2027-01-04T10:00:00Z"), nil)
+	sc := h.create(schedule.Settings{Name: "launch", Queue: "q", Kind: spec.KindAt, Expr: "2027-01-04T11:00:00Z"})
+	if _, err := h.e.Pause(h.ctx, tenant, sc.ScheduleID); err != nil {
+		t.Fatal(err)
+	}
+	h.clk.Set(utc("2027-01-04T12:00:00Z"))
+	res, err := h.e.Resume(h.ctx, tenant, sc.ScheduleID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := h.schedule(sc.ScheduleID)
+	if res.Schedule.State != store.ScheduleCompleted || res.Schedule.Version != 3 || !res.Schedule.NextRunAt.IsZero() ||
+		got.State != store.ScheduleCompleted || got.Version != 3 {
+		t.Fatalf("resume past the instant: %s version %d next %v (stored %s version %d); want COMPLETED at version 3, no cursor",
+			res.Schedule.State, res.Schedule.Version, res.Schedule.NextRunAt, got.State, got.Version)
+	}
+}

@@ -15,6 +15,22 @@
 // the whole batch refused if the shard's epoch moved on. Memory holds one
 // batch, never all schedules.
 //
+// Its parts. Engine is the facade the API server uses; the control plane
+// (control.go, version.go) and the queue (queue.go, ackclaim.go,
+// manual.go) are its methods. The planner (planner.go), the node's
+// membership of the cluster (cluster.go: registry heartbeat, shard leases
+// and how long they are trusted, the clock offset to the store, the
+// store-error health behind readiness), the claim-lease sweeper and the
+// observer that counts every event (observe.go) are types of their own,
+// each holding the store, clock, settings, logger and metrics it uses and
+// no pointer back to the Engine, which builds them in New.
+//
+// Changing a schedule. Every update, pause, resume and cancel is one
+// transaction that WriteVersion composes from the store's small
+// statements (store.ControlTx): lock the version read, cancel the older
+// versions' pending occurrences, find the last firing kept, write the new
+// version with its cursor, or COMPLETED when nothing is left to fire.
+//
 // Lateness. A firing found more than max_lateness after its time is a
 // misfire and gets the schedule's policy: skip (MISSED), fire_once (the most
 // recent fires, in the catch-up lane) or catch_up:K (the most recent K fire,

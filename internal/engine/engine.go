@@ -14,15 +14,12 @@ import (
 	"github.com/sched-dev/sched/internal/store"
 )
 
-// Defaults for Config (SPEC §9 where it has one).
+// Defaults for Config.
 const (
-	DefaultShards = 16
-	// DefaultSQLiteShards is schedd's shard count for a new SQLite store.
-	// SQLite has one writer and one node: shards there divide no work
-	// among nodes and only cut the planner's transactions smaller, and
-	// one large transaction writes a burst's index pages once where
-	// sixteen small ones rewrite them (docs/engine.md).
-	DefaultSQLiteShards  = 1
+	// DefaultShards is Config.Shards when it is zero. schedd picks the
+	// count of a new store from its driver (sqlite.DefaultShards,
+	// postgres.DefaultShards) and passes it.
+	DefaultShards        = 16
 	DefaultHorizon       = time.Minute
 	DefaultShardLease    = 10 * time.Second
 	DefaultTick          = time.Second
@@ -62,7 +59,7 @@ type Config struct {
 	// Horizon is how far ahead of now the planner materializes firings.
 	Horizon time.Duration
 	// ShardLease is how long a shard lease lasts without renewal: at most
-	// this long passes before a dead node's shards move (SPEC §9). A
+	// this long passes before a dead node's shards move. A
 	// node's registration lives as long, renewed every planner pass.
 	ShardLease time.Duration
 	// Tick is how often the background planner runs when nothing wakes it.
@@ -134,31 +131,29 @@ func setDur(p *time.Duration, d time.Duration) {
 	}
 }
 
-// Engine is one node of the scheduler. Its methods are safe for concurrent
-// use. The control plane and the queue work without Start; Start runs the
-// planner in the background.
+// Engine is one node of the scheduler: the facade the API server uses.
+// Its methods are safe for concurrent use. The control plane and the queue
+// work without Start; Start runs the planner in the background.
+//
+// It is made of parts that each hold what they use and nothing of the
+// Engine: the planner (planner.go), the node's place in the cluster and
+// its health (cluster.go: heartbeat, shard leases, clock offset, store
+// errors), the claim-lease sweeper, the notifier that wakes waiting
+// claims, and the observer that counts what happened (observe.go). The
+// control plane and the queue are the Engine's own methods.
 type Engine struct {
 	cfg   Config
 	store store.Store
 	clock clock.Clock
 	log   *slog.Logger
 
-	planner   *planner
-	notify    notifier
-	metrics   *metrics.Metrics
-	rec       recorder      // this node's per-minute figures (stats.go)
-	snap      snapshotCache // the store's last snapshot (stats.go)
-	lastSweep atomic.Int64  // unix ms of the last claim-lease sweep
+	*observer // metrics and per-minute figures (observe.go, stats.go)
 
-	// clockSrc is the store's clock, nil when it has none (or the config
-	// ignores it); offset is its last measured offset to e.clock, in
-	// nanoseconds (the store's clock minus ours).
-	clockSrc store.ClockSource
-	offset   atomic.Int64
-
-	// fullAt is when (unix ns, the engine's clock) a write last failed
-	// with store.ErrStoreFull; 0: never. See NoteStoreErr.
-	fullAt atomic.Int64
+	planner *planner
+	member  *member
+	sweeper *sweeper
+	notify  *notifier
+	snap    snapshotCache // the store's last snapshot (stats.go)
 
 	stopMu  sync.Mutex // serializes Stop
 	mu      sync.Mutex
@@ -180,18 +175,23 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if n != cfg.Shards {
 		return nil, fmt.Errorf("engine: the store was set up with %d shards, not %d; start with --shards %d", n, cfg.Shards, n)
 	}
-	e := &Engine{cfg: cfg, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger, metrics: cfg.Metrics}
-	e.metrics.SetGaugeSource(e.gauges)
+	e := &Engine{cfg: cfg, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger, observer: &observer{metrics: cfg.Metrics}}
+	var clockSrc store.ClockSource
 	if cs, ok := cfg.Store.(store.ClockSource); ok && !cfg.IgnoreStoreClock {
-		e.clockSrc = cs
-		// Measured before the first claim or plan: a node whose clock is
-		// skewed must not act on its own reading even once.
-		if err := e.measureOffset(ctx); err != nil {
-			return nil, fmt.Errorf("engine: %w", err)
-		}
+		clockSrc = cs
 	}
-	e.notify.init()
-	e.planner = newPlanner(e)
+	e.member, err = newMember(ctx, memberConfig{NodeID: cfg.NodeID, NodeAddress: cfg.NodeAddress, Shards: cfg.Shards, ShardLease: cfg.ShardLease},
+		cfg.Store, cfg.Clock, cfg.Logger, cfg.Metrics, clockSrc)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	e.notify = newNotifier()
+	e.sweeper = &sweeper{store: cfg.Store, obs: e.observer, notify: e.notify}
+	e.planner = newPlanner(plannerConfig{
+		Shards: cfg.Shards, Horizon: cfg.Horizon, ShardLease: cfg.ShardLease, Tick: cfg.Tick, PlanBatch: cfg.PlanBatch,
+		MaxFirings: cfg.MaxFirings, LateScan: cfg.LateScan, MaxMissedRows: cfg.MaxMissedRows, CatchUpRate: cfg.CatchUpRate,
+	}, cfg.Store, cfg.Clock, cfg.Logger, e.observer, e.member, e.sweeper, e.notify)
+	e.metrics.SetGaugeSource(e.gauges)
 	return e, nil
 }
 
@@ -248,14 +248,7 @@ func (e *Engine) Stop() {
 	if cancel != nil {
 		e.flushStats(ctx) // the figures of the last seconds
 	}
-	if !e.planner.joined {
-		return
-	}
-	e.planner.releaseAll(ctx)
-	if err := e.store.RemoveNode(ctx, e.cfg.NodeID); err != nil {
-		e.log.Warn("leave the node registry", "err", err)
-	}
-	e.planner.joined = false
+	e.member.leave(ctx)
 }
 
 // PlanOnce runs one full planner pass now: take or renew shard leases,
@@ -270,9 +263,7 @@ func (e *Engine) PlanOnce(ctx context.Context) (PlanStats, error) {
 // to the store's clock (see ClockOffset), in UTC.
 func (e *Engine) Now() time.Time { return e.now() }
 
-func (e *Engine) now() time.Time {
-	return e.clock.Now().Add(time.Duration(e.offset.Load())).UTC()
-}
+func (e *Engine) now() time.Time { return e.member.now() }
 
 // ClockOffset is the last measured offset between the store's clock and
 // this node's (the store's minus ours); 0 on a store without a clock of
@@ -280,54 +271,22 @@ func (e *Engine) now() time.Time {
 // comparison the store makes with "now" (shard leases, plan commits,
 // claims, claim leases) uses the engine's clock plus this offset, so that
 // a node with a skewed clock can neither fire early nor steal a live
-// lease (RELIABILITY D3).
-func (e *Engine) ClockOffset() time.Duration { return time.Duration(e.offset.Load()) }
+// lease.
+func (e *Engine) ClockOffset() time.Duration { return e.member.clockOffset() }
 
 // NoteStoreErr records a failed store operation: the planner calls it for
 // its own writes, the API server for the requests'. It counts the store's
 // own failures (busy, full, corrupt, stale epoch) in the metrics, and
 // remembers when a write last failed with store.ErrStoreFull (readiness).
 // Other errors (nil, a refused request) are ignored.
-func (e *Engine) NoteStoreErr(err error) {
-	if err == nil {
-		return
-	}
-	if errors.Is(err, store.ErrStoreFull) {
-		e.fullAt.Store(e.clock.Now().UnixNano())
-	}
-	if kind := storeErrorKind(err); kind != "" {
-		e.metrics.NoteStoreError(err, kind)
-	}
-}
+func (e *Engine) NoteStoreErr(err error) { e.member.noteStoreErr(err) }
 
 // StoreFullWithin reports whether a write failed with store.ErrStoreFull
-// within the last d (RELIABILITY B5: /readyz answers 503 while it does).
-// There is no "space is back" signal: readiness returns d after the last
-// failed write, and the planner writes every pass, so a store still full
-// keeps failing and keeps the node not ready.
-func (e *Engine) StoreFullWithin(d time.Duration) bool {
-	at := e.fullAt.Load()
-	return at != 0 && e.clock.Now().Sub(time.Unix(0, at)) < d
-}
-
-// maxOffsetStep bounds how far one measurement may move the offset without
-// a log line: larger moves are a clock step on one side or the other.
-const maxOffsetStep = time.Second
-
-// measureOffset asks the store for its clock offset and keeps it.
-func (e *Engine) measureOffset(ctx context.Context) error {
-	if e.clockSrc == nil {
-		return nil
-	}
-	off, err := e.clockSrc.ClockOffset(ctx)
-	if err != nil {
-		return fmt.Errorf("measure the store's clock: %w", err)
-	}
-	if old := time.Duration(e.offset.Swap(int64(off))); (off - old).Abs() > maxOffsetStep {
-		e.log.Warn("clock offset to the store changed", "offset", off.String(), "was", old.String())
-	}
-	return nil
-}
+// within the last d: /readyz answers 503 while it does. There is no
+// "space is back" signal: readiness returns d after the last failed
+// write, and the planner writes every pass, so a store still full keeps
+// failing and keeps the node not ready.
+func (e *Engine) StoreFullWithin(d time.Duration) bool { return e.member.storeFullWithin(d) }
 
 // Nodes returns the store's node registry, live or expired (see
 // store.NodeStore); a node is live while ExpiresAt is after Now().
@@ -350,7 +309,7 @@ type notifier struct {
 	ch chan struct{}
 }
 
-func (n *notifier) init() { n.ch = make(chan struct{}) }
+func newNotifier() *notifier { return &notifier{ch: make(chan struct{})} }
 
 // wait returns a channel closed at the next notification.
 func (n *notifier) wait() <-chan struct{} {
@@ -370,26 +329,41 @@ func (n *notifier) broadcast() {
 // node whose planner is stopped (or that holds no shard) still redelivers.
 const sweepEvery = 250 * time.Millisecond
 
-// expireLeases makes occurrences whose claim lease ran out claimable again
-// (or DEAD when they are out of attempts) and wakes waiting claims.
-func (e *Engine) expireLeases(ctx context.Context, now time.Time) (int, error) {
-	e.lastSweep.Store(now.UnixMilli())
-	r, err := e.store.ExpireLeases(ctx, now, 10_000)
+// sweeper ends lapsed claim leases: the planner at the end of every pass,
+// and claims themselves at most every sweepEvery.
+type sweeper struct {
+	store     store.Store
+	obs       *observer
+	notify    *notifier
+	lastSweep atomic.Int64 // unix ms of the last sweep
+}
+
+// expire makes occurrences whose claim lease ran out claimable again (or
+// DEAD when they are out of attempts, or CANCELED when their schedule
+// moved on) and wakes waiting claims.
+func (s *sweeper) expire(ctx context.Context, now time.Time) (int, error) {
+	s.lastSweep.Store(now.UnixMilli())
+	r, err := s.store.ExpireLeases(ctx, now, 10_000)
 	if err != nil {
 		return 0, fmt.Errorf("expire claim leases: %w", err)
 	}
-	e.observeExpiry(now, r)
+	s.obs.observeExpiry(now, r)
 	if r.Expired > 0 {
-		e.notify.broadcast()
+		s.notify.broadcast()
 	}
 	return r.Expired, nil
 }
 
-// maybeExpireLeases sweeps if no sweep ran in the last sweepEvery.
-func (e *Engine) maybeExpireLeases(ctx context.Context, now time.Time) error {
-	if now.UnixMilli()-e.lastSweep.Load() < sweepEvery.Milliseconds() {
+// maybe sweeps if no sweep ran in the last sweepEvery.
+func (s *sweeper) maybe(ctx context.Context, now time.Time) error {
+	if now.UnixMilli()-s.lastSweep.Load() < sweepEvery.Milliseconds() {
 		return nil
 	}
-	_, err := e.expireLeases(ctx, now)
+	_, err := s.expire(ctx, now)
 	return err
+}
+
+// maybeExpireLeases is the claims' sweep (see sweeper.maybe).
+func (e *Engine) maybeExpireLeases(ctx context.Context, now time.Time) error {
+	return e.sweeper.maybe(ctx, now)
 }

@@ -10,6 +10,14 @@ import (
 	"github.com/sched-dev/sched/internal/store"
 )
 
+// observer is where the engine reports what it did: the planner, the
+// queue and the control plane share one. The Engine embeds it, so its
+// metrics and figures are the engine's.
+type observer struct {
+	metrics *metrics.Metrics
+	rec     recorder // this node's per-minute figures (stats.go)
+}
+
 // This file is where the engine reports what it did: every event goes to
 // the Prometheus metrics (this process's counters and histograms) and to
 // the node's per-minute figures (stats.go), which are written to the store
@@ -21,14 +29,14 @@ import (
 // when no item was stale and nothing was a duplicate (the common case);
 // otherwise the store's counts are all there is, and the batch's lags are
 // left out rather than guessed.
-func (e *Engine) observePlan(plan *store.Plan, res store.PlanResult, latest *time.Time) {
-	m := e.metrics
+func (ob *observer) observePlan(plan *store.Plan, res store.PlanResult, latest *time.Time) {
+	m := ob.metrics
 	m.Duplicates.Add(float64(res.Duplicates))
 	var ev events
 	if res.Stale != 0 || res.Duplicates != 0 {
 		ev.Materialized = int64(res.Inserted)
 		m.Materialized.WithLabelValues("unknown").Add(float64(res.Inserted))
-		e.rec.add(plan.Now, func(f *minuteFigures) { f.Events.add(ev) })
+		ob.rec.add(plan.Now, func(f *minuteFigures) { f.Events.add(ev) })
 		return
 	}
 	var lags lagBatch
@@ -56,7 +64,7 @@ func (e *Engine) observePlan(plan *store.Plan, res store.PlanResult, latest *tim
 	for lane, n := range lags.lanes {
 		m.Materialized.WithLabelValues(lane).Add(float64(n))
 	}
-	e.rec.add(plan.Now, func(f *minuteFigures) {
+	ob.rec.add(plan.Now, func(f *minuteFigures) {
 		f.Events.add(ev)
 		f.addLags(scheduleLag, lags.counts)
 	})
@@ -86,27 +94,28 @@ func (b *lagBatch) add(m *metrics.Metrics, h *prometheus.HistogramVec, o *store.
 	b.obs.Observe(max(d, 0).Seconds())
 }
 
-// observePass reports a planner pass that started at now and took took.
-func (e *Engine) observePass(now time.Time, took time.Duration, st PlanStats, latest time.Time) {
-	m := e.metrics
+// observePass reports a planner pass that started at now and took took,
+// on a node whose clock offset to the store is offset.
+func (ob *observer) observePass(now time.Time, took time.Duration, st PlanStats, latest time.Time, offset time.Duration) {
+	m := ob.metrics
 	m.PlannerPass.Observe(took.Seconds())
-	m.ClockOffset.Set(e.ClockOffset().Seconds())
+	m.ClockOffset.Set(offset.Seconds())
 	f := PassFigure{At: now, Duration: took, Shards: st.Shards, Schedules: st.Schedules, Materialized: st.Enqueued, Missed: st.Missed}
 	if !latest.IsZero() {
 		f.HorizonSlack = latest.Sub(now)
 		m.HorizonSlack.Set(f.HorizonSlack.Seconds())
 	}
-	e.rec.pass(f)
+	ob.rec.pass(f)
 }
 
 // observeClaims reports a claim: each occurrence handed out, the delivery
 // lag of first deliveries, and the occurrences the claim skipped for
 // overlap.
-func (e *Engine) observeClaims(now time.Time, got []store.Claimed, skipped int) {
+func (ob *observer) observeClaims(now time.Time, got []store.Claimed, skipped int) {
 	if len(got) == 0 && skipped == 0 {
 		return
 	}
-	m := e.metrics
+	m := ob.metrics
 	m.SkippedOverlap.Add(float64(skipped))
 	var lags lagBatch
 	lanes := map[store.Lane]int{}
@@ -121,15 +130,15 @@ func (e *Engine) observeClaims(now time.Time, got []store.Claimed, skipped int) 
 		m.Claims.WithLabelValues(string(lane)).Add(float64(n))
 	}
 	ev := events{Claims: int64(len(got)), SkippedOverlap: int64(skipped)}
-	e.rec.add(now, func(f *minuteFigures) {
+	ob.rec.add(now, func(f *minuteFigures) {
 		f.Events.add(ev)
 		f.addLags(deliveryLag, lags.counts)
 	})
 }
 
 // observeFinishes reports acks and nacks: one result per finish.
-func (e *Engine) observeFinishes(ps []store.FinishParams, rs []store.FinishResult) {
-	m := e.metrics
+func (ob *observer) observeFinishes(ps []store.FinishParams, rs []store.FinishResult) {
+	m := ob.metrics
 	var ev events
 	for i := range ps {
 		if i >= len(rs) {
@@ -161,28 +170,28 @@ func (e *Engine) observeFinishes(ps []store.FinishParams, rs []store.FinishResul
 	}
 	if ev != (events{}) && len(ps) > 0 {
 		now := ps[0].Now
-		e.rec.add(now, func(f *minuteFigures) { f.Events.add(ev) })
+		ob.rec.add(now, func(f *minuteFigures) { f.Events.add(ev) })
 	}
 }
 
 // observeExpiry reports a sweep of lapsed claim leases.
-func (e *Engine) observeExpiry(now time.Time, r store.ExpireResult) {
+func (ob *observer) observeExpiry(now time.Time, r store.ExpireResult) {
 	if r.Expired == 0 {
 		return
 	}
-	m := e.metrics
+	m := ob.metrics
 	m.Redeliveries.Add(float64(r.Requeued))
 	m.Dead.WithLabelValues(string(store.DeadAttemptsExhausted)).Add(float64(r.DeadAttempts))
 	m.Dead.WithLabelValues(string(store.DeadDeadlinePassed)).Add(float64(r.DeadDeadline))
 	ev := events{Redeliveries: int64(r.Requeued), Dead: int64(r.Dead)}
-	e.rec.add(now, func(f *minuteFigures) { f.Events.add(ev) })
+	ob.rec.add(now, func(f *minuteFigures) { f.Events.add(ev) })
 }
 
 // observeStaleErr counts err when it is a refusal of a stale attempt (a
 // heartbeat's).
-func (e *Engine) observeStaleErr(err error) {
+func (ob *observer) observeStaleErr(err error) {
 	if errors.Is(err, store.ErrStaleAttempt) {
-		e.metrics.StaleAttempts.Inc()
+		ob.metrics.StaleAttempts.Inc()
 	}
 }
 

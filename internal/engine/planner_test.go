@@ -279,7 +279,7 @@ func TestShardLeaseFencing(t *testing.T) {
 		t.Fatalf("node b holds %d shards (%v) while a's leases are live", st.Shards, err)
 	}
 	held := map[int]int64{}
-	for s, l := range h.e.planner.held {
+	for s, l := range h.e.member.held {
 		held[s] = l.lease.Epoch
 	}
 
@@ -289,7 +289,7 @@ func TestShardLeaseFencing(t *testing.T) {
 	if err != nil || st.Shards != 4 {
 		t.Fatalf("node b holds %d shards after a's lease ran out (%v)", st.Shards, err)
 	}
-	for s, l := range b.planner.held {
+	for s, l := range b.member.held {
 		if l.lease.Epoch <= held[s] {
 			t.Errorf("shard %d: epoch %d after the move, not above %d", s, l.lease.Epoch, held[s])
 		}
@@ -303,7 +303,7 @@ func TestShardLeaseFencing(t *testing.T) {
 		withSchedules[ShardOf(h.schedule(fmt.Sprintf("s%d", i)).ScheduleID, 4)] = true
 	}
 	fenced := 0
-	for s, hs := range h.e.planner.held {
+	for s, hs := range h.e.member.held {
 		hs.trustedUntil = h.clk.Now().Add(time.Hour) // pretend its local trust had not run out
 		var ps PlanStats
 		if err := h.e.planner.planShard(h.ctx, hs, h.clk.Now(), &ps, new(time.Time)); err != nil {
@@ -315,7 +315,7 @@ func TestShardLeaseFencing(t *testing.T) {
 		t.Errorf("%d stale batches fenced, want one per shard with schedules (%d)", fenced, len(withSchedules))
 	}
 	for s := range withSchedules {
-		if _, still := h.e.planner.held[s]; still {
+		if _, still := h.e.member.held[s]; still {
 			t.Errorf("node a still believes it holds shard %d after being fenced", s)
 		}
 	}
@@ -325,7 +325,7 @@ func TestShardLeaseFencing(t *testing.T) {
 	}
 	for _, o := range occs {
 		if o.ScheduledFor.After(start.Add(time.Minute)) {
-			hs := b.planner.held[ShardOf(o.ScheduleID, 4)]
+			hs := b.member.held[ShardOf(o.ScheduleID, 4)]
 			if o.ShardEpoch != hs.lease.Epoch {
 				t.Errorf("occurrence %s written under epoch %d, the live epoch is %d", o.ScheduledFor, o.ShardEpoch, hs.lease.Epoch)
 			}

@@ -367,7 +367,7 @@ func (e *Engine) gauges(ctx context.Context) (metrics.Gauges, error) {
 		}
 		g.DueBacklog[w] = n
 	}
-	for _, l := range e.planner.heldLeases() {
+	for _, l := range e.member.heldLeases() {
 		g.Shards = append(g.Shards, metrics.ShardLease{Shard: l.Shard, Epoch: l.Epoch})
 	}
 	e.metrics.ClockOffset.Set(e.ClockOffset().Seconds())

@@ -10,18 +10,17 @@ import (
 // ErrStaleEpoch: a planner write presented a shard lease (owner and epoch)
 // that is no longer live at the write's time. Nothing was written. This is
 // the fence that keeps a paused or partitioned node from acting on shards
-// it lost (RELIABILITY finding 10).
+// it lost.
 var ErrStaleEpoch = errors.New("store: stale shard epoch")
 
 // Store is the contract between the engine and a store driver. Every
-// driver (store/sqlite, later store/postgres) implements it and passes the
+// driver (store/sqlite, store/postgres) implements it and passes the
 // conformance suite in store/storetest unchanged.
 //
 // Time is an input: every method that compares with "now" takes Now in its
-// params, from the engine's injected clock. (The PostgreSQL driver will
-// prefer the database's clock for lease expiry; SQLite has only the one
-// process.) Correctness rests on unique keys and conditional writes, never on
-// isolation levels (finding 11): every method that changes a record says
+// params, from the engine's injected clock plus its measured offset to
+// the store's clock (see ClockSource). Correctness rests on unique keys and conditional writes, never on
+// isolation levels: every method that changes a record says
 // what condition the write is under, and what happens when the condition no
 // longer holds.
 type Store interface {
@@ -34,7 +33,6 @@ type Store interface {
 	GetScheduleByName(ctx context.Context, tenantID, name string) (*Schedule, error)
 	GetScheduleByIdempotencyKey(ctx context.Context, tenantID, key string) (*Schedule, error)
 	ListSchedules(ctx context.Context, p ListSchedulesParams) ([]Schedule, error)
-	UpdateSchedule(ctx context.Context, p UpdateScheduleParams) (UpdateScheduleResult, error)
 
 	// The planner.
 	InitShards(ctx context.Context, n int) (int, error)
@@ -117,40 +115,6 @@ type ListSchedulesParams struct {
 	Limit    int           // 0 means DefaultListLimit; at most MaxListLimit
 }
 
-// UpdateScheduleParams replaces a schedule with a new version: an update,
-// pause, resume or cancel (SPEC §6). In one transaction the store
-//
-//  1. writes Schedule (all its fields, Version = PrevVersion+1) only if the
-//     stored version is still PrevVersion, else fails with ErrConflict and
-//     writes nothing (ErrNotFound when there is no such schedule);
-//  2. cancels every occurrence of an older version that no worker holds:
-//     SCHEDULED, ENQUEUED and RETRY_WAIT become CANCELED (finished_at = Now);
-//     RUNNING ones cannot be recalled and are counted as in flight (they
-//     are never retried: a retryable nack or a lease expiry of one makes
-//     it CANCELED, see FinishParams and ExpireLeases);
-//  3. when Schedule.State is ACTIVE and NextRunAt is not nil, sets the new
-//     cursor to NextRunAt(lastKept), where lastKept is the latest
-//     scheduled_for among the schedule's timetable occurrences (TriggerKey
-//     empty) that are not CANCELED (after step 2; zero when there is
-//     none). Manual occurrences do not count: a trigger's time is when
-//     someone asked, possibly later than firings not yet materialized,
-//     which would otherwise be skipped. The engine computes the first
-//     firing of the new version strictly after it, so that no firing time
-//     runs under two versions.
-type UpdateScheduleParams struct {
-	Schedule    *Schedule
-	PrevVersion int64
-	Now         time.Time
-	NextRunAt   func(lastKept time.Time) time.Time
-}
-
-// UpdateScheduleResult is what an update did, with true counts.
-type UpdateScheduleResult struct {
-	Schedule Schedule // as stored
-	Canceled int      // older-version occurrences canceled
-	InFlight int      // older-version occurrences RUNNING, not recalled
-}
-
 // ShardLease is a planner's hold on one logical shard. Epoch grows every
 // time the shard changes owner or is taken again after its lease expired;
 // every planner write is conditional on (Shard, Owner, Epoch) and on the
@@ -219,12 +183,8 @@ type Plan struct {
 // enqueued_at = Plan.Now; MISSED ones are history), each stamped with the
 // lease's epoch. An occurrence already stored is left alone (Duplicates).
 type PlanItem struct {
-	TenantID   string
-	ScheduleID string
-	// ScheduleRow is the Row DueSchedules returned for ScheduleID, or 0.
-	// A store may find the schedule by it alone: a store's row names one
-	// schedule for ever, so it must be that schedule's.
-	ScheduleRow int64
+	TenantID    string
+	ScheduleID  string
 	Version     int64
 	Cursor      time.Time
 	NextRunAt   time.Time
@@ -393,7 +353,8 @@ type NodeHeartbeat struct {
 	TTL     time.Duration // the row is live until Now + TTL
 	Now     time.Time
 	// ClockOffset is the node's measured offset to the store's clock (the
-	// store's minus the node's), recorded for operators (RELIABILITY D3).
+	// store's minus the node's), recorded for operators, who compare the
+	// nodes' clocks with it.
 	ClockOffset time.Duration
 }
 

@@ -1,4 +1,4 @@
-// Package store defines sched's durable records (SPEC §2) and the contract
+// Package store defines sched's durable records and the contract
 // every store driver keeps: the record types and their states, the derived
 // occurrence id, and the sentinel errors drivers translate their native
 // errors into. It imports no database driver; drivers live in
@@ -56,13 +56,13 @@ var (
 	ErrCorrupt = errors.New("store: corrupt")
 )
 
-// MaxPayload is the largest payload a schedule may carry (SPEC §9).
+// MaxPayload is the largest payload a schedule may carry: 256 KiB.
 const MaxPayload = 256 << 10
 
 // ScheduleState is the lifecycle state of a schedule.
 type ScheduleState string
 
-// Schedule states (SPEC §2).
+// Schedule states.
 const (
 	ScheduleActive    ScheduleState = "ACTIVE"
 	SchedulePaused    ScheduleState = "PAUSED"
@@ -80,7 +80,7 @@ const (
 //	side states: MISSED, CANCELED, SKIPPED_OVERLAP
 type OccurrenceState string
 
-// Occurrence states (SPEC §2).
+// Occurrence states.
 const (
 	OccurrenceScheduled      OccurrenceState = "SCHEDULED"
 	OccurrenceEnqueued       OccurrenceState = "ENQUEUED"
@@ -94,7 +94,7 @@ const (
 )
 
 // Lane partitions a tenant's queue so that strict capacity is never consumed
-// by flexible or catch-up work (SPEC §5).
+// by flexible or catch-up work.
 type Lane string
 
 // Lanes.
@@ -107,7 +107,7 @@ const (
 // AttemptResult is how a delivery ended. It is empty while the attempt runs.
 type AttemptResult string
 
-// Attempt results (SPEC §2).
+// Attempt results.
 const (
 	ResultSucceeded       AttemptResult = "SUCCEEDED"
 	ResultFailedRetryable AttemptResult = "FAILED_RETRYABLE"
@@ -126,8 +126,8 @@ const (
 	DeadRetryBudgetExhausted DeadReason = "retry_budget_exhausted" // the tenant had too many occurrences waiting to retry
 )
 
-// MisfirePolicy says what happens to firings found later than MaxLateness
-// (SPEC §6).
+// MisfirePolicy says what happens to firings found later than
+// MaxLateness.
 type MisfirePolicy string
 
 // Misfire policies.
@@ -138,7 +138,7 @@ const (
 )
 
 // OverlapPolicy says what a new occurrence does while one of the same
-// schedule is running (SPEC §6).
+// schedule is running.
 type OverlapPolicy string
 
 // Overlap policies.
@@ -151,7 +151,7 @@ const (
 // RetryPolicy bounds the retries of a retryable failure: the delay before
 // attempt n+1 is random(0, min(BackoffCap, BackoffBase*2^(n-1))), and the
 // occurrence goes DEAD after MaxAttempts attempts or once Deadline has passed
-// since its scheduled time, whichever comes first (SPEC §5).
+// since its scheduled time, whichever comes first.
 type RetryPolicy struct {
 	MaxAttempts int
 	BackoffBase time.Duration
@@ -200,17 +200,11 @@ type Schedule struct {
 
 	// MissedCount counts firings the planner found too late and recorded
 	// without an occurrence row: each recovery records at most a bounded
-	// number of MISSED rows and only counts the rest (SPEC §6).
+	// number of MISSED rows and only counts the rest.
 	MissedCount int64
 
 	CreatedAt time.Time
 	UpdatedAt time.Time
-
-	// Row is the store's own number for the schedule's row, where it has
-	// one (SQLite's schedules.row), on the schedules DueSchedules returns:
-	// a plan item that carries it back (PlanItem.ScheduleRow) is found by
-	// it rather than looked up by id. Zero elsewhere and in other stores.
-	Row int64
 }
 
 // Definition returns the schedule's timing for the time engine.
@@ -226,12 +220,12 @@ func (s *Schedule) Definition() spec.Definition {
 }
 
 // PlannerFields returns the fields of s that the planner reads, and that
-// DueSchedules must return: its identity and row, its definition, version,
+// DueSchedules must return: its identity, its definition, version,
 // state, shard and cursor, and the policies that shape its occurrences.
 // The others are zero.
 func (s *Schedule) PlannerFields() Schedule {
 	return Schedule{
-		Row: s.Row, ScheduleID: s.ScheduleID, TenantID: s.TenantID, Shard: s.Shard,
+		ScheduleID: s.ScheduleID, TenantID: s.TenantID, Shard: s.Shard,
 		Kind: s.Kind, Expr: s.Expr, TimeZone: s.TimeZone, Anchor: s.Anchor, DSTGap: s.DSTGap, DSTRepeat: s.DSTRepeat,
 		Version: s.Version, State: s.State, NextRunAt: s.NextRunAt, Queue: s.Queue,
 		MisfirePolicy: s.MisfirePolicy, MaxLateness: s.MaxLateness, CatchUpK: s.CatchUpK,

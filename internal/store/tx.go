@@ -30,13 +30,23 @@ type Tx interface {
 }
 
 // InTx runs fn in a write transaction of st and commits it when fn
-// returns nil; otherwise it rolls back and returns fn's error.
+// returns nil; otherwise it rolls back and returns fn's error. A panic of
+// fn rolls the transaction back too (SQLite's one writer connection would
+// otherwise stay taken) and goes on up.
 func InTx(ctx context.Context, st Store, fn func(Tx) error) error {
 	tx, err := st.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	if err := fn(tx); err != nil {
+	done := false
+	defer func() {
+		if !done {
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	err = fn(tx)
+	done = true
+	if err != nil {
 		return errors.Join(err, tx.Rollback(context.WithoutCancel(ctx)))
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -1,5 +1,46 @@
 package store
 
+import (
+	"context"
+	"time"
+)
+
 // ControlTx holds the statements the engine's control plane composes inside
-// a transaction (see Tx).
-type ControlTx interface{}
+// a transaction (see Tx): a new version of a schedule (an update, pause,
+// resume or cancel) is one transaction of these. The rule they make up
+// (which occurrences a new version cancels, where its cursor starts, when
+// it has nothing left to fire) is the engine's; each statement only reads
+// or writes what it says, under the condition it states.
+type ControlTx interface {
+	// LockScheduleVersion returns the stored version of the tenant's
+	// schedule and keeps any other writer of the schedule (an update, a
+	// planner's advance) waiting until the transaction ends, so the
+	// version read stays the stored one until then. ErrNotFound when the
+	// tenant has no such schedule.
+	LockScheduleVersion(ctx context.Context, tenantID, scheduleID string) (int64, error)
+
+	// WriteScheduleVersion writes sc (all its fields) as version
+	// prevVersion+1, whatever sc.Version says, only while the stored
+	// version is prevVersion: ErrConflict otherwise, and ErrNotFound when
+	// the tenant has no such schedule. A name another live schedule of the
+	// tenant has is ErrConflict too. The schedule id, tenant and creation
+	// time are keys and history, and the missed count belongs to the
+	// planner (CommitPlan adds to it without changing the version): the
+	// write keeps the stored ones. It returns the schedule as stored.
+	WriteScheduleVersion(ctx context.Context, sc *Schedule, prevVersion int64) (*Schedule, error)
+
+	// CancelOlderOccurrences cancels the open occurrences of the schedule
+	// whose version is older than version and that no worker holds:
+	// SCHEDULED, ENQUEUED and RETRY_WAIT become CANCELED (finished_at =
+	// now). It returns how many it canceled, and how many older-version
+	// occurrences a worker holds (RUNNING), which cannot be recalled and
+	// are in flight.
+	CancelOlderOccurrences(ctx context.Context, scheduleID string, version int64, now time.Time) (canceled, inFlight int, err error)
+
+	// LastKeptFiring returns the latest scheduled_for among the schedule's
+	// timetable occurrences (TriggerKey empty) that are not CANCELED, of
+	// any version; zero when there is none. Manual occurrences do not
+	// count: a trigger's time is when someone asked, possibly later than
+	// firings not yet materialized.
+	LastKeptFiring(ctx context.Context, scheduleID string) (time.Time, error)
+}

@@ -13,6 +13,11 @@ import (
 	"github.com/sched-dev/sched/internal/store"
 )
 
+// DefaultShards is the number of logical shards schedd gives a new
+// PostgreSQL store: several nodes share one, and each plans its share of
+// the shards, so there are enough to spread over a handful of nodes.
+const DefaultShards = 16
+
 // InitShards records n as the number of logical shards on the first call
 // and returns the recorded number on every call, so that a node started
 // with another count can refuse to run. Two nodes racing on an empty

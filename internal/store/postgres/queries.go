@@ -8,7 +8,8 @@ package postgres
 //
 // Every statement with parameters runs on the extended protocol (pgx's
 // default, QueryExecModeCacheStatement: parsed once per connection, then
-// bound): values never travel inside SQL text (RELIABILITY finding 13).
+// bound): values never travel inside SQL text, so no value can be read
+// as SQL.
 //
 // Times are bound and read as BIGINT unix milliseconds (ms, nullMS) and
 // durations as BIGINT milliseconds (durMS); see package store.
@@ -139,10 +140,15 @@ RETURNING ` + scheduleColumns
 
 	qScheduleVersion = `SELECT version FROM schedules WHERE tenant_id = $1 AND schedule_id = $2`
 
-	qSetNextRunAt = `UPDATE schedules SET next_run_at = $1 WHERE schedule_id = $2`
+	// The first statement of a new version: the row stays locked until
+	// the commit, so no other update or planner's advance of the schedule
+	// runs in between. FOR NO KEY UPDATE is the lock the UPDATE that
+	// writes the version takes anyway (it changes no key column), only
+	// taken earlier in the transaction.
+	qLockScheduleVersion = `SELECT version FROM schedules WHERE tenant_id = $1 AND schedule_id = $2 FOR NO KEY UPDATE`
 
-	// Step 2 of an update, from the schedule's open occurrences (index
-	// occurrences_open). A row a claim holds (FOR UPDATE) is waited for and
+	// A new version cancels its older versions' pending occurrences,
+	// from the schedule's open occurrences (index occurrences_open). A row a claim holds (FOR UPDATE) is waited for and
 	// then re-checked: by then it is RUNNING, and counted in flight below.
 	qCancelPending = `UPDATE occurrences SET state = 'CANCELED', finished_at = $1
 WHERE schedule_id = $2 AND open AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT') AND schedule_version < $3`

@@ -13,6 +13,13 @@ import (
 	"github.com/sched-dev/sched/internal/store"
 )
 
+// DefaultShards is the number of logical shards schedd gives a new
+// SQLite store. SQLite has one writer and one node: shards there divide no
+// work among nodes and only cut the planner's transactions smaller, and one
+// large transaction writes a burst's index pages once where sixteen small
+// ones rewrite them (docs/engine.md).
+const DefaultShards = 1
+
 // InitShards records n as the number of logical shards on the first call
 // and returns the recorded number on every call, so that a node started
 // with another count can refuse to run.
@@ -126,6 +133,7 @@ func (s *Store) DueSchedules(ctx context.Context, p store.DueSchedulesParams) ([
 		return nil, fmt.Errorf("due schedules of shard %d: %w", p.Shard, translate(err))
 	}
 	out := make([]store.Schedule, 0, min(limit, maxDuePrealloc))
+	schedRows := make([]int64, 0, cap(out))
 	scan := newDueScan()
 	err = eachRow(rows, func(r scanner) error {
 		sc, err := scan.scan(r)
@@ -134,11 +142,14 @@ func (s *Store) DueSchedules(ctx context.Context, p store.DueSchedulesParams) ([
 		}
 		sc.Shard = p.Shard
 		out = append(out, *sc)
+		schedRows = append(schedRows, scan.row)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("due schedules of shard %d: %w", p.Shard, err)
 	}
+	// The plan that advances them finds them by row (see scheduleRows).
+	s.hints.schedules.put(func(i int) string { return out[i].ScheduleID }, schedRows)
 	return out, nil
 }
 
@@ -312,14 +323,17 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 	return res, nil
 }
 
-// itemRows returns the schedule row of each plan item: its ScheduleRow,
-// else the row of its schedule id, or 0 when there is no such schedule
-// (the item is stale).
+// itemRows returns the schedule row of each plan item: the row
+// DueSchedules read it at (see scheduleRows), else the row of its schedule
+// id, looked up in one statement for the batch, or 0 when there is no such
+// schedule (the item is stale).
 func (s *Store) itemRows(ctx context.Context, tx *sql.Tx, items []store.PlanItem) ([]int64, error) {
 	rows := make([]int64, len(items))
+	if s.hints.schedules.take(func(i int) string { return items[i].ScheduleID }, rows) == len(items) {
+		return rows, nil
+	}
 	var js jsonRows
 	for i := range items {
-		rows[i] = items[i].ScheduleRow
 		if rows[i] == 0 {
 			js.row()
 			js.str(items[i].ScheduleID)

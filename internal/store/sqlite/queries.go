@@ -108,11 +108,10 @@ RETURNING ` + scheduleColumns
 	rowOfSchedule1 = `(SELECT row FROM schedules WHERE schedule_id = ?1)`
 	rowOfSchedule2 = `(SELECT row FROM schedules WHERE schedule_id = ?2)`
 
-	qSetNextRunAt = `UPDATE schedules SET next_run_at = ? WHERE schedule_id = ?`
-
-	// Step 2 of an update, from the schedule's open occurrences (index
-	// occurrences_open; INDEXED BY because the natural key's index also
-	// starts with schedule_row, and it holds the whole history).
+	// A new version cancels its older versions' pending occurrences,
+	// from the schedule's open occurrences (index occurrences_open;
+	// INDEXED BY because the natural key's index also starts with
+	// schedule_row, and it holds the whole history).
 	qCancelPending = `UPDATE occurrences INDEXED BY occurrences_open SET state = 'CANCELED', open = 0, finished_at = ?1
 WHERE schedule_row = ` + rowOfSchedule2 + ` AND open = 1 AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT') AND schedule_version < ?3`
 

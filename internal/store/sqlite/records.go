@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -82,77 +81,6 @@ func (s *Store) ListSchedules(ctx context.Context, p store.ListSchedulesParams) 
 		return nil, fmt.Errorf("list schedules: %w", err)
 	}
 	return out, nil
-}
-
-// UpdateSchedule writes a new version of a schedule and cancels the older
-// versions' unclaimed occurrences, in one transaction (see
-// store.UpdateScheduleParams). The stored version becomes PrevVersion+1
-// whatever p.Schedule.Version says. The schedule id, tenant and creation
-// time are keys and history, and the missed count belongs to the planner
-// (CommitPlan adds to it without changing the version): the update keeps
-// the stored ones.
-func (s *Store) UpdateSchedule(ctx context.Context, p store.UpdateScheduleParams) (res store.UpdateScheduleResult, err error) {
-	sc := p.Schedule
-	if sc == nil {
-		return res, errors.New("update schedule: no schedule")
-	}
-	if len(sc.Payload) > store.MaxPayload {
-		return res, fmt.Errorf("update schedule %s: payload of %d bytes is over %d", sc.ScheduleID, len(sc.Payload), store.MaxPayload)
-	}
-	version := p.PrevVersion + 1
-	now := ms(p.Now)
-	err = s.writeTx(ctx, func(tx *sql.Tx) error {
-		stored, err := scanSchedule(tx.QueryRowContext(ctx, qUpdateSchedule,
-			sc.Shard, sc.Name, string(sc.Kind), sc.Expr, sc.TimeZone, nullMS(sc.Anchor),
-			string(sc.DSTGap), string(sc.DSTRepeat), version, string(sc.State), nullMS(sc.NextRunAt), sc.Queue, payloadArg(sc.Payload),
-			string(sc.MisfirePolicy), durMS(sc.MaxLateness), sc.CatchUpK, string(sc.OverlapPolicy), durMS(sc.FlexibleWindow),
-			sc.Retry.MaxAttempts, durMS(sc.Retry.BackoffBase), durMS(sc.Retry.BackoffCap), durMS(sc.Retry.Deadline),
-			nullString(sc.IdempotencyKey), nullMS(sc.UpdatedAt),
-			sc.TenantID, sc.ScheduleID, p.PrevVersion))
-		if errors.Is(err, sql.ErrNoRows) {
-			var have int64
-			err := tx.QueryRowContext(ctx, qScheduleVersion, sc.TenantID, sc.ScheduleID).Scan(&have)
-			if err != nil {
-				return translate(err) // ErrNotFound when there is no such schedule
-			}
-			return fmt.Errorf("%w: version %d was read, the stored version is %d", store.ErrConflict, p.PrevVersion, have)
-		}
-		if err != nil {
-			return translate(err)
-		}
-
-		r, err := tx.ExecContext(ctx, qCancelPending, now, sc.ScheduleID, version)
-		if err != nil {
-			return fmt.Errorf("cancel older occurrences: %w", translate(err))
-		}
-		canceled, err := r.RowsAffected()
-		if err != nil {
-			return translate(err)
-		}
-		if err := tx.QueryRowContext(ctx, qCountRunningOlder, sc.ScheduleID, version).Scan(&res.InFlight); err != nil {
-			return fmt.Errorf("count occurrences in flight: %w", translate(err))
-		}
-		res.Canceled = int(canceled)
-
-		if stored.State == store.ScheduleActive && p.NextRunAt != nil {
-			var last sql.Null[int64]
-			err := tx.QueryRowContext(ctx, qLastKept, sc.ScheduleID).Scan(&last)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("last kept occurrence: %w", translate(err))
-			}
-			next := p.NextRunAt(fromNullMS(last))
-			if _, err := tx.ExecContext(ctx, qSetNextRunAt, nullMS(next), sc.ScheduleID); err != nil {
-				return fmt.Errorf("set next run: %w", translate(err))
-			}
-			stored.NextRunAt = atMS(next)
-		}
-		res.Schedule = *stored
-		return nil
-	})
-	if err != nil {
-		return store.UpdateScheduleResult{}, fmt.Errorf("update schedule %s: %w", sc.ScheduleID, err)
-	}
-	return res, nil
 }
 
 // InsertOccurrences materializes a batch of occurrences in one transaction
@@ -501,7 +429,6 @@ func (s *scheduleScan) scan(row scanner) (*store.Schedule, error) {
 	if err := row.Scan(s.dest...); err != nil {
 		return nil, err
 	}
-	sc.Row = s.row
 	sc.Kind = spec.Kind(s.enum(0))
 	sc.Anchor = fromNullMS(s.anchor)
 	sc.DSTGap = spec.GapPolicy(s.enum(1))

@@ -29,6 +29,54 @@ const maxRowHints = 1 << 16
 type rowHints struct {
 	mu   sync.Mutex
 	rows map[string]int64 // occurrence id -> rowid
+
+	// schedules remembers the rows of the schedules DueSchedules read, for
+	// the plan that advances them.
+	schedules scheduleRows
+}
+
+// scheduleRows remembers the row (schedules.row) of each schedule
+// DueSchedules returned, until CommitPlan takes it: the plan's cursor
+// advance and its occurrences are keyed by that row, and a hint saves
+// looking it up by id in the commit, which holds the one writer. A row
+// names one schedule for ever (an INTEGER PRIMARY KEY AUTOINCREMENT, never
+// changed nor given twice, and no schedule is ever deleted), so a hint is
+// never wrong. What is taken is forgotten, so the map holds the pages in
+// flight (the planner reads one page while it commits the previous one);
+// pages read and never committed are dropped all at once when there are
+// too many. A plan item without a hint goes by its id.
+type scheduleRows struct {
+	mu   sync.Mutex
+	rows map[string]int64 // schedule id -> row
+}
+
+// put records that schedule ids[i] is at rows[i], for every i.
+func (h *scheduleRows) put(ids func(i int) string, rows []int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.rows == nil || len(h.rows)+len(rows) > maxRowHints {
+		h.rows = make(map[string]int64, len(rows))
+	}
+	for i, row := range rows {
+		h.rows[ids(i)] = row
+	}
+}
+
+// take sets rows[i] to the row hinted for schedule ids(i), or leaves it 0
+// when there is none, forgets those hints, and reports how many it found.
+func (h *scheduleRows) take(ids func(i int) string, rows []int64) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	found := 0
+	for i := range rows {
+		id := ids(i)
+		if row, ok := h.rows[id]; ok {
+			rows[i] = row
+			delete(h.rows, id)
+			found++
+		}
+	}
+	return found
 }
 
 // put records that occurrence id is at rowid row.

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -45,8 +46,8 @@ func testIsolation(t *testing.T, open func(t *testing.T) Store) {
 		foreign := *sc
 		foreign.TenantID = b
 		foreign.State = store.ScheduleCanceled
-		_, err = s.UpdateSchedule(ctx, store.UpdateScheduleParams{Schedule: &foreign, PrevVersion: sc.Version, Now: at(0)})
-		check("UpdateSchedule", err)
+		_, err = engine.WriteVersion(ctx, s, engine.VersionChange{Schedule: &foreign, PrevVersion: sc.Version, Now: at(0)})
+		check("WriteVersion", err)
 		for _, id := range []string{running.OccurrenceID, waiting.OccurrenceID} {
 			_, err = s.GetOccurrence(ctx, b, id)
 			check("GetOccurrence", err)

@@ -1,13 +1,20 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/store"
 )
 
+// testSchedules checks the schedules' records. Its update tests run the
+// engine's rule for a new version (engine.WriteVersion) on the store: the
+// rule is written once in the engine, and what each store must get right
+// is the statements it composes (store.ControlTx).
 func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("NameLookup", func(t *testing.T) {
 		t.Parallel()
@@ -84,8 +91,8 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 		// An update to a taken name is a conflict and writes nothing.
 		other := mustGetSchedule(t, s, "tenant-a", "sch_other name")
 		other.Name = "sync"
-		_, err := s.UpdateSchedule(ctx, store.UpdateScheduleParams{Schedule: other, PrevVersion: 1, Now: at(0)})
-		wantErr(t, "UpdateSchedule to a taken name", err, store.ErrConflict)
+		_, err := engine.WriteVersion(ctx, s, engine.VersionChange{Schedule: other, PrevVersion: 1, Now: at(0)})
+		wantErr(t, "WriteVersion to a taken name", err, store.ErrConflict)
 		if got := mustGetSchedule(t, s, "tenant-a", "sch_other name"); got.Name != "sync2" || got.Version != 1 {
 			t.Errorf("after a refused rename: name %q version %d, want sync2 and 1", got.Name, got.Version)
 		}
@@ -208,11 +215,11 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 		} {
 			c := changed
 			c.TenantID, c.ScheduleID = tc.tenant, tc.id
-			_, err := s.UpdateSchedule(ctx, store.UpdateScheduleParams{Schedule: &c, PrevVersion: tc.prev, Now: at(0), NextRunAt: next})
-			wantErr(t, "UpdateSchedule: "+tc.what, err, tc.want)
+			_, err := engine.WriteVersion(ctx, s, engine.VersionChange{Schedule: &c, PrevVersion: tc.prev, Now: at(0), Next: next})
+			wantErr(t, "WriteVersion: "+tc.what, err, tc.want)
 		}
 		if called {
-			t.Error("a refused update called NextRunAt")
+			t.Error("a refused update called Next")
 		}
 		// Nothing was written: neither the schedule nor its occurrences.
 		assertScheduleEqual(t, mustGetSchedule(t, s, "tenant-a", "sch_upd"), sc)
@@ -223,11 +230,58 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 		if res.Schedule.Version != 2 || res.Schedule.Expr != "0 3 * * *" {
 			t.Errorf("updated schedule: version %d expr %q, want 2 and the new expr", res.Schedule.Version, res.Schedule.Expr)
 		}
-		_, err := s.UpdateSchedule(ctx, store.UpdateScheduleParams{Schedule: &changed, PrevVersion: 1, Now: at(0), NextRunAt: next})
-		wantErr(t, "UpdateSchedule replayed at the old version", err, store.ErrConflict)
+		_, err := engine.WriteVersion(ctx, s, engine.VersionChange{Schedule: &changed, PrevVersion: 1, Now: at(0), Next: next})
+		wantErr(t, "WriteVersion replayed at the old version", err, store.ErrConflict)
 		if got := mustGetSchedule(t, s, "tenant-a", "sch_upd"); got.Version != 2 {
 			t.Errorf("version %d after a conflicting update, want 2", got.Version)
 		}
+	})
+
+	t.Run("UpdateRaceOneWins", func(t *testing.T) {
+		t.Parallel()
+		// Changes made from the same version at once: the version read is
+		// locked until the commit, so exactly one applies and every other
+		// is a conflict, and the one that applied cancels the pending
+		// occurrence once.
+		s := open(t)
+		sc := NewSchedule("tenant-a", "sch_race")
+		mustInsertSchedule(t, s, sc)
+		pending := NewOccurrence(sc, at(time.Hour))
+		pending.State = store.OccurrenceEnqueued
+		mustInsertOccurrences(t, s, 1, pending)
+		const n = 8
+		var (
+			wg       sync.WaitGroup
+			mu       sync.Mutex
+			won      []engine.ChangeResult
+			conflict int
+		)
+		for i := range n {
+			wg.Go(func() {
+				c := *sc
+				c.Queue = fmt.Sprintf("q%d", i)
+				res, err := engine.WriteVersion(t.Context(), s, engine.VersionChange{Schedule: &c, PrevVersion: 1, Now: at(0),
+					Next: func(time.Time) time.Time { return at(2 * time.Hour) }})
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					won = append(won, res)
+				case errors.Is(err, store.ErrConflict):
+					conflict++
+				default:
+					t.Errorf("WriteVersion %d: %v", i, err)
+				}
+			})
+		}
+		wg.Wait()
+		if len(won) != 1 || conflict != n-1 {
+			t.Fatalf("%d changes from version 1 applied and %d conflicted, want 1 and %d", len(won), conflict, n-1)
+		}
+		if won[0].Canceled != 1 || won[0].Schedule.Version != 2 {
+			t.Errorf("the change that applied: canceled %d, version %d; want 1 and 2", won[0].Canceled, won[0].Schedule.Version)
+		}
+		assertScheduleEqual(t, mustGetSchedule(t, s, "tenant-a", "sch_race"), &won[0].Schedule)
 	})
 
 	t.Run("UpdateWritesNewVersion", func(t *testing.T) {
@@ -250,18 +304,18 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 		called := false
 		res := mustUpdate(t, s, u, 1, at(0), func(time.Time) time.Time { called = true; return at(time.Hour) })
 		if called {
-			t.Error("NextRunAt called for a PAUSED schedule")
+			t.Error("Next called for a PAUSED schedule")
 		}
 		want := *u
 		want.Version, want.MissedCount, want.CreatedAt = 2, sc.MissedCount, sc.CreatedAt
 		assertScheduleEqual(t, &res.Schedule, &want)
 		assertScheduleEqual(t, mustGetSchedule(t, s, "tenant-a", "sch_fields"), &want)
 
-		// ACTIVE without a NextRunAt function keeps the cursor it is given.
+		// ACTIVE without a Next function keeps the cursor it is given.
 		u.State, u.NextRunAt = store.ScheduleActive, at(3*time.Hour)
 		res = mustUpdate(t, s, u, 2, at(0), nil)
 		if !res.Schedule.NextRunAt.Equal(at(3*time.Hour)) || res.Schedule.Version != 3 {
-			t.Errorf("resume without NextRunAt: next %v version %d", res.Schedule.NextRunAt, res.Schedule.Version)
+			t.Errorf("resume without Next: next %v version %d", res.Schedule.NextRunAt, res.Schedule.Version)
 		}
 	})
 
@@ -351,7 +405,7 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 					return at(24*time.Hour + 500*time.Millisecond)
 				})
 				if len(got) != 1 || !got[0].Equal(tc.want) {
-					t.Fatalf("NextRunAt called with %v, want once with %v", got, tc.want)
+					t.Fatalf("Next called with %v, want once with %v", got, tc.want)
 				}
 				if !res.Schedule.NextRunAt.Equal(at(24*time.Hour+500*time.Millisecond)) || res.Schedule.Version != 2 {
 					t.Errorf("result: next %v version %d", res.Schedule.NextRunAt, res.Schedule.Version)
@@ -369,7 +423,11 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 		mustInsertSchedule(t, s, sc)
 		res := mustUpdate(t, s, sc, 1, at(0), func(time.Time) time.Time { return time.Time{} })
 		if !res.Schedule.NextRunAt.IsZero() || !mustGetSchedule(t, s, "tenant-a", "sch_none").NextRunAt.IsZero() {
-			t.Errorf("NextRunAt returned zero: cursor %v, want none", res.Schedule.NextRunAt)
+			t.Errorf("Next returned zero: cursor %v, want none", res.Schedule.NextRunAt)
+		}
+		// Nothing left to fire: the same version completes the schedule.
+		if res.Schedule.State != store.ScheduleCompleted || res.Schedule.Version != 2 {
+			t.Errorf("Next returned zero: %s at version %d, want COMPLETED at 2", res.Schedule.State, res.Schedule.Version)
 		}
 	})
 
@@ -387,8 +445,8 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 					t.Error("the callback's panic did not reach the caller")
 				}
 			}()
-			_, _ = s.UpdateSchedule(t.Context(), store.UpdateScheduleParams{Schedule: sc, PrevVersion: 1, Now: at(0),
-				NextRunAt: func(time.Time) time.Time { panic("engine bug") }})
+			_, _ = engine.WriteVersion(t.Context(), s, engine.VersionChange{Schedule: sc, PrevVersion: 1, Now: at(0),
+				Next: func(time.Time) time.Time { panic("engine bug") }})
 		}()
 		assertScheduleEqual(t, mustGetSchedule(t, s, "tenant-a", "sch_panic"), sc)
 		assertOccurrence(t, "occurrence after a panicking update", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), o)
@@ -399,14 +457,14 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 
 // mustUpdate updates sc from version prev and checks that the result's
 // schedule is what a read returns.
-func mustUpdate(t *testing.T, s Store, sc *store.Schedule, prev int64, now time.Time, next func(time.Time) time.Time) store.UpdateScheduleResult {
+func mustUpdate(t *testing.T, s Store, sc *store.Schedule, prev int64, now time.Time, next func(time.Time) time.Time) engine.ChangeResult {
 	t.Helper()
-	res, err := s.UpdateSchedule(t.Context(), store.UpdateScheduleParams{Schedule: sc, PrevVersion: prev, Now: now, NextRunAt: next})
+	res, err := engine.WriteVersion(t.Context(), s, engine.VersionChange{Schedule: sc, PrevVersion: prev, Now: now, Next: next})
 	if err != nil {
-		t.Fatalf("UpdateSchedule(%s from v%d): %v", sc.ScheduleID, prev, err)
+		t.Fatalf("WriteVersion(%s from v%d): %v", sc.ScheduleID, prev, err)
 	}
 	if res.Schedule.Version != prev+1 {
-		t.Errorf("UpdateSchedule(%s from v%d): version %d, want %d", sc.ScheduleID, prev, res.Schedule.Version, prev+1)
+		t.Errorf("WriteVersion(%s from v%d): version %d, want %d", sc.ScheduleID, prev, res.Schedule.Version, prev+1)
 	}
 	assertScheduleEqual(t, mustGetSchedule(t, s, sc.TenantID, sc.ScheduleID), &res.Schedule)
 	return res

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -72,8 +73,8 @@ func testSeeingRules(t *testing.T, open func(t *testing.T) Store) {
 		manual.OccurrenceID = store.ManualOccurrenceID(sc.ScheduleID, manual.TriggerKey)
 		mustInsertOccurrences(t, s, 2, planned, manual)
 		var lastKept time.Time
-		_, err := s.UpdateSchedule(ctx, store.UpdateScheduleParams{Schedule: sc, PrevVersion: 1, Now: at.Add(4 * time.Hour),
-			NextRunAt: func(last time.Time) time.Time { lastKept = last; return last.Add(time.Hour) }})
+		_, err := engine.WriteVersion(ctx, s, engine.VersionChange{Schedule: sc, PrevVersion: 1, Now: at.Add(4 * time.Hour),
+			Next: func(last time.Time) time.Time { lastKept = last; return last.Add(time.Hour) }})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,97 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sched-dev/sched/internal/store"
+)
+
+// VersionChange is one new version of a schedule: what an update, pause,
+// resume or cancel writes.
+type VersionChange struct {
+	// Schedule holds every field of the new version. Its Version is
+	// ignored: the new version is PrevVersion+1.
+	Schedule *store.Schedule
+	// PrevVersion is the version the change was made from. The change
+	// applies only while it is still the stored one.
+	PrevVersion int64
+	// Now is when the change is made: older-version occurrences it
+	// cancels finish then.
+	Now time.Time
+	// Next, when set and the new version is ACTIVE, computes the new
+	// cursor from lastKept: the latest firing of the timetable already
+	// materialized and not canceled by this change (zero when there is
+	// none). The cursor is the first firing of the new version, strictly
+	// after lastKept, so that no firing time runs under two versions. A
+	// zero cursor means nothing is left to fire: the new version is
+	// COMPLETED. Without Next, Schedule.NextRunAt is kept as given.
+	Next func(lastKept time.Time) time.Time
+}
+
+// WriteVersion writes a new version of a schedule in one transaction of
+// st, under this rule:
+//
+//  1. the change applies only if the stored version is still
+//     c.PrevVersion (ErrConflict otherwise, ErrNotFound when the tenant
+//     has no such schedule), and nothing else writes the schedule until
+//     it commits;
+//  2. every occurrence of an older version that no worker holds is
+//     canceled: SCHEDULED, ENQUEUED and RETRY_WAIT become CANCELED
+//     (finished_at = c.Now). RUNNING ones cannot be recalled and are
+//     counted as in flight; they are never retried (a retryable nack or a
+//     lease expiry of one makes it CANCELED);
+//  3. an ACTIVE new version with c.Next gets the cursor c.Next(lastKept),
+//     where lastKept is computed after step 2, and becomes COMPLETED when
+//     that is zero;
+//  4. the new version is written, conditional on c.PrevVersion.
+//
+// All of it commits together or not at all, so an update that leaves a
+// schedule nothing to fire completes it in the same version. It is the
+// control plane's one write path; it is exported so that the store
+// conformance suite (storetest) runs the rule on every store.
+func WriteVersion(ctx context.Context, st store.Store, c VersionChange) (ChangeResult, error) {
+	sc := c.Schedule
+	if sc == nil {
+		return ChangeResult{}, errors.New("write version: no schedule")
+	}
+	var res ChangeResult
+	err := store.InTx(ctx, st, func(tx store.Tx) error {
+		have, err := tx.LockScheduleVersion(ctx, sc.TenantID, sc.ScheduleID)
+		if err != nil {
+			return err
+		}
+		if have != c.PrevVersion {
+			return fmt.Errorf("%w: version %d was read, the stored version is %d", store.ErrConflict, c.PrevVersion, have)
+		}
+		version := c.PrevVersion + 1
+		res.Canceled, res.InFlight, err = tx.CancelOlderOccurrences(ctx, sc.ScheduleID, version, c.Now)
+		if err != nil {
+			return err
+		}
+		next := *sc
+		next.Version = version
+		if next.State == store.ScheduleActive && c.Next != nil {
+			last, err := tx.LastKeptFiring(ctx, sc.ScheduleID)
+			if err != nil {
+				return err
+			}
+			next.NextRunAt = c.Next(last)
+			if next.NextRunAt.IsZero() {
+				next.State = store.ScheduleCompleted
+			}
+		}
+		stored, err := tx.WriteScheduleVersion(ctx, &next, c.PrevVersion)
+		if err != nil {
+			return err
+		}
+		res.Schedule = *stored
+		return nil
+	})
+	if err != nil {
+		return ChangeResult{}, fmt.Errorf("write version %d of schedule %s: %w", c.PrevVersion+1, sc.ScheduleID, err)
+	}
+	return res, nil
+}

@@ -1,0 +1,107 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/sched-dev/sched/internal/store"
+)
+
+// The control plane's statements (store.ControlTx).
+//
+// LockScheduleVersion holds the schedule's row (FOR NO KEY UPDATE) until the
+// commit, so a concurrent plan of the schedule either committed before it
+// (and its occurrences are canceled or kept by the statements after it) or
+// finds the version changed and is stale. Claims and finishes of the older
+// versions' occurrences may run meanwhile; the cancel and the in-flight
+// count (qCountInFlightOlder) come out as if each had run wholly before or
+// after the change.
+
+// LockScheduleVersion returns the stored version of the tenant's schedule
+// and locks its row until the transaction ends.
+func (t *tx) LockScheduleVersion(ctx context.Context, tenantID, scheduleID string) (int64, error) {
+	if !storable(tenantID, scheduleID) {
+		return 0, fmt.Errorf("read version of schedule %q: %w", scheduleID, notStorable())
+	}
+	var v int64
+	if err := t.tx.QueryRow(ctx, qLockScheduleVersion, tenantID, scheduleID).Scan(&v); err != nil {
+		return 0, fmt.Errorf("read version of schedule %s: %w", scheduleID, translate(err))
+	}
+	return v, nil
+}
+
+// WriteScheduleVersion writes sc as version prevVersion+1 while the stored
+// version is prevVersion (see store.ControlTx). The other nodes' planners
+// are told to plan again, and their claims to read the queue again
+// (canceled occurrences may free an overlap), when the transaction
+// commits.
+func (t *tx) WriteScheduleVersion(ctx context.Context, sc *store.Schedule, prevVersion int64) (*store.Schedule, error) {
+	if len(sc.Payload) > store.MaxPayload {
+		return nil, fmt.Errorf("write schedule %s: payload of %d bytes is over %d", sc.ScheduleID, len(sc.Payload), store.MaxPayload)
+	}
+	if !storable(sc.TenantID, sc.ScheduleID) {
+		return nil, fmt.Errorf("write schedule %q: %w", sc.ScheduleID, notStorable())
+	}
+	stored, err := scanSchedule(t.tx.QueryRow(ctx, qUpdateSchedule,
+		sc.Shard, sc.Name, string(sc.Kind), sc.Expr, sc.TimeZone, nullMS(sc.Anchor),
+		string(sc.DSTGap), string(sc.DSTRepeat), prevVersion+1, string(sc.State), nullMS(sc.NextRunAt), sc.Queue, payloadArg(sc.Payload),
+		string(sc.MisfirePolicy), durMS(sc.MaxLateness), sc.CatchUpK, string(sc.OverlapPolicy), durMS(sc.FlexibleWindow),
+		sc.Retry.MaxAttempts, durMS(sc.Retry.BackoffBase), durMS(sc.Retry.BackoffCap), durMS(sc.Retry.Deadline),
+		nullString(sc.IdempotencyKey), nullMS(sc.UpdatedAt),
+		sc.TenantID, sc.ScheduleID, prevVersion))
+	if errors.Is(err, pgx.ErrNoRows) {
+		var have int64
+		err := t.tx.QueryRow(ctx, qScheduleVersion, sc.TenantID, sc.ScheduleID).Scan(&have)
+		if err != nil {
+			// ErrNotFound when there is no such schedule.
+			return nil, fmt.Errorf("write schedule %s: %w", sc.ScheduleID, translate(err))
+		}
+		return nil, fmt.Errorf("write schedule %s: %w: version %d was read, the stored version is %d", sc.ScheduleID, store.ErrConflict, prevVersion, have)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("write schedule %s: %w", sc.ScheduleID, translate(err))
+	}
+	if err := t.s.notify(ctx, t.tx, ChannelPlan); err != nil {
+		return nil, err
+	}
+	if err := t.s.notify(ctx, t.tx, ChannelWork); err != nil {
+		return nil, err
+	}
+	return stored, nil
+}
+
+// CancelOlderOccurrences cancels the schedule's older-version occurrences
+// no worker holds and counts the ones still open after it, those a worker
+// held (see qCountInFlightOlder and store.ControlTx).
+func (t *tx) CancelOlderOccurrences(ctx context.Context, scheduleID string, version int64, now time.Time) (canceled, inFlight int, err error) {
+	if !storable(scheduleID) {
+		return 0, 0, fmt.Errorf("cancel older occurrences of %q: %w", scheduleID, notStorable())
+	}
+	tag, err := t.tx.Exec(ctx, qCancelPending, ms(now), scheduleID, version)
+	if err != nil {
+		return 0, 0, fmt.Errorf("cancel older occurrences of %s: %w", scheduleID, translate(err))
+	}
+	if err := t.tx.QueryRow(ctx, qCountInFlightOlder, scheduleID, version).Scan(&inFlight); err != nil {
+		return 0, 0, fmt.Errorf("count occurrences of %s in flight: %w", scheduleID, translate(err))
+	}
+	return int(tag.RowsAffected()), inFlight, nil
+}
+
+// LastKeptFiring returns the latest timetable firing of the schedule not
+// canceled, or zero (see store.ControlTx).
+func (t *tx) LastKeptFiring(ctx context.Context, scheduleID string) (time.Time, error) {
+	if !storable(scheduleID) {
+		return time.Time{}, fmt.Errorf("last kept occurrence of %q: %w", scheduleID, notStorable())
+	}
+	var last pgtype.Int8
+	err := t.tx.QueryRow(ctx, qLastKept, scheduleID).Scan(&last)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return time.Time{}, fmt.Errorf("last kept occurrence of %s: %w", scheduleID, translate(err))
+	}
+	return fromNullMS(last), nil
+}

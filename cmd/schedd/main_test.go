@@ -250,7 +250,7 @@ func mode(t *testing.T, path string) os.FileMode {
 }
 
 // Zero configuration: the database under XDG_DATA_HOME, the socket in a
-// private directory under XDG_RUNTIME_DIR, both private (finding 9).
+// private directory under XDG_RUNTIME_DIR, both private to the user.
 func TestZeroConfigStart(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -288,7 +288,7 @@ func TestZeroConfigStart(t *testing.T) {
 }
 
 // A second schedd on the same database exits 1 at once with one clear line
-// (RELIABILITY A7), and the first one goes on serving.
+// (not a second writer on the store), and the first one goes on serving.
 func TestSecondInstanceFailsFast(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -316,7 +316,7 @@ func TestSecondInstanceFailsFast(t *testing.T) {
 }
 
 // SIGTERM: waiting claims end, the daemon exits 0 within a few seconds and
-// removes its socket, and a restart serves the same schedules (A5).
+// removes its socket, and a restart serves the same schedules.
 func TestSIGTERMThenRestart(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -491,8 +491,7 @@ func TestTCPWithToken(t *testing.T) {
 }
 
 // A socket left by a daemon that died is replaced; anything else planted
-// at the path is refused, and so is a socket directory others can enter
-// (finding 9, G3).
+// at the path is refused, and so is a socket directory others can enter.
 func TestSocketPathSafety(t *testing.T) {
 	t.Parallel()
 	t.Run("stale socket replaced", func(t *testing.T) {
@@ -568,7 +567,7 @@ func TestVersionAndHelp(t *testing.T) {
 	}
 }
 
-// Slowloris (E4): connections that trickle their headers are closed by the
+// Slowloris: connections that trickle their headers are closed by the
 // header timeout, and new requests are served meanwhile.
 func TestSlowHeadersAreCutOff(t *testing.T) {
 	t.Parallel()

@@ -312,8 +312,9 @@ func parseListen(s string, env paths.Env) ([]Listen, error) {
 	return out, nil
 }
 
-// checkExposure refuses plain HTTP on a network address (RELIABILITY G4):
-// TCP on anything but loopback needs --insecure-listen, and then a token.
+// checkExposure refuses plain HTTP on a network address, where tokens and
+// payloads would cross the network in clear text: TCP on anything but
+// loopback needs --insecure-listen, and then a token.
 func checkExposure(l Listen, cfg Config) error {
 	if l.Network != "tcp" {
 		return nil

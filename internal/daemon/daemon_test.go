@@ -142,7 +142,7 @@ func TestParseConfigErrors(t *testing.T) {
 type syncBuffer = testio.SyncBuffer
 
 // A connection from another user is closed before anything is read from
-// it, even when the socket's mode would let it in (G3). Needs root, to run
+// it, even when the socket's mode would let it in. Needs root, to run
 // the other side as nobody.
 func TestPeerCredentialsRefuseOtherUsers(t *testing.T) {
 	if os.Geteuid() != 0 {

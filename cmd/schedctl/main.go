@@ -6,11 +6,9 @@ import (
 	"os"
 
 	"github.com/sched-dev/sched/internal/cli"
+	"github.com/sched-dev/sched/internal/version"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 func main() {
-	os.Exit(cli.Run(cli.SystemFactory(version), os.Args[1:]))
+	os.Exit(cli.Run(cli.SystemFactory(version.Get()), os.Args[1:]))
 }

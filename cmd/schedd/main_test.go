@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/sched-dev/sched/internal/testio"
 	"io"
 	"net"
 	"net/http"
@@ -21,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sched-dev/sched/api"
+	"github.com/sched-dev/sched/internal/testio"
 )
 
 // These tests build the real schedd binary and drive it as users and
@@ -400,7 +400,7 @@ func TestShardCountIsTheDatabases(t *testing.T) {
 }
 
 // Refused configurations exit before touching anything: no database, no
-// socket (G4 and bad input).
+// socket (plain HTTP on a network address, and bad input).
 func TestRefusedConfigurations(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -424,7 +424,9 @@ func TestRefusedConfigurations(t *testing.T) {
 		{"store without scheme", []string{"--store", "/tmp/x.db"}, nil, 2, "want sqlite:PATH"},
 		{"listen without scheme", []string{"--listen", "/tmp/x.sock"}, nil, 2, "want unix:PATH or tcp:HOST:PORT"},
 		{"https", []string{"--listen", "https://0.0.0.0:443"}, nil, 2, "TLS is not supported yet"},
-		{"unknown flag", []string{"--bogus"}, nil, 2, "flag provided but not defined"},
+		{"unknown flag", []string{"--bogus"}, nil, 2, "unknown flag: --bogus"},
+		{"unknown one-dash flag", []string{"-bogus"}, nil, 2, "-bogus"},
+		{"one-dash spelling of a known flag", []string{"-log-format=xml"}, nil, 2, "--log-format \"xml\""},
 		{"argument", []string{"serve"}, nil, 2, "unexpected argument"},
 		{"shards", []string{"--shards", "-1"}, nil, 2, "--shards -1"},
 		{"horizon", []string{"--horizon", "1ms"}, nil, 2, "--horizon"},
@@ -552,12 +554,13 @@ func TestSocketPathSafety(t *testing.T) {
 func TestVersionAndHelp(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
+	// The same line as schedctl version: release, Go, tz database.
 	code, out := run(t, e.vars(), "--version")
-	if code != 0 || out != "schedd dev\n" {
+	if code != 0 || !regexp.MustCompile(`^schedd dev \(go[^)]+\), tz database \S+\n$`).MatchString(out) {
 		t.Fatalf("--version: %d %q", code, out)
 	}
 	code, out = run(t, e.vars(), "--help")
-	for _, want := range []string{"Usage:", "Examples:", "--store", "-listen", "-insecure-listen", "SCHED_TOKEN", "curl --unix-socket"} {
+	for _, want := range []string{"Usage:", "Examples:", "Flags:", "--store", "--listen", "--insecure-listen", "--version", "SCHED_TOKEN", "curl --unix-socket"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Fatalf("--help: exit %d, lacks %q:\n%s", code, want, out)
 		}

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sched-dev/sched/api"
+	"github.com/sched-dev/sched/internal/testdaemon"
 	"github.com/sched-dev/sched/internal/testio"
 )
 
@@ -209,20 +210,14 @@ func (c *client) must(want int, out any, method, path string, body any) {
 // ready waits until /healthz answers ok (or the process exits).
 func (c *client) ready(p *proc) {
 	c.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-p.done:
-			c.t.Fatalf("schedd exited with %d before serving:\n%s", p.code, p.stderr.String())
-		default:
-		}
-		code, raw, err := c.do("GET", "/healthz", nil)
-		if err == nil && code == 200 && string(raw) == "ok\n" {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	c.t.Fatalf("schedd did not serve within 15s:\n%s", p.stderr.String())
+	testdaemon.WaitServing(c.t, testdaemon.Proc{Name: "schedd", Done: p.done, Code: func() int { return p.code }, Output: p.stderr.String},
+		15*time.Second, func() error {
+			code, raw, err := c.do("GET", "/healthz", nil)
+			if err == nil && (code != 200 || string(raw) != "ok\n") {
+				err = fmt.Errorf("/healthz: %d %q", code, raw)
+			}
+			return err
+		})
 }
 
 // tcpAddr is the address of schedd's TCP listener, from its start-up log.

@@ -546,6 +546,27 @@ func TestSocketPathSafety(t *testing.T) {
 	}
 }
 
+// The one-dash spelling of the long flags that schedd took before it
+// parsed flags with cobra (-store, -listen=...) still starts it, so that
+// existing scripts and units keep working.
+func TestOneDashFlags(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	db, sock := filepath.Join(e.root, "one.db"), filepath.Join(e.root, "one.sock")
+	p := start(t, e.vars(), "-store", "sqlite:"+db, "-listen=unix:"+sock, "-log-format", "json")
+	unixClient(t, sock).ready(p)
+	if _, err := os.Stat(db); err != nil {
+		t.Fatalf("-store: %v", err)
+	}
+	if !strings.Contains(p.stderr.String(), `{"time":`) {
+		t.Fatalf("-log-format json: the log is not JSON:\n%s", p.stderr.String())
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if code, _ := p.wait(t, 10*time.Second); code != 0 {
+		t.Fatalf("exit %d after SIGTERM:\n%s", code, p.stderr.String())
+	}
+}
+
 func TestVersionAndHelp(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

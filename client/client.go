@@ -12,9 +12,10 @@
 //
 // Over a Unix socket the client trusts only a daemon run by its own user: it
 // checks the socket file's owner before it connects and the peer's
-// credentials (SO_PEERCRED) after, and refuses to send anything otherwise
-// (RELIABILITY finding 9: another user could plant a socket where schedd's
-// would be and collect tokens and payloads).
+// credentials after (SO_PEERCRED on Linux, LOCAL_PEERCRED on macOS and
+// FreeBSD), and refuses to send anything otherwise, and on systems where it
+// cannot read them: another user could plant a socket where schedd's would
+// be and collect tokens and payloads.
 //
 // Worker runs a handler for each occurrence of a queue: it claims by long
 // poll, heartbeats while the handler runs, cancels the handler's context

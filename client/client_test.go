@@ -24,6 +24,7 @@ import (
 
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/client"
+	"github.com/sched-dev/sched/internal/testdaemon"
 )
 
 // seen is one request as the server got it.
@@ -608,7 +609,8 @@ func TestUnixSocketRefusesImpostors(t *testing.T) {
 
 // TestPeerCredentials: a socket file this user owns, but served by a
 // process of another user (the file was swapped after the owner check, or
-// chowned), is refused after connecting and before sending: SO_PEERCRED.
+// chowned), is refused after connecting and before sending, from the
+// peer credentials the kernel recorded.
 func TestPeerCredentials(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("running a server as another user needs root")
@@ -634,30 +636,24 @@ func TestPeerCredentials(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Skipf("cannot run a helper as another user: %v", err)
 	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Lstat(sock); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the helper did not listen")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	defer func() { cmd.Process.Kill(); <-done }()
+	// The socket file appears at bind, a moment before the helper listens
+	// on it: wait until it accepts (as root, before the chown below).
+	testdaemon.WaitServing(t, testdaemon.Proc{Name: "the helper server", Done: done, Code: func() int { return cmd.ProcessState.ExitCode() }},
+		10*time.Second, func() error {
+			conn, err := net.Dial("unix", sock)
+			if err == nil {
+				conn.Close()
+			}
+			return err
+		})
 	if err := os.Lchown(sock, 0, 0); err != nil { // the owner check now passes
 		t.Fatal(err)
 	}
 	c, _ := client.New("unix:"+sock, "secret")
-	// The socket file appears at bind, a moment before the helper listens
-	// on it: until then a connection is refused (seen once in .ci/run).
-	for {
-		_, err = c.Status(ctx)
-		if err == nil || !strings.Contains(err.Error(), "connection refused") || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	_, err = c.Status(ctx)
 	if err == nil || !strings.Contains(err.Error(), "the server runs as uid 65534, not as you (uid 0)") {
 		t.Fatalf("got %v", err)
 	}

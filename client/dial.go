@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sched-dev/sched/internal/paths"
+	"github.com/sched-dev/sched/internal/peercred"
 )
 
 // DialError is a failure to reach schedd, or a refusal to talk to what
@@ -42,8 +43,10 @@ const startHint = "is schedd running? start it with: schedd"
 // dialUnix connects to the socket, but only to a daemon of this user: the
 // socket file must be a socket this user owns (checked before connecting,
 // so nothing is written to an impostor's socket), and the process that
-// accepted must run as this user (SO_PEERCRED, checked after connecting,
-// which also closes the race between the check and the connect).
+// accepted must run as this user (its peer credentials, checked after
+// connecting, which also closes the race between the check and the
+// connect). Where the OS cannot tell the peer's credentials, nothing is
+// sent: the token must not go to whoever answers.
 func (c *Client) dialUnix(ctx context.Context, _, _ string) (net.Conn, error) {
 	addr := "unix:" + c.socket
 	if err := paths.CheckSocket(c.socket); err != nil {
@@ -67,8 +70,11 @@ func (c *Client) dialUnix(ctx context.Context, _, _ string) (net.Conn, error) {
 		}
 		return nil, &DialError{Addr: addr, Err: err, hint: c.hint()}
 	}
-	uid, err := peerUID(conn.(*net.UnixConn))
+	uid, err := peercred.UID(conn.(*net.UnixConn))
 	if err != nil {
+		if errors.Is(err, peercred.ErrUnsupported) {
+			err = fmt.Errorf("cannot verify who runs the server: %w; use tcp: or https: instead", err)
+		}
 		conn.Close()
 		return nil, &DialError{Addr: addr, Err: err, Untrusted: true}
 	}

@@ -7,11 +7,9 @@ import (
 
 	"github.com/sched-dev/sched/internal/cli"
 	"github.com/sched-dev/sched/internal/cli/cmdutil"
+	"github.com/sched-dev/sched/internal/version"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 func main() {
-	os.Exit(cli.Run(cmdutil.SystemFactory(version), os.Args[1:]))
+	os.Exit(cli.Run(cmdutil.SystemFactory(version.Get()), os.Args[1:]))
 }

@@ -7,11 +7,9 @@ import (
 	"os"
 
 	"github.com/sched-dev/sched/internal/daemon"
+	"github.com/sched-dev/sched/internal/version"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 func main() {
-	os.Exit(daemon.Main(version, os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(daemon.Main(version.Get(), os.Args[1:], os.Stdout, os.Stderr))
 }

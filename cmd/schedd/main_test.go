@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/sched-dev/sched/internal/testio"
 	"io"
 	"net"
 	"net/http"
@@ -21,6 +20,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sched-dev/sched/api"
+	"github.com/sched-dev/sched/internal/testdaemon"
+	"github.com/sched-dev/sched/internal/testio"
 )
 
 // These tests build the real schedd binary and drive it as users and
@@ -209,20 +210,14 @@ func (c *client) must(want int, out any, method, path string, body any) {
 // ready waits until /healthz answers ok (or the process exits).
 func (c *client) ready(p *proc) {
 	c.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-p.done:
-			c.t.Fatalf("schedd exited with %d before serving:\n%s", p.code, p.stderr.String())
-		default:
-		}
-		code, raw, err := c.do("GET", "/healthz", nil)
-		if err == nil && code == 200 && string(raw) == "ok\n" {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	c.t.Fatalf("schedd did not serve within 15s:\n%s", p.stderr.String())
+	testdaemon.WaitServing(c.t, testdaemon.Proc{Name: "schedd", Done: p.done, Code: func() int { return p.code }, Output: p.stderr.String},
+		15*time.Second, func() error {
+			code, raw, err := c.do("GET", "/healthz", nil)
+			if err == nil && (code != 200 || string(raw) != "ok\n") {
+				err = fmt.Errorf("/healthz: %d %q", code, raw)
+			}
+			return err
+		})
 }
 
 // tcpAddr is the address of schedd's TCP listener, from its start-up log.
@@ -250,7 +245,7 @@ func mode(t *testing.T, path string) os.FileMode {
 }
 
 // Zero configuration: the database under XDG_DATA_HOME, the socket in a
-// private directory under XDG_RUNTIME_DIR, both private (finding 9).
+// private directory under XDG_RUNTIME_DIR, both private to the user.
 func TestZeroConfigStart(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -288,7 +283,7 @@ func TestZeroConfigStart(t *testing.T) {
 }
 
 // A second schedd on the same database exits 1 at once with one clear line
-// (RELIABILITY A7), and the first one goes on serving.
+// (not a second writer on the store), and the first one goes on serving.
 func TestSecondInstanceFailsFast(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -316,7 +311,7 @@ func TestSecondInstanceFailsFast(t *testing.T) {
 }
 
 // SIGTERM: waiting claims end, the daemon exits 0 within a few seconds and
-// removes its socket, and a restart serves the same schedules (A5).
+// removes its socket, and a restart serves the same schedules.
 func TestSIGTERMThenRestart(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -400,7 +395,7 @@ func TestShardCountIsTheDatabases(t *testing.T) {
 }
 
 // Refused configurations exit before touching anything: no database, no
-// socket (G4 and bad input).
+// socket (plain HTTP on a network address, and bad input).
 func TestRefusedConfigurations(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -424,7 +419,9 @@ func TestRefusedConfigurations(t *testing.T) {
 		{"store without scheme", []string{"--store", "/tmp/x.db"}, nil, 2, "want sqlite:PATH"},
 		{"listen without scheme", []string{"--listen", "/tmp/x.sock"}, nil, 2, "want unix:PATH or tcp:HOST:PORT"},
 		{"https", []string{"--listen", "https://0.0.0.0:443"}, nil, 2, "TLS is not supported yet"},
-		{"unknown flag", []string{"--bogus"}, nil, 2, "flag provided but not defined"},
+		{"unknown flag", []string{"--bogus"}, nil, 2, "unknown flag: --bogus"},
+		{"unknown one-dash flag", []string{"-bogus"}, nil, 2, "-bogus"},
+		{"one-dash spelling of a known flag", []string{"-log-format=xml"}, nil, 2, "--log-format \"xml\""},
 		{"argument", []string{"serve"}, nil, 2, "unexpected argument"},
 		{"shards", []string{"--shards", "-1"}, nil, 2, "--shards -1"},
 		{"horizon", []string{"--horizon", "1ms"}, nil, 2, "--horizon"},
@@ -491,8 +488,7 @@ func TestTCPWithToken(t *testing.T) {
 }
 
 // A socket left by a daemon that died is replaced; anything else planted
-// at the path is refused, and so is a socket directory others can enter
-// (finding 9, G3).
+// at the path is refused, and so is a socket directory others can enter.
 func TestSocketPathSafety(t *testing.T) {
 	t.Parallel()
 	t.Run("stale socket replaced", func(t *testing.T) {
@@ -550,15 +546,37 @@ func TestSocketPathSafety(t *testing.T) {
 	}
 }
 
+// The one-dash spelling of the long flags that schedd took before it
+// parsed flags with cobra (-store, -listen=...) still starts it, so that
+// existing scripts and units keep working.
+func TestOneDashFlags(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	db, sock := filepath.Join(e.root, "one.db"), filepath.Join(e.root, "one.sock")
+	p := start(t, e.vars(), "-store", "sqlite:"+db, "-listen=unix:"+sock, "-log-format", "json")
+	unixClient(t, sock).ready(p)
+	if _, err := os.Stat(db); err != nil {
+		t.Fatalf("-store: %v", err)
+	}
+	if !strings.Contains(p.stderr.String(), `{"time":`) {
+		t.Fatalf("-log-format json: the log is not JSON:\n%s", p.stderr.String())
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if code, _ := p.wait(t, 10*time.Second); code != 0 {
+		t.Fatalf("exit %d after SIGTERM:\n%s", code, p.stderr.String())
+	}
+}
+
 func TestVersionAndHelp(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
+	// The same line as schedctl version: release, Go, tz database.
 	code, out := run(t, e.vars(), "--version")
-	if code != 0 || out != "schedd dev\n" {
+	if code != 0 || !regexp.MustCompile(`^schedd dev \(go[^)]+\), tz database \S+\n$`).MatchString(out) {
 		t.Fatalf("--version: %d %q", code, out)
 	}
 	code, out = run(t, e.vars(), "--help")
-	for _, want := range []string{"Usage:", "Examples:", "--store", "-listen", "-insecure-listen", "SCHED_TOKEN", "curl --unix-socket"} {
+	for _, want := range []string{"Usage:", "Examples:", "Flags:", "--store", "--listen", "--insecure-listen", "--version", "SCHED_TOKEN", "curl --unix-socket"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Fatalf("--help: exit %d, lacks %q:\n%s", code, want, out)
 		}
@@ -568,7 +586,7 @@ func TestVersionAndHelp(t *testing.T) {
 	}
 }
 
-// Slowloris (E4): connections that trickle their headers are closed by the
+// Slowloris: connections that trickle their headers are closed by the
 // header timeout, and new requests are served meanwhile.
 func TestSlowHeadersAreCutOff(t *testing.T) {
 	t.Parallel()

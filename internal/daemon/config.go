@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -15,8 +14,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/paths"
+	"github.com/sched-dev/sched/internal/version"
 )
 
 // Config is schedd's configuration, from flags and the environment.
@@ -74,12 +77,9 @@ var (
 	ErrVersion = errors.New("version requested")
 )
 
-const helpText = `schedd is sched's daemon: it turns schedules into occurrences on a durable
+const helpLong = `schedd is sched's daemon: it turns schedules into occurrences on a durable
 queue and serves the HTTP/JSON API (/v1, see docs/api.md) to schedctl and
 workers.
-
-Usage:
-  schedd [flags]
 
 With no flags it keeps its SQLite database at $XDG_DATA_HOME/sched/sched.db
 (else ~/.local/share/sched/sched.db) and listens on the Unix socket
@@ -92,54 +92,85 @@ and take over a stopped node's shards at once and a dead node's within
 --shard-lease. Add schema=NAME to the URL to use (and create) a schema of
 its own; search_path=NAME also works for a schema that exists.
 
-Examples:
-  schedd
+Flags are spelled with two dashes (--store); the one-dash spelling of
+earlier releases (-store) is still accepted.
+
+Exit status: 0 after a clean shutdown, 2 on invalid input (a bad flag or
+value; nothing is touched), 1 on any other failure; errors are one line on
+stderr.`
+
+const helpExamples = `  schedd
   schedd --store sqlite:/var/lib/sched/sched.db --listen unix:/run/sched/schedd.sock,tcp:127.0.0.1:7070
   schedd --store 'postgres://sched@db.internal:5432/sched?sslmode=verify-full' --listen unix:/run/sched/schedd.sock
   SCHED_TOKEN=$(cat token) schedd --listen tcp:127.0.0.1:7070
-  curl --unix-socket "$XDG_RUNTIME_DIR/sched/schedd.sock" http://sched/v1/status
-
-Flags:
-`
+  curl --unix-socket "$XDG_RUNTIME_DIR/sched/schedd.sock" http://sched/v1/status`
 
 // ParseConfig reads flags from args and defaults from env (SCHED_STORE,
 // SCHED_LISTEN, SCHED_TOKEN); a flag wins over its variable. --help and
 // --version print to out and return ErrHelp or ErrVersion; bad input is a
-// *UsageError.
-func ParseConfig(args []string, env paths.Env, version string, out io.Writer) (Config, error) {
+// *UsageError. ver is what --version reports as schedd's release.
+func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Config, error) {
 	var (
 		cfg         Config
 		store       string
 		listen      string
 		showVersion bool
+		ran         bool
 	)
-	fs := flag.NewFlagSet("schedd", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.StringVar(&store, "store", envOr(env, "SCHED_STORE", ""), "the store: `sqlite:PATH` or a postgres:// URL (optional schema=NAME parameter) (env SCHED_STORE; default the SQLite file above)")
-	fs.StringVar(&listen, "listen", envOr(env, "SCHED_LISTEN", ""), "comma-separated `addresses`: unix:PATH, tcp:HOST:PORT (env SCHED_LISTEN; default the Unix socket above)")
+	cmd := &cobra.Command{
+		Use:     "schedd",
+		Short:   "sched's daemon: schedules in, occurrences on a durable queue out",
+		Long:    helpLong,
+		Example: helpExamples,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usage("unexpected argument %q: schedd takes only flags (see schedd --help)", args[0])
+			}
+			return nil
+		},
+		RunE:          func(*cobra.Command, []string) error { ran = true; return nil },
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	cmd.CompletionOptions.DisableDefaultCmd = true
+	cmd.SetOut(out)
+	cmd.SetErr(io.Discard)
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return usage("%v (see schedd --help)", err)
+	})
+	fs := cmd.Flags()
+	fs.SortFlags = false
+	// The environment's values are applied after parsing, not as the flags'
+	// defaults, so that --help never prints a token from SCHED_TOKEN.
+	fs.StringVar(&store, "store", "", "the store: `sqlite:PATH` or a postgres:// URL (optional schema=NAME parameter) (env SCHED_STORE; default the SQLite file above)")
+	fs.StringVar(&listen, "listen", "", "comma-separated `addresses`: unix:PATH, tcp:HOST:PORT (env SCHED_LISTEN; default the Unix socket above)")
 	fs.StringVar(&cfg.NodeID, "node-id", "", "this node's name as the owner of shard leases, unique per running node (default HOSTNAME-PID-RANDOM)")
 	fs.IntVar(&cfg.Shards, "shards", 0, "number of logical shards; fixed for the life of a database (default: the database's own; a new one gets 1 on SQLite, 16 on PostgreSQL)")
 	fs.DurationVar(&cfg.Horizon, "horizon", engine.DefaultHorizon, "how far ahead occurrences are put on the queue")
 	fs.DurationVar(&cfg.ShardLease, "shard-lease", engine.DefaultShardLease, "how long a shard lease lasts without renewal: the longest a dead node's shards wait to move")
-	fs.StringVar(&cfg.Token, "token", envOr(env, "SCHED_TOKEN", ""), "require `TOKEN` as \"Authorization: Bearer TOKEN\" on every /v1 request (env SCHED_TOKEN, which ps does not show; prefer it)")
+	fs.StringVar(&cfg.Token, "token", "", "require `TOKEN` as \"Authorization: Bearer TOKEN\" on every /v1 request (env SCHED_TOKEN, which ps does not show; prefer it)")
 	fs.StringVar(&cfg.LogFormat, "log-format", "text", "log format on stderr: text or json")
 	fs.BoolVar(&cfg.InsecureListen, "insecure-listen", false, "allow plain HTTP on a TCP address that is not loopback (TLS is not supported yet)")
 	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(out, helpText)
-			fs.SetOutput(out)
-			fs.PrintDefaults()
-			return cfg, ErrHelp
+	cmd.SetArgs(doubleDash(fs, args))
+	if err := cmd.Execute(); err != nil {
+		var ue *UsageError
+		if !errors.As(err, &ue) {
+			err = usage("%v (see schedd --help)", err)
 		}
-		return cfg, usage("%v (see schedd --help)", err)
+		return cfg, err
+	}
+	if !ran { // cobra printed the help
+		return cfg, ErrHelp
 	}
 	if showVersion {
-		fmt.Fprintf(out, "schedd %s\n", version)
+		fmt.Fprintln(out, version.Line("schedd", ver))
 		return cfg, ErrVersion
 	}
-	if fs.NArg() > 0 {
-		return cfg, usage("unexpected argument %q: schedd takes only flags (see schedd --help)", fs.Arg(0))
+	for name, p := range map[string]*string{"store": &store, "listen": &listen, "token": &cfg.Token} {
+		if !fs.Changed(name) {
+			*p = envOr(env, "SCHED_"+strings.ToUpper(name), "")
+		}
 	}
 
 	var err error
@@ -185,6 +216,38 @@ func ParseConfig(args []string, env paths.Env, version string, out io.Writer) (C
 		}
 	}
 	return cfg, nil
+}
+
+// doubleDash spells the one-dash long flags of earlier releases (-store,
+// -listen=...) with two dashes, as cobra wants them, so that scripts
+// written for them keep working. Only names of fs's flags are rewritten,
+// never a flag's value, nor anything after "--".
+func doubleDash(fs *pflag.FlagSet, args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		name, hasValue := "", false
+		switch {
+		case strings.HasPrefix(a, "--"):
+			name, _, hasValue = strings.Cut(a[2:], "=")
+		case strings.HasPrefix(a, "-") && len(a) > 2:
+			name, _, hasValue = strings.Cut(a[1:], "=")
+			if fs.Lookup(name) != nil {
+				a = "-" + a
+			}
+		}
+		out = append(out, a)
+		// A flag that takes a value and was not given one with = takes the
+		// next argument as it is, even if it starts with a dash.
+		if f := fs.Lookup(name); f != nil && !hasValue && f.NoOptDefVal == "" && i+1 < len(args) {
+			i++
+			out = append(out, args[i])
+		}
+	}
+	return out
 }
 
 func envOr(env paths.Env, name, def string) string {
@@ -312,8 +375,9 @@ func parseListen(s string, env paths.Env) ([]Listen, error) {
 	return out, nil
 }
 
-// checkExposure refuses plain HTTP on a network address (RELIABILITY G4):
-// TCP on anything but loopback needs --insecure-listen, and then a token.
+// checkExposure refuses plain HTTP on a network address, where tokens and
+// payloads would cross the network in clear text: TCP on anything but
+// loopback needs --insecure-listen, and then a token.
 func checkExposure(l Listen, cfg Config) error {
 	if l.Network != "tcp" {
 		return nil

@@ -41,8 +41,8 @@ import (
 	"github.com/sched-dev/sched/internal/store/sqlite"
 )
 
-// Timeouts of the HTTP servers, so that a slow or stalled client cannot
-// hold a connection for ever. There is no global
+// Timeouts of the HTTP servers, so that a client that sends its headers
+// slowly (or never) cannot hold a connection forever. There is no global
 // WriteTimeout or ReadTimeout, which would cut long polls; the server sets
 // read and write deadlines per request instead.
 const (

@@ -142,7 +142,7 @@ func TestParseConfigErrors(t *testing.T) {
 type syncBuffer = testio.SyncBuffer
 
 // A connection from another user is closed before anything is read from
-// it, even when the socket's mode would let it in (G3). Needs root, to run
+// it, even when the socket's mode would let it in. Needs root, to run
 // the other side as nobody.
 func TestPeerCredentialsRefuseOtherUsers(t *testing.T) {
 	if os.Geteuid() != 0 {
@@ -300,5 +300,52 @@ func TestDefaultNodeIDsDiffer(t *testing.T) {
 	}
 	if a.NodeID == b.NodeID || !strings.Contains(a.NodeID, "-") {
 		t.Errorf("default node ids %q and %q: want distinct HOSTNAME-PID-RANDOM", a.NodeID, b.NodeID)
+	}
+}
+
+// The one-dash long flags of earlier releases (Go's flag package took
+// -store) still work; a flag's value is never rewritten, even when it looks
+// like a flag, nor is anything after "--".
+func TestOneDashFlags(t *testing.T) {
+	t.Parallel()
+	env := envOf("XDG_DATA_HOME", "/data", "XDG_RUNTIME_DIR", "/run/user/7", "HOME", "/home/u")
+	got, err := ParseConfig([]string{"-store", "sqlite:/s.db", "-listen=unix:/s.sock", "-node-id", "-horizon", "-log-format", "json", "-insecure-listen"}, env, "v", io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.StorePath != "/s.db" || len(got.Listen) != 1 || got.Listen[0].Address != "/s.sock" || got.NodeID != "-horizon" || got.LogFormat != "json" || !got.InsecureListen {
+		t.Fatalf("got %+v", got)
+	}
+	for want, args := range map[string][]string{
+		"unknown flag: --bogus":                 {"--bogus"},
+		"unknown shorthand flag: 'b' in -bogus": {"-bogus"},
+		`unexpected argument "-store"`:          {"--", "-store"},
+	} {
+		_, err := ParseConfig(args, env, "v", io.Discard)
+		var ue *UsageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want a usage error with %q", args, err, want)
+		}
+	}
+}
+
+// --help prints the flags' help, never a value from the environment (the
+// token in SCHED_TOKEN above all); --version prints one line.
+func TestHelpAndVersion(t *testing.T) {
+	t.Parallel()
+	env := envOf("XDG_DATA_HOME", "/data", "HOME", "/home/u", "SCHED_TOKEN", "s3cret", "SCHED_STORE", "sqlite:/hidden.db")
+	var out strings.Builder
+	if _, err := ParseConfig([]string{"--help"}, env, "v", &out); !errors.Is(err, ErrHelp) {
+		t.Fatalf("--help: %v", err)
+	}
+	if !strings.Contains(out.String(), "--shard-lease duration") || strings.Contains(out.String(), "s3cret") || strings.Contains(out.String(), "hidden.db") {
+		t.Fatalf("--help:\n%s", out.String())
+	}
+	out.Reset()
+	if _, err := ParseConfig([]string{"--version"}, env, "v1.2.3", &out); !errors.Is(err, ErrVersion) {
+		t.Fatalf("--version: %v", err)
+	}
+	if !strings.HasPrefix(out.String(), "schedd v1.2.3 (go") || strings.Count(out.String(), "\n") != 1 {
+		t.Fatalf("--version: %q", out.String())
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sched-dev/sched/internal/paths"
+	"github.com/sched-dev/sched/internal/peercred"
 )
 
 // listenAll opens every listener of cfg, or none: on an error the ones
@@ -42,8 +43,8 @@ func listenAll(cfg Config, env paths.Env, log *slog.Logger) ([]net.Listener, err
 	return ls, nil
 }
 
-// listenUnix listens on a Unix socket that only this user can use
-// (RELIABILITY finding 9, G3): its directory is private (created 0700 and
+// listenUnix listens on a Unix socket that only this user can use, since
+// anyone who can connect can drive the API and read payloads: its directory is private (created 0700 and
 // its owner checked, for the default socket or a directory schedd creates),
 // the socket itself is 0600, a stale socket left by a dead daemon is
 // removed only if it is a socket of ours that nobody answers on, and every
@@ -105,7 +106,7 @@ func removeStale(path string, log *slog.Logger) error {
 }
 
 // credListener accepts only connections whose peer runs as this user
-// (SO_PEERCRED, or LOCAL_PEERCRED on the BSDs); others are closed before
+// (its peer credentials, see internal/peercred); others are closed before
 // anything is read from them.
 type credListener struct {
 	*net.UnixListener
@@ -120,9 +121,9 @@ func (l *credListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		uid, err := peerUID(c)
+		uid, err := peercred.UID(c)
 		switch {
-		case errors.Is(err, errNoPeerCred):
+		case errors.Is(err, peercred.ErrUnsupported):
 			// This OS cannot tell; the socket's mode still guards it.
 			l.warn.Do(func() { l.log.Warn("cannot check peer credentials on this OS; relying on the socket's mode 0600") })
 			return c, nil
@@ -136,5 +137,3 @@ func (l *credListener) Accept() (net.Conn, error) {
 		c.Close()
 	}
 }
-
-var errNoPeerCred = errors.New("peer credentials are not available on this OS")

@@ -42,6 +42,7 @@ import (
 
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/client"
+	"github.com/sched-dev/sched/internal/testdaemon"
 )
 
 // pgDSNVar names the variable that holds the test database's DSN (the same
@@ -382,20 +383,17 @@ func (c *pgCluster) startNode(id string) *pgNode {
 func (nd *pgNode) waitServing() {
 	t := nd.c.t
 	t.Helper()
-	waitFor(t, "schedd "+nd.id+" to serve", clusterWait, func() (bool, string) {
-		if nd.proc.exited() {
-			t.Fatalf("schedd %s exited with %d before serving:\n%s", nd.id, nd.proc.code, nd.log.String())
-		}
+	testdaemon.WaitServing(t, nd.proc.watch(nd.log), clusterWait, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		st, err := nd.cl.Status(ctx)
 		if err != nil {
-			return false, err.Error()
+			return err
 		}
 		if st.Store != "postgres" || st.NodeID != nd.id {
 			t.Fatalf("schedd %s: status says store %q, node %q", nd.id, st.Store, st.NodeID)
 		}
-		return true, ""
+		return nil
 	})
 }
 

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/sched-dev/sched/internal/testio"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +21,9 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/sched-dev/sched/internal/testdaemon"
+	"github.com/sched-dev/sched/internal/testio"
 )
 
 // The binaries under test, built once by TestMain.
@@ -101,6 +103,11 @@ func startProc(t *testing.T, name string, out *syncBuffer, logged bool, env []st
 		}
 	})
 	return p
+}
+
+// watch is p as testdaemon.WaitServing watches it, with out its output.
+func (p *proc) watch(out *syncBuffer) testdaemon.Proc {
+	return testdaemon.Proc{Name: p.name, Done: p.done, Code: func() int { return p.code }, Output: out.String}
 }
 
 func (p *proc) exited() bool {
@@ -213,12 +220,11 @@ func (d *daemon) start() {
 	p := startProc(t, fmt.Sprintf("schedd (run %d)", d.runs), d.log, true, d.env, scheddBin, args...)
 	d.proc = p
 	var last result
-	poll(t, "schedd to serve on "+d.sock, func() (bool, string) {
-		if p.exited() {
-			t.Fatalf("schedd exited with %d before serving:\n%s", p.code, d.log.String())
+	testdaemon.WaitServing(t, p.watch(d.log), deadline, func() error {
+		if last = d.ctl("status"); last.code != 0 {
+			return errors.New(last.String())
 		}
-		last = d.ctl("status")
-		return last.code == 0, last.String()
+		return nil
 	})
 	var st struct {
 		Store string `json:"store"`

@@ -1,0 +1,5 @@
+//go:build !linux && !darwin && !freebsd
+
+package peercred
+
+func peerUID(int) (int, error) { return -1, ErrUnsupported }

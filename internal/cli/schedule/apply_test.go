@@ -201,7 +201,7 @@ func TestValidateFile(t *testing.T) {
 			`:5: schedule "a" (#2), field name: also the name of schedule #1`},
 		{"payload inf", "schedules:\n  - name: a\n    queue: q\n    every: 1h\n    payload: {x: .inf}\n", `field payload: +Inf has no JSON form`},
 		{"no time zone", "schedules:\n  - name: a\n    queue: q\n    cron: '@daily'\n", `schedule "a" (#1), field time_zone: a cron schedule needs a time zone`},
-		{"two kinds", "schedules:\n  - name: a\n    queue: q\n    cron: '@daily'\n    every: 1h\n    time_zone: UTC\n", `field every: give only one of cron, at or every`},
+		{"two kinds", "schedules:\n  - name: a\n    queue: q\n    cron: '@daily'\n    every: 1h\n    time_zone: UTC\n", `field cron: give exactly one of cron, at or every`},
 		{"idempotency key is not a file field", "schedules:\n  - name: a\n    queue: q\n    every: 1h\n    idempotency_key: k\n", `unknown field "idempotency_key"`},
 		{"not yaml", "schedules: [\n", "did not find expected"},
 		{"empty", "# nothing\n", "the file is empty"},

@@ -16,7 +16,7 @@ import (
 
 // stubFailing is a stub on which every call fails with err.
 func stubFailing(err error) *clitest.Stub {
-	s := newStub()
+	s := clitest.NewStub()
 	s.Err = err
 	return s
 }
@@ -66,7 +66,7 @@ const threeSchedules = `schedules:
 // TestApplyIsIdempotent: the same file twice changes nothing; changing one
 // field of one schedule updates only that schedule, once.
 func TestApplyIsIdempotent(t *testing.T) {
-	s := newStub()
+	s := clitest.NewStub()
 	file := writeFile(t, threeSchedules)
 	out := apply(t, s, file)
 	if !strings.Contains(out, "3 created, 0 updated, 0 unchanged") {
@@ -117,7 +117,7 @@ func TestApplyIsIdempotent(t *testing.T) {
 
 // TestApplyLeavesOthersAlone: schedules not in the file are not touched.
 func TestApplyLeavesOthersAlone(t *testing.T) {
-	s := seeded() // holds "nightly"
+	s := clitest.Seeded() // holds "nightly"
 	apply(t, s, writeFile(t, threeSchedules))
 	for _, c := range s.Calls() {
 		if strings.HasSuffix(c, " nightly") || strings.HasSuffix(c, " sch_01") {
@@ -270,7 +270,7 @@ func TestYAMLPayloadToJSON(t *testing.T) {
 // any other error, so that 1 always means "differences".
 func TestDiffExitStatus(t *testing.T) {
 	file := writeFile(t, threeSchedules)
-	synced := newStub()
+	synced := clitest.NewStub()
 	apply(t, synced, file)
 	for _, tc := range []struct {
 		name   string
@@ -281,8 +281,8 @@ func TestDiffExitStatus(t *testing.T) {
 		msg    string
 	}{
 		{"in sync", synced, file, cmdutil.ExitOK, false, ""},
-		{"differences", newStub(), file, cmdutil.ExitFailure, true, "3 schedules would change"},
-		{"invalid file", newStub(), writeFile(t, "schedules:\n  - name: x\n    queue: q\n    every: soon\n"), cmdutil.ExitInvalid, false, "every"},
+		{"differences", clitest.NewStub(), file, cmdutil.ExitFailure, true, "3 schedules would change"},
+		{"invalid file", clitest.NewStub(), writeFile(t, "schedules:\n  - name: x\n    queue: q\n    every: soon\n"), cmdutil.ExitInvalid, false, "every"},
 		{"schedd refuses the input", stubFailing(&client.Error{Status: 400, Code: api.CodeInvalidArgument, Message: "bad name"}),
 			file, cmdutil.ExitInvalid, false, "bad name"},
 		{"schedd fails", stubFailing(&client.Error{Status: 500, Code: api.CodeInternal, Message: "disk on fire"}),

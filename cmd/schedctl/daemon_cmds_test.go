@@ -126,9 +126,9 @@ func TestValidateFiles(t *testing.T) {
 		{"bad-unknown-field.yaml", `bad-unknown-field.yaml:5: schedule "inventory-sync" (#1), field max_latenes: unknown field "max_latenes"`},
 		{"bad-never-fires.yaml", `bad-never-fires.yaml:4: schedule "feb-31" (#1), field cron: `},
 		{"bad-zone.yaml", `bad-zone.yaml:5: schedule "mars" (#1), field time_zone: time zone "Mars/Olympus": unknown IANA zone`},
-		{"bad-misfire.yaml", `bad-misfire.yaml:5: schedule "catchy" (#1), field misfire_policy: catch_up needs K`},
+		{"bad-misfire.yaml", `bad-misfire.yaml:5: schedule "catchy" (#1), field misfire_policy: "catch_up": say how many to catch up, catch_up:K with K from 1 to 1000`},
 		{"bad-duplicate.yaml", `bad-duplicate.yaml:5: schedule "twice" (#2), field name: also the name of schedule #1`},
-		{"bad-two-kinds.yaml", `bad-two-kinds.yaml:4: schedule "both" (#1), field every: give only one of cron, at or every, not at and every`},
+		{"bad-two-kinds.yaml", `bad-two-kinds.yaml:2: schedule "both" (#1), field cron: give exactly one of cron, at or every`},
 		{"bad-syntax.yaml", `bad-syntax.yaml:`},
 	}
 	for _, tc := range bad {

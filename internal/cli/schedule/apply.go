@@ -235,7 +235,7 @@ func makePlan(ctx context.Context, c cmdutil.API, entries []fileEntry) ([]planne
 }
 
 // liveless lists a new schedule's settings as changes from nothing.
-func liveless(s *schedule) []change {
+func liveless(s *normalForm) []change {
 	var out []change
 	for _, c := range s.fields() {
 		if c.To != "" && c.Field != "kind" {

@@ -16,7 +16,7 @@ import (
 
 // stubFailing is a stub on which every call fails with err.
 func stubFailing(err error) *clitest.Stub {
-	s := newStub()
+	s := clitest.NewStub()
 	s.Err = err
 	return s
 }
@@ -66,7 +66,7 @@ const threeSchedules = `schedules:
 // TestApplyIsIdempotent: the same file twice changes nothing; changing one
 // field of one schedule updates only that schedule, once.
 func TestApplyIsIdempotent(t *testing.T) {
-	s := newStub()
+	s := clitest.NewStub()
 	file := writeFile(t, threeSchedules)
 	out := apply(t, s, file)
 	if !strings.Contains(out, "3 created, 0 updated, 0 unchanged") {
@@ -117,7 +117,7 @@ func TestApplyIsIdempotent(t *testing.T) {
 
 // TestApplyLeavesOthersAlone: schedules not in the file are not touched.
 func TestApplyLeavesOthersAlone(t *testing.T) {
-	s := seeded() // holds "nightly"
+	s := clitest.Seeded() // holds "nightly"
 	apply(t, s, writeFile(t, threeSchedules))
 	for _, c := range s.Calls() {
 		if strings.HasSuffix(c, " nightly") || strings.HasSuffix(c, " sch_01") {
@@ -201,7 +201,7 @@ func TestValidateFile(t *testing.T) {
 			`:5: schedule "a" (#2), field name: also the name of schedule #1`},
 		{"payload inf", "schedules:\n  - name: a\n    queue: q\n    every: 1h\n    payload: {x: .inf}\n", `field payload: +Inf has no JSON form`},
 		{"no time zone", "schedules:\n  - name: a\n    queue: q\n    cron: '@daily'\n", `schedule "a" (#1), field time_zone: a cron schedule needs a time zone`},
-		{"two kinds", "schedules:\n  - name: a\n    queue: q\n    cron: '@daily'\n    every: 1h\n    time_zone: UTC\n", `field every: give only one of cron, at or every`},
+		{"two kinds", "schedules:\n  - name: a\n    queue: q\n    cron: '@daily'\n    every: 1h\n    time_zone: UTC\n", `field cron: give exactly one of cron, at or every`},
 		{"idempotency key is not a file field", "schedules:\n  - name: a\n    queue: q\n    every: 1h\n    idempotency_key: k\n", `unknown field "idempotency_key"`},
 		{"not yaml", "schedules: [\n", "did not find expected"},
 		{"empty", "# nothing\n", "the file is empty"},
@@ -270,7 +270,7 @@ func TestYAMLPayloadToJSON(t *testing.T) {
 // any other error, so that 1 always means "differences".
 func TestDiffExitStatus(t *testing.T) {
 	file := writeFile(t, threeSchedules)
-	synced := newStub()
+	synced := clitest.NewStub()
 	apply(t, synced, file)
 	for _, tc := range []struct {
 		name   string
@@ -281,8 +281,8 @@ func TestDiffExitStatus(t *testing.T) {
 		msg    string
 	}{
 		{"in sync", synced, file, cmdutil.ExitOK, false, ""},
-		{"differences", newStub(), file, cmdutil.ExitFailure, true, "3 schedules would change"},
-		{"invalid file", newStub(), writeFile(t, "schedules:\n  - name: x\n    queue: q\n    every: soon\n"), cmdutil.ExitInvalid, false, "every"},
+		{"differences", clitest.NewStub(), file, cmdutil.ExitFailure, true, "3 schedules would change"},
+		{"invalid file", clitest.NewStub(), writeFile(t, "schedules:\n  - name: x\n    queue: q\n    every: soon\n"), cmdutil.ExitInvalid, false, "every"},
 		{"schedd refuses the input", stubFailing(&client.Error{Status: 400, Code: api.CodeInvalidArgument, Message: "bad name"}),
 			file, cmdutil.ExitInvalid, false, "bad name"},
 		{"schedd fails", stubFailing(&client.Error{Status: 500, Code: api.CodeInternal, Message: "disk on fire"}),

@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sched-dev/sched/api"
+	rules "github.com/sched-dev/sched/internal/schedule"
 )
 
 // Schedules as code: a YAML file of schedules keyed by name.
@@ -85,7 +86,7 @@ func (e *FileError) Error() string {
 // fileEntry is one valid schedule of a file, with its normal form.
 type fileEntry struct {
 	Request api.ScheduleRequest
-	Norm    *schedule
+	Norm    *normalForm
 	Line    int
 }
 
@@ -164,9 +165,9 @@ func parseScheduleFile(name string, data []byte) ([]fileEntry, error) {
 		}
 		norm, err := checkRequest(r)
 		if err != nil {
-			var fe *fieldError
+			var fe *rules.ValidationError
 			if errors.As(err, &fe) {
-				return nil, fail(fe.Field, fe.Msg)
+				return nil, fail(fe.Field, fe.Reason())
 			}
 			return nil, fail("", err.Error())
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/cli/cmdutil"
+	rules "github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/spec"
 )
 
@@ -100,7 +101,7 @@ func readPayload(v string, stdin io.Reader) (json.RawMessage, error) {
 	if name, ok := strings.CutPrefix(v, "@"); ok {
 		var err error
 		if name == "-" {
-			b, err = io.ReadAll(io.LimitReader(stdin, maxPayload+1))
+			b, err = io.ReadAll(io.LimitReader(stdin, rules.MaxPayload+1))
 		} else {
 			b, err = os.ReadFile(name)
 		}
@@ -111,8 +112,8 @@ func readPayload(v string, stdin io.Reader) (json.RawMessage, error) {
 	if strings.TrimSpace(string(b)) == "" {
 		return nil, nil
 	}
-	if len(b) > maxPayload {
-		return nil, cmdutil.UsageErrorf("--payload: %d bytes is over the limit of %d (256 KiB)", len(b), maxPayload)
+	if len(b) > rules.MaxPayload {
+		return nil, cmdutil.UsageErrorf("--payload: %d bytes is over the limit of %d (256 KiB)", len(b), rules.MaxPayload)
 	}
 	if !json.Valid(b) {
 		var v any
@@ -166,9 +167,9 @@ func (p *schedulePatch) apply(r *api.ScheduleRequest) {
 // checkFlags validates a request built from flags; errors name the flag.
 func checkFlags(r api.ScheduleRequest) error {
 	if _, err := checkRequest(r); err != nil {
-		var fe *fieldError
+		var fe *rules.ValidationError
 		if errors.As(err, &fe) {
-			return cmdutil.UsageErrorf("%s: %s", fieldFlag(fe.Field), fe.Msg)
+			return cmdutil.UsageErrorf("%s: %s", fieldFlag(fe.Field), fe.Reason())
 		}
 		return &cmdutil.UsageError{Err: err}
 	}

@@ -16,41 +16,6 @@ import (
 
 var bg = context.Background()
 
-// newStub is an empty stub that stores schedules as schedd would.
-func newStub() *clitest.Stub {
-	s := clitest.NewStub()
-	s.Store = storeAsSchedd
-	return s
-}
-
-// seeded is clitest.Seeded, storing schedules as schedd would.
-func seeded() *clitest.Stub {
-	s := clitest.Seeded()
-	s.Store = storeAsSchedd
-	return s
-}
-
-// storeAsSchedd turns a request into a schedule as schedd would answer
-// it, with the offline checks' defaults: the stub's Store.
-func storeAsSchedd(sc *api.Schedule, r api.ScheduleRequest) error {
-	norm, err := checkRequest(r)
-	if err != nil {
-		return &client.Error{Status: 400, Code: api.CodeInvalidArgument, Message: err.Error()}
-	}
-	sc.Name, sc.Queue, sc.Kind, sc.Expression, sc.TimeZone = r.Name, r.Queue, string(norm.Kind), r.Cron+r.At+r.Every, norm.Zone
-	sc.Anchor = r.Anchor
-	sc.DSTGap, sc.DSTRepeat = "skip", "first"
-	if norm.Gap != "" {
-		sc.DSTGap, sc.DSTRepeat = norm.Gap, norm.Repeat
-	}
-	sc.Payload = r.Payload
-	sc.MisfirePolicy, sc.MaxLateness, sc.OverlapPolicy = norm.Misfire, norm.MaxLateness.String(), norm.Overlap
-	sc.FlexibleWindow, sc.MaxAttempts = norm.FlexWindow.String(), norm.MaxAttempts
-	sc.RetryBase, sc.RetryCap, sc.RetryDeadline = norm.RetryBase.String(), norm.RetryCap.String(), norm.RetryDeadline.String()
-	sc.UpdatedAt = clitest.FixedNow
-	return nil
-}
-
 var (
 	scheduleKeys = []string{"anchor", "created_at", "dst_gap", "dst_repeat", "expression", "flexible_window", "kind",
 		"max_attempts", "max_lateness", "misfire_policy", "missed_count", "name", "next_fire_at", "next_run_at", "overlap_policy", "payload",
@@ -74,7 +39,7 @@ const sampleFile = `schedules:
 // nested objects included: scripts depend on them (gh's jsonfieldstest). A
 // failure here means a breaking change to the JSON contract.
 func TestJSONFields(t *testing.T) {
-	clitest.CheckJSONFields(t, seeded, []clitest.JSONCase{
+	clitest.CheckJSONFields(t, clitest.Seeded, []clitest.JSONCase{
 		{Name: "create", Run: func(f *cmdutil.Factory, s *clitest.Stub) error {
 			return createRun(&CreateOptions{IO: f, API: clitest.APIOf(s), Ctx: bg, JSON: true,
 				Request: api.ScheduleRequest{Name: "new", Queue: "q", Every: "1h", Anchor: "2027-01-01T00:00:00Z", Payload: []byte(`{"a":1}`)}})
@@ -120,14 +85,14 @@ func TestJSONFields(t *testing.T) {
 	})
 	// Nested objects of the contract.
 	f, out, _ := clitest.NewFactory(false)
-	s := seeded()
+	s := clitest.Seeded()
 	changeRun(&ChangeOptions{IO: f, API: clitest.APIOf(s), Ctx: bg, JSON: true, Verb: "pause", Ref: "nightly"})
 	if sc := clitest.MustJSON(t, out.Bytes()).(map[string]any)["schedule"].(map[string]any); len(sc) != len(scheduleKeys) {
 		t.Errorf("change.schedule has %d fields, want %d", len(sc), len(scheduleKeys))
 	}
 	f, out, _ = clitest.NewFactory(false)
 	f.In = strings.NewReader(sampleFile)
-	diffRun(&ApplyOptions{IO: f, API: clitest.APIOf(newStub()), Ctx: bg, JSON: true, File: "-"})
+	diffRun(&ApplyOptions{IO: f, API: clitest.APIOf(clitest.NewStub()), Ctx: bg, JSON: true, File: "-"})
 	ch := clitest.MustJSON(t, out.Bytes()).([]any)[0].(map[string]any)["changes"].([]any)[0].(map[string]any)
 	if len(ch) != 3 || ch["field"] == nil || ch["from"] == nil || ch["to"] == nil {
 		t.Errorf("diff change fields %v, want field, from, to", ch)
@@ -142,7 +107,7 @@ func TestEmptyListsAreArrays(t *testing.T) {
 		},
 	} {
 		f, out, _ := clitest.NewFactory(false)
-		if err := run(f, newStub()); err != nil {
+		if err := run(f, clitest.NewStub()); err != nil {
 			t.Fatal(err)
 		}
 		if strings.TrimSpace(out.String()) != "[]" {
@@ -152,7 +117,7 @@ func TestEmptyListsAreArrays(t *testing.T) {
 }
 
 func TestListPagesThroughAll(t *testing.T) {
-	s := newStub()
+	s := clitest.NewStub()
 	s.PageSize = 2
 	for i := range 5 {
 		s.CreateSchedule(bg, api.ScheduleRequest{Name: fmt.Sprintf("s%d", i), Queue: "q", Every: "1h"})
@@ -172,7 +137,7 @@ func TestListPagesThroughAll(t *testing.T) {
 // TestPaging: list shows one page and says more exist, follows tokens and
 // --all.
 func TestPaging(t *testing.T) {
-	clitest.CheckPaging(t, newStub, []clitest.PagedCase{
+	clitest.CheckPaging(t, clitest.NewStub, []clitest.PagedCase{
 		{Name: "list", List: "schedules", IDKey: "name", Seed: func(s *clitest.Stub, n int) {
 			for i := range n {
 				s.CreateSchedule(bg, api.ScheduleRequest{Name: fmt.Sprintf("s%d", i), Queue: "q", Every: "1h"})
@@ -189,7 +154,7 @@ func TestTables(t *testing.T) {
 	for _, tty := range []bool{true, false} {
 		t.Run(fmt.Sprintf("tty=%v", tty), func(t *testing.T) {
 			f, out, _ := clitest.NewFactory(tty)
-			if err := listRun(&ListOptions{IO: f, API: clitest.APIOf(seeded()), Ctx: bg}); err != nil {
+			if err := listRun(&ListOptions{IO: f, API: clitest.APIOf(clitest.Seeded()), Ctx: bg}); err != nil {
 				t.Fatal(err)
 			}
 			got := out.String()
@@ -213,7 +178,7 @@ func TestTables(t *testing.T) {
 
 func TestGetTable(t *testing.T) {
 	f, out, _ := clitest.NewFactory(false)
-	if err := getRun(&GetOptions{IO: f, API: clitest.APIOf(seeded()), Ctx: bg, Ref: "nightly"}); err != nil {
+	if err := getRun(&GetOptions{IO: f, API: clitest.APIOf(clitest.Seeded()), Ctx: bg, Ref: "nightly"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
@@ -230,7 +195,7 @@ func TestGetTable(t *testing.T) {
 
 func TestChangeOutputCounts(t *testing.T) {
 	f, out, _ := clitest.NewFactory(true)
-	if err := changeRun(&ChangeOptions{IO: f, API: clitest.APIOf(seeded()), Ctx: bg, Verb: "pause", Ref: "nightly"}); err != nil {
+	if err := changeRun(&ChangeOptions{IO: f, API: clitest.APIOf(clitest.Seeded()), Ctx: bg, Verb: "pause", Ref: "nightly"}); err != nil {
 		t.Fatal(err)
 	}
 	if want := "paused nightly (sch_01): PAUSED, version 4; 3 occurrences canceled, 1 still in flight\n"; out.String() != want {
@@ -241,7 +206,7 @@ func TestChangeOutputCounts(t *testing.T) {
 // TestTableCellsAreSafe: a name with a newline or an escape sequence
 // cannot break a row or reach the terminal raw.
 func TestTableCellsAreSafe(t *testing.T) {
-	s := seeded()
+	s := clitest.Seeded()
 	s.Schedules["nightly"].Name = "evil\n\x1b[31mred\tname"
 	f, out, _ := clitest.NewFactory(false)
 	listRun(&ListOptions{IO: f, API: clitest.APIOf(s), Ctx: bg})
@@ -253,7 +218,7 @@ func TestTableCellsAreSafe(t *testing.T) {
 // TestUpdateMergesFlags: update sends the whole schedule: the current
 // settings with the flags given applied, by id.
 func TestUpdateMergesFlags(t *testing.T) {
-	s := newStub()
+	s := clitest.NewStub()
 	s.CreateSchedule(bg, api.ScheduleRequest{Name: "n", Queue: "q", Cron: "0 2 * * *", TimeZone: "Europe/Berlin", DSTGap: "shift",
 		Payload: []byte(`{"keep":true}`), MaxLateness: "5m", MaxAttempts: 4})
 	f, _, _ := clitest.NewFactory(false)
@@ -316,7 +281,7 @@ func TestExitCodesOfAnswers(t *testing.T) {
 		{&client.Error{Status: 500, Code: api.CodeInternal}, cmdutil.ExitFailure},
 	}
 	for _, tc := range cases {
-		s := seeded()
+		s := clitest.Seeded()
 		s.Err = tc.err
 		f, out, _ := clitest.NewFactory(false)
 		err := getRun(&GetOptions{IO: f, API: clitest.APIOf(s), Ctx: bg, Ref: "x"})
@@ -332,7 +297,7 @@ func TestExitCodesOfAnswers(t *testing.T) {
 // TestTrigger: a trigger prints its manual occurrence; the same key again
 // is the same occurrence, said so, and no new one.
 func TestTrigger(t *testing.T) {
-	s := seeded()
+	s := clitest.Seeded()
 	run := func(key string) string {
 		t.Helper()
 		f, out, _ := clitest.NewFactory(false)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/client"
 	"github.com/sched-dev/sched/internal/cli/cmdutil"
+	rules "github.com/sched-dev/sched/internal/schedule"
 )
 
 // Stub stands in for schedd behind the cmdutil.API interface (no HTTP: the
@@ -29,12 +29,6 @@ type Stub struct {
 	calls     []string
 	Err       error // when set, every call fails with it
 	n         int
-
-	// Store turns a request into the schedule schedd would answer, with
-	// its defaults filled in; CreateSchedule and UpdateSchedule use it.
-	// The schedule commands' tests set it to their offline checks; nil
-	// refuses every create and update.
-	Store func(sc *api.Schedule, r api.ScheduleRequest) error
 
 	// What the other calls answer, and what the last ones asked.
 	Occurrences     []api.Occurrence
@@ -70,12 +64,31 @@ func (s *Stub) Calls() []string {
 	return append([]string(nil), s.calls...)
 }
 
-// store turns a request into a schedule with Store.
+// store fills sc from r as schedd would answer it: r checked by schedd's
+// own rules (package internal/schedule), refused with schedd's 400 and
+// message, and the defaults filled in. The expression, anchor and payload
+// are kept as sent.
 func (s *Stub) store(sc *api.Schedule, r api.ScheduleRequest) error {
-	if s.Store == nil {
-		return errors.New("stub: no Store to turn a request into a schedule")
+	set, err := rules.FromRequest(&r)
+	if err == nil {
+		_, err = set.Normalize()
 	}
-	return s.Store(sc, r)
+	if err == nil {
+		err = rules.CheckIdempotencyKey(r.IdempotencyKey)
+	}
+	if err != nil {
+		return &client.Error{Status: 400, Code: api.CodeInvalidArgument, Message: err.Error()}
+	}
+	sc.Name, sc.Queue, sc.Kind, sc.Expression, sc.TimeZone = set.Name, set.Queue, string(set.Kind), r.Cron+r.At+r.Every, set.TimeZone
+	sc.Anchor = r.Anchor
+	sc.DSTGap, sc.DSTRepeat = string(set.DSTGap), string(set.DSTRepeat)
+	sc.Payload = r.Payload
+	sc.MisfirePolicy = rules.FormatMisfire(set.MisfirePolicy, set.CatchUpK)
+	sc.MaxLateness, sc.OverlapPolicy = set.MaxLateness.String(), string(set.OverlapPolicy)
+	sc.FlexibleWindow, sc.MaxAttempts = set.FlexibleWindow.String(), set.Retry.MaxAttempts
+	sc.RetryBase, sc.RetryCap, sc.RetryDeadline = set.Retry.BackoffBase.String(), set.Retry.BackoffCap.String(), set.Retry.Deadline.String()
+	sc.UpdatedAt = FixedNow
+	return nil
 }
 
 // The methods of cmdutil.API answer from the stub's fields.

@@ -123,7 +123,12 @@ func (s *Settings) Normalize() (*spec.Spec, error) {
 		return nil, Invalid("anchor", "an anchor only applies to an every schedule")
 	}
 	if s.Kind != spec.KindCron && (s.DSTGap != "" || s.DSTRepeat != "") {
-		return nil, Invalid("dst_gap", "DST options only apply to a cron schedule")
+		// Name the option that was given, so a client can point at it.
+		field := "dst_gap"
+		if s.DSTGap == "" {
+			field = "dst_repeat"
+		}
+		return nil, Invalid(field, "DST options only apply to a cron schedule")
 	}
 	if s.DSTGap == "" {
 		s.DSTGap = spec.GapSkip

@@ -82,7 +82,7 @@ func TestNormalizeRules(t *testing.T) {
 		// DST policies
 		{"cron shift and last", func(s *Settings) { s.DSTGap, s.DSTRepeat = spec.GapShift, spec.RepeatLast }, "", ""},
 		{"dst_gap on every", func(s *Settings) { every(s); s.DSTGap = spec.GapShift }, "dst_gap", "dst_gap: DST options only apply to a cron schedule"},
-		{"dst_repeat on at", func(s *Settings) { s.Kind, s.Expr, s.DSTRepeat = spec.KindAt, "2027-03-14T13:00:00Z", spec.RepeatAll }, "dst_gap", "dst_gap: DST options only apply to a cron schedule"},
+		{"dst_repeat on at", func(s *Settings) { s.Kind, s.Expr, s.DSTRepeat = spec.KindAt, "2027-03-14T13:00:00Z", spec.RepeatAll }, "dst_repeat", "dst_repeat: DST options only apply to a cron schedule"},
 		{"dst_gap unknown", func(s *Settings) { s.DSTGap = "later" }, "dst_gap", `dst_gap "later": want skip or shift`},
 		{"dst_repeat unknown", func(s *Settings) { s.DSTRepeat = "twice" }, "dst_repeat", `dst_repeat "twice": want first, last or all`},
 		// payload

@@ -1,7 +1,6 @@
 package schedule
 
 import (
-	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -52,7 +51,7 @@ func checkRequest(r api.ScheduleRequest) (*normalForm, error) {
 	}
 	sp, err := set.Normalize()
 	if err != nil {
-		return nil, blameDSTRepeat(r, err)
+		return nil, err
 	}
 	if err := rules.CheckIdempotencyKey(r.IdempotencyKey); err != nil {
 		return nil, err
@@ -68,17 +67,6 @@ func checkRequest(r api.ScheduleRequest) (*normalForm, error) {
 		return nil, rules.Invalid("payload", "not valid JSON: %v", err)
 	}
 	return s, nil
-}
-
-// blameDSTRepeat points a refused DST option at the one the request gave:
-// the rules name dst_gap for either, and schedctl names the flag or the
-// file's line, which must be --dst-repeat's when only that was given.
-func blameDSTRepeat(r api.ScheduleRequest, err error) error {
-	var fe *rules.ValidationError
-	if errors.As(err, &fe) && fe.Field == "dst_gap" && r.DSTGap == "" && r.DSTRepeat != "" {
-		return rules.Invalid("dst_repeat", "%s", fe.Reason())
-	}
-	return err
 }
 
 // normalTiming fills the timing fields from a parsed definition.

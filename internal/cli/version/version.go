@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sched-dev/sched/internal/cli/cmdutil"
+	"github.com/sched-dev/sched/internal/version"
 	"github.com/sched-dev/sched/internal/spec"
 )
 
@@ -49,6 +50,6 @@ func versionRun(opts *VersionOptions) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(v)
 	}
-	_, err := fmt.Fprintf(f.Out, "schedctl %s (%s), tz database %s\n", v.Version, v.Go, v.TZVersion)
+	_, err := fmt.Fprintln(f.Out, version.Line("schedctl", v.Version))
 	return err
 }

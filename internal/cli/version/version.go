@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sched-dev/sched/internal/cli/cmdutil"
-	"github.com/sched-dev/sched/internal/version"
 	"github.com/sched-dev/sched/internal/spec"
+	"github.com/sched-dev/sched/internal/version"
 )
 
 // VersionOptions is schedctl version.

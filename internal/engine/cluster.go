@@ -261,11 +261,11 @@ func (m *member) maintainLeases(ctx context.Context, local, now time.Time) {
 			err error
 		)
 		if local.Before(h.trustedUntil) {
-			l, err = m.store.RenewShard(ctx, h.lease, ttl, now)
+			l, err = RenewShard(ctx, m.store, h.lease, ttl, now)
 		} else {
 			// Trust ran out (a pause, a cut): take it again, at a new
 			// epoch if it expired meanwhile.
-			l, err = m.store.AcquireShard(ctx, store.AcquireShardParams{Shard: shard, Owner: m.cfg.NodeID, TTL: ttl, Now: now})
+			l, err = AcquireShard(ctx, m.store, store.AcquireShardParams{Shard: shard, Owner: m.cfg.NodeID, TTL: ttl, Now: now})
 		}
 		if err != nil {
 			m.log.Info("shard lease lost", "shard", shard, "epoch", h.lease.Epoch, "err", err)
@@ -287,7 +287,7 @@ func (m *member) maintainLeases(ctx context.Context, local, now time.Time) {
 			continue
 		}
 		delete(m.held, shard) // stop acting on it before the store hears of it
-		if err := m.store.ReleaseShard(ctx, h.lease); err != nil {
+		if err := ReleaseShard(ctx, m.store, h.lease); err != nil {
 			m.log.Warn("release shard lease", "shard", shard, "err", err)
 		} else {
 			m.log.Info("shard lease handed over", "shard", shard, "epoch", h.lease.Epoch, "target", target)
@@ -317,7 +317,7 @@ func (m *member) maintainLeases(ctx context.Context, local, now time.Time) {
 		if m.held[shard] != nil || taken[shard] {
 			continue
 		}
-		l, err := m.store.AcquireShard(ctx, store.AcquireShardParams{Shard: shard, Owner: m.cfg.NodeID, TTL: ttl, Now: now})
+		l, err := AcquireShard(ctx, m.store, store.AcquireShardParams{Shard: shard, Owner: m.cfg.NodeID, TTL: ttl, Now: now})
 		if err != nil {
 			if !errors.Is(err, store.ErrConflict) {
 				m.log.Warn("shard lease", "shard", shard, "err", err)
@@ -347,7 +347,7 @@ func (m *member) leave(ctx context.Context) {
 		return
 	}
 	for shard, h := range m.held {
-		if err := m.store.ReleaseShard(ctx, h.lease); err != nil {
+		if err := ReleaseShard(ctx, m.store, h.lease); err != nil {
 			m.log.Warn("release shard lease", "shard", shard, "err", err)
 		}
 		delete(m.held, shard)

@@ -34,11 +34,9 @@ type Store interface {
 	GetScheduleByIdempotencyKey(ctx context.Context, tenantID, key string) (*Schedule, error)
 	ListSchedules(ctx context.Context, p ListSchedulesParams) ([]Schedule, error)
 
-	// The planner.
+	// The planner. The shard leases are taken, renewed and given back by
+	// the engine's rule, in a transaction of PlannerTx statements.
 	InitShards(ctx context.Context, n int) (int, error)
-	AcquireShard(ctx context.Context, p AcquireShardParams) (ShardLease, error)
-	RenewShard(ctx context.Context, l ShardLease, ttl time.Duration, now time.Time) (ShardLease, error)
-	ReleaseShard(ctx context.Context, l ShardLease) error
 	ListShardLeases(ctx context.Context) ([]ShardLease, error)
 	DueSchedules(ctx context.Context, p DueSchedulesParams) ([]Schedule, error)
 	CommitPlan(ctx context.Context, p Plan) (PlanResult, error)
@@ -126,10 +124,10 @@ type ShardLease struct {
 	ExpiresAt time.Time
 }
 
-// AcquireShardParams asks for a shard. The store grants it when the shard
-// has no lease, when the lease has expired at Now (the epoch grows), or
-// when Owner already holds it (a renewal: the epoch stays). A live lease of
-// another owner is ErrConflict.
+// AcquireShardParams asks for a shard (see engine.AcquireShard): it is
+// granted when the shard has no lease, when the lease has expired at Now
+// (the epoch grows), or when Owner already holds it (a renewal: the epoch
+// stays). A live lease of another owner is ErrConflict.
 type AcquireShardParams struct {
 	Shard int
 	Owner string

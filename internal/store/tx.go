@@ -20,6 +20,7 @@ import (
 type Tx interface {
 	QueueTx
 	ControlTx
+	PlannerTx
 
 	// Commit makes the transaction's writes durable. After an error nothing
 	// of it was written.

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/rowcodec"
 )
 
 // SQLSTATE codes translate recognises (PostgreSQL, Appendix A).
@@ -30,7 +31,7 @@ const (
 // outcomes the engine handles as such.
 //
 // Serialization failures cannot happen under the READ COMMITTED this store
-// runs at (finding 11), but a database whose default is SERIALIZABLE, or a
+// runs at, but a database whose default is SERIALIZABLE, or a
 // future statement, must still surface them as retryable.
 func translate(err error) error {
 	if err == nil {
@@ -62,3 +63,7 @@ func translate(err error) error {
 	}
 	return fmt.Errorf("%w: %w", sentinel, err)
 }
+
+// codec is what the drivers' shared code (rowcodec) knows of this one's
+// errors.
+var codec = rowcodec.Codec{NoRows: pgx.ErrNoRows, Translate: translate}

@@ -10,12 +10,12 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/rowcodec"
 )
 
 // insertChunk is how many occurrences one INSERT writes at most. A whole
 // planner batch (1,000 rows) is one statement; the bound keeps any one
-// request to the server a few megabytes (RELIABILITY finding 13: cap
-// request sizes).
+// request to the server a few megabytes: a request's size is capped.
 const insertChunk = 5000
 
 // occurrenceInserter writes occurrences within one transaction, one
@@ -50,14 +50,7 @@ func newOccurrenceInserter(ctx context.Context, tx pgx.Tx) *occurrenceInserter {
 // enqueue time given. Zero RetryFrom is ScheduledFor and empty
 // OverlapPolicy is allow.
 func (in *occurrenceInserter) add(o *store.Occurrence, id string, epoch int64, enqueuedAt time.Time) error {
-	retryFrom := o.RetryFrom
-	if retryFrom.IsZero() {
-		retryFrom = o.ScheduledFor
-	}
-	ovl := o.OverlapPolicy
-	if ovl == "" {
-		ovl = store.OverlapAllow
-	}
+	retryFrom, ovl := rowcodec.InsertDefaults(o)
 	c := &in.cols
 	c.id = append(c.id, id)
 	c.tenant = append(c.tenant, o.TenantID)

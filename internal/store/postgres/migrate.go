@@ -27,7 +27,7 @@ func loadMigrations(fsys fs.FS, dir string) ([]migration.Migration, error) {
 }
 
 // migrate applies the migrations the schema has not seen yet, in order,
-// and records each in schema_migrations. It returns the schema migrated
+// and records each in schema_migrations (migration.Apply). It returns the schema migrated
 // (schema, or the connection's current schema when schema is empty) and
 // the versions it applied: none on a schema already up to date.
 //
@@ -38,8 +38,7 @@ func loadMigrations(fsys fs.FS, dir string) ([]migration.Migration, error) {
 // to do. DDL is transactional in PostgreSQL, so a failed step leaves no
 // half-built schema, and the lock goes with the transaction even if the
 // process dies. With schema set, the schema itself is created (if missing)
-// under the same lock. A schema written by a newer release (a migration
-// this binary does not know) is refused.
+// under the same lock.
 //
 // The migration files and the DDL here run with no parameters, which pgx
 // sends on the simple protocol (the only one that takes several statements
@@ -75,27 +74,28 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string, ms []migrat
 			return "", nil, fmt.Errorf("migrate: create schema %s: %w", schema, translate(err))
 		}
 	}
-	if _, err := tx.Exec(ctx, qCreateMigrations); err != nil {
-		return "", nil, fmt.Errorf("migrate: create schema_migrations: %w", translate(err))
-	}
-	var have int
-	if err := tx.QueryRow(ctx, qMaxMigration).Scan(&have); err != nil {
-		return "", nil, fmt.Errorf("migrate: read schema_migrations: %w", translate(err))
-	}
-	if have > len(ms) {
-		return "", nil, fmt.Errorf("migrate: schema %s is at version %d, this binary knows only %d: it was written by a newer release", schema, have, len(ms))
-	}
-	for _, m := range ms[have:] {
-		if _, err := tx.Exec(ctx, m.SQL); err != nil {
-			return "", nil, fmt.Errorf("migrate: apply %s: %w", m.Name, translate(err))
-		}
-		if _, err := tx.Exec(ctx, qRecordMigration, m.Version, m.Name, now.UnixMilli()); err != nil {
-			return "", nil, fmt.Errorf("migrate: record %s: %w", m.Name, translate(err))
-		}
-		applied = append(applied, m.Version)
+	applied, err = migration.Apply(ctx, migrationTx{tx}, migrationStatements, ms, now, "schema "+schema)
+	if err != nil {
+		return "", nil, fmt.Errorf("migrate: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return "", nil, fmt.Errorf("migrate: commit: %w", translate(err))
 	}
 	return schema, applied, nil
+}
+
+var migrationStatements = migration.Statements{Create: qCreateMigrations, Max: qMaxMigration, Record: qRecordMigration}
+
+// migrationTx is the transaction a migration runs in (migration.Tx).
+type migrationTx struct{ tx pgx.Tx }
+
+func (m migrationTx) Exec(ctx context.Context, q string, args ...any) error {
+	_, err := m.tx.Exec(ctx, q, args...)
+	return translate(err)
+}
+
+func (m migrationTx) QueryInt(ctx context.Context, q string) (int, error) {
+	var n int
+	err := m.tx.QueryRow(ctx, q).Scan(&n)
+	return n, translate(err)
 }

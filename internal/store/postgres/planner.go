@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/rowcodec"
 )
 
 // DefaultShards is the number of logical shards schedd gives a new
@@ -23,97 +23,35 @@ const DefaultShards = 16
 // with another count can refuse to run. Two nodes racing on an empty
 // schema both get the number of whichever inserted first.
 func (s *Store) InitShards(ctx context.Context, n int) (int, error) {
-	if n < 1 {
-		return 0, fmt.Errorf("init shards: %d shards: want at least 1", n)
+	if err := rowcodec.CheckShards(n); err != nil {
+		return 0, fmt.Errorf("init shards: %w", err)
 	}
 	var have string
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, qInitShards, strconv.Itoa(n)); err != nil {
+		if _, err := tx.Exec(ctx, qInitShards, rowcodec.ShardsArg(n)); err != nil {
 			return translate(err)
 		}
 		return translate(tx.QueryRow(ctx, qGetShards).Scan(&have))
 	})
+	if err == nil {
+		n, err = rowcodec.StoredShards(have)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("init shards: %w", err)
 	}
-	stored, err := strconv.Atoi(have)
-	if err != nil {
-		return 0, fmt.Errorf("init shards: stored shard count %q: %w", have, err)
-	}
-	return stored, nil
-}
-
-// AcquireShard grants the shard to p.Owner until p.Now + p.TTL: a free
-// shard, an expired lease (the epoch grows) or the owner's own live lease
-// (a renewal: the epoch stays). A live lease of another owner is
-// store.ErrConflict.
-func (s *Store) AcquireShard(ctx context.Context, p store.AcquireShardParams) (store.ShardLease, error) {
-	if err := p.Check(); err != nil {
-		return store.ShardLease{}, err
-	}
-	l, err := scanShardLease(s.pool.QueryRow(ctx, qAcquireShard, p.Shard, p.Owner, ms(p.Now.Add(p.TTL)), ms(p.Now)))
-	if errors.Is(err, pgx.ErrNoRows) {
-		held, err := scanShardLease(s.pool.QueryRow(ctx, qGetShardLease, p.Shard))
-		if err != nil {
-			return store.ShardLease{}, fmt.Errorf("acquire shard %d: %w", p.Shard, translate(err))
-		}
-		return store.ShardLease{}, fmt.Errorf("acquire shard %d: %w: held by %s (epoch %d) until %s",
-			p.Shard, store.ErrConflict, held.Owner, held.Epoch, held.ExpiresAt.Format(time.RFC3339Nano))
-	}
-	if err != nil {
-		return store.ShardLease{}, fmt.Errorf("acquire shard %d: %w", p.Shard, translate(err))
-	}
-	return *l, nil
-}
-
-// RenewShard extends a live lease to now + ttl. A lease that expired at
-// now, or that another owner or a later epoch holds, is
-// store.ErrStaleEpoch.
-func (s *Store) RenewShard(ctx context.Context, l store.ShardLease, ttl time.Duration, now time.Time) (store.ShardLease, error) {
-	if ttl <= 0 {
-		return store.ShardLease{}, fmt.Errorf("renew shard %d: ttl %v: want a positive ttl", l.Shard, ttl)
-	}
-	got, err := scanShardLease(s.pool.QueryRow(ctx, qRenewShard, ms(now.Add(ttl)), l.Shard, l.Owner, l.Epoch, ms(now)))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return store.ShardLease{}, fmt.Errorf("renew shard %d: %w: epoch %d of %s is no longer live", l.Shard, store.ErrStaleEpoch, l.Epoch, l.Owner)
-	}
-	if err != nil {
-		return store.ShardLease{}, fmt.Errorf("renew shard %d: %w", l.Shard, translate(err))
-	}
-	return *got, nil
-}
-
-// ReleaseShard ends the lease now, so that another node may take the shard
-// at once. Releasing a lease already lost (another owner or epoch holds the
-// shard) does nothing and is not an error.
-func (s *Store) ReleaseShard(ctx context.Context, l store.ShardLease) error {
-	if _, err := s.pool.Exec(ctx, qReleaseShard, l.Shard, l.Owner, l.Epoch); err != nil {
-		return fmt.Errorf("release shard %d: %w", l.Shard, translate(err))
-	}
-	return nil
+	return n, nil
 }
 
 // ListShardLeases returns every shard lease, live or expired, by shard.
 func (s *Store) ListShardLeases(ctx context.Context) ([]store.ShardLease, error) {
-	rows, err := s.pool.Query(ctx, qListShardLeases)
-	if err != nil {
-		return nil, fmt.Errorf("list shard leases: %w", translate(err))
-	}
-	out, err := collect(rows, scanShardLease)
-	if err != nil {
-		return nil, fmt.Errorf("list shard leases: %w", err)
-	}
-	return out, nil
+	return readAll(ctx, s, "list shard leases", rowcodec.ScanShardLease, qListShardLeases)
 }
 
 // DueSchedules returns up to p.Limit (DefaultListLimit when 0) ACTIVE
 // schedules of the shard whose cursor is at or before p.Until, earliest
 // cursor first, ties by id, without their payloads.
 func (s *Store) DueSchedules(ctx context.Context, p store.DueSchedulesParams) ([]store.Schedule, error) {
-	limit := p.Limit
-	if limit <= 0 {
-		limit = store.DefaultListLimit
-	}
+	limit := rowcodec.DueLimit(p)
 	afterAt, afterID := p.After()
 	rows, err := s.pool.Query(ctx, qDueSchedules, p.Shard, ms(p.Until), limit, afterAt, afterID)
 	if err != nil {
@@ -140,20 +78,9 @@ func (s *Store) DueSchedules(ctx context.Context, p store.DueSchedulesParams) ([
 // appears twice: each run advances its schedules in one UPDATE, and all
 // the applied items' occurrences go in one multi-row INSERT.
 func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanResult, err error) {
-	ids := make([][]string, len(p.Items))
-	for i := range p.Items {
-		it := &p.Items[i]
-		ids[i] = make([]string, len(it.Occurrences))
-		for j := range it.Occurrences {
-			o := &it.Occurrences[j]
-			if o.ScheduleID != it.ScheduleID || o.TenantID != it.TenantID || o.ScheduleVersion != it.Version {
-				return res, fmt.Errorf("commit plan of shard %d: item %d (%s): occurrence %d is of %s/%s version %d, not the item's",
-					p.Lease.Shard, i, it.ScheduleID, j, o.TenantID, o.ScheduleID, o.ScheduleVersion)
-			}
-			if ids[i][j], err = occurrenceID(o); err != nil {
-				return res, fmt.Errorf("commit plan of shard %d: item %d (%s): occurrence %d: %w", p.Lease.Shard, i, it.ScheduleID, j, err)
-			}
-		}
+	ids, err := rowcodec.PlanIDs(p.Items, checkStorable)
+	if err != nil {
+		return res, fmt.Errorf("commit plan of shard %d: %w", p.Lease.Shard, err)
 	}
 
 	err = s.inTx(ctx, func(tx pgx.Tx) error {

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/goleak"
 
+	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/storetest"
 )
@@ -558,7 +559,7 @@ func TestStaleNodeFenced(t *testing.T) {
 	a, b := openSchema(t, dsn, schema), openSchema(t, dsn, schema)
 	ctx := t.Context()
 	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	old, err := a.AcquireShard(ctx, store.AcquireShardParams{Shard: 1, Owner: "node-a", TTL: 10 * time.Second, Now: t0})
+	old, err := engine.AcquireShard(ctx, a, store.AcquireShardParams{Shard: 1, Owner: "node-a", TTL: 10 * time.Second, Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -568,7 +569,7 @@ func TestStaleNodeFenced(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Node b takes the shard over once a's lease has expired at b's clock.
-	thief, err := b.AcquireShard(ctx, store.AcquireShardParams{Shard: 1, Owner: "node-b", TTL: 10 * time.Second, Now: t0.Add(11 * time.Second)})
+	thief, err := engine.AcquireShard(ctx, b, store.AcquireShardParams{Shard: 1, Owner: "node-b", TTL: 10 * time.Second, Now: t0.Add(11 * time.Second)})
 	if err != nil || thief.Epoch != old.Epoch+1 {
 		t.Fatalf("takeover: %+v, %v", thief, err)
 	}
@@ -600,7 +601,7 @@ func TestStaleNodeFenced(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := a.AcquireShard(ctx, store.AcquireShardParams{Shard: 1, Owner: "node-a", TTL: 10 * time.Second, Now: t0.Add(time.Hour)})
+		_, err := engine.AcquireShard(ctx, a, store.AcquireShardParams{Shard: 1, Owner: "node-a", TTL: 10 * time.Second, Now: t0.Add(time.Hour)})
 		done <- err
 	}()
 	select {

@@ -176,37 +176,6 @@ LIMIT 1`
 
 // The planner.
 const (
-	qInitShards = `INSERT INTO meta (key, value) VALUES ('shards', $1) ON CONFLICT (key) DO NOTHING`
-
-	qGetShards = `SELECT value FROM meta WHERE key = 'shards'`
-
-	shardLeaseColumns = `shard, owner, epoch, expires_at`
-
-	// One statement: a free shard is inserted at epoch 1; a held one is
-	// taken over only by its owner or once its lease has expired at $4.
-	// The epoch stays for the owner's renewal of a live lease and grows
-	// otherwise. ON CONFLICT DO UPDATE locks the existing row and evaluates
-	// the WHERE on its latest version, so two nodes racing for an expired
-	// lease cannot both win: the second finds the first's live lease.
-	qAcquireShard = `INSERT INTO shard_leases AS l (shard, owner, epoch, expires_at) VALUES ($1, $2, 1, $3)
-ON CONFLICT (shard) DO UPDATE SET
-    epoch = CASE WHEN l.owner = excluded.owner AND l.expires_at > $4
-                 THEN l.epoch ELSE l.epoch + 1 END,
-    owner = excluded.owner,
-    expires_at = excluded.expires_at
-WHERE l.owner = excluded.owner OR l.expires_at <= $4
-RETURNING ` + shardLeaseColumns
-
-	qGetShardLease = `SELECT ` + shardLeaseColumns + ` FROM shard_leases WHERE shard = $1`
-
-	qRenewShard = `UPDATE shard_leases SET expires_at = $1
-WHERE shard = $2 AND owner = $3 AND epoch = $4 AND expires_at > $5
-RETURNING ` + shardLeaseColumns
-
-	qReleaseShard = `UPDATE shard_leases SET expires_at = 0 WHERE shard = $1 AND owner = $2 AND epoch = $3`
-
-	qListShardLeases = `SELECT ` + shardLeaseColumns + ` FROM shard_leases ORDER BY shard`
-
 	// Index schedules_due, read in order.
 	qDueSchedules = `SELECT ` + dueScheduleColumns + `
 FROM schedules

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/rowcodec"
 )
 
 // InsertSchedule stores a new schedule as given (the engine sets its
@@ -19,8 +19,8 @@ import (
 // the tenant already used, or a name another live schedule of the tenant
 // has, is store.ErrConflict.
 func (s *Store) InsertSchedule(ctx context.Context, sc *store.Schedule) error {
-	if len(sc.Payload) > store.MaxPayload {
-		return fmt.Errorf("insert schedule %s: payload of %d bytes is over %d", sc.ScheduleID, len(sc.Payload), store.MaxPayload)
+	if err := rowcodec.CheckPayload("insert", sc); err != nil {
+		return err
 	}
 	// In a transaction with the notification that wakes the other nodes'
 	// planners.
@@ -37,13 +37,7 @@ func (s *Store) InsertSchedule(ctx context.Context, sc *store.Schedule) error {
 }
 
 // scheduleArgs is the values of scheduleColumns for sc.
-func scheduleArgs(sc *store.Schedule) []any {
-	return []any{sc.ScheduleID, sc.TenantID, sc.Shard, sc.Name, string(sc.Kind), sc.Expr, sc.TimeZone, nullMS(sc.Anchor),
-		string(sc.DSTGap), string(sc.DSTRepeat), sc.Version, string(sc.State), nullMS(sc.NextRunAt), sc.Queue, payloadArg(sc.Payload),
-		string(sc.MisfirePolicy), durMS(sc.MaxLateness), sc.CatchUpK, string(sc.OverlapPolicy), durMS(sc.FlexibleWindow),
-		sc.Retry.MaxAttempts, durMS(sc.Retry.BackoffBase), durMS(sc.Retry.BackoffCap), durMS(sc.Retry.Deadline),
-		nullString(sc.IdempotencyKey), sc.MissedCount, nullMS(sc.CreatedAt), nullMS(sc.UpdatedAt)}
-}
+func scheduleArgs(sc *store.Schedule) []any { return rowcodec.ScheduleArgs(sc, nullMS) }
 
 // GetSchedule returns the tenant's schedule. Another tenant's schedule is
 // store.ErrNotFound, exactly like an id that does not exist.
@@ -97,15 +91,7 @@ func (s *Store) ListSchedules(ctx context.Context, p store.ListSchedulesParams) 
 	if !storable(p.After) {
 		return nil, fmt.Errorf("list schedules: after %q: not valid text", p.After)
 	}
-	rows, err := s.pool.Query(ctx, qListSchedules, p.TenantID, p.After, string(p.State), store.ListLimit(p.Limit))
-	if err != nil {
-		return nil, fmt.Errorf("list schedules: %w", translate(err))
-	}
-	out, err := collect(rows, scanSchedule)
-	if err != nil {
-		return nil, fmt.Errorf("list schedules: %w", err)
-	}
-	return out, nil
+	return readAll(ctx, s, "list schedules", scanSchedule, qListSchedules, p.TenantID, p.After, string(p.State), store.ListLimit(p.Limit))
 }
 
 // InsertOccurrences materializes a batch of occurrences in one transaction
@@ -171,23 +157,22 @@ func (s *Store) InsertOccurrences(ctx context.Context, occs []store.Occurrence) 
 	return inserted, nil
 }
 
-// occurrenceID checks o and returns its derived id: store.OccurrenceID,
-// or store.ManualOccurrenceID for a manual occurrence (a trigger key).
+// occurrenceID checks o and returns its derived id (rowcodec.OccurrenceID);
+// its trigger key and dead reason must be text PostgreSQL can store.
 func occurrenceID(o *store.Occurrence) (string, error) {
-	if o.ScheduledFor.Nanosecond() != 0 {
-		return "", fmt.Errorf("scheduled_for %s is not a whole second", o.ScheduledFor.Format(time.RFC3339Nano))
+	if err := checkStorable(o); err != nil {
+		return "", err
 	}
+	return rowcodec.OccurrenceID(o)
+}
+
+// checkStorable refuses an occurrence whose trigger key or dead reason is
+// not text PostgreSQL can store.
+func checkStorable(o *store.Occurrence) error {
 	if !storable(o.TriggerKey, string(o.DeadReason)) {
-		return "", fmt.Errorf("trigger key %q or dead reason %q is not valid text", o.TriggerKey, o.DeadReason)
+		return fmt.Errorf("trigger key %q or dead reason %q is not valid text", o.TriggerKey, o.DeadReason)
 	}
-	id := store.OccurrenceID(o.ScheduleID, o.ScheduleVersion, o.ScheduledFor)
-	if o.Manual() {
-		id = store.ManualOccurrenceID(o.ScheduleID, o.TriggerKey)
-	}
-	if o.OccurrenceID != "" && o.OccurrenceID != id {
-		return "", fmt.Errorf("occurrence id %s is not the derived %s", o.OccurrenceID, id)
-	}
-	return id, nil
+	return nil
 }
 
 // GetOccurrence returns the tenant's occurrence. Another tenant's
@@ -214,18 +199,10 @@ func (s *Store) ListOccurrences(ctx context.Context, p store.ListOccurrencesPara
 		return nil, nil // nothing stored matches
 	}
 	limit := store.ListLimit(p.Limit)
-	// The first page starts from a key before every row in the listing's
-	// order (no stored time is at either end of the int64 range).
-	afterAt, afterID := int64(math.MinInt64), ""
-	if p.Reverse {
-		afterAt = math.MaxInt64
+	if p.After != nil && !storable(p.After.OccurrenceID) {
+		return nil, fmt.Errorf("list occurrences: after %q: not valid text", p.After.OccurrenceID)
 	}
-	if p.After != nil {
-		if !storable(p.After.OccurrenceID) {
-			return nil, fmt.Errorf("list occurrences: after %q: not valid text", p.After.OccurrenceID)
-		}
-		afterAt, afterID = ms(p.After.ScheduledFor), p.After.OccurrenceID
-	}
+	afterAt, afterID := rowcodec.ListAfter(p)
 	var (
 		rows pgx.Rows
 		err  error
@@ -337,7 +314,7 @@ func (s *Store) ListAttempts(ctx context.Context, tenantID, occurrenceID string)
 
 // collect reads every row with scan and closes rows. Errors are
 // translated.
-func collect[T any](rows pgx.Rows, scan func(pgx.Row) (*T, error)) ([]T, error) {
+func collect[T any](rows pgx.Rows, scan func(scanner) (*T, error)) ([]T, error) {
 	defer rows.Close()
 	var out []T
 	for rows.Next() {
@@ -353,24 +330,31 @@ func collect[T any](rows pgx.Rows, scan func(pgx.Row) (*T, error)) ([]T, error) 
 	return out, nil
 }
 
-// payloadArg binds a payload: the column is NOT NULL, and no payload is an
-// empty one (pgx binds a nil []byte as NULL).
-func payloadArg(p []byte) []byte {
-	if p == nil {
-		return []byte{}
+// readAll runs q on the pool and reads every row it answers with scan;
+// what names the read in errors.
+func readAll[T any](ctx context.Context, s *Store, what string, scan func(scanner) (*T, error), q string, args ...any) ([]T, error) {
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, translate(err))
 	}
-	return p
+	out, err := collect(rows, scan)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
 }
 
-func nullString(v string) any {
-	if v == "" {
-		return nil
-	}
-	return v
-}
+// scanner is a pgx.Row or pgx.Rows.
+type scanner = rowcodec.Scanner
+
+// payloadArg binds a NOT NULL bytes column (rowcodec.Payload).
+func payloadArg(p []byte) []byte { return rowcodec.Payload(p) }
+
+// nullString binds an optional text column (rowcodec.NullString).
+func nullString(v string) any { return rowcodec.NullString(v) }
 
 // scanSchedule reads the columns of scheduleColumns, in that order.
-func scanSchedule(row pgx.Row) (*store.Schedule, error) {
+func scanSchedule(row scanner) (*store.Schedule, error) {
 	var (
 		sc                                     store.Schedule
 		kind, gap, repeat, state, misfire, ovl string
@@ -440,7 +424,7 @@ func (r *rawOccurrence) finish() *store.Occurrence {
 }
 
 // scanOccurrence reads the columns of occurrenceColumns, in that order.
-func scanOccurrence(row pgx.Row) (*store.Occurrence, error) {
+func scanOccurrence(row scanner) (*store.Occurrence, error) {
 	var r rawOccurrence
 	if err := row.Scan(r.dest()...); err != nil {
 		return nil, err
@@ -448,22 +432,16 @@ func scanOccurrence(row pgx.Row) (*store.Occurrence, error) {
 	return r.finish(), nil
 }
 
-// scanShardLease reads the columns of shardLeaseColumns.
-func scanShardLease(row pgx.Row) (*store.ShardLease, error) {
-	var (
-		l       store.ShardLease
-		expires int64
-	)
-	if err := row.Scan(&l.Shard, &l.Owner, &l.Epoch, &expires); err != nil {
-		return nil, err
-	}
-	l.ExpiresAt = fromMS(expires)
-	return &l, nil
-}
+// Time encoding (see rowcodec): UTC unix milliseconds; the zero
+// time.Time is NULL.
 
-// Time encoding: UTC unix milliseconds; the zero time.Time is NULL.
+func ms(t time.Time) int64 { return rowcodec.MS(t) }
 
-func ms(t time.Time) int64 { return t.UnixMilli() }
+func fromMS(v int64) time.Time { return rowcodec.FromMS(v) }
+
+func durMS(d time.Duration) int64 { return rowcodec.DurMS(d) }
+
+func fromDurMS(v int64) time.Duration { return rowcodec.FromDurMS(v) }
 
 func nullMS(t time.Time) pgtype.Int8 {
 	if t.IsZero() {
@@ -472,23 +450,9 @@ func nullMS(t time.Time) pgtype.Int8 {
 	return pgtype.Int8{Int64: t.UnixMilli(), Valid: true}
 }
 
-func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
-
-// atMS is t as the store keeps it: UTC, to the millisecond; zero stays zero.
-func atMS(t time.Time) time.Time {
-	if t.IsZero() {
-		return t
-	}
-	return fromMS(ms(t))
-}
-
 func fromNullMS(v pgtype.Int8) time.Time {
 	if !v.Valid {
 		return time.Time{}
 	}
 	return fromMS(v.Int64)
 }
-
-func durMS(d time.Duration) int64 { return d.Milliseconds() }
-
-func fromDurMS(v int64) time.Duration { return time.Duration(v) * time.Millisecond }

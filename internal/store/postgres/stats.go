@@ -2,20 +2,13 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sched-dev/sched/internal/store"
-)
-
-// Limits of the stats (store.StatsStore).
-const (
-	defaultBuckets = 60      // SnapshotParams.Buckets when 0: the next hour
-	maxBuckets     = 1440    // a day of one-minute buckets
-	maxStatData    = 1 << 16 // StatMinute.Data, in bytes (the table's CHECK)
+	"github.com/sched-dev/sched/internal/store/rowcodec"
 )
 
 // Snapshot reads the queue at p.Now across all tenants (see
@@ -27,96 +20,55 @@ const (
 // The due backlog's minutes count from p.BacklogFrom when it is set, from
 // p.Now otherwise; a BacklogFrom after p.Now is refused.
 func (s *Store) Snapshot(ctx context.Context, p store.SnapshotParams) (store.Snapshot, error) {
-	buckets := p.Buckets
-	switch {
-	case buckets == 0:
-		buckets = defaultBuckets
-	case buckets < 0 || buckets > maxBuckets:
-		return store.Snapshot{}, fmt.Errorf("snapshot: %d buckets: want 1..%d", buckets, maxBuckets)
-	}
-	from, err := backlogFrom(p)
+	r, err := rowcodec.NewSnapshotRead(p)
 	if err != nil {
 		return store.Snapshot{}, fmt.Errorf("snapshot: %w", err)
 	}
-	now := ms(p.Now)
-	end := from + int64(buckets)*time.Minute.Milliseconds()
-	snap := store.Snapshot{DueBacklog: make([]int64, buckets)}
 	err = s.readTx(ctx, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
-		b.Queue(qSnapshotDepth, now)
-		b.Queue(qSnapshotOldestReady, now)
-		b.Queue(qSnapshotDueBacklog, from, end)
+		b.Queue(qSnapshotDepth, r.Now)
+		b.Queue(qSnapshotOldestReady, r.Now)
+		b.Queue(qSnapshotDueBacklog, r.From, r.End)
 		br := tx.SendBatch(ctx, b)
 		defer br.Close()
 
-		rows, err := br.Query()
-		if err != nil {
-			return fmt.Errorf("depth: %w", translate(err))
+		if err := eachRow(br, "depth", r.AddDepth); err != nil {
+			return err
 		}
-		snap.Depth, err = collect(rows, scanDepthRow)
-		if err != nil {
-			return fmt.Errorf("depth: %w", err)
-		}
-
 		o, err := scanOccurrence(br.QueryRow())
-		switch {
-		case err == nil:
-			snap.OldestReady = o
-		case !errors.Is(err, pgx.ErrNoRows):
-			return fmt.Errorf("oldest ready: %w", translate(err))
+		if ok, err := codec.Found(err); err != nil {
+			return fmt.Errorf("oldest ready: %w", err)
+		} else if ok {
+			r.Snap.OldestReady = o
 		}
-
-		rows, err = br.Query()
-		if err != nil {
-			return fmt.Errorf("due backlog: %w", translate(err))
+		if err := eachRow(br, "due backlog", r.AddDue); err != nil {
+			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var minute, n int64
-			if err := rows.Scan(&minute, &n); err != nil {
-				return fmt.Errorf("due backlog: %w", translate(err))
-			}
-			if minute < 0 || minute >= int64(buckets) {
-				return fmt.Errorf("due backlog: minute %d outside the %d buckets", minute, buckets)
-			}
-			snap.DueBacklog[minute] += n
-		}
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("due backlog: %w", translate(err))
-		}
-		rows.Close()
 		return translate(br.Close())
 	})
 	if err != nil {
 		return store.Snapshot{}, fmt.Errorf("snapshot: %w", err)
 	}
-	return snap, nil
+	return r.Snap, nil
 }
 
-// backlogFrom returns, in unix milliseconds, where the due backlog of a
-// snapshot counts its minutes from: p.BacklogFrom, which must not be after
-// p.Now, or p.Now when it is zero.
-func backlogFrom(p store.SnapshotParams) (int64, error) {
-	if p.BacklogFrom.IsZero() {
-		return ms(p.Now), nil
+// eachRow reads the rows of the batch's next statement with fn; what
+// names the statement in errors.
+func eachRow(br pgx.BatchResults, what string, fn func(scanner) error) error {
+	rows, err := br.Query()
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, translate(err))
 	}
-	if p.BacklogFrom.After(p.Now) {
-		return 0, fmt.Errorf("backlog from %s: after now, %s", p.BacklogFrom.UTC().Format(time.RFC3339Nano), p.Now.UTC().Format(time.RFC3339Nano))
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return fmt.Errorf("%s: %w", what, translate(err))
+		}
 	}
-	return ms(p.BacklogFrom), nil
-}
-
-// scanDepthRow reads a row of qSnapshotDepth.
-func scanDepthRow(row pgx.Row) (*store.DepthRow, error) {
-	var (
-		d           store.DepthRow
-		lane, state string
-	)
-	if err := row.Scan(&d.TenantID, &d.Queue, &lane, &state, &d.Count, &d.Ready); err != nil {
-		return nil, err
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("%s: %w", what, translate(err))
 	}
-	d.Lane, d.State = store.Lane(lane), store.OccurrenceState(state)
-	return &d, nil
+	return nil
 }
 
 // WriteStatMinutes upserts rows by (node, minute), replacing their data,
@@ -138,11 +90,11 @@ func (s *Store) WriteStatMinutes(ctx context.Context, rows []store.StatMinute, d
 		index   = make(map[key]int, len(rows))
 	)
 	for _, r := range rows {
-		if r.NodeID == "" || !storable(r.NodeID) {
-			return fmt.Errorf("write stat minutes: node id %q: want valid text, not empty", r.NodeID)
+		if err := rowcodec.CheckStatMinute(r); err != nil {
+			return fmt.Errorf("write stat minutes: %w", err)
 		}
-		if len(r.Data) > maxStatData {
-			return fmt.Errorf("write stat minutes of %s at %s: %d bytes of data is over %d", r.NodeID, r.Minute.UTC().Format(time.RFC3339), len(r.Data), maxStatData)
+		if !storable(r.NodeID) {
+			return fmt.Errorf("write stat minutes: node id %q: not valid text", r.NodeID)
 		}
 		m, d := ms(r.Minute), payloadArg(r.Data) // data NOT NULL: no data is empty data
 		if i, ok := index[key{r.NodeID, m}]; ok {
@@ -172,25 +124,5 @@ func (s *Store) WriteStatMinutes(ctx context.Context, rows []store.StatMinute, d
 // ReadStatMinutes returns every row whose minute is at or after since, by
 // minute then node id.
 func (s *Store) ReadStatMinutes(ctx context.Context, since time.Time) ([]store.StatMinute, error) {
-	rows, err := s.pool.Query(ctx, qReadStatMinutes, ms(since))
-	if err != nil {
-		return nil, fmt.Errorf("read stat minutes: %w", translate(err))
-	}
-	out, err := collect(rows, scanStatMinute)
-	if err != nil {
-		return nil, fmt.Errorf("read stat minutes: %w", err)
-	}
-	return out, nil
-}
-
-func scanStatMinute(row pgx.Row) (*store.StatMinute, error) {
-	var (
-		m      store.StatMinute
-		minute int64
-	)
-	if err := row.Scan(&m.NodeID, &minute, &m.Data); err != nil {
-		return nil, err
-	}
-	m.Minute = fromMS(minute)
-	return &m, nil
+	return readAll(ctx, s, "read stat minutes", rowcodec.ScanStatMinute, qReadStatMinutes, ms(since))
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/storetest"
 )
@@ -76,7 +77,7 @@ func BenchmarkCommitPlan(b *testing.B) {
 	s := benchStore(b)
 	ctx := b.Context()
 	scs := benchSchedules(b, s, batch)
-	lease, err := s.AcquireShard(ctx, store.AcquireShardParams{Shard: 0, Owner: "bench", TTL: 1000 * time.Hour, Now: benchT0})
+	lease, err := engine.AcquireShard(ctx, s, store.AcquireShardParams{Shard: 0, Owner: "bench", TTL: 1000 * time.Hour, Now: benchT0})
 	if err != nil {
 		b.Fatal(err)
 	}

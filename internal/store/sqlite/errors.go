@@ -9,6 +9,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/rowcodec"
 )
 
 // ErrInUse is returned by Open when another Store, in this process or
@@ -56,3 +57,7 @@ func translate(err error) error {
 	}
 	return fmt.Errorf("%w: %w", sentinel, err)
 }
+
+// codec is what the drivers' shared code (rowcodec) knows of this one's
+// errors.
+var codec = rowcodec.Codec{NoRows: sql.ErrNoRows, Translate: translate}

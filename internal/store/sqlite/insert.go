@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/rowcodec"
 )
 
 // insertChunk is how many occurrences one multi-row INSERT writes. One
@@ -63,10 +64,7 @@ func shapeOf(r *pendingRow) (chunkShape, bool) {
 	if (!o.RetryFrom.IsZero() && !o.RetryFrom.Equal(o.ScheduledFor)) || o.TriggerKey != "" || o.DeadReason != "" {
 		return chunkShape{}, false
 	}
-	ovl := o.OverlapPolicy
-	if ovl == "" {
-		ovl = store.OverlapAllow
-	}
+	_, ovl := rowcodec.InsertDefaults(o)
 	return chunkShape{
 		enqueuedAt: nullMS(r.enqueuedAt), firstClaimedAt: nullMS(o.FirstClaimedAt), finishedAt: nullMS(o.FinishedAt),
 		state: string(o.State), lane: string(o.Lane), overlap: string(ovl),

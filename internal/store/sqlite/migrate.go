@@ -24,11 +24,10 @@ func loadMigrations(fsys fs.FS, dir string) ([]migration.Migration, error) {
 }
 
 // migrate applies the migrations db has not seen yet, in order, and records
-// each in schema_migrations. All pending steps run in one transaction (BEGIN
-// IMMEDIATE on the writer pool), so a database is never left half-upgraded
-// and two processes cannot migrate at once. It refuses a database that has
-// a migration this binary does not know (written by a newer release). It
-// returns the versions it applied: none on a database already up to date.
+// each in schema_migrations (migration.Apply). All pending steps run in one
+// transaction (BEGIN IMMEDIATE on the writer pool), so a database is never
+// left half-upgraded and two processes cannot migrate at once. It returns
+// the versions it applied: none on a database already up to date.
 func migrate(ctx context.Context, db *sql.DB, ms []migration.Migration, now time.Time) (applied []int, err error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -39,28 +38,28 @@ func migrate(ctx context.Context, db *sql.DB, ms []migration.Migration, now time
 			_ = tx.Rollback()
 		}
 	}()
-
-	if _, err := tx.ExecContext(ctx, qCreateMigrations); err != nil {
-		return nil, fmt.Errorf("migrate: create schema_migrations: %w", translate(err))
-	}
-	var have int
-	if err := tx.QueryRowContext(ctx, qMaxMigration).Scan(&have); err != nil {
-		return nil, fmt.Errorf("migrate: read schema_migrations: %w", translate(err))
-	}
-	if have > len(ms) {
-		return nil, fmt.Errorf("migrate: database is at schema version %d, this binary knows only %d: it was written by a newer release", have, len(ms))
-	}
-	for _, m := range ms[have:] {
-		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
-			return nil, fmt.Errorf("migrate: apply %s: %w", m.Name, translate(err))
-		}
-		if _, err := tx.ExecContext(ctx, qRecordMigration, m.Version, m.Name, now.UnixMilli()); err != nil {
-			return nil, fmt.Errorf("migrate: record %s: %w", m.Name, translate(err))
-		}
-		applied = append(applied, m.Version)
+	applied, err = migration.Apply(ctx, migrationTx{tx}, migrationStatements, ms, now, "the database")
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("migrate: commit: %w", translate(err))
 	}
 	return applied, nil
+}
+
+var migrationStatements = migration.Statements{Create: qCreateMigrations, Max: qMaxMigration, Record: qRecordMigration}
+
+// migrationTx is the transaction a migration runs in (migration.Tx).
+type migrationTx struct{ tx *sql.Tx }
+
+func (m migrationTx) Exec(ctx context.Context, q string, args ...any) error {
+	_, err := m.tx.ExecContext(ctx, q, args...)
+	return translate(err)
+}
+
+func (m migrationTx) QueryInt(ctx context.Context, q string) (int, error) {
+	var n int
+	err := m.tx.QueryRowContext(ctx, q).Scan(&n)
+	return n, translate(err)
 }

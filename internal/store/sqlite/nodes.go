@@ -5,14 +5,16 @@ import (
 	"fmt"
 
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/rowcodec"
 )
 
 // HeartbeatNode registers or renews a node's row (store.NodeStore).
 func (s *Store) HeartbeatNode(ctx context.Context, p store.NodeHeartbeat) (store.Node, error) {
-	if err := p.Check(); err != nil {
+	args, err := rowcodec.HeartbeatArgs(p)
+	if err != nil {
 		return store.Node{}, err
 	}
-	n, err := scanNode(s.w.QueryRowContext(ctx, qHeartbeatNode, p.NodeID, p.Address, ms(p.Now), ms(p.Now.Add(p.TTL)), durMS(p.ClockOffset)))
+	n, err := rowcodec.ScanNode(s.w.QueryRowContext(ctx, qHeartbeatNode, args...))
 	if err != nil {
 		return store.Node{}, fmt.Errorf("heartbeat node %s: %w", p.NodeID, translate(err))
 	}
@@ -21,15 +23,7 @@ func (s *Store) HeartbeatNode(ctx context.Context, p store.NodeHeartbeat) (store
 
 // ListNodes returns every node row, by node id.
 func (s *Store) ListNodes(ctx context.Context) ([]store.Node, error) {
-	rows, err := s.r.QueryContext(ctx, qListNodes)
-	if err != nil {
-		return nil, fmt.Errorf("list nodes: %w", translate(err))
-	}
-	out, err := collect(rows, scanNode)
-	if err != nil {
-		return nil, fmt.Errorf("list nodes: %w", err)
-	}
-	return out, nil
+	return readAll(ctx, s, "list nodes", rowcodec.ScanNode, qListNodes)
 }
 
 // RemoveNode deletes a node's row; a missing row is not an error.
@@ -38,16 +32,4 @@ func (s *Store) RemoveNode(ctx context.Context, nodeID string) error {
 		return fmt.Errorf("remove node %s: %w", nodeID, translate(err))
 	}
 	return nil
-}
-
-func scanNode(row scanner) (*store.Node, error) {
-	var (
-		n                          store.Node
-		started, last, exp, offset int64
-	)
-	if err := row.Scan(&n.NodeID, &n.Address, &started, &last, &exp, &offset); err != nil {
-		return nil, err
-	}
-	n.StartedAt, n.LastHeartbeat, n.ExpiresAt, n.ClockOffset = fromMS(started), fromMS(last), fromMS(exp), fromDurMS(offset)
-	return &n, nil
 }

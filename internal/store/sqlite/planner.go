@@ -7,10 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/rowcodec"
 )
 
 // DefaultShards is the number of logical shards schedd gives a new
@@ -24,87 +24,28 @@ const DefaultShards = 1
 // and returns the recorded number on every call, so that a node started
 // with another count can refuse to run.
 func (s *Store) InitShards(ctx context.Context, n int) (int, error) {
-	if n < 1 {
-		return 0, fmt.Errorf("init shards: %d shards: want at least 1", n)
+	if err := rowcodec.CheckShards(n); err != nil {
+		return 0, fmt.Errorf("init shards: %w", err)
 	}
 	var have string
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, qInitShards, strconv.Itoa(n)); err != nil {
+		if _, err := tx.ExecContext(ctx, qInitShards, rowcodec.ShardsArg(n)); err != nil {
 			return translate(err)
 		}
 		return translate(tx.QueryRowContext(ctx, qGetShards).Scan(&have))
 	})
+	if err == nil {
+		n, err = rowcodec.StoredShards(have)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("init shards: %w", err)
 	}
-	stored, err := strconv.Atoi(have)
-	if err != nil {
-		return 0, fmt.Errorf("init shards: stored shard count %q: %w", have, err)
-	}
-	return stored, nil
-}
-
-// AcquireShard grants the shard to p.Owner until p.Now + p.TTL: a free
-// shard, an expired lease (the epoch grows) or the owner's own live lease
-// (a renewal: the epoch stays). A live lease of another owner is
-// store.ErrConflict.
-func (s *Store) AcquireShard(ctx context.Context, p store.AcquireShardParams) (store.ShardLease, error) {
-	if err := p.Check(); err != nil {
-		return store.ShardLease{}, err
-	}
-	l, err := scanShardLease(s.w.QueryRowContext(ctx, qAcquireShard, p.Shard, p.Owner, ms(p.Now.Add(p.TTL)), ms(p.Now)))
-	if errors.Is(err, sql.ErrNoRows) {
-		held, err := scanShardLease(s.w.QueryRowContext(ctx, qGetShardLease, p.Shard))
-		if err != nil {
-			return store.ShardLease{}, fmt.Errorf("acquire shard %d: %w", p.Shard, translate(err))
-		}
-		return store.ShardLease{}, fmt.Errorf("acquire shard %d: %w: held by %s (epoch %d) until %s",
-			p.Shard, store.ErrConflict, held.Owner, held.Epoch, held.ExpiresAt.Format(time.RFC3339Nano))
-	}
-	if err != nil {
-		return store.ShardLease{}, fmt.Errorf("acquire shard %d: %w", p.Shard, translate(err))
-	}
-	return *l, nil
-}
-
-// RenewShard extends a live lease to now + ttl. A lease that expired at
-// now, or that another owner or a later epoch holds, is
-// store.ErrStaleEpoch.
-func (s *Store) RenewShard(ctx context.Context, l store.ShardLease, ttl time.Duration, now time.Time) (store.ShardLease, error) {
-	if ttl <= 0 {
-		return store.ShardLease{}, fmt.Errorf("renew shard %d: ttl %v: want a positive ttl", l.Shard, ttl)
-	}
-	got, err := scanShardLease(s.w.QueryRowContext(ctx, qRenewShard, ms(now.Add(ttl)), l.Shard, l.Owner, l.Epoch, ms(now)))
-	if errors.Is(err, sql.ErrNoRows) {
-		return store.ShardLease{}, fmt.Errorf("renew shard %d: %w: epoch %d of %s is no longer live", l.Shard, store.ErrStaleEpoch, l.Epoch, l.Owner)
-	}
-	if err != nil {
-		return store.ShardLease{}, fmt.Errorf("renew shard %d: %w", l.Shard, translate(err))
-	}
-	return *got, nil
-}
-
-// ReleaseShard ends the lease now, so that another node may take the shard
-// at once. Releasing a lease already lost (another owner or epoch holds the
-// shard) does nothing and is not an error.
-func (s *Store) ReleaseShard(ctx context.Context, l store.ShardLease) error {
-	if _, err := s.w.ExecContext(ctx, qReleaseShard, l.Shard, l.Owner, l.Epoch); err != nil {
-		return fmt.Errorf("release shard %d: %w", l.Shard, translate(err))
-	}
-	return nil
+	return n, nil
 }
 
 // ListShardLeases returns every shard lease, live or expired, by shard.
 func (s *Store) ListShardLeases(ctx context.Context) ([]store.ShardLease, error) {
-	rows, err := s.r.QueryContext(ctx, qListShardLeases)
-	if err != nil {
-		return nil, fmt.Errorf("list shard leases: %w", translate(err))
-	}
-	out, err := collect(rows, scanShardLease)
-	if err != nil {
-		return nil, fmt.Errorf("list shard leases: %w", err)
-	}
-	return out, nil
+	return readAll(ctx, s, "list shard leases", rowcodec.ScanShardLease, qListShardLeases)
 }
 
 // maxDuePrealloc bounds the room DueSchedules makes up front for a page
@@ -123,10 +64,7 @@ const maxDuePrealloc = 10_000
 // system call a page; on the writer, the read was cheaper but could not
 // overlap a commit.)
 func (s *Store) DueSchedules(ctx context.Context, p store.DueSchedulesParams) ([]store.Schedule, error) {
-	limit := p.Limit
-	if limit <= 0 {
-		limit = store.DefaultListLimit
-	}
+	limit := rowcodec.DueLimit(p)
 	afterAt, afterID := p.After()
 	rows, err := s.r.QueryContext(ctx, qDueSchedules, p.Shard, ms(p.Until), limit, afterAt, afterID)
 	if err != nil {
@@ -182,25 +120,18 @@ func claimOrder(a, b pendingOccurrence) int {
 		cmp.Compare(a.o.Lane, b.o.Lane), a.o.AvailableAt.Compare(b.o.AvailableAt), cmp.Compare(a.id, b.id))
 }
 
-// preparePlan derives the id of every occurrence of items and returns them
-// all in claimOrder. It fails when an occurrence is not of its item's
-// schedule, tenant and version, or carries an id that is not its derived
-// one. It only reads items.
+// preparePlan checks the occurrences of items and derives their ids
+// (rowcodec.PlanIDs), and returns them all in claimOrder. It only reads
+// items.
 func preparePlan(items []store.PlanItem) ([]pendingOccurrence, error) {
+	ids, err := rowcodec.PlanIDs(items, nil)
+	if err != nil {
+		return nil, err
+	}
 	var out []pendingOccurrence
 	for i := range items {
-		it := &items[i]
-		for j := range it.Occurrences {
-			o := &it.Occurrences[j]
-			if o.ScheduleID != it.ScheduleID || o.TenantID != it.TenantID || o.ScheduleVersion != it.Version {
-				return nil, fmt.Errorf("item %d (%s): occurrence %d is of %s/%s version %d, not the item's",
-					i, it.ScheduleID, j, o.TenantID, o.ScheduleID, o.ScheduleVersion)
-			}
-			id, err := occurrenceID(o)
-			if err != nil {
-				return nil, fmt.Errorf("item %d (%s): occurrence %d: %w", i, it.ScheduleID, j, err)
-			}
-			out = append(out, pendingOccurrence{o: o, id: id, item: i})
+		for j := range items[i].Occurrences {
+			out = append(out, pendingOccurrence{o: &items[i].Occurrences[j], id: ids[i][j], item: i})
 		}
 	}
 	slices.SortFunc(out, claimOrder)

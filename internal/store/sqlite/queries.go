@@ -131,35 +131,6 @@ LIMIT 1`
 
 // The planner.
 const (
-	qInitShards = `INSERT INTO meta (key, value) VALUES ('shards', ?) ON CONFLICT (key) DO NOTHING`
-
-	qGetShards = `SELECT value FROM meta WHERE key = 'shards'`
-
-	shardLeaseColumns = `shard, owner, epoch, expires_at`
-
-	// One statement: a free shard is inserted at epoch 1; a held one is
-	// taken over only by its owner or once its lease has expired at ?4.
-	// The epoch stays for the owner's renewal of a live lease and grows
-	// otherwise. (The right-hand sides of SET read the row as it was.)
-	qAcquireShard = `INSERT INTO shard_leases (shard, owner, epoch, expires_at) VALUES (?1, ?2, 1, ?3)
-ON CONFLICT (shard) DO UPDATE SET
-    epoch = CASE WHEN shard_leases.owner = excluded.owner AND shard_leases.expires_at > ?4
-                 THEN shard_leases.epoch ELSE shard_leases.epoch + 1 END,
-    owner = excluded.owner,
-    expires_at = excluded.expires_at
-WHERE shard_leases.owner = excluded.owner OR shard_leases.expires_at <= ?4
-RETURNING ` + shardLeaseColumns
-
-	qGetShardLease = `SELECT ` + shardLeaseColumns + ` FROM shard_leases WHERE shard = ?`
-
-	qRenewShard = `UPDATE shard_leases SET expires_at = ?1
-WHERE shard = ?2 AND owner = ?3 AND epoch = ?4 AND expires_at > ?5
-RETURNING ` + shardLeaseColumns
-
-	qReleaseShard = `UPDATE shard_leases SET expires_at = 0 WHERE shard = ? AND owner = ? AND epoch = ?`
-
-	qListShardLeases = `SELECT ` + shardLeaseColumns + ` FROM shard_leases ORDER BY shard`
-
 	// Index schedules_due, read in order from after (?4, ?5).
 	qDueSchedules = `SELECT ` + dueScheduleColumns + `
 FROM schedule_cursors c JOIN schedules s ON s.row = c.row

@@ -4,11 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/rowcodec"
 )
 
 var _ store.Store = (*Store)(nil)
@@ -18,8 +18,8 @@ var _ store.Store = (*Store)(nil)
 // the tenant already used, or a name another live schedule of the tenant
 // has, is store.ErrConflict.
 func (s *Store) InsertSchedule(ctx context.Context, sc *store.Schedule) error {
-	if len(sc.Payload) > store.MaxPayload {
-		return fmt.Errorf("insert schedule %s: payload of %d bytes is over %d", sc.ScheduleID, len(sc.Payload), store.MaxPayload)
+	if err := rowcodec.CheckPayload("insert", sc); err != nil {
+		return err
 	}
 	if _, err := s.w.ExecContext(ctx, qInsertSchedule, scheduleArgs(sc)...); err != nil {
 		return fmt.Errorf("insert schedule %s: %w", sc.ScheduleID, translate(err))
@@ -28,13 +28,7 @@ func (s *Store) InsertSchedule(ctx context.Context, sc *store.Schedule) error {
 }
 
 // scheduleArgs is the values of scheduleColumns for sc.
-func scheduleArgs(sc *store.Schedule) []any {
-	return []any{sc.ScheduleID, sc.TenantID, sc.Shard, sc.Name, string(sc.Kind), sc.Expr, sc.TimeZone, nullMS(sc.Anchor),
-		string(sc.DSTGap), string(sc.DSTRepeat), sc.Version, string(sc.State), nullMS(sc.NextRunAt), sc.Queue, payloadArg(sc.Payload),
-		string(sc.MisfirePolicy), durMS(sc.MaxLateness), sc.CatchUpK, string(sc.OverlapPolicy), durMS(sc.FlexibleWindow),
-		sc.Retry.MaxAttempts, durMS(sc.Retry.BackoffBase), durMS(sc.Retry.BackoffCap), durMS(sc.Retry.Deadline),
-		nullString(sc.IdempotencyKey), sc.MissedCount, nullMS(sc.CreatedAt), nullMS(sc.UpdatedAt)}
-}
+func scheduleArgs(sc *store.Schedule) []any { return rowcodec.ScheduleArgs(sc, nullMS) }
 
 // GetSchedule returns the tenant's schedule. Another tenant's schedule is
 // store.ErrNotFound, exactly like an id that does not exist.
@@ -72,15 +66,7 @@ func (s *Store) GetScheduleByIdempotencyKey(ctx context.Context, tenantID, key s
 
 // ListSchedules returns a page of the tenant's schedules in id order.
 func (s *Store) ListSchedules(ctx context.Context, p store.ListSchedulesParams) ([]store.Schedule, error) {
-	rows, err := s.r.QueryContext(ctx, qListSchedules, p.TenantID, p.After, string(p.State), store.ListLimit(p.Limit))
-	if err != nil {
-		return nil, fmt.Errorf("list schedules: %w", translate(err))
-	}
-	out, err := collect(rows, scanSchedule)
-	if err != nil {
-		return nil, fmt.Errorf("list schedules: %w", err)
-	}
-	return out, nil
+	return readAll(ctx, s, "list schedules", scanSchedule, qListSchedules, p.TenantID, p.After, string(p.State), store.ListLimit(p.Limit))
 }
 
 // InsertOccurrences materializes a batch of occurrences in one transaction
@@ -101,7 +87,7 @@ func (s *Store) InsertOccurrences(ctx context.Context, occs []store.Occurrence) 
 	}
 	ids := make([]string, len(occs))
 	for i := range occs {
-		if ids[i], err = occurrenceID(&occs[i]); err != nil {
+		if ids[i], err = rowcodec.OccurrenceID(&occs[i]); err != nil {
 			return 0, fmt.Errorf("insert occurrences: row %d: %w", i, err)
 		}
 	}
@@ -140,24 +126,6 @@ func (s *Store) InsertOccurrences(ctx context.Context, occs []store.Occurrence) 
 	return inserted, nil
 }
 
-// occurrenceID checks o and returns its derived id: a manual one's (a
-// trigger key) from its schedule and key, any other's from its firing.
-func occurrenceID(o *store.Occurrence) (string, error) {
-	if o.ScheduledFor.Nanosecond() != 0 {
-		return "", fmt.Errorf("scheduled_for %s is not a whole second", o.ScheduledFor.Format(time.RFC3339Nano))
-	}
-	var id string
-	if o.Manual() {
-		id = store.ManualOccurrenceID(o.ScheduleID, o.TriggerKey)
-	} else {
-		id = store.OccurrenceID(o.ScheduleID, o.ScheduleVersion, o.ScheduledFor)
-	}
-	if o.OccurrenceID != "" && o.OccurrenceID != id {
-		return "", fmt.Errorf("occurrence id %s is not the derived %s", o.OccurrenceID, id)
-	}
-	return id, nil
-}
-
 // GetOccurrence returns the tenant's occurrence. Another tenant's
 // occurrence is store.ErrNotFound.
 func (s *Store) GetOccurrence(ctx context.Context, tenantID, occurrenceID string) (*store.Occurrence, error) {
@@ -175,10 +143,7 @@ func (s *Store) GetOccurrence(ctx context.Context, tenantID, occurrenceID string
 // index (with or without a schedule); other ones of a schedule from that
 // schedule's rows in index order; and the tenant's rows otherwise.
 func (s *Store) ListOccurrences(ctx context.Context, p store.ListOccurrencesParams) ([]store.Occurrence, error) {
-	afterAt, afterID := listStart(p.Reverse)
-	if p.After != nil {
-		afterAt, afterID = ms(p.After.ScheduledFor), p.After.OccurrenceID
-	}
+	afterAt, afterID := rowcodec.ListAfter(p)
 	var query string
 	switch {
 	case p.State == store.OccurrenceDead:
@@ -198,16 +163,6 @@ func (s *Store) ListOccurrences(ctx context.Context, p store.ListOccurrencesPara
 		return nil, fmt.Errorf("list occurrences: %w", err)
 	}
 	return out, nil
-}
-
-// listStart is the key a listing without one starts after: before every
-// row in the listing's order. No stored scheduled_for is the smallest or
-// the largest int64, and no occurrence id is empty.
-func listStart(reverse bool) (int64, string) {
-	if reverse {
-		return math.MaxInt64, ""
-	}
-	return math.MinInt64, ""
 }
 
 // pick returns desc when reverse, else asc.
@@ -326,6 +281,20 @@ func collect[T any](rows *sql.Rows, scan func(scanner) (*T, error)) ([]T, error)
 	return out, nil
 }
 
+// readAll runs q on a reader connection and reads every row it answers
+// with scan; what names the read in errors.
+func readAll[T any](ctx context.Context, s *Store, what string, scan func(scanner) (*T, error), q string, args ...any) ([]T, error) {
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, translate(err))
+	}
+	out, err := collect(rows, scan)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
+}
+
 // eachRow calls fn on every row and closes rows. Errors are translated.
 func eachRow(rows *sql.Rows, fn func(scanner) error) error {
 	defer rows.Close()
@@ -337,24 +306,14 @@ func eachRow(rows *sql.Rows, fn func(scanner) error) error {
 	return translate(rows.Err())
 }
 
-// payloadArg binds a payload: the column is NOT NULL, and no payload is an
-// empty one.
-func payloadArg(p []byte) []byte {
-	if p == nil {
-		return []byte{}
-	}
-	return p
-}
+// payloadArg binds a NOT NULL bytes column (rowcodec.Payload).
+func payloadArg(p []byte) []byte { return rowcodec.Payload(p) }
 
-func nullString(v string) any {
-	if v == "" {
-		return nil
-	}
-	return v
-}
+// nullString binds an optional text column (rowcodec.NullString).
+func nullString(v string) any { return rowcodec.NullString(v) }
 
 // scanner is a *sql.Row or *sql.Rows.
-type scanner interface{ Scan(dest ...any) error }
+type scanner = rowcodec.Scanner
 
 // scanSchedule reads the columns of scheduleColumns, in that order.
 func scanSchedule(row scanner) (*store.Schedule, error) {
@@ -532,14 +491,7 @@ func scanOccurrence(row scanner) (*store.Occurrence, error) {
 // RetryFrom is ScheduledFor and empty OverlapPolicy is allow. LastError is
 // not written: it is read from the latest attempt.
 func occurrenceArgs(args []any, o *store.Occurrence, id string, scheduleRow, epoch int64, enqueuedAt time.Time) []any {
-	retryFrom := o.RetryFrom
-	if retryFrom.IsZero() {
-		retryFrom = o.ScheduledFor
-	}
-	ovl := o.OverlapPolicy
-	if ovl == "" {
-		ovl = store.OverlapAllow
-	}
+	retryFrom, ovl := rowcodec.InsertDefaults(o)
 	return append(args,
 		id, o.TenantID, o.ScheduleID, o.ScheduleVersion, ms(o.ScheduledFor),
 		ms(o.AvailableAt), nullMS(enqueuedAt), string(o.State), string(o.Lane), o.Queue,
@@ -576,22 +528,16 @@ func scanAttempt(row scanner) (*store.Attempt, error) {
 	return &a, nil
 }
 
-// scanShardLease reads the columns of shardLeaseColumns.
-func scanShardLease(row scanner) (*store.ShardLease, error) {
-	var (
-		l       store.ShardLease
-		expires int64
-	)
-	if err := row.Scan(&l.Shard, &l.Owner, &l.Epoch, &expires); err != nil {
-		return nil, err
-	}
-	l.ExpiresAt = fromMS(expires)
-	return &l, nil
-}
+// Time encoding (see rowcodec): UTC unix milliseconds; the zero
+// time.Time is NULL.
 
-// Time encoding: UTC unix milliseconds; the zero time.Time is NULL.
+func ms(t time.Time) int64 { return rowcodec.MS(t) }
 
-func ms(t time.Time) int64 { return t.UnixMilli() }
+func fromMS(v int64) time.Time { return rowcodec.FromMS(v) }
+
+func durMS(d time.Duration) int64 { return rowcodec.DurMS(d) }
+
+func fromDurMS(v int64) time.Duration { return rowcodec.FromDurMS(v) }
 
 func nullMS(t time.Time) any {
 	if t.IsZero() {
@@ -600,23 +546,9 @@ func nullMS(t time.Time) any {
 	return t.UnixMilli()
 }
 
-func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
-
-// atMS is t as the store keeps it: UTC, to the millisecond; zero stays zero.
-func atMS(t time.Time) time.Time {
-	if t.IsZero() {
-		return t
-	}
-	return fromMS(ms(t))
-}
-
 func fromNullMS(v sql.Null[int64]) time.Time {
 	if !v.Valid {
 		return time.Time{}
 	}
 	return fromMS(v.V)
 }
-
-func durMS(d time.Duration) int64 { return d.Milliseconds() }
-
-func fromDurMS(v int64) time.Duration { return time.Duration(v) * time.Millisecond }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/rowcodec"
 )
 
 // The control plane's statements (store.ControlTx). The writer
@@ -26,24 +27,14 @@ func (t *tx) LockScheduleVersion(ctx context.Context, tenantID, scheduleID strin
 // WriteScheduleVersion writes sc as version prevVersion+1 while the stored
 // version is prevVersion (see store.ControlTx).
 func (t *tx) WriteScheduleVersion(ctx context.Context, sc *store.Schedule, prevVersion int64) (*store.Schedule, error) {
-	if len(sc.Payload) > store.MaxPayload {
-		return nil, fmt.Errorf("write schedule %s: payload of %d bytes is over %d", sc.ScheduleID, len(sc.Payload), store.MaxPayload)
+	if err := rowcodec.CheckPayload("write", sc); err != nil {
+		return nil, err
 	}
-	stored, err := scanSchedule(t.tx.QueryRowContext(ctx, qUpdateSchedule,
-		sc.Shard, sc.Name, string(sc.Kind), sc.Expr, sc.TimeZone, nullMS(sc.Anchor),
-		string(sc.DSTGap), string(sc.DSTRepeat), prevVersion+1, string(sc.State), nullMS(sc.NextRunAt), sc.Queue, payloadArg(sc.Payload),
-		string(sc.MisfirePolicy), durMS(sc.MaxLateness), sc.CatchUpK, string(sc.OverlapPolicy), durMS(sc.FlexibleWindow),
-		sc.Retry.MaxAttempts, durMS(sc.Retry.BackoffBase), durMS(sc.Retry.BackoffCap), durMS(sc.Retry.Deadline),
-		nullString(sc.IdempotencyKey), nullMS(sc.UpdatedAt),
-		sc.TenantID, sc.ScheduleID, prevVersion))
+	stored, err := scanSchedule(t.tx.QueryRowContext(ctx, qUpdateSchedule, rowcodec.ScheduleVersionArgs(sc, prevVersion, nullMS)...))
 	if errors.Is(err, sql.ErrNoRows) {
 		var have int64
 		err := t.tx.QueryRowContext(ctx, qScheduleVersion, sc.TenantID, sc.ScheduleID).Scan(&have)
-		if err != nil {
-			// ErrNotFound when there is no such schedule.
-			return nil, fmt.Errorf("write schedule %s: %w", sc.ScheduleID, translate(err))
-		}
-		return nil, fmt.Errorf("write schedule %s: %w: version %d was read, the stored version is %d", sc.ScheduleID, store.ErrConflict, prevVersion, have)
+		return nil, codec.VersionNotWritten(sc.ScheduleID, prevVersion, have, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("write schedule %s: %w", sc.ScheduleID, translate(err))

@@ -32,7 +32,7 @@ func testPlanner(t *testing.T, open func(t *testing.T) Store) {
 		const ttl = 10 * time.Second
 		acquire := func(shard int, owner string, now time.Time) (store.ShardLease, error) {
 			t.Helper()
-			return s.AcquireShard(ctx, store.AcquireShardParams{Shard: shard, Owner: owner, TTL: ttl, Now: now})
+			return engine.AcquireShard(ctx, s, store.AcquireShardParams{Shard: shard, Owner: owner, TTL: ttl, Now: now})
 		}
 		// Each step runs in order on the same shard; want is the lease
 		// after it, or the error.
@@ -48,21 +48,21 @@ func testPlanner(t *testing.T, open func(t *testing.T) Store) {
 			{"free shard", func() (store.ShardLease, error) { return acquire(3, "node-a", at(0)) }, "node-a", 1, at(ttl), nil},
 			{"renewal by acquire", func() (store.ShardLease, error) { return acquire(3, "node-a", at(4*time.Second)) }, "node-a", 1, at(4*time.Second + ttl), nil},
 			{"live lease of another owner", func() (store.ShardLease, error) { return acquire(3, "node-b", at(13*time.Second)) }, "", 0, time.Time{}, store.ErrConflict},
-			{"renew", func() (store.ShardLease, error) { return s.RenewShard(ctx, held, ttl, at(13*time.Second)) }, "node-a", 1, at(23 * time.Second), nil},
+			{"renew", func() (store.ShardLease, error) { return engine.RenewShard(ctx, s, held, ttl, at(13*time.Second)) }, "node-a", 1, at(23 * time.Second), nil},
 			{"renew a stale epoch", func() (store.ShardLease, error) {
 				old := held
 				old.Epoch--
-				return s.RenewShard(ctx, old, ttl, at(14*time.Second))
+				return engine.RenewShard(ctx, s, old, ttl, at(14*time.Second))
 			}, "", 0, time.Time{}, store.ErrStaleEpoch},
 			{"renew as another owner", func() (store.ShardLease, error) {
 				other := held
 				other.Owner = "node-b"
-				return s.RenewShard(ctx, other, ttl, at(14*time.Second))
+				return engine.RenewShard(ctx, s, other, ttl, at(14*time.Second))
 			}, "", 0, time.Time{}, store.ErrStaleEpoch},
-			{"renew at the expiry instant", func() (store.ShardLease, error) { return s.RenewShard(ctx, held, ttl, at(23*time.Second)) }, "", 0, time.Time{}, store.ErrStaleEpoch},
+			{"renew at the expiry instant", func() (store.ShardLease, error) { return engine.RenewShard(ctx, s, held, ttl, at(23*time.Second)) }, "", 0, time.Time{}, store.ErrStaleEpoch},
 			{"steal at the expiry instant", func() (store.ShardLease, error) { return acquire(3, "node-b", at(23*time.Second)) }, "node-b", 2, at(33 * time.Second), nil},
 			{"the old owner's renewal", func() (store.ShardLease, error) {
-				return s.RenewShard(ctx, store.ShardLease{Shard: 3, Owner: "node-a", Epoch: 1}, ttl, at(24*time.Second))
+				return engine.RenewShard(ctx, s, store.ShardLease{Shard: 3, Owner: "node-a", Epoch: 1}, ttl, at(24*time.Second))
 			}, "", 0, time.Time{}, store.ErrStaleEpoch},
 			{"the old owner's acquire", func() (store.ShardLease, error) { return acquire(3, "node-a", at(24*time.Second)) }, "", 0, time.Time{}, store.ErrConflict},
 			{"own lease again after it expired", func() (store.ShardLease, error) { return acquire(3, "node-b", at(40*time.Second)) }, "node-b", 3, at(50 * time.Second), nil},
@@ -80,10 +80,10 @@ func testPlanner(t *testing.T, open func(t *testing.T) Store) {
 		}
 
 		// Releasing a lost lease is not an error and leaves the holder alone.
-		if err := s.ReleaseShard(ctx, store.ShardLease{Shard: 3, Owner: "node-a", Epoch: 1}); err != nil {
+		if err := engine.ReleaseShard(ctx, s, store.ShardLease{Shard: 3, Owner: "node-a", Epoch: 1}); err != nil {
 			t.Errorf("ReleaseShard of a lost lease: %v", err)
 		}
-		if err := s.ReleaseShard(ctx, store.ShardLease{Shard: 9, Owner: "node-a", Epoch: 1}); err != nil {
+		if err := engine.ReleaseShard(ctx, s, store.ShardLease{Shard: 9, Owner: "node-a", Epoch: 1}); err != nil {
 			t.Errorf("ReleaseShard of a shard never leased: %v", err)
 		}
 		if _, err := acquire(3, "node-c", at(41*time.Second)); err == nil {
@@ -91,14 +91,14 @@ func testPlanner(t *testing.T, open func(t *testing.T) Store) {
 		}
 		// Releasing the live lease frees the shard at once; the next owner's
 		// epoch grows, and the released lease is stale.
-		if err := s.ReleaseShard(ctx, held); err != nil {
+		if err := engine.ReleaseShard(ctx, s, held); err != nil {
 			t.Fatalf("ReleaseShard: %v", err)
 		}
 		got, err := acquire(3, "node-c", at(41*time.Second))
 		if err != nil || got.Epoch != 4 || got.Owner != "node-c" {
 			t.Errorf("acquire after release: %+v, %v; want node-c at epoch 4", got, err)
 		}
-		_, err = s.RenewShard(ctx, held, ttl, at(42*time.Second))
+		_, err = engine.RenewShard(ctx, s, held, ttl, at(42*time.Second))
 		wantErr(t, "renew a released lease", err, store.ErrStaleEpoch)
 
 		// Shards are independent; the list is by shard.
@@ -316,7 +316,7 @@ func testPlanner(t *testing.T, open func(t *testing.T) Store) {
 			}
 		}
 		// A node whose lease was stolen is fenced off too.
-		thief, err := s.AcquireShard(ctx, store.AcquireShardParams{Shard: 7, Owner: "node-b", TTL: time.Minute, Now: at(11 * time.Second)})
+		thief, err := engine.AcquireShard(ctx, s, store.AcquireShardParams{Shard: 7, Owner: "node-b", TTL: time.Minute, Now: at(11 * time.Second)})
 		if err != nil {
 			t.Fatalf("AcquireShard: %v", err)
 		}
@@ -472,7 +472,7 @@ func testPlanner(t *testing.T, open func(t *testing.T) Store) {
 
 func mustAcquire(t *testing.T, s Store, shard int, owner string, now time.Time) store.ShardLease {
 	t.Helper()
-	l, err := s.AcquireShard(t.Context(), store.AcquireShardParams{Shard: shard, Owner: owner, TTL: 10 * time.Second, Now: now})
+	l, err := engine.AcquireShard(t.Context(), s, store.AcquireShardParams{Shard: shard, Owner: owner, TTL: 10 * time.Second, Now: now})
 	if err != nil {
 		t.Fatalf("AcquireShard(%d, %s): %v", shard, owner, err)
 	}

@@ -1,0 +1,131 @@
+package rowcodec
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/sched-dev/sched/internal/store"
+)
+
+// ScheduleArgs is the values of the schedules table's columns for sc, in
+// the order both drivers name them (schedule_id, tenant_id, shard, name,
+// kind, expr, time_zone, anchor, dst_gap, dst_repeat, version, state,
+// next_run_at, queue, payload, misfire_policy, max_lateness_ms, catch_up_k,
+// overlap_policy, flexible_window_ms, the retry policy's four columns,
+// idempotency_key, missed_count, created_at, updated_at). nullMS binds an
+// optional instant in the driver's type.
+func ScheduleArgs[N any](sc *store.Schedule, nullMS func(time.Time) N) []any {
+	return []any{sc.ScheduleID, sc.TenantID, sc.Shard, sc.Name, string(sc.Kind), sc.Expr, sc.TimeZone, nullMS(sc.Anchor),
+		string(sc.DSTGap), string(sc.DSTRepeat), sc.Version, string(sc.State), nullMS(sc.NextRunAt), sc.Queue, Payload(sc.Payload),
+		string(sc.MisfirePolicy), DurMS(sc.MaxLateness), sc.CatchUpK, string(sc.OverlapPolicy), DurMS(sc.FlexibleWindow),
+		sc.Retry.MaxAttempts, DurMS(sc.Retry.BackoffBase), DurMS(sc.Retry.BackoffCap), DurMS(sc.Retry.Deadline),
+		NullString(sc.IdempotencyKey), sc.MissedCount, nullMS(sc.CreatedAt), nullMS(sc.UpdatedAt)}
+}
+
+// ScheduleVersionArgs is the values of a conditional write of sc as
+// version prevVersion+1 (store.ControlTx.WriteScheduleVersion): the
+// columns a new version sets (shard, name, kind, expr, time_zone, anchor,
+// dst_gap, dst_repeat, version, state, next_run_at, queue, payload, the
+// misfire, overlap and retry policies, idempotency_key, updated_at), then
+// the key (tenant_id, schedule_id) and the version the write expects.
+func ScheduleVersionArgs[N any](sc *store.Schedule, prevVersion int64, nullMS func(time.Time) N) []any {
+	return []any{sc.Shard, sc.Name, string(sc.Kind), sc.Expr, sc.TimeZone, nullMS(sc.Anchor),
+		string(sc.DSTGap), string(sc.DSTRepeat), prevVersion + 1, string(sc.State), nullMS(sc.NextRunAt), sc.Queue, Payload(sc.Payload),
+		string(sc.MisfirePolicy), DurMS(sc.MaxLateness), sc.CatchUpK, string(sc.OverlapPolicy), DurMS(sc.FlexibleWindow),
+		sc.Retry.MaxAttempts, DurMS(sc.Retry.BackoffBase), DurMS(sc.Retry.BackoffCap), DurMS(sc.Retry.Deadline),
+		NullString(sc.IdempotencyKey), nullMS(sc.UpdatedAt),
+		sc.TenantID, sc.ScheduleID, prevVersion}
+}
+
+// VersionNotWritten explains a conditional write of version prevVersion+1
+// of a schedule that wrote nothing: readErr and have are the read of the
+// stored version that follows it (store.ErrNotFound when there is no such
+// schedule, after c.Translate), and a stored version other than
+// prevVersion is store.ErrConflict.
+func (c Codec) VersionNotWritten(scheduleID string, prevVersion, have int64, readErr error) error {
+	if readErr != nil {
+		return fmt.Errorf("write schedule %s: %w", scheduleID, c.Translate(readErr))
+	}
+	return fmt.Errorf("write schedule %s: %w: version %d was read, the stored version is %d", scheduleID, store.ErrConflict, prevVersion, have)
+}
+
+// OccurrenceID checks o and returns its derived id: a manual one's (a
+// trigger key) from its schedule and key (store.ManualOccurrenceID), any
+// other's from its firing (store.OccurrenceID). A ScheduledFor that is not
+// a whole second, or an id other than the derived one, is refused; an
+// empty OccurrenceID is the derived one.
+func OccurrenceID(o *store.Occurrence) (string, error) {
+	if o.ScheduledFor.Nanosecond() != 0 {
+		return "", fmt.Errorf("scheduled_for %s is not a whole second", o.ScheduledFor.Format(time.RFC3339Nano))
+	}
+	var id string
+	if o.Manual() {
+		id = store.ManualOccurrenceID(o.ScheduleID, o.TriggerKey)
+	} else {
+		id = store.OccurrenceID(o.ScheduleID, o.ScheduleVersion, o.ScheduledFor)
+	}
+	if o.OccurrenceID != "" && o.OccurrenceID != id {
+		return "", fmt.Errorf("occurrence id %s is not the derived %s", o.OccurrenceID, id)
+	}
+	return id, nil
+}
+
+// PlanIDs checks the occurrences of a plan's items and returns their
+// derived ids, item by item: an occurrence must be of its item's schedule,
+// tenant and version, and pass OccurrenceID (with check, a driver's own
+// test of it, when not nil). A plan that breaks this fails whole.
+func PlanIDs(items []store.PlanItem, check func(*store.Occurrence) error) ([][]string, error) {
+	ids := make([][]string, len(items))
+	for i := range items {
+		it := &items[i]
+		ids[i] = make([]string, len(it.Occurrences))
+		for j := range it.Occurrences {
+			o := &it.Occurrences[j]
+			if o.ScheduleID != it.ScheduleID || o.TenantID != it.TenantID || o.ScheduleVersion != it.Version {
+				return nil, fmt.Errorf("item %d (%s): occurrence %d is of %s/%s version %d, not the item's",
+					i, it.ScheduleID, j, o.TenantID, o.ScheduleID, o.ScheduleVersion)
+			}
+			var err error
+			if check != nil {
+				err = check(o)
+			}
+			if err == nil {
+				ids[i][j], err = OccurrenceID(o)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("item %d (%s): occurrence %d: %w", i, it.ScheduleID, j, err)
+			}
+		}
+	}
+	return ids, nil
+}
+
+// InsertDefaults is what an occurrence is stored with where it leaves a
+// field empty: a zero RetryFrom is ScheduledFor, an empty OverlapPolicy is
+// allow.
+func InsertDefaults(o *store.Occurrence) (retryFrom time.Time, overlap store.OverlapPolicy) {
+	retryFrom, overlap = o.RetryFrom, o.OverlapPolicy
+	if retryFrom.IsZero() {
+		retryFrom = o.ScheduledFor
+	}
+	if overlap == "" {
+		overlap = store.OverlapAllow
+	}
+	return retryFrom, overlap
+}
+
+// ListAfter is the keyset position a page of p starts after, as
+// (scheduled_for in unix milliseconds, occurrence id): p.After, or,
+// without it, a position before every row in the listing's order (no
+// stored scheduled_for is at either end of the int64 range, and no
+// occurrence id is empty).
+func ListAfter(p store.ListOccurrencesParams) (int64, string) {
+	switch {
+	case p.After != nil:
+		return MS(p.After.ScheduledFor), p.After.OccurrenceID
+	case p.Reverse:
+		return math.MaxInt64, ""
+	}
+	return math.MinInt64, ""
+}

@@ -1,0 +1,107 @@
+package rowcodec
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/sched-dev/sched/internal/store"
+)
+
+// Limits of the stats (store.StatsStore).
+const (
+	// DefaultBacklogBuckets is SnapshotParams.Buckets when it is 0: the
+	// next hour.
+	DefaultBacklogBuckets = 60
+	// MaxBacklogBuckets is a day of one-minute buckets.
+	MaxBacklogBuckets = 1440
+	// MaxStatData is the largest StatMinute.Data a store keeps, in bytes
+	// (the stat_minutes table's CHECK says the same).
+	MaxStatData = 64 << 10
+)
+
+// SnapshotRead is a store.Snapshot being assembled from the rows of a
+// driver's snapshot statements. Now, From and End are what the statements
+// bind: the snapshot's now, and the due backlog's window [From, End), all
+// in unix milliseconds.
+type SnapshotRead struct {
+	Now, From, End int64
+	Snap           store.Snapshot
+}
+
+// NewSnapshotRead checks p and returns the snapshot to fill. The due
+// backlog has p.Buckets one-minute buckets (DefaultBacklogBuckets when 0,
+// at most MaxBacklogBuckets) counted from p.BacklogFrom, or from p.Now
+// when it is zero; a BacklogFrom after p.Now is refused.
+func NewSnapshotRead(p store.SnapshotParams) (*SnapshotRead, error) {
+	buckets := p.Buckets
+	if buckets == 0 {
+		buckets = DefaultBacklogBuckets
+	}
+	if buckets < 1 || buckets > MaxBacklogBuckets {
+		return nil, fmt.Errorf("%d buckets: want 1 to %d", p.Buckets, MaxBacklogBuckets)
+	}
+	from := p.Now
+	if !p.BacklogFrom.IsZero() {
+		if p.BacklogFrom.After(p.Now) {
+			return nil, fmt.Errorf("backlog from %s: after now, %s", p.BacklogFrom.UTC().Format(time.RFC3339Nano), p.Now.UTC().Format(time.RFC3339Nano))
+		}
+		from = p.BacklogFrom
+	}
+	r := &SnapshotRead{Now: MS(p.Now), From: MS(from), Snap: store.Snapshot{DueBacklog: make([]int64, buckets)}}
+	r.End = r.From + int64(buckets)*time.Minute.Milliseconds()
+	return r, nil
+}
+
+// AddDepth reads a row of the depth statement (tenant, queue, lane,
+// state, count, ready) into the snapshot.
+func (r *SnapshotRead) AddDepth(row Scanner) error {
+	var (
+		d           store.DepthRow
+		lane, state string
+	)
+	if err := row.Scan(&d.TenantID, &d.Queue, &lane, &state, &d.Count, &d.Ready); err != nil {
+		return err
+	}
+	d.Lane, d.State = store.Lane(lane), store.OccurrenceState(state)
+	r.Snap.Depth = append(r.Snap.Depth, d)
+	return nil
+}
+
+// AddDue reads a row of a due backlog statement (the minute from From,
+// the count) and adds its count to the minute's bucket. A minute outside
+// the buckets is an error: the statement bounds its rows by From and End.
+func (r *SnapshotRead) AddDue(row Scanner) error {
+	var minute, n int64
+	if err := row.Scan(&minute, &n); err != nil {
+		return err
+	}
+	if minute < 0 || minute >= int64(len(r.Snap.DueBacklog)) {
+		return fmt.Errorf("minute %d outside the %d buckets", minute, len(r.Snap.DueBacklog))
+	}
+	r.Snap.DueBacklog[minute] += n
+	return nil
+}
+
+// CheckStatMinute refuses a row with no node id or more than MaxStatData
+// bytes of data: a write of stat minutes fails whole on one.
+func CheckStatMinute(m store.StatMinute) error {
+	if m.NodeID == "" || len(m.Data) > MaxStatData {
+		return fmt.Errorf("bad row (node %q, minute %s, %d bytes of data; at most %d)",
+			m.NodeID, m.Minute.UTC().Format(time.RFC3339), len(m.Data), MaxStatData)
+	}
+	return nil
+}
+
+// ScanStatMinute reads a row of the stat_minutes columns (node_id, minute,
+// data).
+func ScanStatMinute(row Scanner) (*store.StatMinute, error) {
+	var (
+		m      store.StatMinute
+		minute int64
+	)
+	if err := row.Scan(&m.NodeID, &minute, &m.Data); err != nil {
+		return nil, err
+	}
+	m.Minute = FromMS(minute)
+	return &m, nil
+}

@@ -2,9 +2,7 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -85,27 +83,19 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		var one int
-		err := tx.QueryRow(ctx, qCheckLease, p.Lease.Shard, p.Lease.Owner, p.Lease.Epoch, ms(p.Now)).Scan(&one)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("%w: epoch %d of %s is not live at %s", store.ErrStaleEpoch,
-				p.Lease.Epoch, p.Lease.Owner, p.Now.UTC().Format(time.RFC3339Nano))
-		}
-		if err != nil {
-			return fmt.Errorf("check lease: %w", translate(err))
+		if err := codec.LeaseChecked(tx.QueryRow(ctx, qCheckLease, rowcodec.LeaseCheckArgs(p)...).Scan(&one), p); err != nil {
+			return err
 		}
 
 		ins := newOccurrenceInserter(ctx, tx)
 		var (
 			a         advanceArrays
-			seen      = map[string]bool{}
-			run       []int // items of the current run
 			applied   = map[string]bool{}
 			attempted = 0
 		)
-		apply := func() error {
-			if len(run) == 0 {
-				return nil
-			}
+		// Each run of items (rowcodec.PlanRuns) advances its schedules in
+		// one UPDATE.
+		err := rowcodec.PlanRuns(p.Items, func(run []int) error {
 			a.reset()
 			for _, i := range run {
 				a.add(&p.Items[i])
@@ -146,20 +136,9 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 					attempted++
 				}
 			}
-			run = run[:0]
-			clear(seen)
 			return nil
-		}
-		for i := range p.Items {
-			if seen[p.Items[i].ScheduleID] {
-				if err := apply(); err != nil {
-					return err
-				}
-			}
-			seen[p.Items[i].ScheduleID] = true
-			run = append(run, i)
-		}
-		if err := apply(); err != nil {
+		})
+		if err != nil {
 			return err
 		}
 		if err := ins.flush(); err != nil {

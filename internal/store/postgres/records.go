@@ -109,11 +109,9 @@ func (s *Store) InsertOccurrences(ctx context.Context, occs []store.Occurrence) 
 	if len(occs) == 0 {
 		return 0, nil
 	}
-	ids := make([]string, len(occs))
-	for i := range occs {
-		if ids[i], err = occurrenceID(&occs[i]); err != nil {
-			return 0, fmt.Errorf("insert occurrences: row %d: %w", i, err)
-		}
+	ids, err := rowcodec.OccurrenceIDs(occs, checkStorable)
+	if err != nil {
+		return 0, fmt.Errorf("insert occurrences: %w", err)
 	}
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		// Each schedule must exist for the occurrence's tenant (the schema
@@ -155,15 +153,6 @@ func (s *Store) InsertOccurrences(ctx context.Context, occs []store.Occurrence) 
 		return 0, fmt.Errorf("insert occurrences: %w", err)
 	}
 	return inserted, nil
-}
-
-// occurrenceID checks o and returns its derived id (rowcodec.OccurrenceID);
-// its trigger key and dead reason must be text PostgreSQL can store.
-func occurrenceID(o *store.Occurrence) (string, error) {
-	if err := checkStorable(o); err != nil {
-		return "", err
-	}
-	return rowcodec.OccurrenceID(o)
 }
 
 // checkStorable refuses an occurrence whose trigger key or dead reason is

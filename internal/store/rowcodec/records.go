@@ -129,3 +129,23 @@ func ListAfter(p store.ListOccurrencesParams) (int64, string) {
 	}
 	return math.MinInt64, ""
 }
+
+// OccurrenceIDs checks occs and returns their derived ids (OccurrenceID,
+// after check, a driver's own test, when not nil): one bad occurrence
+// fails the batch.
+func OccurrenceIDs(occs []store.Occurrence, check func(*store.Occurrence) error) ([]string, error) {
+	ids := make([]string, len(occs))
+	for i := range occs {
+		var err error
+		if check != nil {
+			err = check(&occs[i])
+		}
+		if err == nil {
+			ids[i], err = OccurrenceID(&occs[i])
+		}
+		if err != nil {
+			return nil, fmt.Errorf("row %d: %w", i, err)
+		}
+	}
+	return ids, nil
+}

@@ -4,10 +4,8 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/rowcodec"
@@ -162,31 +160,18 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 			return fmt.Errorf("check lease: %w", err)
 		}
 		var one int
-		err = check.QueryRowContext(ctx, p.Lease.Shard, p.Lease.Owner, p.Lease.Epoch, ms(p.Now)).Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w: epoch %d of %s is not live at %s", store.ErrStaleEpoch,
-				p.Lease.Epoch, p.Lease.Owner, p.Now.UTC().Format(time.RFC3339Nano))
-		}
-		if err != nil {
-			return fmt.Errorf("check lease: %w", translate(err))
+		if err := codec.LeaseChecked(check.QueryRowContext(ctx, rowcodec.LeaseCheckArgs(p)...).Scan(&one), p); err != nil {
+			return err
 		}
 
 		rows, err := s.itemRows(ctx, tx, p.Items)
 		if err != nil {
 			return err
 		}
-		var (
-			seen = map[string]bool{}
-			run  []int // items of the current run
-			adv  = advancer{s: s, ctx: ctx, tx: tx, shard: p.Lease.Shard, applied: make([]int64, len(p.Items))}
-		)
-		// The items apply as if one after the other, in runs in which no
-		// schedule appears twice: each run advances its schedules in one
-		// UPDATE.
-		apply := func() error {
-			if len(run) == 0 {
-				return nil
-			}
+		adv := advancer{s: s, ctx: ctx, tx: tx, shard: p.Lease.Shard, applied: make([]int64, len(p.Items))}
+		// Each run of items (rowcodec.PlanRuns) advances its schedules in
+		// one UPDATE.
+		err = rowcodec.PlanRuns(p.Items, func(run []int) error {
 			// Items that share everything but the schedule (a burst's
 			// schedules of one tenant and version, say) go in one
 			// statement.
@@ -199,20 +184,9 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 					return fmt.Errorf("advance schedules: %w", err)
 				}
 			}
-			run = run[:0]
-			clear(seen)
 			return nil
-		}
-		for i := range p.Items {
-			if seen[p.Items[i].ScheduleID] {
-				if err := apply(); err != nil {
-					return err
-				}
-			}
-			seen[p.Items[i].ScheduleID] = true
-			run = append(run, i)
-		}
-		if err := apply(); err != nil {
+		})
+		if err != nil {
 			return err
 		}
 		for _, row := range adv.applied {

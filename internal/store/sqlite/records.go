@@ -85,11 +85,9 @@ func (s *Store) InsertOccurrences(ctx context.Context, occs []store.Occurrence) 
 	if len(occs) == 0 {
 		return 0, nil
 	}
-	ids := make([]string, len(occs))
-	for i := range occs {
-		if ids[i], err = rowcodec.OccurrenceID(&occs[i]); err != nil {
-			return 0, fmt.Errorf("insert occurrences: row %d: %w", i, err)
-		}
+	ids, err := rowcodec.OccurrenceIDs(occs, nil)
+	if err != nil {
+		return 0, fmt.Errorf("insert occurrences: %w", err)
 	}
 	err = s.writeTx(ctx, func(tx *sql.Tx) error {
 		// Each schedule must exist for the occurrence's tenant. The schema

@@ -22,7 +22,9 @@ import (
 )
 
 // Fault tests on a real PostgreSQL with a Go TCP proxy between a node and
-// the database (RELIABILITY finding 12, rows B4 and C1).
+// the database (network emulation is not at hand, so the proxy cuts the
+// node off): an ambiguous commit, and a node cut off for longer than its
+// shard lease.
 
 const proxyPGDSNVar = "SCHED_TEST_POSTGRES_DSN"
 
@@ -182,7 +184,7 @@ func proxyRecon(t *testing.T, occs []proxyOccRow, created map[string]time.Time, 
 	}
 }
 
-// TestProxyBlackholeSelfFencesAndFailsOver is RELIABILITY C1: node A is cut
+// TestProxyBlackholeSelfFencesAndFailsOver: node A is cut
 // from PostgreSQL (its proxy blackholes) for longer than its shard lease.
 // A must not write under its old epochs past its lease, B must take A's
 // shards at higher epochs within about a lease, and after the heal no
@@ -424,8 +426,7 @@ func proxyCountAfter(occs []proxyOccRow, seq int64) int {
 	return n
 }
 
-// TestAmbiguousCommitPlanRetryIdempotent is RELIABILITY B4: the proxy
-// forwards a planner transaction's COMMIT, then drops the connection
+// TestAmbiguousCommitPlanRetryIdempotent: the proxy forwards a planner transaction's COMMIT, then drops the connection
 // before the reply, so the planner sees an error for a batch that did
 // commit. The next pass must neither duplicate nor skip: one occurrence
 // per (schedule, version, scheduled_for), each cursor advanced once.
@@ -442,7 +443,11 @@ func TestAmbiguousCommitPlanRetryIdempotent(t *testing.T) {
 	ctx := t.Context()
 
 	clk := clock.NewVirtual(time.Now().Truncate(time.Second).Add(300 * time.Millisecond).UTC())
-	e, err := New(ctx, Config{Store: st, Clock: clk, IgnoreStoreClock: true, NodeID: "node-p", Shards: 4, Horizon: horizon})
+	// Shard leases long enough that no pass below renews one (a renewal
+	// is due a third of a lease after the last): the first COMMIT of the
+	// armed pass is then its plan's, not a lease's.
+	e, err := New(ctx, Config{Store: st, Clock: clk, IgnoreStoreClock: true, NodeID: "node-p", Shards: 4, Horizon: horizon,
+		ShardLease: time.Minute})
 	if err != nil {
 		t.Fatalf("new engine: %v", err)
 	}

@@ -1,7 +1,7 @@
 package postgres
 
-// Every SQL statement the store runs lives in this file (the schema lives in
-// migrations/). Column lists are named once and shared by the statement and
+// Every SQL statement the store runs lives in this file or in
+// queries_planner.go (the schema lives in migrations/). Column lists are named once and shared by the statement and
 // the scanner that reads it, so their order cannot drift apart. The
 // statements mirror the SQLite store's (store/sqlite/queries.go) one for one
 // where they can; where PostgreSQL differs, the comment says how.

@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// Every SQL statement the store runs lives in this file (the schema lives in
-// migrations/). Column lists are named once and shared by the statement and
+// Every SQL statement the store runs lives in this file or in
+// queries_planner.go (the schema lives in migrations/). Column lists are named once and shared by the statement and
 // the scanner that reads it, so their order cannot drift apart.
 //
 // Times are bound and read as INTEGER unix milliseconds (ms, nullMS) and

@@ -1,7 +1,9 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +28,9 @@ func testPlanner(t *testing.T, open func(t *testing.T) Store) {
 		}
 	})
 
+	// The lease rule is the engine's (engine.AcquireShard, RenewShard,
+	// ReleaseShard), composed of the store's PlannerTx statements: the
+	// suite runs it on every store.
 	t.Run("ShardLeases", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
@@ -115,6 +120,45 @@ func testPlanner(t *testing.T, open func(t *testing.T) Store) {
 		}
 		if fmt.Sprint(leases) != fmt.Sprint(want) {
 			t.Errorf("ListShardLeases:\n got %+v\nwant %+v", leases, want)
+		}
+	})
+
+	// Nodes racing for a free shard, then for the same shard once its
+	// lease expired: exactly one wins each race, and the epoch grows once.
+	t.Run("ShardLeaseRace", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		const nodes = 6
+		race := func(now time.Time) []store.ShardLease {
+			t.Helper()
+			var (
+				mu  sync.Mutex
+				won []store.ShardLease
+				wg  sync.WaitGroup
+			)
+			for i := range nodes {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					l, err := engine.AcquireShard(ctx, s, store.AcquireShardParams{Shard: 5, Owner: fmt.Sprintf("node-%d", i), TTL: 10 * time.Second, Now: now})
+					switch {
+					case err == nil:
+						mu.Lock()
+						won = append(won, l)
+						mu.Unlock()
+					case !errors.Is(err, store.ErrConflict):
+						t.Errorf("acquire by node-%d: %v, want a lease or ErrConflict", i, err)
+					}
+				}()
+			}
+			wg.Wait()
+			return won
+		}
+		if won := race(at(0)); len(won) != 1 || won[0].Epoch != 1 {
+			t.Fatalf("race for a free shard: %+v, want one winner at epoch 1", won)
+		}
+		if won := race(at(10 * time.Second)); len(won) != 1 || won[0].Epoch != 2 {
+			t.Fatalf("race for an expired lease: %+v, want one winner at epoch 2", won)
 		}
 	})
 

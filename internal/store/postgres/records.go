@@ -69,8 +69,8 @@ func (s *Store) GetScheduleByName(ctx context.Context, tenantID, name string) (*
 // that idempotency key, in whatever state it is now, or store.ErrNotFound.
 // The empty key is no key: it finds nothing.
 func (s *Store) GetScheduleByIdempotencyKey(ctx context.Context, tenantID, key string) (*store.Schedule, error) {
-	if key == "" {
-		return nil, fmt.Errorf("get schedule by idempotency key: empty key: %w", store.ErrNotFound)
+	if err := rowcodec.CheckIdempotencyKey(key); err != nil {
+		return nil, err
 	}
 	if !storable(tenantID, key) {
 		return nil, fmt.Errorf("get schedule by idempotency key %q: %w", key, notStorable())

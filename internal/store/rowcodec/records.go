@@ -149,3 +149,12 @@ func OccurrenceIDs(occs []store.Occurrence, check func(*store.Occurrence) error)
 	}
 	return ids, nil
 }
+
+// CheckIdempotencyKey refuses a lookup by the empty idempotency key with
+// store.ErrNotFound: the empty key is no key, and finds nothing.
+func CheckIdempotencyKey(key string) error {
+	if key == "" {
+		return fmt.Errorf("get schedule by idempotency key: empty key: %w", store.ErrNotFound)
+	}
+	return nil
+}

@@ -21,23 +21,15 @@ const DefaultShards = 16
 // with another count can refuse to run. Two nodes racing on an empty
 // schema both get the number of whichever inserted first.
 func (s *Store) InitShards(ctx context.Context, n int) (int, error) {
-	if err := rowcodec.CheckShards(n); err != nil {
-		return 0, fmt.Errorf("init shards: %w", err)
-	}
-	var have string
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, qInitShards, rowcodec.ShardsArg(n)); err != nil {
-			return translate(err)
-		}
-		return translate(tx.QueryRow(ctx, qGetShards).Scan(&have))
+	return rowcodec.InitShards(n, func(arg string) (have string, err error) {
+		err = s.inTx(ctx, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, qInitShards, arg); err != nil {
+				return translate(err)
+			}
+			return translate(tx.QueryRow(ctx, qGetShards).Scan(&have))
+		})
+		return have, err
 	})
-	if err == nil {
-		n, err = rowcodec.StoredShards(have)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("init shards: %w", err)
-	}
-	return n, nil
 }
 
 // ListShardLeases returns every shard lease, live or expired, by shard.

@@ -8,24 +8,23 @@ import (
 	"github.com/sched-dev/sched/internal/store"
 )
 
-// CheckShards refuses a shard count below 1 (store.Store.InitShards).
-func CheckShards(n int) error {
+// InitShards is store.Store.InitShards around a driver's write: put
+// stores arg (the shard count n, as the meta table keeps it) unless a
+// count is stored already, and answers the stored count's text. It
+// refuses n below 1, and returns the stored count.
+func InitShards(n int, put func(arg string) (have string, err error)) (int, error) {
 	if n < 1 {
-		return fmt.Errorf("%d shards: want at least 1", n)
+		return 0, fmt.Errorf("init shards: %d shards: want at least 1", n)
 	}
-	return nil
-}
-
-// ShardsArg is how the shard count is kept in the meta table: as text.
-func ShardsArg(n int) string { return strconv.Itoa(n) }
-
-// StoredShards reads the shard count kept in the meta table.
-func StoredShards(have string) (int, error) {
-	n, err := strconv.Atoi(have)
+	have, err := put(strconv.Itoa(n))
 	if err != nil {
-		return 0, fmt.Errorf("stored shard count %q: %w", have, err)
+		return 0, fmt.Errorf("init shards: %w", err)
 	}
-	return n, nil
+	stored, err := strconv.Atoi(have)
+	if err != nil {
+		return 0, fmt.Errorf("init shards: stored shard count %q: %w", have, err)
+	}
+	return stored, nil
 }
 
 // DueLimit is how many schedules a DueSchedules page returns at most:

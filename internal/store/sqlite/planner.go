@@ -22,23 +22,15 @@ const DefaultShards = 1
 // and returns the recorded number on every call, so that a node started
 // with another count can refuse to run.
 func (s *Store) InitShards(ctx context.Context, n int) (int, error) {
-	if err := rowcodec.CheckShards(n); err != nil {
-		return 0, fmt.Errorf("init shards: %w", err)
-	}
-	var have string
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, qInitShards, rowcodec.ShardsArg(n)); err != nil {
-			return translate(err)
-		}
-		return translate(tx.QueryRowContext(ctx, qGetShards).Scan(&have))
+	return rowcodec.InitShards(n, func(arg string) (have string, err error) {
+		err = s.writeTx(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, qInitShards, arg); err != nil {
+				return translate(err)
+			}
+			return translate(tx.QueryRowContext(ctx, qGetShards).Scan(&have))
+		})
+		return have, err
 	})
-	if err == nil {
-		n, err = rowcodec.StoredShards(have)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("init shards: %w", err)
-	}
-	return n, nil
 }
 
 // ListShardLeases returns every shard lease, live or expired, by shard.

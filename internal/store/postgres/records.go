@@ -193,37 +193,25 @@ func (s *Store) ListOccurrences(ctx context.Context, p store.ListOccurrencesPara
 	}
 	afterAt, afterID := rowcodec.ListAfter(p)
 	var (
-		rows pgx.Rows
-		err  error
+		q    [2]string // oldest first, newest first
+		args []any
 	)
 	switch {
 	case p.State == store.OccurrenceDead:
-		q := qListDeadOccurrencesAsc
-		if p.Reverse {
-			q = qListDeadOccurrencesDesc
-		}
-		rows, err = s.pool.Query(ctx, q, p.TenantID, p.Queue, p.ScheduleID, afterAt, afterID, limit)
+		q = [2]string{qListDeadOccurrencesAsc, qListDeadOccurrencesDesc}
+		args = []any{p.TenantID, p.Queue, p.ScheduleID, afterAt, afterID, limit}
 	case p.ScheduleID != "":
-		q := qListScheduleOccurrencesAsc
-		if p.Reverse {
-			q = qListScheduleOccurrencesDesc
-		}
-		rows, err = s.pool.Query(ctx, q, p.ScheduleID, p.TenantID, string(p.State), p.Queue, afterAt, afterID, limit)
+		q = [2]string{qListScheduleOccurrencesAsc, qListScheduleOccurrencesDesc}
+		args = []any{p.ScheduleID, p.TenantID, string(p.State), p.Queue, afterAt, afterID, limit}
 	default:
-		q := qListTenantOccurrencesAsc
-		if p.Reverse {
-			q = qListTenantOccurrencesDesc
-		}
-		rows, err = s.pool.Query(ctx, q, p.TenantID, string(p.State), p.Queue, afterAt, afterID, limit)
+		q = [2]string{qListTenantOccurrencesAsc, qListTenantOccurrencesDesc}
+		args = []any{p.TenantID, string(p.State), p.Queue, afterAt, afterID, limit}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("list occurrences: %w", translate(err))
+	query := q[0]
+	if p.Reverse {
+		query = q[1]
 	}
-	out, err := collect(rows, scanOccurrence)
-	if err != nil {
-		return nil, fmt.Errorf("list occurrences: %w", err)
-	}
-	return out, nil
+	return readAll(ctx, s, "list occurrences", scanOccurrence, query, args...)
 }
 
 // CountOccurrences counts the tenant's occurrences in a state (every state

@@ -151,16 +151,8 @@ func (s *Store) ListOccurrences(ctx context.Context, p store.ListOccurrencesPara
 	default:
 		query = pick(p.Reverse, qListTenantOccurrences, qListTenantOccurrencesDesc)
 	}
-	rows, err := s.r.QueryContext(ctx, query, p.TenantID, p.ScheduleID, string(p.State), p.Queue,
+	return readAll(ctx, s, "list occurrences", scanOccurrence, query, p.TenantID, p.ScheduleID, string(p.State), p.Queue,
 		store.ListLimit(p.Limit), afterAt, afterID)
-	if err != nil {
-		return nil, fmt.Errorf("list occurrences: %w", translate(err))
-	}
-	out, err := collect(rows, scanOccurrence)
-	if err != nil {
-		return nil, fmt.Errorf("list occurrences: %w", err)
-	}
-	return out, nil
 }
 
 // pick returns desc when reverse, else asc.

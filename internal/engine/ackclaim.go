@@ -25,7 +25,7 @@ func (e *Engine) AckAndClaim(ctx context.Context, req ClaimRequest, acks []AckIt
 	}
 	skipped := 0
 	ps := ackParams(req.TenantID, acks, now, true)
-	rs, got, err := e.store.FinishAndClaim(ctx, ps, store.ClaimParams{
+	rs, got, err := FinishAndClaim(ctx, e.store, ps, store.ClaimParams{
 		TenantID: req.TenantID, Queue: req.Queue, WorkerID: req.WorkerID,
 		Limit: req.Limit, Lease: req.Lease, Now: now, Skipped: &skipped,
 	})

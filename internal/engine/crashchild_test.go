@@ -168,7 +168,7 @@ func crashChild() error {
 			if !planning {
 				// The stopped planner no longer sweeps lapsed claim leases
 				// (its pass does); the drain does that one job itself.
-				if _, err := st.ExpireLeases(ctx, now.UTC().Truncate(time.Millisecond), 10_000); err != nil {
+				if _, err := ExpireLeases(ctx, st, now.UTC().Truncate(time.Millisecond), 10_000); err != nil {
 					return fmt.Errorf("expire leases: %w", err)
 				}
 			}

@@ -374,7 +374,7 @@ const sweepEvery = 250 * time.Millisecond
 // (or DEAD when they are out of attempts) and wakes waiting claims.
 func (e *Engine) expireLeases(ctx context.Context, now time.Time) (int, error) {
 	e.lastSweep.Store(now.UnixMilli())
-	r, err := e.store.ExpireLeases(ctx, now, 10_000)
+	r, err := ExpireLeases(ctx, e.store, now, 10_000)
 	if err != nil {
 		return 0, fmt.Errorf("expire claim leases: %w", err)
 	}

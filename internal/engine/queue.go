@@ -46,7 +46,7 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]store.Claimed, 
 			return nil, err
 		}
 		skipped := 0
-		got, err := e.store.ClaimOccurrences(ctx, store.ClaimParams{
+		got, err := ClaimOccurrences(ctx, e.store, store.ClaimParams{
 			TenantID: req.TenantID, Queue: req.Queue, WorkerID: req.WorkerID,
 			Limit: req.Limit, Lease: req.Lease, Now: now, Skipped: &skipped,
 		})
@@ -169,11 +169,13 @@ func ackParams(tenantID string, items []AckItem, now time.Time, brief bool) []st
 }
 
 // Nack records that attempt failed. A permanent failure goes DEAD at once.
-// A retryable one of an occurrence whose schedule has moved on (a newer
-// version, or canceled) goes CANCELED: it is never retried. Otherwise it
-// waits for a backoff unless the occurrence is out of attempts, past its
-// deadline, or its tenant is out of retry budget, in which case it goes
-// DEAD. The answer is the occurrence after the nack.
+// A retryable one is decided by decideRetry from the occurrence, its
+// schedule and the tenant's retries waiting, read in the same transaction
+// as the write, so nothing can change between the decision and the write:
+// CANCELED when the schedule has moved on, DEAD when the occurrence is out
+// of attempts, past its deadline, or its tenant is out of retry budget,
+// RETRY_WAIT for a backoff otherwise. The answer is the occurrence after
+// the nack.
 func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attempt int64, class ErrorClass, message string) (*store.Occurrence, error) {
 	if class != Retryable && class != Permanent {
 		return nil, invalid("class", "%q: want retryable or permanent", class)
@@ -181,23 +183,33 @@ func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attemp
 	if len(message) > 4096 {
 		message = message[:4096]
 	}
-	o, err := e.store.GetOccurrence(ctx, tenantID, occurrenceID)
-	if err != nil {
-		return nil, fmt.Errorf("nack %s: %w", occurrenceID, err)
-	}
 	now := e.now().Truncate(time.Millisecond)
-	p := store.FinishParams{
-		TenantID: tenantID, OccurrenceID: occurrenceID, Attempt: attempt,
-		Result: store.ResultFailedPermanent, State: store.OccurrenceDead, DeadReason: store.DeadPermanentFailure,
-		Error: message, Now: now,
-	}
-	if class == Retryable {
-		p.Result = store.ResultFailedRetryable
-		if p.State, p.RetryAt, p.DeadReason, err = e.retryAt(ctx, o, attempt, now); err != nil {
-			return nil, fmt.Errorf("nack %s: %w", occurrenceID, err)
+	var (
+		p  store.FinishParams
+		rs []store.FinishResult
+	)
+	err := store.InTx(ctx, e.store, func(tx store.Tx) error {
+		p = store.FinishParams{
+			TenantID: tenantID, OccurrenceID: occurrenceID, Attempt: attempt,
+			Result: store.ResultFailedPermanent, State: store.OccurrenceDead, DeadReason: store.DeadPermanentFailure,
+			Error: message, Now: now,
 		}
-	}
-	rs, err := e.store.FinishAttempts(ctx, []store.FinishParams{p})
+		if class == Retryable {
+			f, err := tx.NackFacts(ctx, tenantID, occurrenceID)
+			if err != nil {
+				return err
+			}
+			d := decideRetry(&f, attempt, now, e.cfg.RetryBudget)
+			if d.BudgetSpent {
+				e.log.Warn("tenant retry budget spent; failure goes to the dead-letter queue",
+					"tenant", tenantID, "occurrence_id", occurrenceID, "budget", e.cfg.RetryBudget)
+			}
+			p.Result, p.State, p.RetryAt, p.DeadReason = store.ResultFailedRetryable, d.State, d.RetryAt, d.DeadReason
+		}
+		var err error
+		rs, err = tx.FinishAttempts(ctx, []store.FinishParams{p})
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("nack %s attempt %d: %w", occurrenceID, attempt, err)
 	}
@@ -211,52 +223,11 @@ func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attemp
 	return &rs[0].Occurrence, nil
 }
 
-// retryAt decides what a retryable failure of attempt does to its
-// occurrence: CANCELED when the schedule has moved on (checked first: such
-// an occurrence is never retried), RETRY_WAIT until the returned time when
-// it gets another attempt, DEAD, with the reason, when it does not.
-func (e *Engine) retryAt(ctx context.Context, o *store.Occurrence, attempt int64, now time.Time) (store.OccurrenceState, time.Time, store.DeadReason, error) {
-	sc, err := e.store.GetSchedule(ctx, o.TenantID, o.ScheduleID)
-	if err != nil {
-		return "", time.Time{}, "", err
-	}
-	if movedOn(sc, o) {
-		return store.OccurrenceCanceled, time.Time{}, "", nil
-	}
-	r := sc.Retry
-	n := int(attempt) - o.AttemptFloor // attempts since the last replay
-	if n >= r.MaxAttempts {
-		return store.OccurrenceDead, time.Time{}, store.DeadAttemptsExhausted, nil
-	}
-	at := now.Add(backoff(o.OccurrenceID, attempt, n, r.BackoffBase, r.BackoffCap))
-	if at.After(o.RetryFrom.Add(r.Deadline)) {
-		return store.OccurrenceDead, time.Time{}, store.DeadDeadlinePassed, nil
-	}
-	waiting, err := e.store.CountOccurrences(ctx, o.TenantID, store.OccurrenceRetryWait)
-	if err != nil {
-		return "", time.Time{}, "", err
-	}
-	if waiting >= e.cfg.RetryBudget {
-		e.log.Warn("tenant retry budget spent; failure goes to the dead-letter queue",
-			"tenant", o.TenantID, "occurrence_id", o.OccurrenceID, "budget", e.cfg.RetryBudget)
-		return store.OccurrenceDead, time.Time{}, store.DeadRetryBudgetExhausted, nil
-	}
-	return store.OccurrenceRetryWait, at, "", nil
-}
-
-// movedOn says whether o's schedule has moved on from it: the schedule has
-// a newer version than the one that produced o, or it was canceled. The
-// heartbeat tells o's worker to stop in exactly these cases, and such an
-// occurrence is never retried.
-func movedOn(sc *store.Schedule, o *store.Occurrence) bool {
-	return sc.Version > o.ScheduleVersion || sc.State == store.ScheduleCanceled
-}
-
 // Replay puts a DEAD occurrence back on the queue with the same
 // occurrence_id; its next claim is a new attempt, with a fresh set of
 // retries.
 func (e *Engine) Replay(ctx context.Context, tenantID, occurrenceID string) (*store.Occurrence, error) {
-	o, err := e.store.ReplayOccurrence(ctx, tenantID, occurrenceID, e.now().Truncate(time.Millisecond))
+	o, err := ReplayOccurrence(ctx, e.store, tenantID, occurrenceID, e.now().Truncate(time.Millisecond))
 	if err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			// One sentence naming the state, like the control plane's

@@ -64,7 +64,7 @@ type Store struct {
 	pool   *pgxpool.Pool
 	schema string
 	// lockPrefix prefixes the advisory lock keys of overlap decisions
-	// (qTryLockSchedule): schedule ids are unique within a schema only.
+	// (qTryLockSchedules): schedule ids are unique within a schema only.
 	lockPrefix string
 
 	// applied lists the migrations applied by this Open (empty when the

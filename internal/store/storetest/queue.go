@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -145,7 +146,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 			{TenantID: "tenant-a", Queue: jobsQueue, WorkerID: "w", Limit: 0, Lease: testLease, Now: now},
 			{TenantID: "tenant-a", Queue: jobsQueue, WorkerID: "w", Limit: 1, Lease: 0, Now: now},
 		} {
-			if _, err := s.ClaimOccurrences(ctx, bad); err == nil {
+			if _, err := engine.ClaimOccurrences(ctx, s, bad); err == nil {
 				t.Errorf("ClaimOccurrences(%+v): no error", bad)
 			}
 		}
@@ -322,7 +323,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		for w := range 4 {
 			wg.Go(func() {
 				for {
-					got, err := s.ClaimOccurrences(t.Context(), store.ClaimParams{TenantID: "tenant-a", Queue: jobsQueue,
+					got, err := engine.ClaimOccurrences(t.Context(), s, store.ClaimParams{TenantID: "tenant-a", Queue: jobsQueue,
 						WorkerID: fmt.Sprintf("worker-%d", w), Limit: 4, Lease: testLease, Now: at(time.Hour)})
 					if err != nil {
 						t.Errorf("worker %d: %v", w, err)
@@ -660,7 +661,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		// and leaves the finishes unwritten.
 		bad := claim
 		bad.Limit = 0
-		if _, _, err := s.FinishAndClaim(ctx, []store.FinishParams{ack(occs[0], 1)}, bad); err == nil {
+		if _, _, err := engine.FinishAndClaim(ctx, s, []store.FinishParams{ack(occs[0], 1)}, bad); err == nil {
 			t.Error("FinishAndClaim with limit 0: no error")
 		}
 		if o := mustGetOccurrence(t, s, "tenant-a", occs[0].OccurrenceID); o.State != store.OccurrenceRunning {
@@ -670,7 +671,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		// The finishes apply first, each with its own result, and the
 		// claim sees them: with minute 0 acked the schedule no longer
 		// runs, so skip_if_running lets minute 1 be claimed.
-		res, got, err := s.FinishAndClaim(ctx, []store.FinishParams{ack(occs[0], 1), ack(occs[1], 1)}, claim)
+		res, got, err := engine.FinishAndClaim(ctx, s, []store.FinishParams{ack(occs[0], 1), ack(occs[1], 1)}, claim)
 		if err != nil || len(res) != 2 {
 			t.Fatalf("FinishAndClaim: %d results, %v", len(res), err)
 		}
@@ -686,12 +687,12 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 
 		// No finishes: a plain claim.
 		mustFinish(t, s, ack(occs[1], 1))
-		res, got, err = s.FinishAndClaim(ctx, nil, claim)
+		res, got, err = engine.FinishAndClaim(ctx, s, nil, claim)
 		if err != nil || len(res) != 0 || len(got) != 1 || got[0].Occurrence.OccurrenceID != occs[2].OccurrenceID {
 			t.Fatalf("FinishAndClaim with no finishes: %v, %+v, %v; want minute 2", res, got, err)
 		}
 		// Nothing left to claim: the finishes still apply.
-		res, got, err = s.FinishAndClaim(ctx, []store.FinishParams{ack(occs[2], 1)}, claim)
+		res, got, err = engine.FinishAndClaim(ctx, s, []store.FinishParams{ack(occs[2], 1)}, claim)
 		if err != nil || len(res) != 1 || res[0].Err != nil || len(got) != 0 {
 			t.Fatalf("FinishAndClaim of the last one: %+v, %+v, %v", res, got, err)
 		}
@@ -721,7 +722,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		nack := store.FinishParams{TenantID: "tenant-a", OccurrenceID: o1.OccurrenceID, Attempt: 1,
 			Result: store.ResultFailedRetryable, Error: "stopped: superseded", State: store.OccurrenceCanceled, Now: now.Add(time.Second)}
 		claim := store.ClaimParams{TenantID: "tenant-a", Queue: jobsQueue, WorkerID: "worker-1", Limit: 1, Lease: testLease, Now: now.Add(time.Second)}
-		res, got, err := s.FinishAndClaim(ctx, []store.FinishParams{nack}, claim)
+		res, got, err := engine.FinishAndClaim(ctx, s, []store.FinishParams{nack}, claim)
 		if err != nil || len(res) != 1 {
 			t.Fatalf("FinishAndClaim: %d results, %v", len(res), err)
 		}
@@ -828,7 +829,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 			mustInsertOccurrences(t, s, 1, o)
 			// Claimed at 3i s with a lease of (12-4i) s: the leases run out
 			// at (12-i) s, in the reverse order of the claims.
-			_, err := s.ClaimOccurrences(ctx, store.ClaimParams{TenantID: "tenant-a", Queue: jobsQueue, WorkerID: "w",
+			_, err := engine.ClaimOccurrences(ctx, s, store.ClaimParams{TenantID: "tenant-a", Queue: jobsQueue, WorkerID: "w",
 				Limit: 1, Lease: time.Duration(12-4*i) * time.Second, Now: at(time.Duration(3*i) * time.Second)})
 			if err != nil {
 				t.Fatal(err)
@@ -918,7 +919,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 
 		// Hours later, past the deadline counted from the scheduled time.
 		now := at(5*time.Hour + 123*time.Millisecond)
-		got, err := s.ReplayOccurrence(ctx, "tenant-a", o.OccurrenceID, now)
+		got, err := engine.ReplayOccurrence(ctx, s, "tenant-a", o.OccurrenceID, now)
 		if err != nil {
 			t.Fatalf("ReplayOccurrence: %v", err)
 		}
@@ -980,16 +981,16 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		dead.State, dead.FinishedAt = store.OccurrenceDead, at(time.Hour)
 		mustInsertOccurrences(t, s, len(occs)+1, append(occs, dead)...)
 		for _, o := range occs {
-			_, err := s.ReplayOccurrence(ctx, "tenant-a", o.OccurrenceID, at(time.Hour))
+			_, err := engine.ReplayOccurrence(ctx, s, "tenant-a", o.OccurrenceID, at(time.Hour))
 			wantErr(t, "replay of a "+string(o.State)+" occurrence", err, store.ErrConflict)
 			if err != nil && !strings.Contains(err.Error(), string(o.State)) {
 				t.Errorf("replay of a %s occurrence: %q does not say its state", o.State, err)
 			}
 			assertOccurrence(t, "after a refused replay", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), o)
 		}
-		_, err := s.ReplayOccurrence(ctx, "tenant-b", dead.OccurrenceID, at(time.Hour))
+		_, err := engine.ReplayOccurrence(ctx, s, "tenant-b", dead.OccurrenceID, at(time.Hour))
 		wantErr(t, "replay of another tenant's occurrence", err, store.ErrNotFound)
-		_, err = s.ReplayOccurrence(ctx, "tenant-a", "occ_missing", at(time.Hour))
+		_, err = engine.ReplayOccurrence(ctx, s, "tenant-a", "occ_missing", at(time.Hour))
 		wantErr(t, "replay of a missing occurrence", err, store.ErrNotFound)
 		assertOccurrence(t, "DEAD after refused replays", mustGetOccurrence(t, s, "tenant-a", dead.OccurrenceID), dead)
 	})
@@ -1104,7 +1105,7 @@ func claimNames(cs []store.Claimed, names map[string]string) []string {
 // mustClaim claims from jobsQueue as worker-1 under testLease.
 func mustClaim(t *testing.T, s Store, tenantID string, limit int, now time.Time) []store.Claimed {
 	t.Helper()
-	got, err := s.ClaimOccurrences(t.Context(), store.ClaimParams{TenantID: tenantID, Queue: jobsQueue, WorkerID: "worker-1",
+	got, err := engine.ClaimOccurrences(t.Context(), s, store.ClaimParams{TenantID: tenantID, Queue: jobsQueue, WorkerID: "worker-1",
 		Limit: limit, Lease: testLease, Now: now})
 	if err != nil {
 		t.Fatalf("ClaimOccurrences: %v", err)
@@ -1139,7 +1140,7 @@ func mustFinish(t *testing.T, s Store, ps ...store.FinishParams) []store.FinishR
 // its two.
 func mustExpire(t *testing.T, s Store, now time.Time, limit int, want store.ExpireResult) {
 	t.Helper()
-	got, err := s.ExpireLeases(t.Context(), now, limit)
+	got, err := engine.ExpireLeases(t.Context(), s, now, limit)
 	if err != nil {
 		t.Fatalf("ExpireLeases(%v, %d): %v", now, limit, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -129,7 +130,7 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 		}
 		assertOccurrence(t, "DEAD listing", dlq[0], dead)
 
-		replayed, err := s.ReplayOccurrence(ctx, "tenant-a", o.OccurrenceID, at(time.Hour))
+		replayed, err := engine.ReplayOccurrence(ctx, s, "tenant-a", o.OccurrenceID, at(time.Hour))
 		if err != nil {
 			t.Fatalf("ReplayOccurrence: %v", err)
 		}
@@ -161,7 +162,7 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 
 		ho := readyOccurrence(held, 0, store.LaneStrict)
 		mustInsertOccurrences(t, s, 1, ho)
-		if _, err := s.ClaimOccurrences(ctx, store.ClaimParams{TenantID: "tenant-a", Queue: jobsQueue, WorkerID: "w",
+		if _, err := engine.ClaimOccurrences(ctx, s, store.ClaimParams{TenantID: "tenant-a", Queue: jobsQueue, WorkerID: "w",
 			Limit: 1, Lease: time.Hour, Now: at(20 * time.Minute)}); err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +240,7 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 		claim := store.ClaimParams{TenantID: "tenant-a", Queue: jobsQueue, WorkerID: "worker-1", Limit: 10, Lease: testLease, Now: at(time.Hour)}
 		skipped := 5
 		claim.Skipped = &skipped
-		got, err := s.ClaimOccurrences(ctx, claim)
+		got, err := engine.ClaimOccurrences(ctx, s, claim)
 		if err != nil {
 			t.Fatalf("ClaimOccurrences: %v", err)
 		}
@@ -251,7 +252,7 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 		}
 		// Nothing newly skipped: one 5 still waits, and is not counted
 		// again.
-		if _, err := s.ClaimOccurrences(ctx, claim); err != nil {
+		if _, err := engine.ClaimOccurrences(ctx, s, claim); err != nil {
 			t.Fatalf("ClaimOccurrences again: %v", err)
 		}
 		if skipped != 10 {
@@ -260,10 +261,10 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 		// A claim that fails leaves it alone.
 		bad := claim
 		bad.Limit = 0
-		if _, err := s.ClaimOccurrences(ctx, bad); err == nil {
+		if _, err := engine.ClaimOccurrences(ctx, s, bad); err == nil {
 			t.Error("ClaimOccurrences with limit 0: no error")
 		}
-		if _, _, err := s.FinishAndClaim(ctx, nil, bad); err == nil {
+		if _, _, err := engine.FinishAndClaim(ctx, s, nil, bad); err == nil {
 			t.Error("FinishAndClaim with limit 0: no error")
 		}
 		if skipped != 10 {
@@ -276,7 +277,7 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 		}
 		ack := store.FinishParams{TenantID: "tenant-a", OccurrenceID: findName(t, names, "free 8"), Attempt: 1,
 			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: at(time.Hour)}
-		res, got, err := s.FinishAndClaim(ctx, []store.FinishParams{ack}, claim)
+		res, got, err := engine.FinishAndClaim(ctx, s, []store.FinishParams{ack}, claim)
 		if err != nil || len(res) != 1 || res[0].Err != nil {
 			t.Fatalf("FinishAndClaim: %+v, %v", res, err)
 		}
@@ -343,7 +344,7 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 
 		purge := func(p store.PurgeDeadParams, want int) {
 			t.Helper()
-			n, err := s.PurgeDead(ctx, p)
+			n, err := engine.PurgeDead(ctx, s, p)
 			if err != nil || n != want {
 				t.Fatalf("PurgeDead(%+v) = %d, %v; want %d", p, n, err, want)
 			}
@@ -392,7 +393,7 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 		}
 		// A purged occurrence is out of the dead-letter queue for good.
 		for _, o := range []store.Occurrence{real, aDead[0], bDead[0]} {
-			_, err := s.ReplayOccurrence(ctx, "tenant-a", o.OccurrenceID, at(5*time.Hour))
+			_, err := engine.ReplayOccurrence(ctx, s, "tenant-a", o.OccurrenceID, at(5*time.Hour))
 			wantErr(t, "replay of a purged occurrence", err, store.ErrConflict)
 		}
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -106,7 +107,7 @@ func testSeeingRules(t *testing.T, open func(t *testing.T) Store) {
 			t.Error("Snapshot with the backlog from after now: no error")
 		}
 		for _, n := range []int{0, -1, store.MaxListLimit + 1} {
-			if _, err := s.PurgeDead(ctx, store.PurgeDeadParams{TenantID: "tenant-a", Now: now, Limit: n}); err == nil {
+			if _, err := engine.PurgeDead(ctx, s, store.PurgeDeadParams{TenantID: "tenant-a", Now: now, Limit: n}); err == nil {
 				t.Errorf("PurgeDead with limit %d: no error", n)
 			}
 		}
@@ -299,7 +300,7 @@ func testFinishRepeated(t *testing.T, open func(t *testing.T) Store) {
 		if want {
 			p.Now = again
 		}
-		rs, _, err := s.FinishAndClaim(ctx, []store.FinishParams{p}, claim)
+		rs, _, err := engine.FinishAndClaim(ctx, s, []store.FinishParams{p}, claim)
 		if err != nil || len(rs) != 1 {
 			t.Fatalf("FinishAndClaim %d: %d results, %v", i, len(rs), err)
 		}

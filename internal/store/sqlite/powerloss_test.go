@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sched-dev/sched/internal/lazyfs"
 	"github.com/sched-dev/sched/internal/engine"
+	"github.com/sched-dev/sched/internal/lazyfs"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/storetest"
 )

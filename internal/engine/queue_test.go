@@ -15,7 +15,9 @@ import (
 // A claim whose lease runs out is redelivered with the next attempt and
 // the same occurrence id; the first attempt is recorded LEASE_EXPIRED, and
 // its late ack, heartbeat and nack are refused as stale.
-func TestLeaseExpiryRedeliveryAndStaleAck(t *testing.T) { onEveryStore(t, testLeaseExpiryRedeliveryAndStaleAck) }
+func TestLeaseExpiryRedeliveryAndStaleAck(t *testing.T) {
+	onEveryStore(t, testLeaseExpiryRedeliveryAndStaleAck)
+}
 
 func testLeaseExpiryRedeliveryAndStaleAck(t *testing.T, open harnessMaker) {
 	t.Parallel()

@@ -1,7 +1,14 @@
 // Package storetest is the store conformance suite: one set of tests that
-// every store driver (SQLite now, PostgreSQL later) runs unchanged, so the
+// every store driver (SQLite and PostgreSQL) runs unchanged, so the
 // drivers keep the same contract. A new store behaviour gets a subtest here
 // first.
+//
+// The queue's rules (the overlap decision of a claim, what an expired
+// lease leads to, what a replay and a purge write) live in the engine,
+// composed from the store's transaction statements (store.QueueTx). The
+// suite drives them through the engine's functions of a store and a time
+// (engine.ClaimOccurrences, engine.ExpireLeases, ...) on the store under
+// test, so every assertion about them runs on every store.
 package storetest
 
 import (

@@ -48,7 +48,7 @@ const (
 	// recover them from the durable cursor.
 	crashHorizon    = time.Second
 	crashShardLease = 4 * time.Second
-	crashClaimLease = 2 * time.Second // RELIABILITY A2: "after the lease (2 s in tests)"
+	crashClaimLease = 2 * time.Second // a crashed claim is redelivered after this lease
 	crashClaimWait  = 200 * time.Millisecond
 	crashClaimLimit = 16
 	// crashDrainFor bounds the drain after run-until; a child still

@@ -10,18 +10,17 @@ import (
 // ErrStaleEpoch: a planner write presented a shard lease (owner and epoch)
 // that is no longer live at the write's time. Nothing was written. This is
 // the fence that keeps a paused or partitioned node from acting on shards
-// it lost (RELIABILITY finding 10).
+// it lost.
 var ErrStaleEpoch = errors.New("store: stale shard epoch")
 
 // Store is the contract between the engine and a store driver. Every
-// driver (store/sqlite, later store/postgres) implements it and passes the
+// driver (store/sqlite, store/postgres) implements it and passes the
 // conformance suite in store/storetest unchanged.
 //
 // Time is an input: every method that compares with "now" takes Now in its
-// params, from the engine's injected clock. (The PostgreSQL driver will
-// prefer the database's clock for lease expiry; SQLite has only the one
-// process.) Correctness rests on unique keys and conditional writes, never on
-// isolation levels (finding 11): every method that changes a record says
+// params, from the engine's injected clock (plus its measured offset to a
+// store's own clock, see ClockSource). Correctness rests on unique keys,
+// conditional writes and row locks, never on isolation levels: every method that changes a record says
 // what condition the write is under, and what happens when the condition no
 // longer holds.
 type Store interface {
@@ -88,7 +87,7 @@ type ListSchedulesParams struct {
 }
 
 // UpdateScheduleParams replaces a schedule with a new version: an update,
-// pause, resume or cancel (SPEC §6). In one transaction the store
+// pause, resume or cancel. In one transaction the store
 //
 //  1. writes Schedule (all its fields, Version = PrevVersion+1) only if the
 //     stored version is still PrevVersion, else fails with ErrConflict and
@@ -366,7 +365,7 @@ type NodeHeartbeat struct {
 	TTL     time.Duration // the row is live until Now + TTL
 	Now     time.Time
 	// ClockOffset is the node's measured offset to the store's clock (the
-	// store's minus the node's), recorded for operators (RELIABILITY D3).
+	// store's minus the node's), recorded for operators to see skew.
 	ClockOffset time.Duration
 }
 

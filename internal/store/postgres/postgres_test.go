@@ -205,7 +205,8 @@ func TestUnreachableFails(t *testing.T) {
 	}
 }
 
-// TestSimpleProtocolRefused: finding 13.
+// TestSimpleProtocolRefused: a DSN asking for the simple protocol, which
+// would splice values into SQL text, is refused.
 func TestSimpleProtocolRefused(t *testing.T) {
 	_, err := Open(t.Context(), "postgres://postgres@127.0.0.1:1/test?sslmode=disable&default_query_exec_mode=simple_protocol")
 	if err == nil {

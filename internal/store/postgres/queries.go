@@ -8,7 +8,8 @@ package postgres
 //
 // Every statement with parameters runs on the extended protocol (pgx's
 // default, QueryExecModeCacheStatement: parsed once per connection, then
-// bound): values never travel inside SQL text (RELIABILITY finding 13).
+// bound): values never travel inside SQL text, so no value can be read as
+// SQL.
 //
 // Times are bound and read as BIGINT unix milliseconds (ms, nullMS) and
 // durations as BIGINT milliseconds (durMS); see package store.

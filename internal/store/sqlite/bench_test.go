@@ -10,8 +10,8 @@ import (
 	"github.com/sched-dev/sched/internal/store/storetest"
 )
 
-// The store alone must keep up with the design's burst (SPEC §1: 100,000
-// strict firings/s for 5 s, spread over nodes): the target on this store is
+// The store alone must keep up with the design's burst (100,000 strict
+// firings/s for 5 s, spread over nodes): the target on this store is
 // 50,000 occurrences materialized per second and 50,000 claim+ack per
 // second. Run with
 //

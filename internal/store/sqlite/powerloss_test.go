@@ -1,12 +1,12 @@
 package sqlite
 
-// RELIABILITY row B1, power loss: a child process writes through a real
+// Power loss: a child process writes through a real
 // Store to a database on a lazyfs mount (internal/lazyfs) and reports every
 // write the store acknowledged; the test kills it with SIGKILL, drops every
 // write that was not fsynced, as a power loss would, and opens the file
 // again. With synchronous=FULL every acknowledged write must be there. The
 // control run, with synchronous=NORMAL, must lose some: without it the test
-// could not tell FULL from NORMAL (finding 2), as a kill -9 alone cannot.
+// could not tell FULL from NORMAL, as a kill -9 alone cannot.
 
 import (
 	"bufio"

@@ -112,9 +112,6 @@ type ClaimCandidate struct {
 	// driver's handle of the row (a row number); the engine passes it back
 	// only through CandidatePos.
 	Pos int64
-	// Recorded says that the row records an attempt, which a claim moves
-	// to the history (driver use).
-	Recorded bool
 
 	// The overlap facts, read for a policy other than allow only.
 	//

@@ -392,31 +392,32 @@ ORDER BY latest, attempt`
 
 	// A claim moves the latest attempt of occurrences claimed again to the
 	// history before it starts the next one: $1 the occurrence ids, $2
-	// their attempt ids. Only rows with a recorded attempt are named (the
-	// claim read which have one), and that attempt has always ended: a
-	// claimable occurrence holds no live attempt.
+	// their attempt ids, rows this claim holds (FOR UPDATE). Only a row
+	// with a recorded attempt is copied (an occurrence stored with an
+	// attempt count but no attempt has none), and that attempt has always
+	// ended: a claimable occurrence holds no live attempt.
 	qArchiveAttempts = `INSERT INTO attempts (occurrence_id, attempt, attempt_id, tenant_id, worker_id, claimed_at, lease_expires_at,
     finished_at, result, error)
 SELECT o.occurrence_id, o.attempt_count, j.attempt_id, o.tenant_id, o.worker_id, o.claimed_at, o.lease_expires_at,
     o.att_finished_at, o.att_result, o.att_error
 FROM unnest($1::text[], $2::text[]) AS j(occurrence_id, attempt_id)
-JOIN occurrences o ON o.occurrence_id = j.occurrence_id`
+JOIN occurrences o ON o.occurrence_id = j.occurrence_id
+WHERE o.claimed_at IS NOT NULL`
 )
 
 // The queue.
 const (
 	// Claim candidates of one lane, oldest first, from the index
 	// occurrences_claim; ($5, $6) is the (available_at, seq) after which
-	// to continue when a pass took fewer than it read (overlap). Each row
-	// says whether it holds a recorded attempt (to archive when claimed
-	// again); the payload is the schedule's current one.
+	// to continue when a pass took fewer than it read (overlap). The
+	// payload is the schedule's current one.
 	//
 	// FOR UPDATE SKIP LOCKED: each candidate is locked by this claim until
 	// it commits, and a row another claim holds is passed over rather than
 	// waited for, so concurrent claimers (of one node or several) take
 	// disjoint sets. A row that changed since the statement's snapshot is
 	// re-checked against the WHERE before it is returned.
-	qClaimCandidates = `SELECT o.seq, ` + occurrenceClaimColumnsO + `, o.claimed_at IS NOT NULL,
+	qClaimCandidates = `SELECT o.seq, ` + occurrenceClaimColumnsO + `,
     (SELECT s.payload FROM schedules s WHERE s.schedule_id = o.schedule_id)
 FROM occurrences o
 WHERE o.tenant_id = $1 AND o.queue = $2 AND o.lane = $3 AND o.state IN ('ENQUEUED', 'RETRY_WAIT')

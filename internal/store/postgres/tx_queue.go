@@ -37,18 +37,17 @@ func (t *tx) ClaimCandidates(ctx context.Context, r store.CandidateRead, buf []s
 	}
 	start := len(buf)
 	var (
-		raw      rawOccurrence
-		seq      int64
-		recorded bool
-		payload  []byte
+		raw     rawOccurrence
+		seq     int64
+		payload []byte
 	)
-	dest := append(append([]any{&seq}, raw.dest()...), &recorded, &payload)
+	dest := append(append([]any{&seq}, raw.dest()...), &payload)
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			rows.Close()
 			return buf, translate(err)
 		}
-		buf = append(buf, store.ClaimCandidate{Occurrence: *raw.finish(), Payload: payload, Pos: seq, Recorded: recorded})
+		buf = append(buf, store.ClaimCandidate{Occurrence: *raw.finish(), Payload: payload, Pos: seq})
 		payload = nil // each candidate keeps its own
 	}
 	rows.Close()
@@ -151,7 +150,7 @@ func (t *tx) ClaimRows(ctx context.Context, w store.ClaimWrite, cands []*store.C
 	for i, c := range cands {
 		o := &c.Occurrence
 		ids[i] = o.OccurrenceID
-		if n := o.AttemptCount; n > 0 && c.Recorded {
+		if n := o.AttemptCount; n > 0 {
 			archOcc = append(archOcc, o.OccurrenceID)
 			archID = append(archID, store.AttemptID(o.OccurrenceID, int64(n)))
 		}

@@ -121,10 +121,18 @@ func (e *Engine) Heartbeat(ctx context.Context, tenantID, occurrenceID string, a
 }
 
 // Ack records that attempt succeeded. Only the current attempt may ack; a
-// repeated ack of the same attempt succeeds again without writing.
+// repeated ack of the same attempt succeeds again without writing. The
+// answer is the whole occurrence after the ack, read in its transaction.
 func (e *Engine) Ack(ctx context.Context, tenantID, occurrenceID string, attempt int64) (*store.Occurrence, error) {
-	ps := ackParams(tenantID, []AckItem{{OccurrenceID: occurrenceID, Attempt: attempt}}, e.now(), false)
-	rs, err := e.store.FinishAttempts(ctx, ps)
+	ps := ackParams(tenantID, []AckItem{{OccurrenceID: occurrenceID, Attempt: attempt}}, e.now())
+	var (
+		rs []store.FinishResult
+		o  *store.Occurrence
+	)
+	err := store.InTx(ctx, e.store, func(tx store.Tx) (err error) {
+		rs, o, err = finishOne(ctx, tx, ps)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("ack %s attempt %d: %w", occurrenceID, attempt, err)
 	}
@@ -132,7 +140,22 @@ func (e *Engine) Ack(ctx context.Context, tenantID, occurrenceID string, attempt
 	if rs[0].Err != nil {
 		return nil, fmt.Errorf("ack %s attempt %d: %w", occurrenceID, attempt, rs[0].Err)
 	}
-	return &rs[0].Occurrence, nil
+	return o, nil
+}
+
+// finishOne applies the one finish ps[0] in tx and, when it took, reads
+// the whole occurrence after it (a finish's own answer holds only what
+// the engine needs, see store.FinishResult).
+func finishOne(ctx context.Context, tx store.QueueTx, ps []store.FinishParams) ([]store.FinishResult, *store.Occurrence, error) {
+	rs, err := tx.FinishAttempts(ctx, ps)
+	if err != nil || rs[0].Err != nil {
+		return rs, nil, err
+	}
+	o, err := tx.LockOccurrence(ctx, ps[0].TenantID, ps[0].OccurrenceID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read back: %w", err)
+	}
+	return rs, o, nil
 }
 
 // AckItem names one attempt to acknowledge.
@@ -142,11 +165,11 @@ type AckItem struct {
 }
 
 // AckBatch acknowledges many attempts in one store transaction; each item
-// has its own result, a brief one (store.FinishParams.Brief): an acked
-// item's Occurrence says its id, tenant, state and attempt count, and
-// perhaps no more. Ack answers with the whole occurrence.
+// has its own result (store.FinishResult): an acked item's Occurrence says
+// its id, tenant, state and attempt count, and perhaps no more. Ack
+// answers with the whole occurrence.
 func (e *Engine) AckBatch(ctx context.Context, tenantID string, items []AckItem) ([]store.FinishResult, error) {
-	ps := ackParams(tenantID, items, e.now(), true)
+	ps := ackParams(tenantID, items, e.now())
 	rs, err := e.store.FinishAttempts(ctx, ps)
 	if err != nil {
 		return nil, fmt.Errorf("ack %d attempts: %w", len(items), err)
@@ -156,13 +179,13 @@ func (e *Engine) AckBatch(ctx context.Context, tenantID string, items []AckItem)
 }
 
 // ackParams are the store finishes that ack items at now.
-func ackParams(tenantID string, items []AckItem, now time.Time, brief bool) []store.FinishParams {
+func ackParams(tenantID string, items []AckItem, now time.Time) []store.FinishParams {
 	now = now.Truncate(time.Millisecond)
 	ps := make([]store.FinishParams, len(items))
 	for i, it := range items {
 		ps[i] = store.FinishParams{
 			TenantID: tenantID, OccurrenceID: it.OccurrenceID, Attempt: it.Attempt,
-			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now, Brief: brief,
+			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now,
 		}
 	}
 	return ps
@@ -187,6 +210,7 @@ func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attemp
 	var (
 		p  store.FinishParams
 		rs []store.FinishResult
+		o  *store.Occurrence
 	)
 	err := store.InTx(ctx, e.store, func(tx store.Tx) error {
 		p = store.FinishParams{
@@ -207,7 +231,7 @@ func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attemp
 			p.Result, p.State, p.RetryAt, p.DeadReason = store.ResultFailedRetryable, d.State, d.RetryAt, d.DeadReason
 		}
 		var err error
-		rs, err = tx.FinishAttempts(ctx, []store.FinishParams{p})
+		rs, o, err = finishOne(ctx, tx, []store.FinishParams{p})
 		return err
 	})
 	if err != nil {
@@ -220,7 +244,7 @@ func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attemp
 	if p.State == store.OccurrenceRetryWait {
 		e.notify.broadcast()
 	}
-	return &rs[0].Occurrence, nil
+	return o, nil
 }
 
 // Replay puts a DEAD occurrence back on the queue with the same

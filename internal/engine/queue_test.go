@@ -155,6 +155,59 @@ func testRetryBackoffThenDead(t *testing.T, open harnessMaker) {
 	}
 }
 
+// Ack and Nack answer with the whole occurrence after the finish, as a
+// read finds it, with the reason it died and its latest attempt's error
+// (a store's finish answers with less; the engine reads the rest in the
+// finish's transaction). A repeated ack answers the same.
+func TestAckAndNackAnswer(t *testing.T) { onEveryStore(t, testAckAndNackAnswer) }
+
+func testAckAndNackAnswer(t *testing.T, open harnessMaker) {
+	t.Parallel()
+	h := open(t, utc("2027-01-04T10:00:00Z"), nil)
+	for _, name := range []string{"a", "b", "c"} {
+		req := every(name, "1h")
+		req.Retry = store.RetryPolicy{MaxAttempts: 5, BackoffBase: time.Minute, BackoffCap: time.Minute}
+		h.create(req)
+	}
+	h.advance(time.Hour)
+	got := h.claim("q", 10)
+	if len(got) != 3 {
+		t.Fatalf("claimed %d, want 3", len(got))
+	}
+	same := func(what string, answer *store.Occurrence, state store.OccurrenceState, reason store.DeadReason, lastError string) {
+		t.Helper()
+		stored, err := h.e.Occurrence(h.ctx, tenant, answer.OccurrenceID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(*answer, *stored) {
+			t.Errorf("%s: answer\n %+v\nstored\n %+v", what, *answer, *stored)
+		}
+		if answer.State != state || answer.DeadReason != reason || answer.LastError != lastError {
+			t.Errorf("%s: %s, reason %q, last error %q; want %s, %q, %q", what, answer.State, answer.DeadReason, answer.LastError,
+				state, reason, lastError)
+		}
+	}
+	ids := []string{got[0].Occurrence.OccurrenceID, got[1].Occurrence.OccurrenceID, got[2].Occurrence.OccurrenceID}
+	o, err := h.e.Ack(h.ctx, tenant, ids[0], 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same("ack", o, store.OccurrenceSucceeded, "", "")
+	if o, err = h.e.Ack(h.ctx, tenant, ids[0], 1); err != nil {
+		t.Fatal(err)
+	}
+	same("the same ack again", o, store.OccurrenceSucceeded, "", "")
+	if o, err = h.e.Nack(h.ctx, tenant, ids[1], 1, Retryable, "boom 1"); err != nil {
+		t.Fatal(err)
+	}
+	same("retryable nack", o, store.OccurrenceRetryWait, "", "boom 1")
+	if o, err = h.e.Nack(h.ctx, tenant, ids[2], 1, Permanent, "boom 2"); err != nil {
+		t.Fatal(err)
+	}
+	same("permanent nack", o, store.OccurrenceDead, store.DeadPermanentFailure, "boom 2")
+}
+
 // A tenant's retry budget bounds its occurrences waiting to retry: a
 // retryable failure beyond it goes to the dead-letter queue at once
 // (retry_budget_exhausted), and one within it waits for its backoff. The

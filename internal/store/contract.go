@@ -316,16 +316,17 @@ type FinishParams struct {
 	Now          time.Time
 	// DeadReason is why, when State is DEAD; empty otherwise.
 	DeadReason DeadReason
-	// Brief asks only whether the finish took: the result's Occurrence
-	// then needs to hold no more than OccurrenceID, TenantID, State and
-	// AttemptCount (a store may fill more). Reading back every column of
-	// every row of a batch of acks was a third of the cost of the batch.
-	Brief bool
 }
 
-// FinishResult is the outcome of one FinishParams of a batch: the
-// occurrence after the write, or the error for that item alone.
+// FinishResult is the outcome of one FinishParams of a batch: what the
+// finish left of the occurrence, or the error for that item alone.
 type FinishResult struct {
+	// Occurrence holds at least OccurrenceID, TenantID, State and
+	// AttemptCount as the finish left them (a store may fill more): the
+	// engine needs no more, and reading back every column of every row of
+	// a batch of acks was a third of the cost of the batch. A caller that
+	// answers with the whole occurrence reads it (QueueTx.LockOccurrence)
+	// in the finish's transaction.
 	Occurrence Occurrence
 	Err        error
 	// Repeated is true when the finish had already been taken (the same

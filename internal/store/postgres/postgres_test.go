@@ -764,7 +764,7 @@ func TestFirstUndeliveredPlan(t *testing.T) {
 	acks := make([]store.FinishParams, len(got))
 	for i, c := range got {
 		acks[i] = store.FinishParams{TenantID: "tenant-a", OccurrenceID: c.Occurrence.OccurrenceID, Attempt: c.Attempt.Attempt,
-			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now, Brief: true}
+			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now}
 	}
 	if _, err := s.FinishAttempts(ctx, acks); err != nil {
 		t.Fatal(err)

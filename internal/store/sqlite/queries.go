@@ -456,9 +456,9 @@ RETURNING lease_expires_at,
 	// measured two to three times slower (SQLite materializes the join).
 	qFinishGroup = finishGroup + finishByID + `
 RETURNING ` + occurrenceColumns
-	// A brief finish (FinishParams.Brief) runs this first: it answers with
-	// the count alone, which says the group was written whole, or else it
-	// is rolled back and qFinishGroup runs (see qSavepoint).
+	// A group of finishes runs this first: it answers with the count
+	// alone, which says the group was written whole, or else it is rolled
+	// back and qFinishGroup runs (see qSavepoint).
 	qFinishGroupCount = finishGroup + finishByID
 	// qFinishGroupByRow is qFinishGroupCount for items whose rows the
 	// store remembers from their claims (rowhints.go): ?8 is then a flat

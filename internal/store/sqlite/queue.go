@@ -97,7 +97,6 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 	type finishKey struct {
 		tenant, state, result, error, deadReason string
 		attempt, now, retryAt                    int64
-		brief                                    bool
 	}
 	var (
 		seen  = map[string]bool{}
@@ -127,18 +126,18 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 			if p.State == store.OccurrenceDead {
 				reason = string(p.DeadReason) // a reason with any other state is not stored
 			}
-			return finishKey{p.TenantID, string(p.State), string(p.Result), p.Error, reason, p.Attempt, ms(p.Now), ms(p.RetryAt), p.Brief}
+			return finishKey{p.TenantID, string(p.State), string(p.Result), p.Error, reason, p.Attempt, ms(p.Now), ms(p.RetryAt)}
 		})
 		for _, k := range keys {
 			group := groups[k]
 			args := []any{k.state, k.result, k.error, k.now, k.retryAt, k.tenant, k.attempt, nil, k.deadReason}
-			if k.brief {
-				// A batch of acks of running attempts finishes every one:
-				// then the count says so, and each answer is what the item
-				// says the row now is. Otherwise the full form below runs,
-				// and answers with more than a brief finish must. When the
-				// store remembers every item's row from its claim, the
-				// rows drive (qFinishGroupByRow).
+			{
+				// A batch of finishes of running attempts finishes every
+				// one: then the count says so, and each answer is what the
+				// item says the row now is (store.FinishResult). Otherwise
+				// the form below that names its rows runs. When the store
+				// remembers every item's row from its claim, the rows drive
+				// (qFinishGroupByRow).
 				query, stp := qFinishGroupByRow, &byRow
 				rows, ok := s.hintedRows(ps, group)
 				if !ok {

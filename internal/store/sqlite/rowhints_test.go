@@ -63,7 +63,7 @@ func TestAcksFindClaimedRows(t *testing.T) {
 			ps := make([]store.FinishParams, len(claimed))
 			for i, c := range claimed {
 				ps[i] = store.FinishParams{TenantID: sc.TenantID, OccurrenceID: c.Occurrence.OccurrenceID, Attempt: c.Attempt.Attempt,
-					Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now, Brief: true}
+					Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now}
 			}
 			// A stale ack of the same occurrences first: it writes
 			// nothing, and the hints stay for the attempts running.

@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -128,7 +127,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		fin := mustFinish(t, s, store.FinishParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: 1,
 			Result: store.ResultFailedRetryable, Error: "503 from upstream", State: store.OccurrenceRetryWait, RetryAt: retryAt, Now: now.Add(time.Second)})
 		want.State, want.AvailableAt, want.LastError = store.OccurrenceRetryWait, retryAt, "503 from upstream"
-		assertOccurrence(t, "after a retryable failure", fin[0].Occurrence, want)
+		assertAnswer(t, "after a retryable failure", fin[0].Occurrence, want)
 		assertOccurrence(t, "stored after a retryable failure", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), want)
 		if n := len(mustClaim(t, s, "tenant-a", 5, retryAt.Add(-time.Millisecond))); n != 0 {
 			t.Errorf("claimed %d before the retry time", n)
@@ -426,7 +425,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		res := mustFinish(t, s, ack)
 		want := c.Occurrence
 		want.State, want.FinishedAt = store.OccurrenceSucceeded, at(5*time.Second)
-		assertOccurrence(t, "acked occurrence", res[0].Occurrence, want)
+		assertAnswer(t, "acked occurrence", res[0].Occurrence, want)
 		assertOccurrence(t, "stored after ack", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), want)
 		att := c.Attempt
 		att.Result, att.FinishedAt = store.ResultSucceeded, at(5*time.Second)
@@ -437,7 +436,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		again := ack
 		again.Now = at(9 * time.Second)
 		res = mustFinish(t, s, again)
-		assertOccurrence(t, "ack again", res[0].Occurrence, want)
+		assertAnswer(t, "ack again", res[0].Occurrence, want)
 		assertOccurrence(t, "stored after ack again", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), want)
 		assertAttempts(t, s, "tenant-a", o.OccurrenceID, att)
 
@@ -495,7 +494,8 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 				Result: tc.result, Error: tc.errMsg, State: tc.state, Now: now, DeadReason: tc.reason}
 			want := c.Occurrence
 			// The occurrence carries the reason it died and the error of
-			// its latest attempt, in the finish's answer as on a read.
+			// its latest attempt on a read (and in the engine's answers to
+			// an ack and a nack, engine.TestAckAndNackAnswer).
 			want.State, want.DeadReason, want.LastError = tc.state, tc.reason, tc.errMsg
 			if tc.state == store.OccurrenceRetryWait {
 				p.RetryAt = at(2 * time.Hour)
@@ -504,7 +504,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 				want.FinishedAt = now
 			}
 			res := mustFinish(t, s, p)
-			assertOccurrence(t, fmt.Sprintf("%s/%s", tc.result, tc.state), res[0].Occurrence, want)
+			assertAnswer(t, fmt.Sprintf("%s/%s", tc.result, tc.state), res[0].Occurrence, want)
 			assertOccurrence(t, fmt.Sprintf("%s/%s stored", tc.result, tc.state), mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), want)
 			att := c.Attempt
 			att.Result, att.Error, att.FinishedAt = tc.result, tc.errMsg, now
@@ -574,10 +574,11 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		}
 	})
 
-	// A brief finish writes what a full one writes, and answers with at
-	// least the id, tenant, state and attempt count; a stale one fails as
-	// a full one does.
-	t.Run("FinishBrief", func(t *testing.T) {
+	// A finish answers with at least the id, tenant, state and attempt
+	// count of the occurrence it finished (store.FinishResult; the whole
+	// occurrence is the engine's to read, and its Ack's answer is, on every
+	// store: engine.TestAckAndNackAnswer); a stale one fails.
+	t.Run("FinishAnswer", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
 		sc := queueSchedule(t, s, "tenant-a", "sch_brief", store.OverlapAllow)
@@ -585,55 +586,50 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		mustInsertOccurrences(t, s, 2, occs...)
 		mustClaim(t, s, "tenant-a", 2, at(time.Hour))
 		now := at(time.Hour + time.Second)
-		ack := func(o store.Occurrence, attempt int64, brief bool) store.FinishParams {
+		ack := func(o store.Occurrence, attempt int64) store.FinishParams {
 			return store.FinishParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: attempt,
-				Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now, Brief: brief}
+				Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now}
 		}
-		res, err := s.FinishAttempts(ctx, []store.FinishParams{ack(occs[0], 1, true), ack(occs[1], 1, false), ack(occs[0], 2, true)})
+		res, err := s.FinishAttempts(ctx, []store.FinishParams{ack(occs[0], 1), ack(occs[1], 1), ack(occs[0], 2)})
 		if err != nil || len(res) != 3 {
 			t.Fatalf("FinishAttempts: %d results, %v", len(res), err)
 		}
-		wantErr(t, "brief ack", res[0].Err, nil)
-		wantErr(t, "full ack", res[1].Err, nil)
-		wantErr(t, "brief ack of a stale attempt", res[2].Err, store.ErrStaleAttempt)
-		if got := res[0].Occurrence; got.OccurrenceID != occs[0].OccurrenceID || got.TenantID != "tenant-a" ||
-			got.State != store.OccurrenceSucceeded || got.AttemptCount != 1 {
-			t.Errorf("brief result: %+v, want %s of tenant-a SUCCEEDED after attempt 1", got, occs[0].OccurrenceID)
-		}
-		brief, full := mustGetOccurrence(t, s, "tenant-a", occs[0].OccurrenceID), mustGetOccurrence(t, s, "tenant-a", occs[1].OccurrenceID)
-		if brief.State != store.OccurrenceSucceeded || !brief.FinishedAt.Equal(now) || brief.AttemptCount != 1 {
-			t.Errorf("after a brief ack: %s finished %v after %d attempts, want SUCCEEDED at %v after 1",
-				brief.State, brief.FinishedAt, brief.AttemptCount, now)
-		}
-		if brief.State != full.State || !brief.FinishedAt.Equal(full.FinishedAt) || brief.AttemptCount != full.AttemptCount {
-			t.Errorf("a brief ack wrote %s/%v/%d, a full one %s/%v/%d", brief.State, brief.FinishedAt, brief.AttemptCount,
-				full.State, full.FinishedAt, full.AttemptCount)
-		}
-		if !reflect.DeepEqual(res[1].Occurrence, full) {
-			t.Errorf("full result %+v, want the stored occurrence %+v", res[1].Occurrence, full)
+		wantErr(t, "ack", res[0].Err, nil)
+		wantErr(t, "ack beside it", res[1].Err, nil)
+		wantErr(t, "ack of a stale attempt", res[2].Err, store.ErrStaleAttempt)
+		for i, o := range occs {
+			if got := res[i].Occurrence; got.OccurrenceID != o.OccurrenceID || got.TenantID != "tenant-a" ||
+				got.State != store.OccurrenceSucceeded || got.AttemptCount != 1 {
+				t.Errorf("result %d: %+v, want %s of tenant-a SUCCEEDED after attempt 1", i, got, o.OccurrenceID)
+			}
+			stored := mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID)
+			if stored.State != store.OccurrenceSucceeded || !stored.FinishedAt.Equal(now) || stored.AttemptCount != 1 {
+				t.Errorf("after an ack: %s finished %v after %d attempts, want SUCCEEDED at %v after 1",
+					stored.State, stored.FinishedAt, stored.AttemptCount, now)
+			}
 		}
 
-		// One batch of brief acks that share everything, one of them of an
+		// One batch of acks that share everything, one of them of an
 		// attempt already acked: the others are written, and that one
 		// answers as it would alone.
 		more := []store.Occurrence{readyOccurrence(sc, 2, store.LaneStrict), readyOccurrence(sc, 3, store.LaneStrict)}
 		mustInsertOccurrences(t, s, 2, more...)
 		mustClaim(t, s, "tenant-a", 2, at(time.Hour))
-		alone, err := s.FinishAttempts(ctx, []store.FinishParams{ack(occs[1], 1, true)})
+		alone, err := s.FinishAttempts(ctx, []store.FinishParams{ack(occs[1], 1)})
 		if err != nil {
 			t.Fatalf("FinishAttempts again: %v", err)
 		}
-		res, err = s.FinishAttempts(ctx, []store.FinishParams{ack(more[0], 1, true), ack(occs[1], 1, true), ack(more[1], 1, true)})
+		res, err = s.FinishAttempts(ctx, []store.FinishParams{ack(more[0], 1), ack(occs[1], 1), ack(more[1], 1)})
 		if err != nil || len(res) != 3 {
 			t.Fatalf("FinishAttempts: %d results, %v", len(res), err)
 		}
 		if fmt.Sprint(res[1].Err) != fmt.Sprint(alone[0].Err) {
-			t.Errorf("brief ack of an acked attempt in a batch: %v, alone: %v", res[1].Err, alone[0].Err)
+			t.Errorf("ack of an acked attempt in a batch: %v, alone: %v", res[1].Err, alone[0].Err)
 		}
 		for i, o := range more {
-			wantErr(t, "brief ack beside an acked one", res[2*i].Err, nil)
+			wantErr(t, "ack beside an acked one", res[2*i].Err, nil)
 			if got := mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID); got.State != store.OccurrenceSucceeded || !got.FinishedAt.Equal(now) {
-				t.Errorf("%s after a brief batch: %s finished %v, want SUCCEEDED at %v", o.OccurrenceID, got.State, got.FinishedAt, now)
+				t.Errorf("%s after a batch: %s finished %v, want SUCCEEDED at %v", o.OccurrenceID, got.State, got.FinishedAt, now)
 			}
 		}
 	})
@@ -729,7 +725,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		wantErr(t, "the CANCELED finish", res[0].Err, nil)
 		want := c1.Occurrence
 		want.State, want.FinishedAt, want.LastError = store.OccurrenceCanceled, now.Add(time.Second), "stopped: superseded"
-		assertOccurrence(t, "canceled by its nack", res[0].Occurrence, want)
+		assertAnswer(t, "canceled by its nack", res[0].Occurrence, want)
 		assertOccurrence(t, "stored after the nack", mustGetOccurrence(t, s, "tenant-a", o1.OccurrenceID), want)
 		att := c1.Attempt
 		att.Result, att.Error, att.FinishedAt = store.ResultFailedRetryable, "stopped: superseded", now.Add(time.Second)
@@ -745,7 +741,8 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		again := nack
 		again.Now = now.Add(5 * time.Second)
 		res = mustFinish(t, s, again)
-		assertOccurrence(t, "the same nack again", res[0].Occurrence, want)
+		assertAnswer(t, "the same nack again", res[0].Occurrence, want)
+		assertOccurrence(t, "stored after the same nack again", mustGetOccurrence(t, s, "tenant-a", o1.OccurrenceID), want)
 		mustFinish(t, s, store.FinishParams{TenantID: "tenant-a", OccurrenceID: o2.OccurrenceID, Attempt: 1,
 			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now.Add(5 * time.Second)})
 		if got := mustClaim(t, s, "tenant-a", 10, at(48*time.Hour)); len(got) != 0 {

@@ -471,6 +471,17 @@ func wantErr(t *testing.T, what string, err, target error) {
 }
 
 // assertOccurrence compares an occurrence field by field.
+// assertAnswer checks a finish's answer (store.FinishResult.Occurrence):
+// the id, tenant, state and attempt count of want, all an answer must
+// hold. The whole occurrence is asserted on a read of it.
+func assertAnswer(t *testing.T, what string, got, want store.Occurrence) {
+	t.Helper()
+	if got.OccurrenceID != want.OccurrenceID || got.TenantID != want.TenantID || got.State != want.State || got.AttemptCount != want.AttemptCount {
+		t.Errorf("%s: %s of %s, %s after %d attempts; want %s of %s, %s after %d", what, got.OccurrenceID, got.TenantID, got.State,
+			got.AttemptCount, want.OccurrenceID, want.TenantID, want.State, want.AttemptCount)
+	}
+}
+
 func assertOccurrence(t *testing.T, what string, got, want store.Occurrence) {
 	t.Helper()
 	if !reflect.DeepEqual(got, want) {

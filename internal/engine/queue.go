@@ -208,9 +208,10 @@ func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attemp
 	}
 	now := e.now().Truncate(time.Millisecond)
 	var (
-		p  store.FinishParams
-		rs []store.FinishResult
-		o  *store.Occurrence
+		p           store.FinishParams
+		rs          []store.FinishResult
+		o           *store.Occurrence
+		budgetSpent bool
 	)
 	err := store.InTx(ctx, e.store, func(tx store.Tx) error {
 		p = store.FinishParams{
@@ -224,10 +225,7 @@ func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attemp
 				return err
 			}
 			d := decideRetry(&f, attempt, now, e.cfg.RetryBudget)
-			if d.BudgetSpent {
-				e.log.Warn("tenant retry budget spent; failure goes to the dead-letter queue",
-					"tenant", tenantID, "occurrence_id", occurrenceID, "budget", e.cfg.RetryBudget)
-			}
+			budgetSpent = d.BudgetSpent
 			p.Result, p.State, p.RetryAt, p.DeadReason = store.ResultFailedRetryable, d.State, d.RetryAt, d.DeadReason
 		}
 		var err error
@@ -240,6 +238,10 @@ func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attemp
 	e.observeFinishes([]store.FinishParams{p}, rs)
 	if rs[0].Err != nil {
 		return nil, fmt.Errorf("nack %s attempt %d: %w", occurrenceID, attempt, rs[0].Err)
+	}
+	if budgetSpent {
+		e.log.Warn("tenant retry budget spent; failure goes to the dead-letter queue",
+			"tenant", tenantID, "occurrence_id", occurrenceID, "budget", e.cfg.RetryBudget)
 	}
 	if p.State == store.OccurrenceRetryWait {
 		e.notify.broadcast()

@@ -48,7 +48,7 @@ const (
 	// recover them from the durable cursor.
 	crashHorizon    = time.Second
 	crashShardLease = 4 * time.Second
-	crashClaimLease = 2 * time.Second // RELIABILITY A2: "after the lease (2 s in tests)"
+	crashClaimLease = 2 * time.Second // a crashed claim is redelivered after this lease
 	crashClaimWait  = 200 * time.Millisecond
 	crashClaimLimit = 16
 	// crashDrainFor bounds the drain after run-until; a child still
@@ -168,7 +168,7 @@ func crashChild() error {
 			if !planning {
 				// The stopped planner no longer sweeps lapsed claim leases
 				// (its pass does); the drain does that one job itself.
-				if _, err := st.ExpireLeases(ctx, now.UTC().Truncate(time.Millisecond), 10_000); err != nil {
+				if _, err := ExpireLeases(ctx, st, now.UTC().Truncate(time.Millisecond), 10_000); err != nil {
 					return fmt.Errorf("expire leases: %w", err)
 				}
 			}

@@ -343,7 +343,7 @@ type sweeper struct {
 // moved on) and wakes waiting claims.
 func (s *sweeper) expire(ctx context.Context, now time.Time) (int, error) {
 	s.lastSweep.Store(now.UnixMilli())
-	r, err := s.store.ExpireLeases(ctx, now, 10_000)
+	r, err := ExpireLeases(ctx, s.store, now, 10_000)
 	if err != nil {
 		return 0, fmt.Errorf("expire claim leases: %w", err)
 	}

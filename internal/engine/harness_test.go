@@ -22,8 +22,36 @@ type harness struct {
 	ctx  context.Context
 	e    *Engine
 	clk  *clock.Virtual
-	st   *sqlite.Store
-	path string
+	st   store.Store
+	path string // the SQLite file; empty on PostgreSQL
+}
+
+// harnessMaker makes a harness at start, its config changed by mut.
+type harnessMaker func(t *testing.T, start time.Time, mut func(*Config)) *harness
+
+// onEveryStore runs f as one subtest per store, with a maker of harnesses
+// on it: a SQLite file (newHarness) and a schema of its own in the real
+// PostgreSQL (newPGHarness, skipped without SCHED_TEST_POSTGRES_DSN). The
+// queue's rules live in the engine once; these tests show that every
+// store's statements give them the same facts and write the same
+// decisions.
+func onEveryStore(t *testing.T, f func(t *testing.T, open harnessMaker)) {
+	t.Run("sqlite", func(t *testing.T) { f(t, newHarness) })
+	t.Run("postgres", func(t *testing.T) { f(t, newPGHarness) })
+}
+
+// newPGHarness is newHarness on a fresh PostgreSQL schema, with the
+// engine on its own (virtual) clock rather than the server's.
+func newPGHarness(t *testing.T, start time.Time, mut func(*Config)) *harness {
+	t.Helper()
+	dsn := pgEngineDSN(t)
+	st := pgEngineStore(t, dsn, pgEngineSchema(t, dsn))
+	return harnessOn(t, st, "", clock.NewVirtual(start), func(c *Config) {
+		c.IgnoreStoreClock = true
+		if mut != nil {
+			mut(c)
+		}
+	})
 }
 
 func newHarness(t *testing.T, start time.Time, mut func(*Config)) *harness {
@@ -40,6 +68,13 @@ func openHarness(t *testing.T, path string, clk *clock.Virtual, mut func(*Config
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
+	return harnessOn(t, st, path, clk, mut)
+}
+
+// harnessOn makes an engine on st and clk.
+func harnessOn(t *testing.T, st store.Store, path string, clk *clock.Virtual, mut func(*Config)) *harness {
+	t.Helper()
+	ctx := t.Context()
 	cfg := Config{Store: st, Clock: clk, Shards: 4, Horizon: time.Minute, NodeID: "test-node"}
 	if mut != nil {
 		mut(&cfg)

@@ -113,7 +113,7 @@ func (e *Engine) ReplayDead(ctx context.Context, f DLQFilter, limit int) (ids []
 // CANCELED, keeping its dead reason and attempts as history. It returns
 // how many, and whether more may match (the caller calls again).
 func (e *Engine) PurgeDead(ctx context.Context, f DLQFilter, limit int) (int, bool, error) {
-	n, err := e.store.PurgeDead(ctx, store.PurgeDeadParams{TenantID: f.TenantID, ScheduleID: f.ScheduleID, Queue: f.Queue,
+	n, err := PurgeDead(ctx, e.store, store.PurgeDeadParams{TenantID: f.TenantID, ScheduleID: f.ScheduleID, Queue: f.Queue,
 		Now: e.now().Truncate(time.Millisecond), Limit: limit})
 	if err != nil {
 		return 0, false, fmt.Errorf("purge the dead-letter queue: %w", err)

@@ -47,7 +47,7 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]store.Claimed, 
 			return nil, err
 		}
 		skipped := 0
-		got, err := e.store.ClaimOccurrences(ctx, store.ClaimParams{
+		got, err := ClaimOccurrences(ctx, e.store, store.ClaimParams{
 			TenantID: req.TenantID, Queue: req.Queue, WorkerID: req.WorkerID,
 			Limit: req.Limit, Lease: req.Lease, Now: now, Skipped: &skipped,
 		})
@@ -122,10 +122,18 @@ func (e *Engine) Heartbeat(ctx context.Context, tenantID, occurrenceID string, a
 }
 
 // Ack records that attempt succeeded. Only the current attempt may ack; a
-// repeated ack of the same attempt succeeds again without writing.
+// repeated ack of the same attempt succeeds again without writing. The
+// answer is the whole occurrence after the ack, read in its transaction.
 func (e *Engine) Ack(ctx context.Context, tenantID, occurrenceID string, attempt int64) (*store.Occurrence, error) {
-	ps := ackParams(tenantID, []AckItem{{OccurrenceID: occurrenceID, Attempt: attempt}}, e.now(), false)
-	rs, err := e.store.FinishAttempts(ctx, ps)
+	ps := ackParams(tenantID, []AckItem{{OccurrenceID: occurrenceID, Attempt: attempt}}, e.now())
+	var (
+		rs []store.FinishResult
+		o  *store.Occurrence
+	)
+	err := store.InTx(ctx, e.store, func(tx store.Tx) (err error) {
+		rs, o, err = finishOne(ctx, tx, ps)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("ack %s attempt %d: %w", occurrenceID, attempt, err)
 	}
@@ -133,7 +141,22 @@ func (e *Engine) Ack(ctx context.Context, tenantID, occurrenceID string, attempt
 	if rs[0].Err != nil {
 		return nil, fmt.Errorf("ack %s attempt %d: %w", occurrenceID, attempt, rs[0].Err)
 	}
-	return &rs[0].Occurrence, nil
+	return o, nil
+}
+
+// finishOne applies the one finish ps[0] in tx and, when it took, reads
+// the whole occurrence after it (a finish's own answer holds only what
+// the engine needs, see store.FinishResult).
+func finishOne(ctx context.Context, tx store.QueueTx, ps []store.FinishParams) ([]store.FinishResult, *store.Occurrence, error) {
+	rs, err := tx.FinishAttempts(ctx, ps)
+	if err != nil || rs[0].Err != nil {
+		return rs, nil, err
+	}
+	o, err := tx.LockOccurrence(ctx, ps[0].TenantID, ps[0].OccurrenceID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read back: %w", err)
+	}
+	return rs, o, nil
 }
 
 // AckItem names one attempt to acknowledge.
@@ -143,11 +166,11 @@ type AckItem struct {
 }
 
 // AckBatch acknowledges many attempts in one store transaction; each item
-// has its own result, a brief one (store.FinishParams.Brief): an acked
-// item's Occurrence says its id, tenant, state and attempt count, and
-// perhaps no more. Ack answers with the whole occurrence.
+// has its own result (store.FinishResult): an acked item's Occurrence says
+// its id, tenant, state and attempt count, and perhaps no more. Ack
+// answers with the whole occurrence.
 func (e *Engine) AckBatch(ctx context.Context, tenantID string, items []AckItem) ([]store.FinishResult, error) {
-	ps := ackParams(tenantID, items, e.now(), true)
+	ps := ackParams(tenantID, items, e.now())
 	rs, err := e.store.FinishAttempts(ctx, ps)
 	if err != nil {
 		return nil, fmt.Errorf("ack %d attempts: %w", len(items), err)
@@ -157,24 +180,26 @@ func (e *Engine) AckBatch(ctx context.Context, tenantID string, items []AckItem)
 }
 
 // ackParams are the store finishes that ack items at now.
-func ackParams(tenantID string, items []AckItem, now time.Time, brief bool) []store.FinishParams {
+func ackParams(tenantID string, items []AckItem, now time.Time) []store.FinishParams {
 	now = now.Truncate(time.Millisecond)
 	ps := make([]store.FinishParams, len(items))
 	for i, it := range items {
 		ps[i] = store.FinishParams{
 			TenantID: tenantID, OccurrenceID: it.OccurrenceID, Attempt: it.Attempt,
-			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now, Brief: brief,
+			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now,
 		}
 	}
 	return ps
 }
 
 // Nack records that attempt failed. A permanent failure goes DEAD at once.
-// A retryable one of an occurrence whose schedule has moved on (a newer
-// version, or canceled) goes CANCELED: it is never retried. Otherwise it
-// waits for a backoff unless the occurrence is out of attempts, past its
-// deadline, or its tenant is out of retry budget, in which case it goes
-// DEAD. The answer is the occurrence after the nack.
+// A retryable one is decided by decideRetry from the occurrence, its
+// schedule and the tenant's retries waiting, read in the same transaction
+// as the write, so nothing can change between the decision and the write:
+// CANCELED when the schedule has moved on, DEAD when the occurrence is out
+// of attempts, past its deadline, or its tenant is out of retry budget,
+// RETRY_WAIT for a backoff otherwise. The answer is the occurrence after
+// the nack.
 func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attempt int64, class ErrorClass, message string) (*store.Occurrence, error) {
 	if class != Retryable && class != Permanent {
 		return nil, schedule.Invalid("class", "%q: want retryable or permanent", class)
@@ -182,23 +207,32 @@ func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attemp
 	if len(message) > 4096 {
 		message = message[:4096]
 	}
-	o, err := e.store.GetOccurrence(ctx, tenantID, occurrenceID)
-	if err != nil {
-		return nil, fmt.Errorf("nack %s: %w", occurrenceID, err)
-	}
 	now := e.now().Truncate(time.Millisecond)
-	p := store.FinishParams{
-		TenantID: tenantID, OccurrenceID: occurrenceID, Attempt: attempt,
-		Result: store.ResultFailedPermanent, State: store.OccurrenceDead, DeadReason: store.DeadPermanentFailure,
-		Error: message, Now: now,
-	}
-	if class == Retryable {
-		p.Result = store.ResultFailedRetryable
-		if p.State, p.RetryAt, p.DeadReason, err = e.retryAt(ctx, o, attempt, now); err != nil {
-			return nil, fmt.Errorf("nack %s: %w", occurrenceID, err)
+	var (
+		p           store.FinishParams
+		rs          []store.FinishResult
+		o           *store.Occurrence
+		budgetSpent bool
+	)
+	err := store.InTx(ctx, e.store, func(tx store.Tx) error {
+		p = store.FinishParams{
+			TenantID: tenantID, OccurrenceID: occurrenceID, Attempt: attempt,
+			Result: store.ResultFailedPermanent, State: store.OccurrenceDead, DeadReason: store.DeadPermanentFailure,
+			Error: message, Now: now,
 		}
-	}
-	rs, err := e.store.FinishAttempts(ctx, []store.FinishParams{p})
+		if class == Retryable {
+			f, err := tx.NackFacts(ctx, tenantID, occurrenceID)
+			if err != nil {
+				return err
+			}
+			d := decideRetry(&f, attempt, now, e.cfg.RetryBudget)
+			budgetSpent = d.BudgetSpent
+			p.Result, p.State, p.RetryAt, p.DeadReason = store.ResultFailedRetryable, d.State, d.RetryAt, d.DeadReason
+		}
+		var err error
+		rs, o, err = finishOne(ctx, tx, []store.FinishParams{p})
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("nack %s attempt %d: %w", occurrenceID, attempt, err)
 	}
@@ -206,58 +240,21 @@ func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attemp
 	if rs[0].Err != nil {
 		return nil, fmt.Errorf("nack %s attempt %d: %w", occurrenceID, attempt, rs[0].Err)
 	}
+	if budgetSpent {
+		e.log.Warn("tenant retry budget spent; failure goes to the dead-letter queue",
+			"tenant", tenantID, "occurrence_id", occurrenceID, "budget", e.cfg.RetryBudget)
+	}
 	if p.State == store.OccurrenceRetryWait {
 		e.notify.broadcast()
 	}
-	return &rs[0].Occurrence, nil
-}
-
-// retryAt decides what a retryable failure of attempt does to its
-// occurrence: CANCELED when the schedule has moved on (checked first: such
-// an occurrence is never retried), RETRY_WAIT until the returned time when
-// it gets another attempt, DEAD, with the reason, when it does not.
-func (e *Engine) retryAt(ctx context.Context, o *store.Occurrence, attempt int64, now time.Time) (store.OccurrenceState, time.Time, store.DeadReason, error) {
-	sc, err := e.store.GetSchedule(ctx, o.TenantID, o.ScheduleID)
-	if err != nil {
-		return "", time.Time{}, "", err
-	}
-	if movedOn(sc, o) {
-		return store.OccurrenceCanceled, time.Time{}, "", nil
-	}
-	r := sc.Retry
-	n := int(attempt) - o.AttemptFloor // attempts since the last replay
-	if n >= r.MaxAttempts {
-		return store.OccurrenceDead, time.Time{}, store.DeadAttemptsExhausted, nil
-	}
-	at := now.Add(backoff(o.OccurrenceID, attempt, n, r.BackoffBase, r.BackoffCap))
-	if at.After(o.RetryFrom.Add(r.Deadline)) {
-		return store.OccurrenceDead, time.Time{}, store.DeadDeadlinePassed, nil
-	}
-	waiting, err := e.store.CountOccurrences(ctx, o.TenantID, store.OccurrenceRetryWait)
-	if err != nil {
-		return "", time.Time{}, "", err
-	}
-	if waiting >= e.cfg.RetryBudget {
-		e.log.Warn("tenant retry budget spent; failure goes to the dead-letter queue",
-			"tenant", o.TenantID, "occurrence_id", o.OccurrenceID, "budget", e.cfg.RetryBudget)
-		return store.OccurrenceDead, time.Time{}, store.DeadRetryBudgetExhausted, nil
-	}
-	return store.OccurrenceRetryWait, at, "", nil
-}
-
-// movedOn says whether o's schedule has moved on from it: the schedule has
-// a newer version than the one that produced o, or it was canceled. The
-// heartbeat tells o's worker to stop in exactly these cases, and such an
-// occurrence is never retried.
-func movedOn(sc *store.Schedule, o *store.Occurrence) bool {
-	return sc.Version > o.ScheduleVersion || sc.State == store.ScheduleCanceled
+	return o, nil
 }
 
 // Replay puts a DEAD occurrence back on the queue with the same
 // occurrence_id; its next claim is a new attempt, with a fresh set of
 // retries.
 func (e *Engine) Replay(ctx context.Context, tenantID, occurrenceID string) (*store.Occurrence, error) {
-	o, err := e.store.ReplayOccurrence(ctx, tenantID, occurrenceID, e.now().Truncate(time.Millisecond))
+	o, err := ReplayOccurrence(ctx, e.store, tenantID, occurrenceID, e.now().Truncate(time.Millisecond))
 	if err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			// One sentence naming the state, like the control plane's

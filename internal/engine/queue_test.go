@@ -15,10 +15,14 @@ import (
 
 // A claim whose lease runs out is redelivered with the next attempt and
 // the same occurrence id; the first attempt is recorded LEASE_EXPIRED, and
-// its late ack is refused.
+// its late ack, heartbeat and nack are refused as stale.
 func TestLeaseExpiryRedeliveryAndStaleAck(t *testing.T) {
+	onEveryStore(t, testLeaseExpiryRedeliveryAndStaleAck)
+}
+
+func testLeaseExpiryRedeliveryAndStaleAck(t *testing.T, open harnessMaker) {
 	t.Parallel()
-	h := newHarness(t, utc("2027-01-04T10:00:00Z"), nil)
+	h := open(t, utc("2027-01-04T10:00:00Z"), nil)
 	sc := h.create(every("each minute", "1m"))
 	h.advance(time.Minute) // 10:01 is due
 	first := h.claim("q", 10)
@@ -66,9 +70,11 @@ func TestLeaseExpiryRedeliveryAndStaleAck(t *testing.T) {
 
 // A permanent failure goes to the dead-letter queue; replay delivers it
 // again with the same occurrence id and a new attempt.
-func TestPermanentNackDeadAndReplay(t *testing.T) {
+func TestPermanentNackDeadAndReplay(t *testing.T) { onEveryStore(t, testPermanentNackDeadAndReplay) }
+
+func testPermanentNackDeadAndReplay(t *testing.T, open harnessMaker) {
 	t.Parallel()
-	h := newHarness(t, utc("2027-01-04T10:00:00Z"), nil)
+	h := open(t, utc("2027-01-04T10:00:00Z"), nil)
 	h.create(every("each minute", "1m"))
 	h.advance(time.Minute)
 	c := h.claim("q", 1)[0]
@@ -110,9 +116,11 @@ func TestPermanentNackDeadAndReplay(t *testing.T) {
 
 // Retryable failures back off with full jitter and go DEAD when attempts
 // run out.
-func TestRetryBackoffThenDead(t *testing.T) {
+func TestRetryBackoffThenDead(t *testing.T) { onEveryStore(t, testRetryBackoffThenDead) }
+
+func testRetryBackoffThenDead(t *testing.T, open harnessMaker) {
 	t.Parallel()
-	h := newHarness(t, utc("2027-01-04T10:00:00Z"), nil)
+	h := open(t, utc("2027-01-04T10:00:00Z"), nil)
 	req := every("flaky", "1h")
 	req.Retry = schedule.RetryPolicy{MaxAttempts: 3, BackoffBase: 10 * time.Second, BackoffCap: time.Minute}
 	h.create(req)
@@ -148,9 +156,96 @@ func TestRetryBackoffThenDead(t *testing.T) {
 	}
 }
 
+// Ack and Nack answer with the whole occurrence after the finish, as a
+// read finds it, with the reason it died and its latest attempt's error
+// (a store's finish answers with less; the engine reads the rest in the
+// finish's transaction). A repeated ack answers the same.
+func TestAckAndNackAnswer(t *testing.T) { onEveryStore(t, testAckAndNackAnswer) }
+
+func testAckAndNackAnswer(t *testing.T, open harnessMaker) {
+	t.Parallel()
+	h := open(t, utc("2027-01-04T10:00:00Z"), nil)
+	for _, name := range []string{"a", "b", "c"} {
+		req := every(name, "1h")
+		req.Retry = schedule.RetryPolicy{MaxAttempts: 5, BackoffBase: time.Minute, BackoffCap: time.Minute}
+		h.create(req)
+	}
+	h.advance(time.Hour)
+	got := h.claim("q", 10)
+	if len(got) != 3 {
+		t.Fatalf("claimed %d, want 3", len(got))
+	}
+	same := func(what string, answer *store.Occurrence, state store.OccurrenceState, reason store.DeadReason, lastError string) {
+		t.Helper()
+		stored, err := h.e.Occurrence(h.ctx, tenant, answer.OccurrenceID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(*answer, *stored) {
+			t.Errorf("%s: answer\n %+v\nstored\n %+v", what, *answer, *stored)
+		}
+		if answer.State != state || answer.DeadReason != reason || answer.LastError != lastError {
+			t.Errorf("%s: %s, reason %q, last error %q; want %s, %q, %q", what, answer.State, answer.DeadReason, answer.LastError,
+				state, reason, lastError)
+		}
+	}
+	ids := []string{got[0].Occurrence.OccurrenceID, got[1].Occurrence.OccurrenceID, got[2].Occurrence.OccurrenceID}
+	o, err := h.e.Ack(h.ctx, tenant, ids[0], 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same("ack", o, store.OccurrenceSucceeded, "", "")
+	if o, err = h.e.Ack(h.ctx, tenant, ids[0], 1); err != nil {
+		t.Fatal(err)
+	}
+	same("the same ack again", o, store.OccurrenceSucceeded, "", "")
+	if o, err = h.e.Nack(h.ctx, tenant, ids[1], 1, Retryable, "boom 1"); err != nil {
+		t.Fatal(err)
+	}
+	same("retryable nack", o, store.OccurrenceRetryWait, "", "boom 1")
+	if o, err = h.e.Nack(h.ctx, tenant, ids[2], 1, Permanent, "boom 2"); err != nil {
+		t.Fatal(err)
+	}
+	same("permanent nack", o, store.OccurrenceDead, store.DeadPermanentFailure, "boom 2")
+}
+
+// A tenant's retry budget bounds its occurrences waiting to retry: a
+// retryable failure beyond it goes to the dead-letter queue at once
+// (retry_budget_exhausted), and one within it waits for its backoff. The
+// count is read in the nack's own transaction.
+func TestRetryBudget(t *testing.T) { onEveryStore(t, testRetryBudget) }
+
+func testRetryBudget(t *testing.T, open harnessMaker) {
+	t.Parallel()
+	h := open(t, utc("2027-01-04T10:00:00Z"), func(c *Config) { c.RetryBudget = 1 })
+	for _, name := range []string{"a", "b"} {
+		req := every(name, "1h")
+		req.Retry = schedule.RetryPolicy{MaxAttempts: 5, BackoffBase: time.Minute, BackoffCap: time.Minute}
+		h.create(req)
+	}
+	h.advance(time.Hour)
+	got := h.claim("q", 10)
+	if len(got) != 2 {
+		t.Fatalf("claimed %d, want 2", len(got))
+	}
+	first, err := h.e.Nack(h.ctx, tenant, got[0].Occurrence.OccurrenceID, 1, Retryable, "503")
+	if err != nil || first.State != store.OccurrenceRetryWait {
+		t.Fatalf("first retryable nack: %+v, %v; want RETRY_WAIT", first, err)
+	}
+	second, err := h.e.Nack(h.ctx, tenant, got[1].Occurrence.OccurrenceID, 1, Retryable, "503")
+	if err != nil || second.State != store.OccurrenceDead || second.DeadReason != store.DeadRetryBudgetExhausted {
+		t.Fatalf("retryable nack over the budget: %+v, %v; want DEAD, retry_budget_exhausted", second, err)
+	}
+	if _, err := h.e.Nack(h.ctx, tenant, "occ_missing", 1, Retryable, "503"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("nack of an unknown occurrence: %v, want ErrNotFound", err)
+	}
+}
+
 // A 2-hour run of an hourly schedule under each overlap policy, where each
 // run takes 90 minutes: who gets claimed when.
-func TestOverlapPolicies(t *testing.T) {
+func TestOverlapPolicies(t *testing.T) { onEveryStore(t, testOverlapPolicies) }
+
+func testOverlapPolicies(t *testing.T, open harnessMaker) {
 	t.Parallel()
 	tests := []struct {
 		policy  schedule.OverlapPolicy
@@ -172,7 +267,7 @@ func TestOverlapPolicies(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s/%s", tt.policy, tt.run), func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t, utc("2027-01-04T09:50:00Z"), nil)
+			h := open(t, utc("2027-01-04T09:50:00Z"), nil)
 			req := cronIn("hourly", "0 * * * *", "UTC")
 			req.OverlapPolicy = tt.policy
 			sc := h.create(req)
@@ -394,7 +489,9 @@ func TestClaimLongPollWakesAtAvailableAt(t *testing.T) {
 // delivered again until it ran out of attempts. A permanent nack still
 // sends it to DEAD, from where a replay still delivers it; an ack still
 // succeeds.
-func TestMovedOnNeverRetried(t *testing.T) {
+func TestMovedOnNeverRetried(t *testing.T) { onEveryStore(t, testMovedOnNeverRetried) }
+
+func testMovedOnNeverRetried(t *testing.T, open harnessMaker) {
 	t.Parallel()
 	tests := []struct {
 		name   string
@@ -415,7 +512,7 @@ func TestMovedOnNeverRetried(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t, utc("2027-01-04T10:00:00Z"), nil)
+			h := open(t, utc("2027-01-04T10:00:00Z"), nil)
 			req := every("each minute", "1m")
 			req.Retry = schedule.RetryPolicy{MaxAttempts: 10, BackoffBase: time.Second, BackoffCap: time.Second}
 			sc := h.create(req)

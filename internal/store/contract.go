@@ -18,9 +18,9 @@ var ErrStaleEpoch = errors.New("store: stale shard epoch")
 // conformance suite in store/storetest unchanged.
 //
 // Time is an input: every method that compares with "now" takes Now in its
-// params, from the engine's injected clock plus its measured offset to
-// the store's clock (see ClockSource). Correctness rests on unique keys and conditional writes, never on
-// isolation levels: every method that changes a record says
+// params, from the engine's injected clock (plus its measured offset to a
+// store's own clock, see ClockSource). Correctness rests on unique keys,
+// conditional writes and row locks, never on isolation levels: every method that changes a record says
 // what condition the write is under, and what happens when the condition no
 // longer holds.
 type Store interface {
@@ -48,44 +48,14 @@ type Store interface {
 	CountOccurrences(ctx context.Context, tenantID string, state OccurrenceState) (int, error)
 	ListAttempts(ctx context.Context, tenantID, occurrenceID string) ([]Attempt, error)
 
-	// The queue.
-	ClaimOccurrences(ctx context.Context, p ClaimParams) ([]Claimed, error)
+	// The queue. Its rules (what a claim takes, skips or leaves waiting,
+	// what an expired lease or a nack leads to, what a replay and a purge
+	// write) live in the engine (engine/queuerules.go), composed from the
+	// statements of QueueTx; the methods here decide nothing.
 	Heartbeat(ctx context.Context, p HeartbeatParams) (HeartbeatResult, error)
+	// FinishAttempts is QueueTx.FinishAttempts in a transaction of its
+	// own.
 	FinishAttempts(ctx context.Context, ps []FinishParams) ([]FinishResult, error)
-	// FinishAndClaim is FinishAttempts(finishes) followed by
-	// ClaimOccurrences(claim) in one transaction: a worker that acks a batch
-	// and asks for the next commits once instead of twice. Each part has the
-	// semantics of its own method (per-item finish results; the claim sees
-	// the finishes, so an occurrence just finished no longer counts as
-	// RUNNING for overlap). An error of the store itself fails both and
-	// writes nothing; so does a claim request ClaimOccurrences would refuse.
-	FinishAndClaim(ctx context.Context, finishes []FinishParams, claim ClaimParams) ([]FinishResult, []Claimed, error)
-	// ExpireLeases ends up to limit attempts whose lease ran out at or
-	// before now, oldest lease first, in one transaction, and returns how
-	// many it ended. Each attempt gets result LEASE_EXPIRED; its
-	// occurrence, RUNNING at that attempt, becomes, in this order of
-	// precedence:
-	//
-	//   - CANCELED (finished_at = now) when its schedule has moved on: the
-	//     schedule's version is newer than the occurrence's
-	//     schedule_version, or the schedule is CANCELED. Such an
-	//     occurrence is never retried;
-	//   - DEAD (finished_at = now) when its attempts since the last replay
-	//     have reached the schedule's retry max attempts, or its retry
-	//     deadline (retry_from + deadline) has passed;
-	//   - ENQUEUED, claimable again at now, otherwise.
-	//
-	// A DEAD occurrence gets DeadReason attempts_exhausted or
-	// deadline_passed (when both hold, attempts_exhausted). The result
-	// counts each outcome.
-	ExpireLeases(ctx context.Context, now time.Time, limit int) (ExpireResult, error)
-	ReplayOccurrence(ctx context.Context, tenantID, occurrenceID string, now time.Time) (*Occurrence, error)
-	// PurgeDead takes up to p.Limit DEAD occurrences that match p out of
-	// the dead-letter queue: each becomes CANCELED (finished_at = p.Now),
-	// keeping its DeadReason and its attempts as history, and can no longer
-	// be replayed. It returns how many it purged; a caller purges
-	// everything by calling again until it returns fewer than p.Limit.
-	PurgeDead(ctx context.Context, p PurgeDeadParams) (int, error)
 	NextAvailable(ctx context.Context, tenantID, queue string) (time.Time, error)
 	// FirstUndelivered returns the earliest scheduled_for among the
 	// schedule's occurrences of version that are ENQUEUED, never claimed
@@ -200,7 +170,8 @@ type PlanResult struct {
 }
 
 // ClaimParams takes up to Limit available occurrences of one tenant's
-// queue, each under a new attempt whose lease runs until Now + Lease.
+// queue, each under a new attempt whose lease runs until Now + Lease (the
+// engine's claim, engine.ClaimOccurrences).
 //
 // Available means ENQUEUED or RETRY_WAIT with available_at <= Now. Lanes
 // are served in order strict, flexible, catch-up, each oldest available_at
@@ -225,7 +196,8 @@ type ClaimParams struct {
 	Skipped *int
 }
 
-// ExpireResult counts what ExpireLeases did: Expired attempts in all, and
+// ExpireResult counts what the engine's lease expiry
+// (engine.ExpireLeases) did: Expired attempts in all, and
 // what became of their occurrences.
 type ExpireResult struct {
 	Expired  int // attempts ended LEASE_EXPIRED
@@ -237,8 +209,9 @@ type ExpireResult struct {
 	DeadDeadline int // of Dead, those with reason deadline_passed
 }
 
-// PurgeDeadParams selects a tenant's DEAD occurrences to purge; ScheduleID
-// and Queue are optional filters.
+// PurgeDeadParams selects a tenant's DEAD occurrences to purge
+// (QueueTx.DeadOccurrences, engine.PurgeDead); ScheduleID and Queue are
+// optional filters.
 type PurgeDeadParams struct {
 	TenantID   string
 	ScheduleID string
@@ -302,16 +275,17 @@ type FinishParams struct {
 	Now          time.Time
 	// DeadReason is why, when State is DEAD; empty otherwise.
 	DeadReason DeadReason
-	// Brief asks only whether the finish took: the result's Occurrence
-	// then needs to hold no more than OccurrenceID, TenantID, State and
-	// AttemptCount (a store may fill more). Reading back every column of
-	// every row of a batch of acks was a third of the cost of the batch.
-	Brief bool
 }
 
-// FinishResult is the outcome of one FinishParams of a batch: the
-// occurrence after the write, or the error for that item alone.
+// FinishResult is the outcome of one FinishParams of a batch: what the
+// finish left of the occurrence, or the error for that item alone.
 type FinishResult struct {
+	// Occurrence holds at least OccurrenceID, TenantID, State and
+	// AttemptCount as the finish left them (a store may fill more): the
+	// engine needs no more, and reading back every column of every row of
+	// a batch of acks was a third of the cost of the batch. A caller that
+	// answers with the whole occurrence reads it (QueueTx.LockOccurrence)
+	// in the finish's transaction.
 	Occurrence Occurrence
 	Err        error
 	// Repeated is true when the finish had already been taken (the same

@@ -153,9 +153,9 @@ func benchClaimFinish(b *testing.B, combined bool) {
 		)
 		if combined {
 			// The previous iteration's acks ride with this claim.
-			res, got, err = s.FinishAndClaim(ctx, fin, claim)
+			res, got, err = engine.FinishAndClaim(ctx, s, fin, claim)
 		} else {
-			got, err = s.ClaimOccurrences(ctx, claim)
+			got, err = engine.ClaimOccurrences(ctx, s, claim)
 		}
 		if err != nil || len(got) != batch {
 			b.Fatalf("claim: %d, %v", len(got), err)

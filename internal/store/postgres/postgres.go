@@ -10,13 +10,13 @@
 // (which PostgreSQL re-checks against the row a concurrent writer
 // committed), FOR UPDATE SKIP LOCKED on claims, FOR SHARE on the shard lease
 // a plan commits under, and per-schedule advisory locks for overlap
-// decisions, never on SERIALIZABLE (RELIABILITY finding 11). queries.go
+// decisions, never on SERIALIZABLE. queries.go
 // says, statement by statement, which of these holds what.
 //
 // All statements with values run on the extended protocol (pgx's default
 // statement cache mode): a DSN that asks for the simple protocol is refused
-// (RELIABILITY finding 13; pgx is at v5.13.0, past the fixes of
-// CVE-2024-27289 and CVE-2024-27304).
+// (so no value is ever spliced into SQL text; pgx is at v5.13.0, past the
+// fixes of CVE-2024-27289 and CVE-2024-27304).
 package postgres
 
 import (
@@ -64,7 +64,7 @@ type Store struct {
 	pool   *pgxpool.Pool
 	schema string
 	// lockPrefix prefixes the advisory lock keys of overlap decisions
-	// (qTryLockSchedule): schedule ids are unique within a schema only.
+	// (qTryLockSchedules): schedule ids are unique within a schema only.
 	lockPrefix string
 
 	// applied lists the migrations applied by this Open (empty when the
@@ -188,11 +188,10 @@ func (s *Store) Close() error {
 // round trip, so the error is at most half the round trip.
 //
 // The store methods take Now from the engine, as the SQLite store does, so
-// that both drivers pass one conformance suite. In the multi-node step the
-// engine will let the database's clock decide shard lease expiry and claim
-// availability on PostgreSQL (SPEC §4, issue 5: a node with a skewed clock
-// can then neither fire early nor steal a live lease) and export this
-// offset as a metric (SPEC §8, RELIABILITY D3).
+// that both drivers pass one conformance suite. The engine adds this offset
+// to its own clock for every comparison the store makes (shard leases,
+// plan commits, claims), so that a node with a skewed clock can neither
+// fire early nor steal a live lease, and exports it as a metric.
 func (s *Store) ClockOffset(ctx context.Context) (time.Duration, error) {
 	var db time.Time
 	before := time.Now()

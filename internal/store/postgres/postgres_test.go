@@ -205,7 +205,8 @@ func TestUnreachableFails(t *testing.T) {
 	}
 }
 
-// TestSimpleProtocolRefused: finding 13.
+// TestSimpleProtocolRefused: a DSN asking for the simple protocol, which
+// would splice values into SQL text, is refused.
 func TestSimpleProtocolRefused(t *testing.T) {
 	_, err := Open(t.Context(), "postgres://postgres@127.0.0.1:1/test?sslmode=disable&default_query_exec_mode=simple_protocol")
 	if err == nil {
@@ -264,7 +265,7 @@ func TestConcurrentClaimers(t *testing.T) {
 		wg.Go(func() {
 			var acks []store.FinishParams
 			for {
-				res, got, err := s.FinishAndClaim(ctx, acks, store.ClaimParams{TenantID: tenant, Queue: "jobs",
+				res, got, err := engine.FinishAndClaim(ctx, s, acks, store.ClaimParams{TenantID: tenant, Queue: "jobs",
 					WorkerID: fmt.Sprintf("w%d", w), Limit: 7, Lease: time.Minute, Now: now})
 				if err != nil {
 					t.Errorf("worker %d: %v", w, err)
@@ -345,7 +346,7 @@ func TestConcurrentOverlap(t *testing.T) {
 			wg.Go(func() {
 				<-start
 				var mine int
-				got, err := nodes[w%2].ClaimOccurrences(ctx, store.ClaimParams{TenantID: "tenant-a", Queue: sc.Queue,
+				got, err := engine.ClaimOccurrences(ctx, nodes[w%2], store.ClaimParams{TenantID: "tenant-a", Queue: sc.Queue,
 					WorkerID: fmt.Sprintf("w%d", w), Limit: 3, Lease: time.Minute, Now: t0.Add(time.Hour), Skipped: &mine})
 				if err != nil {
 					t.Errorf("round %d worker %d: %v", round, w, err)
@@ -481,7 +482,7 @@ func TestConcurrentFinishAndExpire(t *testing.T) {
 	if _, err := a.InsertOccurrences(ctx, occs); err != nil {
 		t.Fatal(err)
 	}
-	got, err := a.ClaimOccurrences(ctx, store.ClaimParams{TenantID: "tenant-a", Queue: "jobs", WorkerID: "w", Limit: len(occs), Lease: time.Second, Now: t0.Add(time.Hour)})
+	got, err := engine.ClaimOccurrences(ctx, a, store.ClaimParams{TenantID: "tenant-a", Queue: "jobs", WorkerID: "w", Limit: len(occs), Lease: time.Second, Now: t0.Add(time.Hour)})
 	if err != nil || len(got) != len(occs) {
 		t.Fatalf("claim: %d, %v", len(got), err)
 	}
@@ -509,7 +510,7 @@ func TestConcurrentFinishAndExpire(t *testing.T) {
 	})
 	wg.Go(func() {
 		for {
-			res, err := b.ExpireLeases(ctx, later, 7)
+			res, err := engine.ExpireLeases(ctx, b, later, 7)
 			if err != nil {
 				t.Errorf("expire: %v", err)
 				return
@@ -523,7 +524,7 @@ func TestConcurrentFinishAndExpire(t *testing.T) {
 	wg.Wait()
 	// Leases left RUNNING by rows the rescuer skipped while locked.
 	for {
-		res, err := b.ExpireLeases(ctx, later, 100)
+		res, err := engine.ExpireLeases(ctx, b, later, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -640,7 +641,7 @@ func TestUnstorableKeys(t *testing.T) {
 			After: &store.OccurrenceKey{ScheduledFor: time.Now(), OccurrenceID: key}}); err == nil {
 			t.Errorf("ListOccurrences after %q: no error", key)
 		}
-		if n, err := s.PurgeDead(ctx, store.PurgeDeadParams{TenantID: key, Now: time.Now(), Limit: 10}); err != nil || n != 0 {
+		if n, err := engine.PurgeDead(ctx, s, store.PurgeDeadParams{TenantID: key, Now: time.Now(), Limit: 10}); err != nil || n != 0 {
 			t.Errorf("PurgeDead(%q): %d, %v", key, n, err)
 		}
 		res, err := s.FinishAttempts(ctx, []store.FinishParams{{TenantID: "tenant-a", OccurrenceID: key, Attempt: 1,
@@ -755,7 +756,7 @@ func TestFirstUndeliveredPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := t0.Add((history - 1) * time.Minute)
-	got, err := s.ClaimOccurrences(ctx, store.ClaimParams{TenantID: "tenant-a", Queue: "jobs", WorkerID: "w",
+	got, err := engine.ClaimOccurrences(ctx, s, store.ClaimParams{TenantID: "tenant-a", Queue: "jobs", WorkerID: "w",
 		Limit: history + open, Lease: time.Hour, Now: now})
 	if err != nil || len(got) != history {
 		t.Fatalf("ClaimOccurrences: %d, %v; want %d", len(got), err, history)
@@ -763,7 +764,7 @@ func TestFirstUndeliveredPlan(t *testing.T) {
 	acks := make([]store.FinishParams, len(got))
 	for i, c := range got {
 		acks[i] = store.FinishParams{TenantID: "tenant-a", OccurrenceID: c.Occurrence.OccurrenceID, Attempt: c.Attempt.Attempt,
-			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now, Brief: true}
+			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now}
 	}
 	if _, err := s.FinishAttempts(ctx, acks); err != nil {
 		t.Fatal(err)

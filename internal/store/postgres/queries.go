@@ -366,31 +366,32 @@ ORDER BY latest, attempt`
 
 	// A claim moves the latest attempt of occurrences claimed again to the
 	// history before it starts the next one: $1 the occurrence ids, $2
-	// their attempt ids. Only rows with a recorded attempt are named (the
-	// claim read which have one), and that attempt has always ended: a
-	// claimable occurrence holds no live attempt.
+	// their attempt ids, rows this claim holds (FOR UPDATE). Only a row
+	// with a recorded attempt is copied (an occurrence stored with an
+	// attempt count but no attempt has none), and that attempt has always
+	// ended: a claimable occurrence holds no live attempt.
 	qArchiveAttempts = `INSERT INTO attempts (occurrence_id, attempt, attempt_id, tenant_id, worker_id, claimed_at, lease_expires_at,
     finished_at, result, error)
 SELECT o.occurrence_id, o.attempt_count, j.attempt_id, o.tenant_id, o.worker_id, o.claimed_at, o.lease_expires_at,
     o.att_finished_at, o.att_result, o.att_error
 FROM unnest($1::text[], $2::text[]) AS j(occurrence_id, attempt_id)
-JOIN occurrences o ON o.occurrence_id = j.occurrence_id`
+JOIN occurrences o ON o.occurrence_id = j.occurrence_id
+WHERE o.claimed_at IS NOT NULL`
 )
 
 // The queue.
 const (
 	// Claim candidates of one lane, oldest first, from the index
 	// occurrences_claim; ($5, $6) is the (available_at, seq) after which
-	// to continue when a pass took fewer than it read (overlap). Each row
-	// says whether it holds a recorded attempt (to archive when claimed
-	// again); the payload is the schedule's current one.
+	// to continue when a pass took fewer than it read (overlap). The
+	// payload is the schedule's current one.
 	//
 	// FOR UPDATE SKIP LOCKED: each candidate is locked by this claim until
 	// it commits, and a row another claim holds is passed over rather than
 	// waited for, so concurrent claimers (of one node or several) take
 	// disjoint sets. A row that changed since the statement's snapshot is
 	// re-checked against the WHERE before it is returned.
-	qClaimCandidates = `SELECT o.seq, ` + occurrenceClaimColumnsO + `, o.claimed_at IS NOT NULL,
+	qClaimCandidates = `SELECT o.seq, ` + occurrenceClaimColumnsO + `,
     (SELECT s.payload FROM schedules s WHERE s.schedule_id = o.schedule_id)
 FROM occurrences o
 WHERE o.tenant_id = $1 AND o.queue = $2 AND o.lane = $3 AND o.state IN ('ENQUEUED', 'RETRY_WAIT')
@@ -408,29 +409,36 @@ FOR UPDATE OF o SKIP LOCKED`
 WHERE occurrence_id = ANY($4::text[])`
 
 	// Overlap decisions are serialized per schedule by a transaction-scoped
-	// advisory lock on a key derived from the schema and the schedule id:
-	// a claim decides a skip_if_running or queue_one occurrence only while
-	// it holds its schedule's key, and keeps it until it commits, so the
-	// next claimer's overlap check (a new snapshot, READ COMMITTED) sees
-	// the first one's RUNNING rows. The try form never waits: a claim that
-	// finds the key taken leaves that occurrence for a later claim, as SKIP
-	// LOCKED leaves a locked row, and two claims can never deadlock on
-	// keys taken in different orders. The key does not lock the schedule's
-	// row, so claims never wait for the planner or an update.
-	qTryLockSchedule = `SELECT pg_try_advisory_xact_lock(hashtextextended($1::text, 0))`
+	// advisory lock on a key derived from the schema and the schedule id
+	// ($1, the store's prefix, then each of the schedule ids $2): a claim
+	// reads the overlap facts of a skip_if_running or queue_one candidate
+	// (qOverlapFacts) only once it holds its schedule's key, and keeps it
+	// until it commits, so the next claimer's facts (a new snapshot, READ
+	// COMMITTED) show the first one's RUNNING rows. The try form never
+	// waits: a schedule whose key another claim holds is answered false,
+	// and its candidates wait for a later claim (store.ClaimCandidate's
+	// Contended), as SKIP LOCKED leaves a locked row, and two claims can
+	// never deadlock on keys taken in different orders. The key does not
+	// lock the schedule's row, so claims never wait for the planner or an
+	// update.
+	qTryLockSchedules = `SELECT u.schedule_id, pg_try_advisory_xact_lock(hashtextextended($1::text || u.schedule_id, 0))
+FROM unnest($2::text[]) AS u(schedule_id)`
 
-	// Overlap: a running occurrence of the schedule (index
-	// occurrences_open).
-	qScheduleRunning = `SELECT EXISTS (SELECT 1 FROM occurrences
-    WHERE schedule_id = $1 AND open AND (state = 'RUNNING') IS TRUE)`
-
-	// queue_one: the schedule's earliest occurrence not yet claimed, among
-	// its open ones (few), never through all of its history. (A manual
-	// occurrence of the same second and version comes after the firing.)
-	qEarliestPending = `SELECT occurrence_id FROM occurrences
-WHERE schedule_id = $1 AND open AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT')
-ORDER BY scheduled_for, schedule_version, trigger_key
-LIMIT 1`
+	// The overlap facts of candidates $1 (occurrence ids), read after
+	// their schedules' keys were taken (qTryLockSchedules): whether another
+	// occurrence of the schedule is RUNNING, and how many of its pending
+	// ones come before each candidate (by scheduled_for, version, then
+	// trigger key in byte order), both among its open occurrences (index
+	// occurrences_open), never through its history.
+	qOverlapFacts = `SELECT c.occurrence_id,
+    EXISTS (SELECT 1 FROM occurrences r
+        WHERE r.schedule_id = c.schedule_id AND r.open AND (r.state = 'RUNNING') IS TRUE),
+    (SELECT count(*) FROM occurrences p
+        WHERE p.schedule_id = c.schedule_id AND p.open AND p.state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT')
+            AND (p.scheduled_for, p.schedule_version, p.trigger_key COLLATE "C")
+                < (c.scheduled_for, c.schedule_version, c.trigger_key COLLATE "C"))
+FROM occurrences c
+WHERE c.occurrence_id = ANY($1::text[])`
 
 	// The first firing of the timetable not yet delivered: the earliest
 	// of tenant $1's schedule $2's occurrences of version $3 that are
@@ -448,8 +456,9 @@ LIMIT 1`
 WHERE schedule_id = (SELECT schedule_id FROM schedules WHERE tenant_id = $1 AND schedule_id = $2) AND open
     AND (state = 'ENQUEUED') IS TRUE AND attempt_count = 0 AND trigger_key = '' AND schedule_version = $3`
 
-	// A row this transaction holds.
-	qSkipOverlap = `UPDATE occurrences SET state = 'SKIPPED_OVERLAP', finished_at = $1 WHERE occurrence_id = $2`
+	// Candidates the overlap rule skips: rows $2 this transaction holds,
+	// finished at $1.
+	qSkipOverlap = `UPDATE occurrences SET state = 'SKIPPED_OVERLAP', finished_at = $1 WHERE occurrence_id = ANY($2::text[])`
 
 	// A heartbeat extends the current attempt (RUNNING at that attempt
 	// number) and reads the schedule's news for the worker.
@@ -490,14 +499,15 @@ RETURNING ` + occurrenceColumnsO
 
 	qOccurrenceState = `SELECT state FROM occurrences WHERE tenant_id = $1 AND occurrence_id = $2`
 
-	// Expired leases, oldest first (index occurrences_lease), with what
-	// deciding the occurrence's fate needs: whether its schedule has moved
-	// on (a newer version, or CANCELED), and its retry policy. SKIP LOCKED:
+	// Expired leases, oldest first (index occurrences_lease), with the
+	// facts deciding the occurrence's fate needs (store.ExpiredAttempt):
+	// its retry counters and its schedule's version, state and retry
+	// policy. SKIP LOCKED:
 	// a row a finish or a heartbeat is writing right now is left to the
 	// next pass rather than waited for (and the rescuer never deadlocks
 	// with a finish batch).
-	qExpiredAttempts = `SELECT o.occurrence_id, o.attempt_count, o.attempt_floor, o.retry_from,
-    s.retry_max_attempts, s.retry_deadline_ms, s.version > o.schedule_version OR s.state = 'CANCELED'
+	qExpiredAttempts = `SELECT o.occurrence_id, o.tenant_id, o.attempt_count, o.attempt_floor, o.retry_from, o.schedule_version,
+    s.version, s.state, s.retry_max_attempts, s.retry_base_ms, s.retry_cap_ms, s.retry_deadline_ms
 FROM occurrences o
 JOIN schedules s ON s.schedule_id = o.schedule_id
 WHERE o.state = 'RUNNING' AND o.lease_expires_at <= $1
@@ -505,7 +515,8 @@ ORDER BY o.lease_expires_at
 LIMIT $2
 FOR UPDATE OF o SKIP LOCKED`
 
-	// Ends the expired attempts read above, at $1: one array per column of
+	// Ends the expired attempts read above as the engine decided, at $1:
+	// one array per column of
 	// (occurrence_id, attempt, state, dead_reason), state one of ENQUEUED
 	// (claimable again at $1), DEAD (with its reason) or CANCELED (both
 	// finished at $1).
@@ -519,27 +530,42 @@ FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[], array_fill('RUNNIN
     AS j(occurrence_id, attempt, state, dead_reason, from_state)
 WHERE o.occurrence_id = j.occurrence_id AND o.state = j.from_state AND o.attempt_count = j.attempt`
 
-	// A replay clears the dead reason: the occurrence is out of the
-	// dead-letter queue. The last attempt's error stays (it is still the
-	// latest attempt's).
-	qReplay = `UPDATE occurrences SET
-    state = 'ENQUEUED', available_at = $1, finished_at = NULL, attempt_floor = attempt_count, retry_from = $1,
+	// What deciding a retryable nack reads: the occurrence $2 of tenant
+	// $1, locked (FOR UPDATE: a finish or an expiry of it waits for this
+	// transaction), then its schedule $1, held FOR SHARE so that no update
+	// can give it a newer version before the nack is written.
+	qLockOccurrence = `SELECT ` + occurrenceColumns + `
+FROM occurrences WHERE tenant_id = $1 AND occurrence_id = $2
+FOR UPDATE`
+	qNackSchedule = `SELECT version, state, retry_max_attempts, retry_base_ms, retry_cap_ms, retry_deadline_ms
+FROM schedules WHERE schedule_id = $1
+FOR SHARE`
+
+	// A DEAD occurrence back on the queue as the engine decided (a
+	// replay): available at $1, attempt floor $2, retry deadline counted
+	// from $3, out of the dead-letter queue. The last attempt's error stays
+	// (it is still the latest attempt's).
+	qRequeueDead = `UPDATE occurrences SET
+    state = 'ENQUEUED', available_at = $1, finished_at = NULL, attempt_floor = $2, retry_from = $3,
     dead_reason = ''
-WHERE tenant_id = $2 AND occurrence_id = $3 AND (state = 'DEAD') IS TRUE
+WHERE tenant_id = $4 AND occurrence_id = $5 AND (state = 'DEAD') IS TRUE
 RETURNING ` + occurrenceColumns
 
-	// A purge cancels up to $5 DEAD occurrences of tenant $1, of schedule
-	// $3 and queue $4 ('' for any), oldest first, at $2, keeping their dead
-	// reason and attempts as history. The candidates come from the index
-	// occurrences_dead; the UPDATE re-checks state = 'DEAD' on each (IS
-	// TRUE: the row's key decides the plan, see Plans), so a row a replay
-	// took meanwhile is left alone, and not counted.
-	qPurgeDead = `UPDATE occurrences o SET state = 'CANCELED', finished_at = $2
-FROM (SELECT occurrence_id FROM occurrences
-    WHERE tenant_id = $1 AND state = 'DEAD' AND ($3::text = '' OR schedule_id = $3::text) AND ($4::text = '' OR queue = $4::text)
-    ORDER BY scheduled_for, occurrence_id
-    LIMIT $5) AS d
-WHERE o.occurrence_id = d.occurrence_id AND (o.state = 'DEAD') IS TRUE`
+	// Up to $4 DEAD occurrences of tenant $1, of schedule $2 and queue $3
+	// ('' for any), oldest first, from the index occurrences_dead (IS
+	// TRUE: the row's key decides the plan, see Plans). SKIP LOCKED: a row
+	// a replay holds is left to it.
+	qDeadOccurrences = `SELECT occurrence_id FROM occurrences
+WHERE tenant_id = $1 AND (state = 'DEAD') IS TRUE AND ($2::text = '' OR schedule_id = $2::text) AND ($3::text = '' OR queue = $3::text)
+ORDER BY scheduled_for, occurrence_id
+LIMIT $4
+FOR UPDATE SKIP LOCKED`
+
+	// Tenant $1's occurrences $3 that are still DEAD leave the dead-letter
+	// queue CANCELED at $2, keeping their dead reason and attempts as
+	// history.
+	qCancelDead = `UPDATE occurrences SET state = 'CANCELED', finished_at = $2
+WHERE tenant_id = $1 AND occurrence_id = ANY($3::text[]) AND (state = 'DEAD') IS TRUE`
 
 	// The earliest claimable time of each lane (three index seeks on
 	// occurrences_claim), and the earliest of those.

@@ -153,7 +153,7 @@ func BenchmarkClaimFinish(b *testing.B) {
 		}
 		// Each iteration claims from one tenant's queue, as one worker does.
 		tenant := fmt.Sprintf("tenant-%d", claimed/batch%10)
-		got, err := s.ClaimOccurrences(ctx, store.ClaimParams{TenantID: tenant, Queue: "jobs", WorkerID: "w", Limit: batch, Lease: time.Minute, Now: now})
+		got, err := engine.ClaimOccurrences(ctx, s, store.ClaimParams{TenantID: tenant, Queue: "jobs", WorkerID: "w", Limit: batch, Lease: time.Minute, Now: now})
 		if err != nil || len(got) != batch {
 			b.Fatalf("claim: %d, %v", len(got), err)
 		}

@@ -25,9 +25,13 @@ func TestQueryPlans(t *testing.T) {
 		want  []string // substrings of the plan, in order
 		never []string // substrings the plan must not have
 	}{
+		// The overlap's facts come from the schedule's open occurrences
+		// alone.
 		{"claim candidates", qClaimCandidates,
-			[]string{"SEARCH occurrences USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at>", "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)"},
+			[]string{"SEARCH occurrences USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at>", "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)",
+				"SEARCH r USING INDEX occurrences_open (schedule_row=?)", "SEARCH p USING INDEX occurrences_open (schedule_row=?)"},
 			[]string{"TEMP B-TREE", "SCAN"}},
+		{"skip overlap", qSkipOverlap, []string{"SEARCH occurrences USING INTEGER PRIMARY KEY (rowid=?)"}, []string{"SCAN occurrences"}},
 		{"claim rows", qClaimRows, []string{"SEARCH occurrences USING INTEGER PRIMARY KEY (rowid=?)"}, []string{"SCAN occurrences"}},
 		{"next available", qNextAvailable,
 			[]string{"occurrences_claim (tenant_id=? AND queue=? AND lane=?)", "occurrences_claim (tenant_id=? AND queue=? AND lane=?)", "occurrences_claim (tenant_id=? AND queue=? AND lane=?)"},
@@ -44,15 +48,14 @@ func TestQueryPlans(t *testing.T) {
 			[]string{"sqlite_autoindex_occurrences_2 (schedule_row=? AND scheduled_for>?)", rowOfID, "USE TEMP B-TREE FOR LAST TERM OF ORDER BY"}, []string{"SCAN"}},
 		{"schedule's occurrences (newest first)", qListScheduleOccurrencesDesc,
 			[]string{"sqlite_autoindex_occurrences_2 (schedule_row=? AND scheduled_for<?)", rowOfID, "USE TEMP B-TREE FOR LAST TERM OF ORDER BY"}, []string{"SCAN"}},
-		{"purge dead", qPurgeDead, []string{"occurrences_dead (tenant_id=?)"}, []string{"SCAN occurrences"}},
+		{"dead to purge", qDeadOccurrences, []string{"occurrences_dead (tenant_id=?)"}, []string{"TEMP B-TREE", "SCAN occurrences"}},
+		{"purge dead", qCancelDead, []string{"sqlite_autoindex_occurrences_1 (occurrence_id=?)"}, []string{"SCAN occurrences"}},
 		{"cancel on update", qCancelPending, []string{"occurrences_open (schedule_row=?)", rowOfID}, []string{"SCAN"}},
 		{"in flight on update", qCountRunningOlder, []string{"occurrences_open (schedule_row=?)", rowOfID}, []string{"SCAN"}},
-		{"overlap: running", qScheduleRunning, []string{"occurrences_open (schedule_row=?)", rowOfID}, []string{"SCAN"}},
 		// The schedule is found by tenant and id; then its open
 		// occurrences alone, never the natural key's index (its history).
 		{"first undelivered", qFirstUndelivered, []string{"occurrences_open (schedule_row=?)", "sqlite_autoindex_schedules_2 (tenant_id=? AND schedule_id=?)"},
 			[]string{"SCAN", "sqlite_autoindex_occurrences"}},
-		{"overlap: earliest pending", qEarliestPending, []string{"occurrences_open (schedule_row=?)", rowOfID}, []string{"SCAN"}}, // and a sort of the few
 		{"last kept", qLastKept, []string{"sqlite_autoindex_occurrences_2 (schedule_row=?)", rowOfID}, []string{"TEMP B-TREE", "SCAN"}},
 		{"due schedules", qDueSchedules, []string{"schedules_due (shard=? AND (next_run_at,schedule_id)>(?,?) AND next_run_at<?)", "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)"}, []string{"TEMP B-TREE", "SCAN"}},
 		{"advance cursors", qAdvanceCursors, []string{"SEARCH schedule_cursors USING INTEGER PRIMARY KEY (rowid=?)"},
@@ -70,6 +73,8 @@ func TestQueryPlans(t *testing.T) {
 		{"finish (count)", qFinishGroupCount, []string{"SEARCH occurrences USING INDEX sqlite_autoindex_occurrences_1 (occurrence_id=?)"}, []string{"SCAN occurrences"}},
 		{"finished attempt", qFinishedAttempt, []string{"sqlite_autoindex_occurrences_1 (occurrence_id=?)", "SEARCH attempts USING PRIMARY KEY (occurrence_id=? AND attempt=?)"}, []string{"SCAN"}},
 		{"archive attempts", qArchiveAttempts, []string{"SCAN j", "SEARCH o USING INTEGER PRIMARY KEY (rowid=?)"}, []string{"SCAN o"}},
+		{"end expired", qEndExpired, []string{"sqlite_autoindex_occurrences_1 (occurrence_id=?)"}, []string{"SCAN occurrences"}},
+		{"nack facts", qNackFacts, []string{"SEARCH s USING INTEGER PRIMARY KEY (rowid=?)", "sqlite_autoindex_occurrences_1 (occurrence_id=?)", "occurrences_retry_wait (tenant_id=?)"}, []string{"SCAN"}},
 		{"expired leases", qExpiredAttempts, []string{"occurrences_lease (lease_expires_at<?)", "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)"}, []string{"TEMP B-TREE", "SCAN"}},
 		{"list attempts", qListAttempts, []string{"SEARCH attempts USING PRIMARY KEY (occurrence_id=?)"}, []string{"TEMP B-TREE", "SCAN"}},
 		{"schedule by name", qGetScheduleByName, []string{"schedules_name (tenant_id=? AND name=?)"}, []string{"SCAN"}},

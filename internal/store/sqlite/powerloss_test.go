@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/lazyfs"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/storetest"
@@ -82,7 +83,7 @@ func powerLossChild() int {
 			continue
 		}
 		now := at.Add(time.Second)
-		claimed, err := s.ClaimOccurrences(ctx, store.ClaimParams{TenantID: powerLossTenant, Queue: powerLossQueue,
+		claimed, err := engine.ClaimOccurrences(ctx, s, store.ClaimParams{TenantID: powerLossTenant, Queue: powerLossQueue,
 			WorkerID: "worker", Limit: 2, Lease: time.Minute, Now: now})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)

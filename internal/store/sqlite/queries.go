@@ -338,9 +338,22 @@ const (
 	// Claim candidates of one lane, oldest first, from the index
 	// occurrences_claim; (?5, ?6) is the (available_at, rowid) after which
 	// to continue when a pass took fewer than it read (overlap). The
-	// payload is the schedule's current one.
+	// payload is the schedule's current one. For a policy other than allow
+	// come the overlap's facts (store.ClaimCandidate): whether another
+	// occurrence of the schedule is RUNNING, and how many of its pending
+	// ones come before this one (both from index occurrences_open, the
+	// schedule's open occurrences alone). SQLite evaluates only the
+	// branch of a CASE it takes, so an allow candidate costs neither.
 	qClaimCandidates = `SELECT rowid, ` + occurrenceClaimColumns + `,
-    (SELECT s.payload FROM schedules s WHERE s.row = occurrences.schedule_row)
+    (SELECT s.payload FROM schedules s WHERE s.row = occurrences.schedule_row),
+    CASE WHEN overlap_policy = 'allow' THEN 0 ELSE
+        EXISTS (SELECT 1 FROM occurrences r INDEXED BY occurrences_open
+            WHERE r.schedule_row = occurrences.schedule_row AND r.open = 1 AND r.state = 'RUNNING') END,
+    CASE WHEN overlap_policy = 'allow' THEN 0 ELSE
+        (SELECT count(*) FROM occurrences p INDEXED BY occurrences_open
+            WHERE p.schedule_row = occurrences.schedule_row AND p.open = 1 AND p.state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT')
+                AND (p.scheduled_for, p.schedule_version, p.trigger_key)
+                    < (occurrences.scheduled_for, occurrences.schedule_version, occurrences.trigger_key)) END
 FROM occurrences
 WHERE tenant_id = ?1 AND queue = ?2 AND lane = ?3 AND state IN ('ENQUEUED', 'RETRY_WAIT')
     AND available_at <= ?4 AND (available_at, rowid) > (?5, ?6)
@@ -357,19 +370,6 @@ LIMIT ?7`
     worker_id = ?2, claimed_at = ?1, lease_expires_at = ?3, att_finished_at = NULL, att_result = NULL, att_error = ''
 WHERE rowid IN (SELECT value FROM json_each(?4))`
 
-	// Overlap: a running occurrence of the schedule (index
-	// occurrences_open).
-	qScheduleRunning = `SELECT EXISTS (SELECT 1 FROM occurrences INDEXED BY occurrences_open
-    WHERE schedule_row = ` + rowOfSchedule1 + ` AND open = 1 AND state = 'RUNNING')`
-
-	// queue_one: the schedule's earliest occurrence not yet claimed, among
-	// its open ones (few), never through all of its history. (A manual
-	// occurrence of the same second and version comes after the firing.)
-	qEarliestPending = `SELECT rowid FROM occurrences INDEXED BY occurrences_open
-WHERE schedule_row = ` + rowOfSchedule1 + ` AND open = 1 AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT')
-ORDER BY scheduled_for, schedule_version, trigger_key
-LIMIT 1`
-
 	// The first firing of the timetable not yet delivered: the earliest
 	// of tenant ?1's schedule ?2's occurrences of version ?3 that are
 	// ENQUEUED, never claimed and not manual, among its open ones (index
@@ -381,7 +381,10 @@ LIMIT 1`
 WHERE schedule_row = (SELECT row FROM schedules WHERE tenant_id = ?1 AND schedule_id = ?2) AND open = 1
     AND state = 'ENQUEUED' AND attempt_count = 0 AND trigger_key = '' AND schedule_version = ?3`
 
-	qSkipOverlap = `UPDATE occurrences SET state = 'SKIPPED_OVERLAP', open = 0, finished_at = ? WHERE rowid = ?`
+	// Candidates the overlap rule skips: rows ?2 (a JSON array of rowids)
+	// read in this transaction as claimable, finished at ?1.
+	qSkipOverlap = `UPDATE occurrences SET state = 'SKIPPED_OVERLAP', open = 0, finished_at = ?1
+WHERE rowid IN (SELECT value FROM json_each(?2))`
 
 	// A heartbeat extends the current attempt (RUNNING at that attempt
 	// number) and reads the schedule's news for the worker.
@@ -406,9 +409,9 @@ RETURNING lease_expires_at,
 	// measured two to three times slower (SQLite materializes the join).
 	qFinishGroup = finishGroup + finishByID + `
 RETURNING ` + occurrenceColumns
-	// A brief finish (FinishParams.Brief) runs this first: it answers with
-	// the count alone, which says the group was written whole, or else it
-	// is rolled back and qFinishGroup runs (see qSavepoint).
+	// A group of finishes runs this first: it answers with the count
+	// alone, which says the group was written whole, or else it is rolled
+	// back and qFinishGroup runs (see qSavepoint).
 	qFinishGroupCount = finishGroup + finishByID
 	// qFinishGroupByRow is qFinishGroupCount for items whose rows the
 	// store remembers from their claims (rowhints.go): ?8 is then a flat
@@ -437,49 +440,67 @@ WHERE occurrence_id IN (SELECT value ->> 0 FROM json_each(?8))
     (SELECT att_result FROM occurrences WHERE tenant_id = ?1 AND occurrence_id = ?2 AND attempt_count = ?3),
     (SELECT result FROM attempts WHERE occurrence_id = ?2 AND attempt = ?3 AND tenant_id = ?1))`
 
-	// Expired leases, oldest first (index occurrences_lease), with what
-	// deciding the occurrence's fate needs: whether its schedule has moved
-	// on (a newer version, or CANCELED), and its retry policy.
-	qExpiredAttempts = `SELECT o.occurrence_id, o.attempt_count, o.attempt_floor, o.retry_from,
-    s.retry_max_attempts, s.retry_deadline_ms, s.version > o.schedule_version OR s.state = 'CANCELED'
+	// Expired leases, oldest first (index occurrences_lease), with the
+	// facts deciding the occurrence's fate needs (store.ExpiredAttempt):
+	// its retry counters and its schedule's version, state and retry
+	// policy.
+	qExpiredAttempts = `SELECT o.occurrence_id, o.tenant_id, o.attempt_count, o.attempt_floor, o.retry_from, o.schedule_version,
+    s.version, s.state, s.retry_max_attempts, s.retry_base_ms, s.retry_cap_ms, s.retry_deadline_ms
 FROM occurrences o
 JOIN schedules s ON s.row = o.schedule_row
-WHERE o.state = 'RUNNING' AND o.lease_expires_at <= ?
+WHERE o.state = 'RUNNING' AND o.lease_expires_at <= ?1
 ORDER BY o.lease_expires_at
-LIMIT ?`
+LIMIT ?2`
 
-	qRequeueExpired = `UPDATE occurrences SET state = 'ENQUEUED', available_at = ?1,
+	// Ends expired attempts at ?1 as the engine decided: ?2 is a JSON
+	// array of [occurrence_id, attempt, state, dead_reason], state one of
+	// ENQUEUED (claimable again at ?1, still open), DEAD or CANCELED (both
+	// finished at ?1). Each applies only while the occurrence is RUNNING
+	// at that attempt.
+	qEndExpired = `UPDATE occurrences SET
+    state = j.value ->> 2,
+    open = (j.value ->> 2) = 'ENQUEUED',
+    available_at = CASE WHEN (j.value ->> 2) = 'ENQUEUED' THEN ?1 ELSE available_at END,
+    finished_at = CASE WHEN (j.value ->> 2) = 'ENQUEUED' THEN finished_at ELSE ?1 END,
+    dead_reason = j.value ->> 3,
     att_finished_at = ?1, att_result = 'LEASE_EXPIRED'
-WHERE occurrence_id = ?2 AND state = 'RUNNING' AND attempt_count = ?3`
+FROM json_each(?2) AS j
+WHERE occurrences.occurrence_id = j.value ->> 0 AND occurrences.attempt_count = j.value ->> 1
+    AND occurrences.state = 'RUNNING'`
 
-	// ?4 is the dead reason.
-	qKillExpired = `UPDATE occurrences SET state = 'DEAD', open = 0, finished_at = ?1, dead_reason = ?4,
-    att_finished_at = ?1, att_result = 'LEASE_EXPIRED'
-WHERE occurrence_id = ?2 AND state = 'RUNNING' AND attempt_count = ?3`
+	// What deciding a retryable nack reads of the schedule of tenant ?1's
+	// occurrence ?2: its version, state and retry policy, and the
+	// tenant's RETRY_WAIT occurrences (the retry budget).
+	qNackFacts = `SELECT s.version, s.state, s.retry_max_attempts, s.retry_base_ms, s.retry_cap_ms, s.retry_deadline_ms,
+    (SELECT count(*) FROM occurrences WHERE tenant_id = ?1 AND state = 'RETRY_WAIT')
+FROM schedules s
+WHERE s.row = (SELECT schedule_row FROM occurrences WHERE tenant_id = ?1 AND occurrence_id = ?2)`
 
-	// An expired attempt of an occurrence whose schedule has moved on: it
-	// is never retried.
-	qCancelExpired = `UPDATE occurrences SET state = 'CANCELED', open = 0, finished_at = ?1,
-    att_finished_at = ?1, att_result = 'LEASE_EXPIRED'
-WHERE occurrence_id = ?2 AND state = 'RUNNING' AND attempt_count = ?3`
-
-	qReplay = `UPDATE occurrences SET
-    state = 'ENQUEUED', open = 1, available_at = ?1, finished_at = NULL, attempt_floor = attempt_count, retry_from = ?1,
+	// A DEAD occurrence back on the queue as the engine decided (a
+	// replay): available at ?1, attempt floor ?2, retry deadline counted
+	// from ?3, out of the dead-letter queue. The last attempt's error stays
+	// (it is still the latest attempt's).
+	qRequeueDead = `UPDATE occurrences SET
+    state = 'ENQUEUED', open = 1, available_at = ?1, finished_at = NULL, attempt_floor = ?2, retry_from = ?3,
     dead_reason = ''
-WHERE tenant_id = ?2 AND occurrence_id = ?3 AND state = 'DEAD'
+WHERE tenant_id = ?4 AND occurrence_id = ?5 AND state = 'DEAD'
 RETURNING ` + occurrenceColumns
 
 	// Up to ?4 of tenant ?1's DEAD occurrences, of schedule ?2 and queue
-	// ?3 ('' for any), oldest first (index occurrences_dead), leave the
-	// dead-letter queue CANCELED at ?5. They stay finished (open = 0) and
-	// keep their dead reason. Nothing is deleted, so every row keeps its
-	// number and the claims' row hints (rowhints.go) stay right; a write
-	// by a hint checks the state anyway.
-	qPurgeDead = `UPDATE occurrences SET state = 'CANCELED', finished_at = ?5
-WHERE rowid IN (SELECT rowid FROM occurrences
-    WHERE tenant_id = ?1 AND state = 'DEAD' AND (?2 = '' OR schedule_id = ?2) AND (?3 = '' OR queue = ?3)
-    ORDER BY scheduled_for, occurrence_id
-    LIMIT ?4)`
+	// ?3 ('' for any), oldest first (index occurrences_dead).
+	qDeadOccurrences = `SELECT occurrence_id FROM occurrences
+WHERE tenant_id = ?1 AND state = 'DEAD' AND (?2 = '' OR schedule_id = ?2) AND (?3 = '' OR queue = ?3)
+ORDER BY scheduled_for, occurrence_id
+LIMIT ?4`
+
+	// Tenant ?3's occurrences ?2 (a JSON array of [id]) that are still
+	// DEAD leave the dead-letter queue CANCELED at ?1. They stay finished
+	// (open = 0) and keep their dead reason. Nothing is deleted, so every
+	// row keeps its number and the claims' row hints (rowhints.go) stay
+	// right; a write by a hint checks the state anyway. The ids drive (the
+	// unary + keeps SQLite from walking the tenant's dead-letter queue).
+	qCancelDead = `UPDATE occurrences SET state = 'CANCELED', finished_at = ?1
+WHERE occurrence_id IN (SELECT value ->> 0 FROM json_each(?2)) AND +tenant_id = ?3 AND +state = 'DEAD'`
 
 	qOccurrenceState = `SELECT state FROM occurrences WHERE tenant_id = ? AND occurrence_id = ?`
 

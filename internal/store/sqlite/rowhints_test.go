@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/storetest"
 )
@@ -44,7 +45,7 @@ func TestAcksFindClaimedRows(t *testing.T) {
 			}
 			mustInsertOccs(t, s, occs...)
 			now := at.Add(time.Hour)
-			claimed, err := s.ClaimOccurrences(t.Context(), store.ClaimParams{TenantID: sc.TenantID, Queue: sc.Queue,
+			claimed, err := engine.ClaimOccurrences(t.Context(), s, store.ClaimParams{TenantID: sc.TenantID, Queue: sc.Queue,
 				WorkerID: "w", Limit: 10, Lease: time.Minute, Now: now})
 			if err != nil {
 				t.Fatal(err)
@@ -62,7 +63,7 @@ func TestAcksFindClaimedRows(t *testing.T) {
 			ps := make([]store.FinishParams, len(claimed))
 			for i, c := range claimed {
 				ps[i] = store.FinishParams{TenantID: sc.TenantID, OccurrenceID: c.Occurrence.OccurrenceID, Attempt: c.Attempt.Attempt,
-					Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now, Brief: true}
+					Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now}
 			}
 			// A stale ack of the same occurrences first: it writes
 			// nothing, and the hints stay for the attempts running.

@@ -254,7 +254,7 @@ func dsn(path string, o options, r role) string {
 // the statement.
 var hotQueries = []string{
 	qDueSchedules, qCheckLease, qAdvanceCursorsBrief, qAdvanceCursors, qAdvanceSchedulesState, qAddMissed, qInsertOccurrence, qInsertOccurrences,
-	qClaimCandidates, qClaimRows, qArchiveAttempts, qScheduleRunning, qEarliestPending, qSkipOverlap,
+	qClaimCandidates, qClaimRows, qArchiveAttempts, qSkipOverlap,
 	qFinishGroup, qFinishGroupCount, qFinishedAttempt, qOccurrenceState, qGetOccurrence, qHeartbeat,
 }
 

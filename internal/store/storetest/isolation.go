@@ -62,14 +62,14 @@ func testIsolation(t *testing.T, open func(t *testing.T) Store) {
 			t.Fatal(err)
 		}
 		check("FinishAttempts", res[0].Err)
-		_, err = s.ReplayOccurrence(ctx, b, dead.OccurrenceID, at(time.Second))
+		_, err = engine.ReplayOccurrence(ctx, s, b, dead.OccurrenceID, at(time.Second))
 		check("ReplayOccurrence", err)
 		for _, p := range []store.PurgeDeadParams{
 			{TenantID: b, Now: at(time.Second), Limit: 10},
 			{TenantID: b, ScheduleID: sc.ScheduleID, Now: at(time.Second), Limit: 10},
 			{TenantID: b, Queue: jobsQueue, Now: at(time.Second), Limit: 10},
 		} {
-			if n, err := s.PurgeDead(ctx, p); err != nil || n != 0 {
+			if n, err := engine.PurgeDead(ctx, s, p); err != nil || n != 0 {
 				t.Errorf("PurgeDead(%+v) as another tenant: %d, %v; want 0", p, n, err)
 			}
 		}

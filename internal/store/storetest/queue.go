@@ -2,13 +2,13 @@ package storetest
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -127,7 +127,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		fin := mustFinish(t, s, store.FinishParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: 1,
 			Result: store.ResultFailedRetryable, Error: "503 from upstream", State: store.OccurrenceRetryWait, RetryAt: retryAt, Now: now.Add(time.Second)})
 		want.State, want.AvailableAt, want.LastError = store.OccurrenceRetryWait, retryAt, "503 from upstream"
-		assertOccurrence(t, "after a retryable failure", fin[0].Occurrence, want)
+		assertAnswer(t, "after a retryable failure", fin[0].Occurrence, want)
 		assertOccurrence(t, "stored after a retryable failure", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), want)
 		if n := len(mustClaim(t, s, "tenant-a", 5, retryAt.Add(-time.Millisecond))); n != 0 {
 			t.Errorf("claimed %d before the retry time", n)
@@ -145,7 +145,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 			{TenantID: "tenant-a", Queue: jobsQueue, WorkerID: "w", Limit: 0, Lease: testLease, Now: now},
 			{TenantID: "tenant-a", Queue: jobsQueue, WorkerID: "w", Limit: 1, Lease: 0, Now: now},
 		} {
-			if _, err := s.ClaimOccurrences(ctx, bad); err == nil {
+			if _, err := engine.ClaimOccurrences(ctx, s, bad); err == nil {
 				t.Errorf("ClaimOccurrences(%+v): no error", bad)
 			}
 		}
@@ -322,7 +322,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		for w := range 4 {
 			wg.Go(func() {
 				for {
-					got, err := s.ClaimOccurrences(t.Context(), store.ClaimParams{TenantID: "tenant-a", Queue: jobsQueue,
+					got, err := engine.ClaimOccurrences(t.Context(), s, store.ClaimParams{TenantID: "tenant-a", Queue: jobsQueue,
 						WorkerID: fmt.Sprintf("worker-%d", w), Limit: 4, Lease: testLease, Now: at(time.Hour)})
 					if err != nil {
 						t.Errorf("worker %d: %v", w, err)
@@ -425,7 +425,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		res := mustFinish(t, s, ack)
 		want := c.Occurrence
 		want.State, want.FinishedAt = store.OccurrenceSucceeded, at(5*time.Second)
-		assertOccurrence(t, "acked occurrence", res[0].Occurrence, want)
+		assertAnswer(t, "acked occurrence", res[0].Occurrence, want)
 		assertOccurrence(t, "stored after ack", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), want)
 		att := c.Attempt
 		att.Result, att.FinishedAt = store.ResultSucceeded, at(5*time.Second)
@@ -436,7 +436,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		again := ack
 		again.Now = at(9 * time.Second)
 		res = mustFinish(t, s, again)
-		assertOccurrence(t, "ack again", res[0].Occurrence, want)
+		assertAnswer(t, "ack again", res[0].Occurrence, want)
 		assertOccurrence(t, "stored after ack again", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), want)
 		assertAttempts(t, s, "tenant-a", o.OccurrenceID, att)
 
@@ -494,7 +494,8 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 				Result: tc.result, Error: tc.errMsg, State: tc.state, Now: now, DeadReason: tc.reason}
 			want := c.Occurrence
 			// The occurrence carries the reason it died and the error of
-			// its latest attempt, in the finish's answer as on a read.
+			// its latest attempt on a read (and in the engine's answers to
+			// an ack and a nack, engine.TestAckAndNackAnswer).
 			want.State, want.DeadReason, want.LastError = tc.state, tc.reason, tc.errMsg
 			if tc.state == store.OccurrenceRetryWait {
 				p.RetryAt = at(2 * time.Hour)
@@ -503,7 +504,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 				want.FinishedAt = now
 			}
 			res := mustFinish(t, s, p)
-			assertOccurrence(t, fmt.Sprintf("%s/%s", tc.result, tc.state), res[0].Occurrence, want)
+			assertAnswer(t, fmt.Sprintf("%s/%s", tc.result, tc.state), res[0].Occurrence, want)
 			assertOccurrence(t, fmt.Sprintf("%s/%s stored", tc.result, tc.state), mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), want)
 			att := c.Attempt
 			att.Result, att.Error, att.FinishedAt = tc.result, tc.errMsg, now
@@ -573,10 +574,11 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		}
 	})
 
-	// A brief finish writes what a full one writes, and answers with at
-	// least the id, tenant, state and attempt count; a stale one fails as
-	// a full one does.
-	t.Run("FinishBrief", func(t *testing.T) {
+	// A finish answers with at least the id, tenant, state and attempt
+	// count of the occurrence it finished (store.FinishResult; the whole
+	// occurrence is the engine's to read, and its Ack's answer is, on every
+	// store: engine.TestAckAndNackAnswer); a stale one fails.
+	t.Run("FinishAnswer", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
 		sc := queueSchedule(t, s, "tenant-a", "sch_brief", store.OverlapAllow)
@@ -584,55 +586,50 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		mustInsertOccurrences(t, s, 2, occs...)
 		mustClaim(t, s, "tenant-a", 2, at(time.Hour))
 		now := at(time.Hour + time.Second)
-		ack := func(o store.Occurrence, attempt int64, brief bool) store.FinishParams {
+		ack := func(o store.Occurrence, attempt int64) store.FinishParams {
 			return store.FinishParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: attempt,
-				Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now, Brief: brief}
+				Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now}
 		}
-		res, err := s.FinishAttempts(ctx, []store.FinishParams{ack(occs[0], 1, true), ack(occs[1], 1, false), ack(occs[0], 2, true)})
+		res, err := s.FinishAttempts(ctx, []store.FinishParams{ack(occs[0], 1), ack(occs[1], 1), ack(occs[0], 2)})
 		if err != nil || len(res) != 3 {
 			t.Fatalf("FinishAttempts: %d results, %v", len(res), err)
 		}
-		wantErr(t, "brief ack", res[0].Err, nil)
-		wantErr(t, "full ack", res[1].Err, nil)
-		wantErr(t, "brief ack of a stale attempt", res[2].Err, store.ErrStaleAttempt)
-		if got := res[0].Occurrence; got.OccurrenceID != occs[0].OccurrenceID || got.TenantID != "tenant-a" ||
-			got.State != store.OccurrenceSucceeded || got.AttemptCount != 1 {
-			t.Errorf("brief result: %+v, want %s of tenant-a SUCCEEDED after attempt 1", got, occs[0].OccurrenceID)
-		}
-		brief, full := mustGetOccurrence(t, s, "tenant-a", occs[0].OccurrenceID), mustGetOccurrence(t, s, "tenant-a", occs[1].OccurrenceID)
-		if brief.State != store.OccurrenceSucceeded || !brief.FinishedAt.Equal(now) || brief.AttemptCount != 1 {
-			t.Errorf("after a brief ack: %s finished %v after %d attempts, want SUCCEEDED at %v after 1",
-				brief.State, brief.FinishedAt, brief.AttemptCount, now)
-		}
-		if brief.State != full.State || !brief.FinishedAt.Equal(full.FinishedAt) || brief.AttemptCount != full.AttemptCount {
-			t.Errorf("a brief ack wrote %s/%v/%d, a full one %s/%v/%d", brief.State, brief.FinishedAt, brief.AttemptCount,
-				full.State, full.FinishedAt, full.AttemptCount)
-		}
-		if !reflect.DeepEqual(res[1].Occurrence, full) {
-			t.Errorf("full result %+v, want the stored occurrence %+v", res[1].Occurrence, full)
+		wantErr(t, "ack", res[0].Err, nil)
+		wantErr(t, "ack beside it", res[1].Err, nil)
+		wantErr(t, "ack of a stale attempt", res[2].Err, store.ErrStaleAttempt)
+		for i, o := range occs {
+			if got := res[i].Occurrence; got.OccurrenceID != o.OccurrenceID || got.TenantID != "tenant-a" ||
+				got.State != store.OccurrenceSucceeded || got.AttemptCount != 1 {
+				t.Errorf("result %d: %+v, want %s of tenant-a SUCCEEDED after attempt 1", i, got, o.OccurrenceID)
+			}
+			stored := mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID)
+			if stored.State != store.OccurrenceSucceeded || !stored.FinishedAt.Equal(now) || stored.AttemptCount != 1 {
+				t.Errorf("after an ack: %s finished %v after %d attempts, want SUCCEEDED at %v after 1",
+					stored.State, stored.FinishedAt, stored.AttemptCount, now)
+			}
 		}
 
-		// One batch of brief acks that share everything, one of them of an
+		// One batch of acks that share everything, one of them of an
 		// attempt already acked: the others are written, and that one
 		// answers as it would alone.
 		more := []store.Occurrence{readyOccurrence(sc, 2, store.LaneStrict), readyOccurrence(sc, 3, store.LaneStrict)}
 		mustInsertOccurrences(t, s, 2, more...)
 		mustClaim(t, s, "tenant-a", 2, at(time.Hour))
-		alone, err := s.FinishAttempts(ctx, []store.FinishParams{ack(occs[1], 1, true)})
+		alone, err := s.FinishAttempts(ctx, []store.FinishParams{ack(occs[1], 1)})
 		if err != nil {
 			t.Fatalf("FinishAttempts again: %v", err)
 		}
-		res, err = s.FinishAttempts(ctx, []store.FinishParams{ack(more[0], 1, true), ack(occs[1], 1, true), ack(more[1], 1, true)})
+		res, err = s.FinishAttempts(ctx, []store.FinishParams{ack(more[0], 1), ack(occs[1], 1), ack(more[1], 1)})
 		if err != nil || len(res) != 3 {
 			t.Fatalf("FinishAttempts: %d results, %v", len(res), err)
 		}
 		if fmt.Sprint(res[1].Err) != fmt.Sprint(alone[0].Err) {
-			t.Errorf("brief ack of an acked attempt in a batch: %v, alone: %v", res[1].Err, alone[0].Err)
+			t.Errorf("ack of an acked attempt in a batch: %v, alone: %v", res[1].Err, alone[0].Err)
 		}
 		for i, o := range more {
-			wantErr(t, "brief ack beside an acked one", res[2*i].Err, nil)
+			wantErr(t, "ack beside an acked one", res[2*i].Err, nil)
 			if got := mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID); got.State != store.OccurrenceSucceeded || !got.FinishedAt.Equal(now) {
-				t.Errorf("%s after a brief batch: %s finished %v, want SUCCEEDED at %v", o.OccurrenceID, got.State, got.FinishedAt, now)
+				t.Errorf("%s after a batch: %s finished %v, want SUCCEEDED at %v", o.OccurrenceID, got.State, got.FinishedAt, now)
 			}
 		}
 	})
@@ -660,7 +657,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		// and leaves the finishes unwritten.
 		bad := claim
 		bad.Limit = 0
-		if _, _, err := s.FinishAndClaim(ctx, []store.FinishParams{ack(occs[0], 1)}, bad); err == nil {
+		if _, _, err := engine.FinishAndClaim(ctx, s, []store.FinishParams{ack(occs[0], 1)}, bad); err == nil {
 			t.Error("FinishAndClaim with limit 0: no error")
 		}
 		if o := mustGetOccurrence(t, s, "tenant-a", occs[0].OccurrenceID); o.State != store.OccurrenceRunning {
@@ -670,7 +667,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		// The finishes apply first, each with its own result, and the
 		// claim sees them: with minute 0 acked the schedule no longer
 		// runs, so skip_if_running lets minute 1 be claimed.
-		res, got, err := s.FinishAndClaim(ctx, []store.FinishParams{ack(occs[0], 1), ack(occs[1], 1)}, claim)
+		res, got, err := engine.FinishAndClaim(ctx, s, []store.FinishParams{ack(occs[0], 1), ack(occs[1], 1)}, claim)
 		if err != nil || len(res) != 2 {
 			t.Fatalf("FinishAndClaim: %d results, %v", len(res), err)
 		}
@@ -686,12 +683,12 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 
 		// No finishes: a plain claim.
 		mustFinish(t, s, ack(occs[1], 1))
-		res, got, err = s.FinishAndClaim(ctx, nil, claim)
+		res, got, err = engine.FinishAndClaim(ctx, s, nil, claim)
 		if err != nil || len(res) != 0 || len(got) != 1 || got[0].Occurrence.OccurrenceID != occs[2].OccurrenceID {
 			t.Fatalf("FinishAndClaim with no finishes: %v, %+v, %v; want minute 2", res, got, err)
 		}
 		// Nothing left to claim: the finishes still apply.
-		res, got, err = s.FinishAndClaim(ctx, []store.FinishParams{ack(occs[2], 1)}, claim)
+		res, got, err = engine.FinishAndClaim(ctx, s, []store.FinishParams{ack(occs[2], 1)}, claim)
 		if err != nil || len(res) != 1 || res[0].Err != nil || len(got) != 0 {
 			t.Fatalf("FinishAndClaim of the last one: %+v, %+v, %v", res, got, err)
 		}
@@ -721,14 +718,14 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		nack := store.FinishParams{TenantID: "tenant-a", OccurrenceID: o1.OccurrenceID, Attempt: 1,
 			Result: store.ResultFailedRetryable, Error: "stopped: superseded", State: store.OccurrenceCanceled, Now: now.Add(time.Second)}
 		claim := store.ClaimParams{TenantID: "tenant-a", Queue: jobsQueue, WorkerID: "worker-1", Limit: 1, Lease: testLease, Now: now.Add(time.Second)}
-		res, got, err := s.FinishAndClaim(ctx, []store.FinishParams{nack}, claim)
+		res, got, err := engine.FinishAndClaim(ctx, s, []store.FinishParams{nack}, claim)
 		if err != nil || len(res) != 1 {
 			t.Fatalf("FinishAndClaim: %d results, %v", len(res), err)
 		}
 		wantErr(t, "the CANCELED finish", res[0].Err, nil)
 		want := c1.Occurrence
 		want.State, want.FinishedAt, want.LastError = store.OccurrenceCanceled, now.Add(time.Second), "stopped: superseded"
-		assertOccurrence(t, "canceled by its nack", res[0].Occurrence, want)
+		assertAnswer(t, "canceled by its nack", res[0].Occurrence, want)
 		assertOccurrence(t, "stored after the nack", mustGetOccurrence(t, s, "tenant-a", o1.OccurrenceID), want)
 		att := c1.Attempt
 		att.Result, att.Error, att.FinishedAt = store.ResultFailedRetryable, "stopped: superseded", now.Add(time.Second)
@@ -744,7 +741,8 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		again := nack
 		again.Now = now.Add(5 * time.Second)
 		res = mustFinish(t, s, again)
-		assertOccurrence(t, "the same nack again", res[0].Occurrence, want)
+		assertAnswer(t, "the same nack again", res[0].Occurrence, want)
+		assertOccurrence(t, "stored after the same nack again", mustGetOccurrence(t, s, "tenant-a", o1.OccurrenceID), want)
 		mustFinish(t, s, store.FinishParams{TenantID: "tenant-a", OccurrenceID: o2.OccurrenceID, Attempt: 1,
 			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now.Add(5 * time.Second)})
 		if got := mustClaim(t, s, "tenant-a", 10, at(48*time.Hour)); len(got) != 0 {
@@ -828,7 +826,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 			mustInsertOccurrences(t, s, 1, o)
 			// Claimed at 3i s with a lease of (12-4i) s: the leases run out
 			// at (12-i) s, in the reverse order of the claims.
-			_, err := s.ClaimOccurrences(ctx, store.ClaimParams{TenantID: "tenant-a", Queue: jobsQueue, WorkerID: "w",
+			_, err := engine.ClaimOccurrences(ctx, s, store.ClaimParams{TenantID: "tenant-a", Queue: jobsQueue, WorkerID: "w",
 				Limit: 1, Lease: time.Duration(12-4*i) * time.Second, Now: at(time.Duration(3*i) * time.Second)})
 			if err != nil {
 				t.Fatal(err)
@@ -918,7 +916,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 
 		// Hours later, past the deadline counted from the scheduled time.
 		now := at(5*time.Hour + 123*time.Millisecond)
-		got, err := s.ReplayOccurrence(ctx, "tenant-a", o.OccurrenceID, now)
+		got, err := engine.ReplayOccurrence(ctx, s, "tenant-a", o.OccurrenceID, now)
 		if err != nil {
 			t.Fatalf("ReplayOccurrence: %v", err)
 		}
@@ -980,16 +978,16 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		dead.State, dead.FinishedAt = store.OccurrenceDead, at(time.Hour)
 		mustInsertOccurrences(t, s, len(occs)+1, append(occs, dead)...)
 		for _, o := range occs {
-			_, err := s.ReplayOccurrence(ctx, "tenant-a", o.OccurrenceID, at(time.Hour))
+			_, err := engine.ReplayOccurrence(ctx, s, "tenant-a", o.OccurrenceID, at(time.Hour))
 			wantErr(t, "replay of a "+string(o.State)+" occurrence", err, store.ErrConflict)
 			if err != nil && !strings.Contains(err.Error(), string(o.State)) {
 				t.Errorf("replay of a %s occurrence: %q does not say its state", o.State, err)
 			}
 			assertOccurrence(t, "after a refused replay", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), o)
 		}
-		_, err := s.ReplayOccurrence(ctx, "tenant-b", dead.OccurrenceID, at(time.Hour))
+		_, err := engine.ReplayOccurrence(ctx, s, "tenant-b", dead.OccurrenceID, at(time.Hour))
 		wantErr(t, "replay of another tenant's occurrence", err, store.ErrNotFound)
-		_, err = s.ReplayOccurrence(ctx, "tenant-a", "occ_missing", at(time.Hour))
+		_, err = engine.ReplayOccurrence(ctx, s, "tenant-a", "occ_missing", at(time.Hour))
 		wantErr(t, "replay of a missing occurrence", err, store.ErrNotFound)
 		assertOccurrence(t, "DEAD after refused replays", mustGetOccurrence(t, s, "tenant-a", dead.OccurrenceID), dead)
 	})
@@ -1104,7 +1102,7 @@ func claimNames(cs []store.Claimed, names map[string]string) []string {
 // mustClaim claims from jobsQueue as worker-1 under testLease.
 func mustClaim(t *testing.T, s Store, tenantID string, limit int, now time.Time) []store.Claimed {
 	t.Helper()
-	got, err := s.ClaimOccurrences(t.Context(), store.ClaimParams{TenantID: tenantID, Queue: jobsQueue, WorkerID: "worker-1",
+	got, err := engine.ClaimOccurrences(t.Context(), s, store.ClaimParams{TenantID: tenantID, Queue: jobsQueue, WorkerID: "worker-1",
 		Limit: limit, Lease: testLease, Now: now})
 	if err != nil {
 		t.Fatalf("ClaimOccurrences: %v", err)
@@ -1139,7 +1137,7 @@ func mustFinish(t *testing.T, s Store, ps ...store.FinishParams) []store.FinishR
 // its two.
 func mustExpire(t *testing.T, s Store, now time.Time, limit int, want store.ExpireResult) {
 	t.Helper()
-	got, err := s.ExpireLeases(t.Context(), now, limit)
+	got, err := engine.ExpireLeases(t.Context(), s, now, limit)
 	if err != nil {
 		t.Fatalf("ExpireLeases(%v, %d): %v", now, limit, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -90,7 +91,8 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 	})
 
 	// DeadReason says why an occurrence is DEAD, LastError is its latest
-	// attempt's error; reads, lists and finish answers carry both, and a
+	// attempt's error; reads and lists carry both (and the engine's
+	// answers to an ack and a nack, engine.TestAckAndNackAnswer), and a
 	// replay clears the reason.
 	t.Run("DeadReasonAndLastError", func(t *testing.T) {
 		t.Parallel()
@@ -109,7 +111,8 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 		mustClaim(t, s, "tenant-a", 1, at(time.Minute))
 		res := mustFinish(t, s, store.FinishParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: 1,
 			Result: store.ResultFailedRetryable, Error: "boom 1", State: store.OccurrenceRetryWait, RetryAt: at(2 * time.Minute), Now: at(time.Minute)})
-		check("the retryable nack's answer", res[0].Occurrence, "", "boom 1")
+		assertAnswer(t, "the retryable nack's answer", res[0].Occurrence,
+			store.Occurrence{OccurrenceID: o.OccurrenceID, TenantID: "tenant-a", State: store.OccurrenceRetryWait, AttemptCount: 1})
 		check("waiting to retry", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), "", "boom 1")
 
 		// The new attempt is the latest, and it has no error yet.
@@ -119,17 +122,16 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 
 		res = mustFinish(t, s, store.FinishParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: 2,
 			Result: store.ResultFailedPermanent, Error: "boom 2", State: store.OccurrenceDead, DeadReason: store.DeadPermanentFailure, Now: at(3 * time.Minute)})
-		check("the permanent nack's answer", res[0].Occurrence, store.DeadPermanentFailure, "boom 2")
 		dead := mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID)
 		check("DEAD", dead, store.DeadPermanentFailure, "boom 2")
-		assertOccurrence(t, "the permanent nack's answer", res[0].Occurrence, dead)
+		assertAnswer(t, "the permanent nack's answer", res[0].Occurrence, dead)
 		dlq, err := s.ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: "tenant-a", State: store.OccurrenceDead})
 		if err != nil || len(dlq) != 1 {
 			t.Fatalf("DEAD listing: %d rows, %v; want 1", len(dlq), err)
 		}
 		assertOccurrence(t, "DEAD listing", dlq[0], dead)
 
-		replayed, err := s.ReplayOccurrence(ctx, "tenant-a", o.OccurrenceID, at(time.Hour))
+		replayed, err := engine.ReplayOccurrence(ctx, s, "tenant-a", o.OccurrenceID, at(time.Hour))
 		if err != nil {
 			t.Fatalf("ReplayOccurrence: %v", err)
 		}
@@ -161,7 +163,7 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 
 		ho := readyOccurrence(held, 0, store.LaneStrict)
 		mustInsertOccurrences(t, s, 1, ho)
-		if _, err := s.ClaimOccurrences(ctx, store.ClaimParams{TenantID: "tenant-a", Queue: jobsQueue, WorkerID: "w",
+		if _, err := engine.ClaimOccurrences(ctx, s, store.ClaimParams{TenantID: "tenant-a", Queue: jobsQueue, WorkerID: "w",
 			Limit: 1, Lease: time.Hour, Now: at(20 * time.Minute)}); err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +241,7 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 		claim := store.ClaimParams{TenantID: "tenant-a", Queue: jobsQueue, WorkerID: "worker-1", Limit: 10, Lease: testLease, Now: at(time.Hour)}
 		skipped := 5
 		claim.Skipped = &skipped
-		got, err := s.ClaimOccurrences(ctx, claim)
+		got, err := engine.ClaimOccurrences(ctx, s, claim)
 		if err != nil {
 			t.Fatalf("ClaimOccurrences: %v", err)
 		}
@@ -251,7 +253,7 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 		}
 		// Nothing newly skipped: one 5 still waits, and is not counted
 		// again.
-		if _, err := s.ClaimOccurrences(ctx, claim); err != nil {
+		if _, err := engine.ClaimOccurrences(ctx, s, claim); err != nil {
 			t.Fatalf("ClaimOccurrences again: %v", err)
 		}
 		if skipped != 10 {
@@ -260,10 +262,10 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 		// A claim that fails leaves it alone.
 		bad := claim
 		bad.Limit = 0
-		if _, err := s.ClaimOccurrences(ctx, bad); err == nil {
+		if _, err := engine.ClaimOccurrences(ctx, s, bad); err == nil {
 			t.Error("ClaimOccurrences with limit 0: no error")
 		}
-		if _, _, err := s.FinishAndClaim(ctx, nil, bad); err == nil {
+		if _, _, err := engine.FinishAndClaim(ctx, s, nil, bad); err == nil {
 			t.Error("FinishAndClaim with limit 0: no error")
 		}
 		if skipped != 10 {
@@ -276,7 +278,7 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 		}
 		ack := store.FinishParams{TenantID: "tenant-a", OccurrenceID: findName(t, names, "free 8"), Attempt: 1,
 			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: at(time.Hour)}
-		res, got, err := s.FinishAndClaim(ctx, []store.FinishParams{ack}, claim)
+		res, got, err := engine.FinishAndClaim(ctx, s, []store.FinishParams{ack}, claim)
 		if err != nil || len(res) != 1 || res[0].Err != nil {
 			t.Fatalf("FinishAndClaim: %+v, %v", res, err)
 		}
@@ -343,7 +345,7 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 
 		purge := func(p store.PurgeDeadParams, want int) {
 			t.Helper()
-			n, err := s.PurgeDead(ctx, p)
+			n, err := engine.PurgeDead(ctx, s, p)
 			if err != nil || n != want {
 				t.Fatalf("PurgeDead(%+v) = %d, %v; want %d", p, n, err, want)
 			}
@@ -392,7 +394,7 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 		}
 		// A purged occurrence is out of the dead-letter queue for good.
 		for _, o := range []store.Occurrence{real, aDead[0], bDead[0]} {
-			_, err := s.ReplayOccurrence(ctx, "tenant-a", o.OccurrenceID, at(5*time.Hour))
+			_, err := engine.ReplayOccurrence(ctx, s, "tenant-a", o.OccurrenceID, at(5*time.Hour))
 			wantErr(t, "replay of a purged occurrence", err, store.ErrConflict)
 		}
 

@@ -107,7 +107,7 @@ func testSeeingRules(t *testing.T, open func(t *testing.T) Store) {
 			t.Error("Snapshot with the backlog from after now: no error")
 		}
 		for _, n := range []int{0, -1, store.MaxListLimit + 1} {
-			if _, err := s.PurgeDead(ctx, store.PurgeDeadParams{TenantID: "tenant-a", Now: now, Limit: n}); err == nil {
+			if _, err := engine.PurgeDead(ctx, s, store.PurgeDeadParams{TenantID: "tenant-a", Now: now, Limit: n}); err == nil {
 				t.Errorf("PurgeDead with limit %d: no error", n)
 			}
 		}
@@ -292,19 +292,18 @@ func testFinishRepeated(t *testing.T, open func(t *testing.T) Store) {
 	}
 	stays("stale", store.OccurrenceSucceeded, first)
 
-	// FinishAndClaim answers the same, brief or not.
+	// FinishAndClaim answers the same.
 	claim := store.ClaimParams{TenantID: "tenant-a", Queue: jobsQueue, WorkerID: "worker-1", Limit: 1, Lease: testLease, Now: first}
 	for i, want := range []bool{false, true, true} {
 		p := ack("and claim", 1, first)
-		p.Brief = i == 2
 		if want {
 			p.Now = again
 		}
-		rs, _, err := s.FinishAndClaim(ctx, []store.FinishParams{p}, claim)
+		rs, _, err := engine.FinishAndClaim(ctx, s, []store.FinishParams{p}, claim)
 		if err != nil || len(rs) != 1 {
 			t.Fatalf("FinishAndClaim %d: %d results, %v", i, len(rs), err)
 		}
-		check(fmt.Sprintf("FinishAndClaim %d (brief %v)", i, p.Brief), rs[0], want, store.OccurrenceSucceeded)
+		check(fmt.Sprintf("FinishAndClaim %d", i), rs[0], want, store.OccurrenceSucceeded)
 	}
 	stays("and claim", store.OccurrenceSucceeded, first)
 }

@@ -1,7 +1,14 @@
 // Package storetest is the store conformance suite: one set of tests that
-// every store driver (SQLite now, PostgreSQL later) runs unchanged, so the
+// every store driver (SQLite and PostgreSQL) runs unchanged, so the
 // drivers keep the same contract. A new store behaviour gets a subtest here
 // first.
+//
+// The queue's rules (the overlap decision of a claim, what an expired
+// lease leads to, what a replay and a purge write) live in the engine,
+// composed from the store's transaction statements (store.QueueTx). The
+// suite drives them through the engine's functions of a store and a time
+// (engine.ClaimOccurrences, engine.ExpireLeases, ...) on the store under
+// test, so every assertion about them runs on every store.
 package storetest
 
 import (
@@ -464,6 +471,17 @@ func wantErr(t *testing.T, what string, err, target error) {
 }
 
 // assertOccurrence compares an occurrence field by field.
+// assertAnswer checks a finish's answer (store.FinishResult.Occurrence):
+// the id, tenant, state and attempt count of want, all an answer must
+// hold. The whole occurrence is asserted on a read of it.
+func assertAnswer(t *testing.T, what string, got, want store.Occurrence) {
+	t.Helper()
+	if got.OccurrenceID != want.OccurrenceID || got.TenantID != want.TenantID || got.State != want.State || got.AttemptCount != want.AttemptCount {
+		t.Errorf("%s: %s of %s, %s after %d attempts; want %s of %s, %s after %d", what, got.OccurrenceID, got.TenantID, got.State,
+			got.AttemptCount, want.OccurrenceID, want.TenantID, want.State, want.AttemptCount)
+	}
+}
+
 func assertOccurrence(t *testing.T, what string, got, want store.Occurrence) {
 	t.Helper()
 	if !reflect.DeepEqual(got, want) {

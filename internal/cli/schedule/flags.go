@@ -12,7 +12,7 @@ import (
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/cli/cmdutil"
 	rules "github.com/sched-dev/sched/internal/schedule"
-	"github.com/sched-dev/sched/internal/spec"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 // scheduleFlags are the settings flags of create and update.
@@ -187,15 +187,15 @@ func requestFromSchedule(sc api.Schedule) api.ScheduleRequest {
 	if string(r.Payload) == "null" {
 		r.Payload = nil
 	}
-	switch spec.Kind(sc.Kind) {
-	case spec.KindCron:
+	switch timetable.Kind(sc.Kind) {
+	case timetable.KindCron:
 		r.Cron, r.DSTGap, r.DSTRepeat = sc.Expression, sc.DSTGap, sc.DSTRepeat
-	case spec.KindAt:
+	case timetable.KindAt:
 		r.At = sc.Expression
-	case spec.KindEvery:
+	case timetable.KindEvery:
 		r.Every = sc.Expression
 	}
-	if spec.Kind(sc.Kind) != spec.KindEvery {
+	if timetable.Kind(sc.Kind) != timetable.KindEvery {
 		r.Anchor = ""
 	}
 	return r

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -18,7 +20,7 @@ import (
 // version, state, shard and times). A taken schedule id, an idempotency key
 // the tenant already used, or a name another live schedule of the tenant
 // has, is store.ErrConflict.
-func (s *Store) InsertSchedule(ctx context.Context, sc *store.Schedule) error {
+func (s *Store) InsertSchedule(ctx context.Context, sc *record.Schedule) error {
 	if err := rowcodec.CheckPayload("insert", sc); err != nil {
 		return err
 	}
@@ -37,11 +39,11 @@ func (s *Store) InsertSchedule(ctx context.Context, sc *store.Schedule) error {
 }
 
 // scheduleArgs is the values of scheduleColumns for sc.
-func scheduleArgs(sc *store.Schedule) []any { return rowcodec.ScheduleArgs(sc, nullMS) }
+func scheduleArgs(sc *record.Schedule) []any { return rowcodec.ScheduleArgs(sc, nullMS) }
 
 // GetSchedule returns the tenant's schedule. Another tenant's schedule is
 // store.ErrNotFound, exactly like an id that does not exist.
-func (s *Store) GetSchedule(ctx context.Context, tenantID, scheduleID string) (*store.Schedule, error) {
+func (s *Store) GetSchedule(ctx context.Context, tenantID, scheduleID string) (*record.Schedule, error) {
 	if !storable(tenantID, scheduleID) {
 		return nil, fmt.Errorf("get schedule %q: %w", scheduleID, notStorable())
 	}
@@ -54,7 +56,7 @@ func (s *Store) GetSchedule(ctx context.Context, tenantID, scheduleID string) (*
 
 // GetScheduleByName returns the tenant's live (not CANCELED) schedule of
 // that name, or store.ErrNotFound.
-func (s *Store) GetScheduleByName(ctx context.Context, tenantID, name string) (*store.Schedule, error) {
+func (s *Store) GetScheduleByName(ctx context.Context, tenantID, name string) (*record.Schedule, error) {
 	if !storable(tenantID, name) {
 		return nil, fmt.Errorf("get schedule named %q: %w", name, notStorable())
 	}
@@ -68,7 +70,7 @@ func (s *Store) GetScheduleByName(ctx context.Context, tenantID, name string) (*
 // GetScheduleByIdempotencyKey returns the tenant's schedule created with
 // that idempotency key, in whatever state it is now, or store.ErrNotFound.
 // The empty key is no key: it finds nothing.
-func (s *Store) GetScheduleByIdempotencyKey(ctx context.Context, tenantID, key string) (*store.Schedule, error) {
+func (s *Store) GetScheduleByIdempotencyKey(ctx context.Context, tenantID, key string) (*record.Schedule, error) {
 	if err := rowcodec.CheckIdempotencyKey(key); err != nil {
 		return nil, err
 	}
@@ -84,7 +86,7 @@ func (s *Store) GetScheduleByIdempotencyKey(ctx context.Context, tenantID, key s
 
 // ListSchedules returns a page of the tenant's schedules in id order (byte
 // order, as in SQLite: the id columns are COLLATE "C").
-func (s *Store) ListSchedules(ctx context.Context, p store.ListSchedulesParams) ([]store.Schedule, error) {
+func (s *Store) ListSchedules(ctx context.Context, p store.ListSchedulesParams) ([]record.Schedule, error) {
 	if !storable(p.TenantID, string(p.State)) {
 		return nil, nil // no such tenant or state
 	}
@@ -99,13 +101,13 @@ func (s *Store) ListSchedules(ctx context.Context, p store.ListSchedulesParams) 
 // version, scheduled time and trigger key) is skipped, so inserting the
 // same batch twice inserts nothing the second time; so is a manual
 // occurrence whose schedule and trigger key are stored, whatever its time.
-// Each occurrence's id is derived with store.OccurrenceID, or
-// store.ManualOccurrenceID when it has a trigger key; an occurrence may
+// Each occurrence's id is derived with record.OccurrenceID, or
+// record.ManualOccurrenceID when it has a trigger key; an occurrence may
 // leave OccurrenceID empty, but one that carries a different id, or a
 // ScheduledFor that is not a whole second, fails the whole batch. An occurrence whose schedule does not exist for
 // its tenant fails the batch with store.ErrNotFound. A zero RetryFrom is
 // stored as ScheduledFor, an empty OverlapPolicy as allow.
-func (s *Store) InsertOccurrences(ctx context.Context, occs []store.Occurrence) (inserted int, err error) {
+func (s *Store) InsertOccurrences(ctx context.Context, occs []record.Occurrence) (inserted int, err error) {
 	if len(occs) == 0 {
 		return 0, nil
 	}
@@ -157,7 +159,7 @@ func (s *Store) InsertOccurrences(ctx context.Context, occs []store.Occurrence) 
 
 // checkStorable refuses an occurrence whose trigger key or dead reason is
 // not text PostgreSQL can store.
-func checkStorable(o *store.Occurrence) error {
+func checkStorable(o *record.Occurrence) error {
 	if !storable(o.TriggerKey, string(o.DeadReason)) {
 		return fmt.Errorf("trigger key %q or dead reason %q is not valid text", o.TriggerKey, o.DeadReason)
 	}
@@ -166,7 +168,7 @@ func checkStorable(o *store.Occurrence) error {
 
 // GetOccurrence returns the tenant's occurrence. Another tenant's
 // occurrence is store.ErrNotFound.
-func (s *Store) GetOccurrence(ctx context.Context, tenantID, occurrenceID string) (*store.Occurrence, error) {
+func (s *Store) GetOccurrence(ctx context.Context, tenantID, occurrenceID string) (*record.Occurrence, error) {
 	if !storable(tenantID, occurrenceID) {
 		return nil, fmt.Errorf("get occurrence %q: %w", occurrenceID, notStorable())
 	}
@@ -183,7 +185,7 @@ func (s *Store) GetOccurrence(ctx context.Context, tenantID, occurrenceID string
 // Another tenant's schedule has none. For DEAD it reads the dead-letter
 // index; otherwise, with a schedule, that schedule's rows in index order,
 // and without one the tenant's rows.
-func (s *Store) ListOccurrences(ctx context.Context, p store.ListOccurrencesParams) ([]store.Occurrence, error) {
+func (s *Store) ListOccurrences(ctx context.Context, p store.ListOccurrencesParams) ([]record.Occurrence, error) {
 	if !storable(p.TenantID, p.ScheduleID, string(p.State), p.Queue) {
 		return nil, nil // nothing stored matches
 	}
@@ -197,7 +199,7 @@ func (s *Store) ListOccurrences(ctx context.Context, p store.ListOccurrencesPara
 		args []any
 	)
 	switch {
-	case p.State == store.OccurrenceDead:
+	case p.State == record.OccurrenceDead:
 		q = [2]string{qListDeadOccurrencesAsc, qListDeadOccurrencesDesc}
 		args = []any{p.TenantID, p.Queue, p.ScheduleID, afterAt, afterID, limit}
 	case p.ScheduleID != "":
@@ -217,17 +219,17 @@ func (s *Store) ListOccurrences(ctx context.Context, p store.ListOccurrencesPara
 // CountOccurrences counts the tenant's occurrences in a state (every state
 // when state is empty). RETRY_WAIT, DEAD and ENQUEUED are counted from
 // their indexes.
-func (s *Store) CountOccurrences(ctx context.Context, tenantID string, state store.OccurrenceState) (int, error) {
+func (s *Store) CountOccurrences(ctx context.Context, tenantID string, state record.OccurrenceState) (int, error) {
 	if !storable(tenantID, string(state)) {
 		return 0, nil
 	}
 	var row pgx.Row
 	switch state {
-	case store.OccurrenceRetryWait:
+	case record.OccurrenceRetryWait:
 		row = s.pool.QueryRow(ctx, qCountRetryWait, tenantID)
-	case store.OccurrenceDead:
+	case record.OccurrenceDead:
 		row = s.pool.QueryRow(ctx, qCountDead, tenantID)
-	case store.OccurrenceEnqueued:
+	case record.OccurrenceEnqueued:
 		row = s.pool.QueryRow(ctx, qCountEnqueued, tenantID)
 	default:
 		row = s.pool.QueryRow(ctx, qCountState, tenantID, string(state))
@@ -243,7 +245,7 @@ func (s *Store) CountOccurrences(ctx context.Context, tenantID string, state sto
 // number: the history rows, then the latest attempt, which the occurrence
 // row holds. Another tenant's occurrence is store.ErrNotFound. One
 // statement reads both, so they come from one snapshot.
-func (s *Store) ListAttempts(ctx context.Context, tenantID, occurrenceID string) ([]store.Attempt, error) {
+func (s *Store) ListAttempts(ctx context.Context, tenantID, occurrenceID string) ([]record.Attempt, error) {
 	if !storable(tenantID, occurrenceID) {
 		return nil, fmt.Errorf("list attempts of %q: %w", occurrenceID, notStorable())
 	}
@@ -253,13 +255,13 @@ func (s *Store) ListAttempts(ctx context.Context, tenantID, occurrenceID string)
 	}
 	defer rows.Close()
 	var (
-		out   []store.Attempt
+		out   []record.Attempt
 		found bool
 	)
 	for rows.Next() {
 		var (
 			latest                   bool
-			a                        store.Attempt
+			a                        record.Attempt
 			worker, result           pgtype.Text
 			claimed, expires, finish pgtype.Int8
 			errText                  []byte
@@ -272,11 +274,11 @@ func (s *Store) ListAttempts(ctx context.Context, tenantID, occurrenceID string)
 			if !claimed.Valid {
 				continue // no attempt recorded yet
 			}
-			a.AttemptID = store.AttemptID(occurrenceID, a.Attempt)
+			a.AttemptID = record.AttemptID(occurrenceID, a.Attempt)
 		}
 		a.TenantID, a.OccurrenceID, a.WorkerID = tenantID, occurrenceID, worker.String
 		a.ClaimedAt, a.LeaseExpiresAt, a.FinishedAt = fromNullMS(claimed), fromNullMS(expires), fromNullMS(finish)
-		a.Result = store.AttemptResult(result.String)
+		a.Result = record.AttemptResult(result.String)
 		a.Error = string(errText)
 		out = append(out, a)
 	}
@@ -331,9 +333,9 @@ func payloadArg(p []byte) []byte { return rowcodec.Payload(p) }
 func nullString(v string) any { return rowcodec.NullString(v) }
 
 // scanSchedule reads the columns of scheduleColumns, in that order.
-func scanSchedule(row scanner) (*store.Schedule, error) {
+func scanSchedule(row scanner) (*record.Schedule, error) {
 	var (
-		sc                                     store.Schedule
+		sc                                     record.Schedule
 		kind, gap, repeat, state, misfire, ovl string
 		anchor, next                           pgtype.Int8
 		idemKey                                pgtype.Text
@@ -352,11 +354,11 @@ func scanSchedule(row scanner) (*store.Schedule, error) {
 	sc.Anchor = fromNullMS(anchor)
 	sc.DSTGap = timetable.GapPolicy(gap)
 	sc.DSTRepeat = timetable.RepeatPolicy(repeat)
-	sc.State = store.ScheduleState(state)
+	sc.State = record.ScheduleState(state)
 	sc.NextRunAt = fromNullMS(next)
-	sc.MisfirePolicy = store.MisfirePolicy(misfire)
+	sc.MisfirePolicy = record.MisfirePolicy(misfire)
 	sc.MaxLateness = fromDurMS(lateness)
-	sc.OverlapPolicy = store.OverlapPolicy(ovl)
+	sc.OverlapPolicy = record.OverlapPolicy(ovl)
 	sc.FlexibleWindow = fromDurMS(window)
 	sc.Retry.BackoffBase = fromDurMS(base)
 	sc.Retry.BackoffCap = fromDurMS(capMS)
@@ -368,9 +370,9 @@ func scanSchedule(row scanner) (*store.Schedule, error) {
 }
 
 // rawOccurrence is the Scan destinations of occurrenceColumns, in that
-// order, that finish turns into a store.Occurrence.
+// order, that finish turns into a record.Occurrence.
 type rawOccurrence struct {
-	o                                    store.Occurrence
+	o                                    record.Occurrence
 	state, lane, ovl, deadReason         string
 	scheduledFor, availableAt, retryFrom int64
 	enqueued, firstClaim, finished       pgtype.Int8
@@ -384,24 +386,24 @@ func (r *rawOccurrence) dest() []any {
 		&r.ovl, &o.ShardEpoch, &o.AttemptFloor, &r.retryFrom, &o.TriggerKey, &r.deadReason, &r.lastError}
 }
 
-func (r *rawOccurrence) finish() *store.Occurrence {
+func (r *rawOccurrence) finish() *record.Occurrence {
 	o := &r.o
 	o.ScheduledFor = fromMS(r.scheduledFor)
 	o.AvailableAt = fromMS(r.availableAt)
 	o.EnqueuedAt = fromNullMS(r.enqueued)
-	o.State = store.OccurrenceState(r.state)
-	o.Lane = store.Lane(r.lane)
+	o.State = record.OccurrenceState(r.state)
+	o.Lane = record.Lane(r.lane)
 	o.FirstClaimedAt = fromNullMS(r.firstClaim)
 	o.FinishedAt = fromNullMS(r.finished)
-	o.OverlapPolicy = store.OverlapPolicy(r.ovl)
+	o.OverlapPolicy = record.OverlapPolicy(r.ovl)
 	o.RetryFrom = fromMS(r.retryFrom)
-	o.DeadReason = store.DeadReason(r.deadReason)
+	o.DeadReason = record.DeadReason(r.deadReason)
 	o.LastError = string(r.lastError)
 	return o
 }
 
 // scanOccurrence reads the columns of occurrenceColumns, in that order.
-func scanOccurrence(row scanner) (*store.Occurrence, error) {
+func scanOccurrence(row scanner) (*record.Occurrence, error) {
 	var r rawOccurrence
 	if err := row.Scan(r.dest()...); err != nil {
 		return nil, err

@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/rowcodec"
 )
 
@@ -41,7 +42,7 @@ func (t *tx) LockScheduleVersion(ctx context.Context, tenantID, scheduleID strin
 // are told to plan again, and their claims to read the queue again
 // (canceled occurrences may free an overlap), when the transaction
 // commits.
-func (t *tx) WriteScheduleVersion(ctx context.Context, sc *store.Schedule, prevVersion int64) (*store.Schedule, error) {
+func (t *tx) WriteScheduleVersion(ctx context.Context, sc *record.Schedule, prevVersion int64) (*record.Schedule, error) {
 	if err := rowcodec.CheckPayload("write", sc); err != nil {
 		return nil, err
 	}

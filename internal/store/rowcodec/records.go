@@ -5,6 +5,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -15,7 +17,7 @@ import (
 // overlap_policy, flexible_window_ms, the retry policy's four columns,
 // idempotency_key, missed_count, created_at, updated_at). nullMS binds an
 // optional instant in the driver's type.
-func ScheduleArgs[N any](sc *store.Schedule, nullMS func(time.Time) N) []any {
+func ScheduleArgs[N any](sc *record.Schedule, nullMS func(time.Time) N) []any {
 	return []any{sc.ScheduleID, sc.TenantID, sc.Shard, sc.Name, string(sc.Kind), sc.Expr, sc.TimeZone, nullMS(sc.Anchor),
 		string(sc.DSTGap), string(sc.DSTRepeat), sc.Version, string(sc.State), nullMS(sc.NextRunAt), sc.Queue, Payload(sc.Payload),
 		string(sc.MisfirePolicy), DurMS(sc.MaxLateness), sc.CatchUpK, string(sc.OverlapPolicy), DurMS(sc.FlexibleWindow),
@@ -29,7 +31,7 @@ func ScheduleArgs[N any](sc *store.Schedule, nullMS func(time.Time) N) []any {
 // dst_gap, dst_repeat, version, state, next_run_at, queue, payload, the
 // misfire, overlap and retry policies, idempotency_key, updated_at), then
 // the key (tenant_id, schedule_id) and the version the write expects.
-func ScheduleVersionArgs[N any](sc *store.Schedule, prevVersion int64, nullMS func(time.Time) N) []any {
+func ScheduleVersionArgs[N any](sc *record.Schedule, prevVersion int64, nullMS func(time.Time) N) []any {
 	return []any{sc.Shard, sc.Name, string(sc.Kind), sc.Expr, sc.TimeZone, nullMS(sc.Anchor),
 		string(sc.DSTGap), string(sc.DSTRepeat), prevVersion + 1, string(sc.State), nullMS(sc.NextRunAt), sc.Queue, Payload(sc.Payload),
 		string(sc.MisfirePolicy), DurMS(sc.MaxLateness), sc.CatchUpK, string(sc.OverlapPolicy), DurMS(sc.FlexibleWindow),
@@ -51,19 +53,19 @@ func (c Codec) VersionNotWritten(scheduleID string, prevVersion, have int64, rea
 }
 
 // OccurrenceID checks o and returns its derived id: a manual one's (a
-// trigger key) from its schedule and key (store.ManualOccurrenceID), any
-// other's from its firing (store.OccurrenceID). A ScheduledFor that is not
+// trigger key) from its schedule and key (record.ManualOccurrenceID), any
+// other's from its firing (record.OccurrenceID). A ScheduledFor that is not
 // a whole second, or an id other than the derived one, is refused; an
 // empty OccurrenceID is the derived one.
-func OccurrenceID(o *store.Occurrence) (string, error) {
+func OccurrenceID(o *record.Occurrence) (string, error) {
 	if o.ScheduledFor.Nanosecond() != 0 {
 		return "", fmt.Errorf("scheduled_for %s is not a whole second", o.ScheduledFor.Format(time.RFC3339Nano))
 	}
 	var id string
 	if o.Manual() {
-		id = store.ManualOccurrenceID(o.ScheduleID, o.TriggerKey)
+		id = record.ManualOccurrenceID(o.ScheduleID, o.TriggerKey)
 	} else {
-		id = store.OccurrenceID(o.ScheduleID, o.ScheduleVersion, o.ScheduledFor)
+		id = record.OccurrenceID(o.ScheduleID, o.ScheduleVersion, o.ScheduledFor)
 	}
 	if o.OccurrenceID != "" && o.OccurrenceID != id {
 		return "", fmt.Errorf("occurrence id %s is not the derived %s", o.OccurrenceID, id)
@@ -75,7 +77,7 @@ func OccurrenceID(o *store.Occurrence) (string, error) {
 // derived ids, item by item: an occurrence must be of its item's schedule,
 // tenant and version, and pass OccurrenceID (with check, a driver's own
 // test of it, when not nil). A plan that breaks this fails whole.
-func PlanIDs(items []store.PlanItem, check func(*store.Occurrence) error) ([][]string, error) {
+func PlanIDs(items []store.PlanItem, check func(*record.Occurrence) error) ([][]string, error) {
 	ids := make([][]string, len(items))
 	for i := range items {
 		it := &items[i]
@@ -104,13 +106,13 @@ func PlanIDs(items []store.PlanItem, check func(*store.Occurrence) error) ([][]s
 // InsertDefaults is what an occurrence is stored with where it leaves a
 // field empty: a zero RetryFrom is ScheduledFor, an empty OverlapPolicy is
 // allow.
-func InsertDefaults(o *store.Occurrence) (retryFrom time.Time, overlap store.OverlapPolicy) {
+func InsertDefaults(o *record.Occurrence) (retryFrom time.Time, overlap record.OverlapPolicy) {
 	retryFrom, overlap = o.RetryFrom, o.OverlapPolicy
 	if retryFrom.IsZero() {
 		retryFrom = o.ScheduledFor
 	}
 	if overlap == "" {
-		overlap = store.OverlapAllow
+		overlap = record.OverlapAllow
 	}
 	return retryFrom, overlap
 }
@@ -133,7 +135,7 @@ func ListAfter(p store.ListOccurrencesParams) (int64, string) {
 // OccurrenceIDs checks occs and returns their derived ids (OccurrenceID,
 // after check, a driver's own test, when not nil): one bad occurrence
 // fails the batch.
-func OccurrenceIDs(occs []store.Occurrence, check func(*store.Occurrence) error) ([]string, error) {
+func OccurrenceIDs(occs []record.Occurrence, check func(*record.Occurrence) error) ([]string, error) {
 	ids := make([]string, len(occs))
 	for i := range occs {
 		var err error

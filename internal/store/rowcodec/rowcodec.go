@@ -17,7 +17,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/record"
 )
 
 // Scanner is one row a driver read: a *sql.Row or *sql.Rows of
@@ -74,11 +74,11 @@ func NullString(v string) any {
 	return v
 }
 
-// CheckPayload refuses a schedule whose payload is over store.MaxPayload;
+// CheckPayload refuses a schedule whose payload is over record.MaxPayload;
 // what is the schedule's write, for the message.
-func CheckPayload(what string, sc *store.Schedule) error {
-	if len(sc.Payload) > store.MaxPayload {
-		return fmt.Errorf("%s schedule %s: payload of %d bytes is over %d", what, sc.ScheduleID, len(sc.Payload), store.MaxPayload)
+func CheckPayload(what string, sc *record.Schedule) error {
+	if len(sc.Payload) > record.MaxPayload {
+		return fmt.Errorf("%s schedule %s: payload of %d bytes is over %d", what, sc.ScheduleID, len(sc.Payload), record.MaxPayload)
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -62,7 +64,7 @@ func (r *SnapshotRead) AddDepth(row Scanner) error {
 	if err := row.Scan(&d.TenantID, &d.Queue, &lane, &state, &d.Count, &d.Ready); err != nil {
 		return err
 	}
-	d.Lane, d.State = store.Lane(lane), store.OccurrenceState(state)
+	d.Lane, d.State = record.Lane(lane), record.OccurrenceState(state)
 	r.Snap.Depth = append(r.Snap.Depth, d)
 	return nil
 }

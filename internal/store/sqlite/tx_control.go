@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/store/rowcodec"
 )
 
@@ -26,7 +27,7 @@ func (t *tx) LockScheduleVersion(ctx context.Context, tenantID, scheduleID strin
 
 // WriteScheduleVersion writes sc as version prevVersion+1 while the stored
 // version is prevVersion (see store.ControlTx).
-func (t *tx) WriteScheduleVersion(ctx context.Context, sc *store.Schedule, prevVersion int64) (*store.Schedule, error) {
+func (t *tx) WriteScheduleVersion(ctx context.Context, sc *record.Schedule, prevVersion int64) (*record.Schedule, error) {
 	if err := rowcodec.CheckPayload("write", sc); err != nil {
 		return nil, err
 	}

@@ -1,9 +1,6 @@
 package record
 
 import (
-	"crypto/sha256"
-	"encoding/base32"
-	"encoding/binary"
 	"time"
 
 	"github.com/sched-dev/sched/internal/timetable"
@@ -257,101 +254,4 @@ type Attempt struct {
 	FinishedAt     time.Time     // zero while running
 	Result         AttemptResult // empty while running
 	Error          string        // the worker's error for a failed attempt
-}
-
-// b32 is RFC 4648 base32 in lower case without padding: short, case-stable
-// ids that are safe in URLs, file names and log lines.
-var b32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
-
-// b32hex is RFC 4648 base32hex in lower case without padding: its alphabet
-// is in ASCII order, so encodings of equal length sort like their numbers.
-var b32hex = base32.NewEncoding("0123456789abcdefghijklmnopqrstuv").WithPadding(base32.NoPadding)
-
-// OccurrenceID is the id of the occurrence of schedule version version at
-// scheduledFor. It is derived, never random, so the same firing gets the
-// same id after a crash, a failover, a retry or a manual replay, and workers
-// can deduplicate on it.
-//
-// It is "occ_", then scheduledFor as UTC unix seconds plus 2^39 in 8
-// characters of lower-case base32hex (0-9a-v, which sorts like the numbers
-// it encodes), then the first 80 bits of the SHA-256 of a length-prefixed
-// encoding of a type tag, the schedule id, the version and scheduledFor as
-// UTC unix seconds, in 16 characters of base32. Sub-second parts are not
-// part of the id; stores refuse them.
-//
-// The time prefix makes ids sort by scheduled time, so the ids of one burst
-// of firings are neighbours in an index rather than spread over all of it:
-// a store's id index takes a burst as appends, not as random writes. The
-// hash tells apart the firings of one second; two that collided would be
-// refused by the id's unique index, never merged.
-//
-// The encoding is pinned by a test: changing it after a release would give
-// every future firing a new id and break deduplication across an upgrade.
-func OccurrenceID(scheduleID string, version int64, scheduledFor time.Time) string {
-	// The hash input is built on the stack and hashed with Sum256, and the
-	// id encoded into one array: the planner derives an id per firing, and
-	// a hash.Hash plus its intermediate slices were a tenth of its
-	// allocations.
-	var buf [96]byte
-	b := appendField(buf[:0], "occurrence")
-	b = appendField(b, scheduleID)
-	b = appendInt(b, version)
-	sec := scheduledFor.Unix()
-	b = appendInt(b, sec)
-	sum := sha256.Sum256(b)
-	var t [8]byte
-	binary.BigEndian.PutUint64(t[:], uint64(sec+1<<39)<<24) // 40 bits, left-aligned
-	var id [4 + 8 + 16]byte
-	copy(id[:], "occ_")
-	b32hex.Encode(id[4:12], t[:5])
-	b32.Encode(id[12:], sum[:10])
-	return string(id[:])
-}
-
-// ManualOccurrenceID is the id of the manual occurrence of a schedule
-// triggered with key. It depends on the schedule and the key alone, not on
-// the time of the trigger, so a retried trigger names the same occurrence.
-//
-// It is "occ_z", then the first 120 bits of the SHA-256 of a
-// length-prefixed encoding of a type tag, the schedule id and the key, in
-// 24 characters of base32. "z" is outside base32hex, so manual ids never
-// look like, and sort after, every timetable id (OccurrenceID).
-func ManualOccurrenceID(scheduleID, key string) string {
-	var buf [160]byte
-	b := appendField(buf[:0], "manual")
-	b = appendField(b, scheduleID)
-	b = appendField(b, key)
-	sum := sha256.Sum256(b)
-	var id [5 + 24]byte
-	copy(id[:], "occ_z")
-	b32.Encode(id[5:], sum[:15])
-	return string(id[:])
-}
-
-// AttemptID is the id of attempt number attempt of an occurrence, derived
-// like OccurrenceID, so a retried claim after an ambiguous commit names the
-// same row.
-func AttemptID(occurrenceID string, attempt int64) string {
-	var buf [80]byte
-	b := appendField(buf[:0], "attempt")
-	b = appendField(b, occurrenceID)
-	b = appendInt(b, attempt)
-	sum := sha256.Sum256(b)
-	var id [4 + 26]byte
-	copy(id[:], "att_")
-	b32.Encode(id[4:], sum[:16])
-	return string(id[:])
-}
-
-// appendField appends s with a big-endian uint64 length prefix, so that no
-// two different field sequences encode to the same bytes.
-func appendField(b []byte, s string) []byte {
-	b = binary.BigEndian.AppendUint64(b, uint64(len(s)))
-	return append(b, s...)
-}
-
-// appendInt appends v as a field of its 8 big-endian bytes.
-func appendInt(b []byte, v int64) []byte {
-	b = binary.BigEndian.AppendUint64(b, 8)
-	return binary.BigEndian.AppendUint64(b, uint64(v))
 }

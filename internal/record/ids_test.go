@@ -19,9 +19,9 @@ func TestOccurrenceIDPinned(t *testing.T) {
 	for _, tc := range []struct {
 		got, want string
 	}{
-		{OccurrenceID("sch_123", 1, at), "occ_g1kqq7jgir3tn4jg5wypvnnh"},
-		{OccurrenceID("", 0, time.Unix(0, 0)), "occ_g0000000kg6yfrkc5yqwpijo"},
-		{AttemptID("occ_x", 1), "att_plakbwsnwtwjtefrum7dq3sl2m"},
+		{OccurrenceID("sch_123", 1, at), "occ_g1kqq7jg8hrjds96tmofldd7"},
+		{OccurrenceID("", 0, time.Unix(0, 0)), "occ_g0000000a6uo5ha2togmf89e"},
+		{AttemptID("occ_x", 1), "att_fb0a1midmjm9j45hkcv3gribqc"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %s, want %s", tc.got, tc.want)

@@ -139,7 +139,7 @@ type previewJSON struct {
 
 // TestPreviewJSONMatchesDSTCases runs every case in testdata/dst through the
 // binary. The cases' expected firings are proven against the brute-force
-// reference in internal/spec (TestDSTCases), so this shows the JSON the
+// reference in internal/timetable (TestDSTCases), so this shows the JSON the
 // binary prints carries exactly those firings.
 func TestPreviewJSONMatchesDSTCases(t *testing.T) {
 	files, _ := filepath.Glob("../../testdata/dst/*.txt")

@@ -35,10 +35,10 @@ import (
 	"github.com/sched-dev/sched/internal/metrics"
 	"github.com/sched-dev/sched/internal/paths"
 	"github.com/sched-dev/sched/internal/server"
-	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/postgres"
 	"github.com/sched-dev/sched/internal/store/sqlite"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 // Timeouts of the HTTP servers, so that a client that sends its headers
@@ -186,7 +186,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 			}
 		}()
 	}
-	log.Info("schedd started", "version", opt.Version, "tz_version", spec.TZVersion(),
+	log.Info("schedd started", "version", opt.Version, "tz_version", timetable.TZVersion(),
 		"store", cfg.RedactedStore(), "listen", strings.Join(listening, ","),
 		"node_id", cfg.NodeID, "shards", cfg.Shards, "horizon", cfg.Horizon.String(),
 		"shard_lease", cfg.ShardLease.String(), "clock_offset", eng.ClockOffset().String(),

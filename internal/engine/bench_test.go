@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/sched-dev/sched/internal/clock"
-	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/sqlite"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 // benchBackend is a store the engine benchmarks run on.
@@ -73,7 +73,7 @@ func benchSchedules(b *testing.B, st store.Store, workers, n, shards int, next t
 				id := fmt.Sprintf("sch_bench%07d", i)
 				sc := &store.Schedule{
 					TenantID: fmt.Sprintf("tenant-%d", i%10), ScheduleID: id, Shard: ShardOf(id, shards), Name: id,
-					Kind: spec.KindCron, Expr: "0 * * * *", TimeZone: "UTC", DSTGap: spec.GapSkip, DSTRepeat: spec.RepeatFirst,
+					Kind: timetable.KindCron, Expr: "0 * * * *", TimeZone: "UTC", DSTGap: timetable.GapSkip, DSTRepeat: timetable.RepeatFirst,
 					Version: 1, State: store.ScheduleActive, NextRunAt: next, Queue: "bench",
 					MisfirePolicy: store.MisfireFireOnce, MaxLateness: time.Minute, OverlapPolicy: store.OverlapAllow,
 					Retry:     store.RetryPolicy{MaxAttempts: 10, BackoffBase: time.Second, BackoffCap: time.Minute, Deadline: 24 * time.Hour},

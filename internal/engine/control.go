@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/sched-dev/sched/internal/schedule"
-	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 // updateConflictTries is how many times a change is tried again when
@@ -86,13 +86,13 @@ func (e *Engine) Create(ctx context.Context, tenantID, idempotencyKey string, re
 // strictly after now. An at instant already past is still taken if it is
 // within max_lateness (a create racing its own instant); older ones are
 // refused, since they would never fire.
-func firstFiring(sp *spec.Spec, req schedule.Settings, now time.Time) (time.Time, bool, error) {
+func firstFiring(sp *timetable.Timetable, req schedule.Settings, now time.Time) (time.Time, bool, error) {
 	after := now
-	if req.Kind == spec.KindAt {
+	if req.Kind == timetable.KindAt {
 		after = now.Add(-req.MaxLateness)
 	}
 	f, ok := sp.Next(after)
-	if !ok && req.Kind == spec.KindAt {
+	if !ok && req.Kind == timetable.KindAt {
 		return time.Time{}, false, schedule.Invalid("at", "%s is more than max_lateness (%s) in the past", req.Expr, req.MaxLateness)
 	}
 	if !ok {
@@ -167,7 +167,7 @@ func (e *Engine) Resume(ctx context.Context, tenantID, ref string) (ChangeResult
 		default:
 			return false, nil, fmt.Errorf("schedule %s is %s and cannot be resumed: %w", sc.ScheduleID, sc.State, ErrConflict)
 		}
-		sp, err := spec.Parse(sc.Definition())
+		sp, err := timetable.Parse(sc.Definition())
 		if err != nil {
 			return false, nil, fmt.Errorf("resume %s: %w", sc.ScheduleID, err)
 		}
@@ -217,7 +217,7 @@ func (e *Engine) Cancel(ctx context.Context, tenantID, ref string) (ChangeResult
 type nextFunc func(lastKept time.Time) time.Time
 
 // nextAfter is the first firing strictly after both now and lastKept.
-func nextAfter(sp *spec.Spec, now time.Time) nextFunc {
+func nextAfter(sp *timetable.Timetable, now time.Time) nextFunc {
 	return func(lastKept time.Time) time.Time {
 		from := now
 		if lastKept.After(from) {

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/sched-dev/sched/internal/schedule"
-	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 func TestCreateRejectsBadInput(t *testing.T) {
@@ -42,10 +42,10 @@ func TestCreateRejectsBadInput(t *testing.T) {
 		{"flex window fraction", func(s *schedule.Settings) { s.FlexibleWindow = 1500 * time.Millisecond }, "flexible_window", ""},
 		{"max attempts", func(s *schedule.Settings) { s.Retry.MaxAttempts = -1 }, "max_attempts", ""},
 		{"cap below base", func(s *schedule.Settings) { s.Retry.BackoffBase, s.Retry.BackoffCap = time.Minute, time.Second }, "retry_cap", ""},
-		{"dst on every", func(s *schedule.Settings) { s.Kind, s.Expr, s.DSTGap = spec.KindEvery, "1h", spec.GapShift }, "dst_gap", ""},
-		{"every 0s", func(s *schedule.Settings) { s.Kind, s.Expr = spec.KindEvery, "0s" }, "every", ""},
-		{"at in the past", func(s *schedule.Settings) { s.Kind, s.Expr = spec.KindAt, "2097-02-28T00:00:00Z" }, "at", ""},
-		{"at year 10000", func(s *schedule.Settings) { s.Kind, s.Expr = spec.KindAt, "10000-01-01T00:00:00Z" }, "at", ""},
+		{"dst on every", func(s *schedule.Settings) { s.Kind, s.Expr, s.DSTGap = timetable.KindEvery, "1h", timetable.GapShift }, "dst_gap", ""},
+		{"every 0s", func(s *schedule.Settings) { s.Kind, s.Expr = timetable.KindEvery, "0s" }, "every", ""},
+		{"at in the past", func(s *schedule.Settings) { s.Kind, s.Expr = timetable.KindAt, "2097-02-28T00:00:00Z" }, "at", ""},
+		{"at year 10000", func(s *schedule.Settings) { s.Kind, s.Expr = timetable.KindAt, "10000-01-01T00:00:00Z" }, "at", ""},
 		{"bad kind", func(s *schedule.Settings) { s.Kind = "sometimes" }, "kind", ""},
 	}
 	for _, tt := range tests {
@@ -207,7 +207,7 @@ func TestUpdateStartsAfterLastKept(t *testing.T) {
 func TestResumePastInstantCompletes(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, utc("2027-01-04T10:00:00Z"), nil)
-	sc := h.create(schedule.Settings{Name: "launch", Queue: "q", Kind: spec.KindAt, Expr: "2027-01-04T11:00:00Z"})
+	sc := h.create(schedule.Settings{Name: "launch", Queue: "q", Kind: timetable.KindAt, Expr: "2027-01-04T11:00:00Z"})
 	if _, err := h.e.Pause(h.ctx, tenant, sc.ScheduleID); err != nil {
 		t.Fatal(err)
 	}

@@ -43,9 +43,9 @@ import (
 	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/faultinject"
 	"github.com/sched-dev/sched/internal/schedule"
-	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/sqlite"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 const (
@@ -213,7 +213,7 @@ func newCrashRun(t *testing.T, exe, node string) *crashRun {
 
 	// The oracles. Firings are whole unix seconds; each oracle is plain
 	// arithmetic or a walk of the wall clock, not the planner's code path
-	// nor internal/spec:
+	// nor internal/timetable:
 	//   - every 1s (anchor zero = the Unix epoch) is elapsed time: every
 	//     unix second fires; every 2s from an odd anchor fires on the odd
 	//     seconds from the anchor on. No zone is involved.
@@ -227,15 +227,15 @@ func newCrashRun(t *testing.T, exe, node string) *crashRun {
 		req   schedule.Settings
 		fires func(u int64) bool
 	}{
-		{schedule.Settings{Name: "every-1s-a", Kind: spec.KindEvery, Expr: "1s"}, func(int64) bool { return true }},
-		{schedule.Settings{Name: "every-1s-b", Kind: spec.KindEvery, Expr: "1s"}, func(int64) bool { return true }},
-		{schedule.Settings{Name: "cron-2s-utc", Kind: spec.KindCron, Expr: "*/2 * * * * *", TimeZone: "UTC"}, func(u int64) bool { return u%2 == 0 }},
-		{schedule.Settings{Name: "cron-2s-kolkata", Kind: spec.KindCron, Expr: fmt.Sprintf("*/2 * %d,%d * * *", h1, h2), TimeZone: crashKolkata},
+		{schedule.Settings{Name: "every-1s-a", Kind: timetable.KindEvery, Expr: "1s"}, func(int64) bool { return true }},
+		{schedule.Settings{Name: "every-1s-b", Kind: timetable.KindEvery, Expr: "1s"}, func(int64) bool { return true }},
+		{schedule.Settings{Name: "cron-2s-utc", Kind: timetable.KindCron, Expr: "*/2 * * * * *", TimeZone: "UTC"}, func(u int64) bool { return u%2 == 0 }},
+		{schedule.Settings{Name: "cron-2s-kolkata", Kind: timetable.KindCron, Expr: fmt.Sprintf("*/2 * %d,%d * * *", h1, h2), TimeZone: crashKolkata},
 			func(u int64) bool {
 				w := time.Unix(u, 0).In(kolkata)
 				return w.Second()%2 == 0 && (w.Hour() == h1 || w.Hour() == h2)
 			}},
-		{schedule.Settings{Name: "every-2s-flex-3s", Kind: spec.KindEvery, Expr: "2s", Anchor: time.Unix(flexAnchor, 0).UTC(), FlexibleWindow: 3 * time.Second},
+		{schedule.Settings{Name: "every-2s-flex-3s", Kind: timetable.KindEvery, Expr: "2s", Anchor: time.Unix(flexAnchor, 0).UTC(), FlexibleWindow: 3 * time.Second},
 			func(u int64) bool { return u >= flexAnchor && (u-flexAnchor)%2 == 0 }},
 	}
 	for _, s := range specs {

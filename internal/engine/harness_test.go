@@ -8,9 +8,9 @@ import (
 
 	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/schedule"
-	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/sqlite"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 const tenant = "tenant-a"
@@ -140,11 +140,11 @@ func (h *harness) schedule(id string) *store.Schedule {
 }
 
 func every(name, interval string) schedule.Settings {
-	return schedule.Settings{Name: name, Queue: "q", Kind: spec.KindEvery, Expr: interval}
+	return schedule.Settings{Name: name, Queue: "q", Kind: timetable.KindEvery, Expr: interval}
 }
 
 func cronIn(name, expr, zone string) schedule.Settings {
-	return schedule.Settings{Name: name, Queue: "q", Kind: spec.KindCron, Expr: expr, TimeZone: zone}
+	return schedule.Settings{Name: name, Queue: "q", Kind: timetable.KindCron, Expr: expr, TimeZone: zone}
 }
 
 func utc(s string) time.Time {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/schedule"
-	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 // notifyNodes returns two engines on one PostgreSQL schema, each on a
@@ -48,7 +48,7 @@ func notifyNodes(t *testing.T) (a, b *Engine) {
 func createAt(t *testing.T, e *Engine, name string, lead time.Duration) *store.Schedule {
 	t.Helper()
 	at := time.Now().Add(lead).Truncate(time.Second).Add(time.Second).UTC()
-	sc, _, err := e.Create(t.Context(), tenant, "", schedule.Settings{Name: name, Queue: "q", Kind: spec.KindAt, Expr: at.Format(time.RFC3339)})
+	sc, _, err := e.Create(t.Context(), tenant, "", schedule.Settings{Name: name, Queue: "q", Kind: timetable.KindAt, Expr: at.Format(time.RFC3339)})
 	if err != nil {
 		t.Fatalf("create %s: %v", name, err)
 	}

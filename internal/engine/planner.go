@@ -10,8 +10,8 @@ import (
 
 	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/faultinject"
-	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 // PlanStats counts what one planner pass did.
@@ -69,26 +69,26 @@ type planner struct {
 	// most maxParsedSpecs entries: memory does not grow with the number of
 	// schedules (a full cache is emptied and refills).
 	specsMu sync.Mutex
-	specs   map[spec.Definition]*spec.Spec
+	specs   map[timetable.Definition]*timetable.Timetable
 }
 
 const maxParsedSpecs = 4096
 
 func newPlanner(cfg plannerConfig, st store.Store, clk clock.Clock, log *slog.Logger, obs *observer, c *member, sw *sweeper, n *notifier) *planner {
 	return &planner{cfg: cfg, store: st, clock: clk, log: log, obs: obs, member: c, sweep: sw, notify: n,
-		wakeC: make(chan struct{}, 1), pacing: map[string]time.Time{}, specs: map[spec.Definition]*spec.Spec{}}
+		wakeC: make(chan struct{}, 1), pacing: map[string]time.Time{}, specs: map[timetable.Definition]*timetable.Timetable{}}
 }
 
-// parse returns d parsed, from the cache when it can. A *spec.Spec is
+// parse returns d parsed, from the cache when it can. A *timetable.Timetable is
 // immutable, so one may serve any number of schedules and passes.
-func (p *planner) parse(d spec.Definition) (*spec.Spec, error) {
+func (p *planner) parse(d timetable.Definition) (*timetable.Timetable, error) {
 	p.specsMu.Lock()
 	sp := p.specs[d]
 	p.specsMu.Unlock()
 	if sp != nil {
 		return sp, nil
 	}
-	sp, err := spec.Parse(d)
+	sp, err := timetable.Parse(d)
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +321,7 @@ func (p *planner) planSchedule(sc *store.Schedule, now time.Time) (store.PlanIte
 			item.Occurrences = append(item.Occurrences, p.occurrence(sc, f, now))
 			onTime++
 		}
-		var next spec.Firing
+		var next timetable.Firing
 		next, ok = sp.Next(f)
 		f = next.At
 	}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/schedule"
-	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 // A 10-minute planner outage under each misfire policy: a schedule firing
@@ -150,18 +150,18 @@ func TestDSTWeeks(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name, expr string
-		gap        spec.GapPolicy
-		repeat     spec.RepeatPolicy
+		gap        timetable.GapPolicy
+		repeat     timetable.RepeatPolicy
 		from       string
 		day        string   // the transition day, local date
 		wantDay    []string // firings on it, UTC
 	}{
-		{"spring skip", "30 2 * * *", spec.GapSkip, "", "2027-03-10T12:00:00Z", "2027-03-14", nil},
-		{"spring shift", "30 2 * * *", spec.GapShift, "", "2027-03-10T12:00:00Z", "2027-03-14", []string{"2027-03-14T07:00:00Z"}},
-		{"fall first", "30 1 * * *", "", spec.RepeatFirst, "2027-11-03T12:00:00Z", "2027-11-07", []string{"2027-11-07T05:30:00Z"}},
-		{"fall last", "30 1 * * *", "", spec.RepeatLast, "2027-11-03T12:00:00Z", "2027-11-07", []string{"2027-11-07T06:30:00Z"}},
-		{"fall all", "30 1 * * *", "", spec.RepeatAll, "2027-11-03T12:00:00Z", "2027-11-07", []string{"2027-11-07T05:30:00Z", "2027-11-07T06:30:00Z"}},
-		{"fall every 30 min, all", "*/30 1 * * *", "", spec.RepeatAll, "2027-11-03T12:00:00Z", "2027-11-07",
+		{"spring skip", "30 2 * * *", timetable.GapSkip, "", "2027-03-10T12:00:00Z", "2027-03-14", nil},
+		{"spring shift", "30 2 * * *", timetable.GapShift, "", "2027-03-10T12:00:00Z", "2027-03-14", []string{"2027-03-14T07:00:00Z"}},
+		{"fall first", "30 1 * * *", "", timetable.RepeatFirst, "2027-11-03T12:00:00Z", "2027-11-07", []string{"2027-11-07T05:30:00Z"}},
+		{"fall last", "30 1 * * *", "", timetable.RepeatLast, "2027-11-03T12:00:00Z", "2027-11-07", []string{"2027-11-07T06:30:00Z"}},
+		{"fall all", "30 1 * * *", "", timetable.RepeatAll, "2027-11-03T12:00:00Z", "2027-11-07", []string{"2027-11-07T05:30:00Z", "2027-11-07T06:30:00Z"}},
+		{"fall every 30 min, all", "*/30 1 * * *", "", timetable.RepeatAll, "2027-11-03T12:00:00Z", "2027-11-07",
 			[]string{"2027-11-07T05:00:00Z", "2027-11-07T05:30:00Z", "2027-11-07T06:00:00Z", "2027-11-07T06:30:00Z"}},
 	}
 	for _, tt := range tests {
@@ -189,7 +189,7 @@ func TestDSTWeeks(t *testing.T) {
 				}
 			}
 			// The expected list, from the time engine directly (no planner).
-			sp, err := spec.Parse(sc.Definition())
+			sp, err := timetable.Parse(sc.Definition())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -244,7 +244,7 @@ func TestFlexibleAvailableAtSameAfterRestart(t *testing.T) {
 func TestAtScheduleCompletes(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, utc("2027-01-04T10:00:00Z"), nil)
-	sc := h.create(schedule.Settings{Name: "once", Queue: "q", Kind: spec.KindAt, Expr: "2027-01-04T11:05:00+01:00"}) // 10:05Z
+	sc := h.create(schedule.Settings{Name: "once", Queue: "q", Kind: timetable.KindAt, Expr: "2027-01-04T11:05:00+01:00"}) // 10:05Z
 	h.plan()
 	if got := h.schedule(sc.ScheduleID); got.State != store.ScheduleActive || len(h.occurrences(sc.ScheduleID)) != 0 {
 		t.Fatalf("state %s before its time", got.State)

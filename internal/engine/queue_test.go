@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/sched-dev/sched/internal/schedule"
-	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 // A claim whose lease runs out is redelivered with the next attempt and
@@ -461,7 +461,7 @@ func TestLaneOrder(t *testing.T) {
 func TestClaimLongPollWakesAtAvailableAt(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, utc("2027-01-04T10:00:00Z"), nil)
-	h.create(schedule.Settings{Name: "soon", Queue: "q", Kind: spec.KindAt, Expr: "2027-01-04T10:00:20Z"})
+	h.create(schedule.Settings{Name: "soon", Queue: "q", Kind: timetable.KindAt, Expr: "2027-01-04T10:00:20Z"})
 	h.plan()
 	done := make(chan []store.Claimed)
 	go func() {

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sched-dev/sched/internal/spec"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 // Count limits: the default number of firings and the most one preview may ask.
@@ -18,7 +18,7 @@ const (
 
 // Request asks for the firings of Def strictly after From.
 type Request struct {
-	Def   spec.Definition
+	Def   timetable.Definition
 	From  time.Time
 	Count int
 }
@@ -26,17 +26,17 @@ type Request struct {
 // Result is a computed preview. Its JSON form is a stable contract for
 // scripts: fields are only ever added.
 type Result struct {
-	Kind       spec.Kind         `json:"kind"`
-	Expression string            `json:"expression"`
-	TimeZone   string            `json:"time_zone"`
-	TZVersion  string            `json:"tz_version"`
-	Canonical  string            `json:"canonical,omitempty"`
-	Anchor     *time.Time        `json:"anchor,omitempty"`
-	DSTGap     spec.GapPolicy    `json:"dst_gap,omitempty"`
-	DSTRepeat  spec.RepeatPolicy `json:"dst_repeat,omitempty"`
-	From       time.Time         `json:"from"`
-	Firings    []Firing          `json:"firings"`
-	DSTEvents  []Event           `json:"dst_events"`
+	Kind       timetable.Kind         `json:"kind"`
+	Expression string                 `json:"expression"`
+	TimeZone   string                 `json:"time_zone"`
+	TZVersion  string                 `json:"tz_version"`
+	Canonical  string                 `json:"canonical,omitempty"`
+	Anchor     *time.Time             `json:"anchor,omitempty"`
+	DSTGap     timetable.GapPolicy    `json:"dst_gap,omitempty"`
+	DSTRepeat  timetable.RepeatPolicy `json:"dst_repeat,omitempty"`
+	From       time.Time              `json:"from"`
+	Firings    []Firing               `json:"firings"`
+	DSTEvents  []Event                `json:"dst_events"`
 	// End says why there are fewer firings than asked for, if there are.
 	End string `json:"end,omitempty"`
 }
@@ -72,7 +72,7 @@ type Event struct {
 // LocalLayout formats local times: RFC 3339 with a numeric offset always.
 const LocalLayout = "2006-01-02T15:04:05-07:00"
 
-// Event names beyond spec.NoteKind's.
+// Event names beyond timetable.NoteKind's.
 const EventGapSkipped = "gap_skipped"
 
 // Compute validates the definition and computes the preview.
@@ -81,9 +81,9 @@ func Compute(req Request) (*Result, error) {
 		req.Count = DefaultCount
 	}
 	if req.Count < 1 || req.Count > MaxCount {
-		return nil, &spec.InvalidError{Field: "count", Msg: fmt.Sprintf("count %d: must be between 1 and %d", req.Count, MaxCount)}
+		return nil, &timetable.InvalidError{Field: "count", Msg: fmt.Sprintf("count %d: must be between 1 and %d", req.Count, MaxCount)}
 	}
-	s, err := spec.Parse(req.Def)
+	s, err := timetable.Parse(req.Def)
 	if err != nil {
 		return nil, err
 	}
@@ -92,25 +92,25 @@ func Compute(req Request) (*Result, error) {
 	res := &Result{
 		Kind:       def.Kind,
 		Expression: def.Expr,
-		TimeZone:   def.Zone,
-		TZVersion:  spec.TZVersion(),
+		TimeZone:   def.TimeZone,
+		TZVersion:  timetable.TZVersion(),
 		Canonical:  s.Canonical(),
 		From:       req.From.UTC(),
 		Firings:    make([]Firing, 0, req.Count),
 		DSTEvents:  []Event{},
 	}
 	switch def.Kind {
-	case spec.KindCron:
-		res.DSTGap, res.DSTRepeat = def.Gap, def.Repeat
-	case spec.KindEvery:
+	case timetable.KindCron:
+		res.DSTGap, res.DSTRepeat = def.DSTGap, def.DSTRepeat
+	case timetable.KindEvery:
 		a := def.Anchor.UTC()
 		if def.Anchor.IsZero() {
 			a = time.Unix(0, 0).UTC()
 		}
 		res.Anchor = &a
 	}
-	skipped := func(w spec.SkippedWall) {
-		res.DSTEvents = append(res.DSTEvents, Event{Local: spec.FormatWall(w.Wall), Event: EventGapSkipped, before: len(res.Firings)})
+	skipped := func(w timetable.SkippedWall) {
+		res.DSTEvents = append(res.DSTEvents, Event{Local: timetable.FormatWall(w.Wall), Event: EventGapSkipped, before: len(res.Firings)})
 	}
 	after := req.From
 	for len(res.Firings) < req.Count {
@@ -122,43 +122,43 @@ func Compute(req Request) (*Result, error) {
 		after = f.At
 		pf := Firing{ScheduledFor: f.At, Local: f.At.In(loc).Format(LocalLayout), local: f.At.In(loc), Note: noteText(f, loc), Event: f.Note.String()}
 		res.Firings = append(res.Firings, pf)
-		if f.Note != spec.NoteNone && f.Note != spec.NoteRepeatAll2 {
+		if f.Note != timetable.NoteNone && f.Note != timetable.NoteRepeatAll2 {
 			at := f.At
-			res.DSTEvents = append(res.DSTEvents, Event{Local: spec.FormatWall(f.Wall), Event: f.Note.String(), ScheduledFor: &at})
+			res.DSTEvents = append(res.DSTEvents, Event{Local: timetable.FormatWall(f.Wall), Event: f.Note.String(), ScheduledFor: &at})
 		}
 	}
 	return res, nil
 }
 
-func endReason(k spec.Kind) string {
-	if k == spec.KindAt {
+func endReason(k timetable.Kind) string {
+	if k == timetable.KindAt {
 		return "an at schedule fires once; no firing after from"
 	}
 	return "no firing before the end of year 9999"
 }
 
 // noteText explains a firing's DST decision in words.
-func noteText(f spec.Firing, loc *time.Location) string {
-	hm := spec.FormatWall(f.Wall)[11:]
+func noteText(f timetable.Firing, loc *time.Location) string {
+	hm := timetable.FormatWall(f.Wall)[11:]
 	if hm[6:] == "00" {
 		hm = hm[:5]
 	}
 	switch f.Note {
-	case spec.NoteGapShifted:
+	case timetable.NoteGapShifted:
 		s := fmt.Sprintf("%s does not exist (DST gap); shifted to the first instant after the gap", hm)
 		if f.Merged > 0 {
 			s += fmt.Sprintf(", merged with %d later wall time(s)", f.Merged)
 		}
 		return s
-	case spec.NoteRepeatFirst:
+	case timetable.NoteRepeatFirst:
 		return fmt.Sprintf("%s happens twice (DST repeat); fires at the first only", hm)
-	case spec.NoteRepeatLast:
+	case timetable.NoteRepeatLast:
 		return fmt.Sprintf("%s happens twice (DST repeat); fires at the second only", hm)
-	case spec.NoteRepeatAll1:
+	case timetable.NoteRepeatAll1:
 		return fmt.Sprintf("%s happens twice (DST repeat); first of two firings", hm)
-	case spec.NoteRepeatAll2:
+	case timetable.NoteRepeatAll2:
 		return fmt.Sprintf("%s happens twice (DST repeat); second of two firings", hm)
-	case spec.NoteOffsetChanged:
+	case timetable.NoteOffsetChanged:
 		_, off := f.At.In(loc).Zone()
 		return fmt.Sprintf("UTC offset changed from %s to %s; the interval is elapsed time, so local time moved", fmtOffset(f.PrevOffset), fmtOffset(off))
 	}

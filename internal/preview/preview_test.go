@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sched-dev/sched/internal/spec"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -50,15 +50,15 @@ func TestGolden(t *testing.T) {
 		name string
 		req  Request
 	}{
-		{"ny_gap_skip", Request{Def: spec.Definition{Kind: spec.KindCron, Expr: "30 2 * * *", Zone: "America/New_York"},
+		{"ny_gap_skip", Request{Def: timetable.Definition{Kind: timetable.KindCron, Expr: "30 2 * * *", TimeZone: "America/New_York"},
 			From: mustTime(t, "2027-03-13T00:00:00Z"), Count: 3}},
-		{"ny_gap_shift_every15", Request{Def: spec.Definition{Kind: spec.KindCron, Expr: "*/15 * * * *", Zone: "America/New_York", Gap: spec.GapShift},
+		{"ny_gap_shift_every15", Request{Def: timetable.Definition{Kind: timetable.KindCron, Expr: "*/15 * * * *", TimeZone: "America/New_York", DSTGap: timetable.GapShift},
 			From: mustTime(t, "2027-03-14T06:30:00Z"), Count: 4}},
-		{"ny_repeat_all", Request{Def: spec.Definition{Kind: spec.KindCron, Expr: "30 1 * * *", Zone: "America/New_York", Repeat: spec.RepeatAll},
+		{"ny_repeat_all", Request{Def: timetable.Definition{Kind: timetable.KindCron, Expr: "30 1 * * *", TimeZone: "America/New_York", DSTRepeat: timetable.RepeatAll},
 			From: mustTime(t, "2027-11-06T12:00:00Z"), Count: 3}},
-		{"every_24h_ny", Request{Def: spec.Definition{Kind: spec.KindEvery, Expr: "24h", Zone: "America/New_York",
+		{"every_24h_ny", Request{Def: timetable.Definition{Kind: timetable.KindEvery, Expr: "24h", TimeZone: "America/New_York",
 			Anchor: mustTime(t, "2027-03-12T12:00:00-05:00")}, From: mustTime(t, "2027-03-12T00:00:00Z"), Count: 3}},
-		{"at_past", Request{Def: spec.Definition{Kind: spec.KindAt, Expr: "2027-01-01T00:00:00Z", Zone: "UTC"},
+		{"at_past", Request{Def: timetable.Definition{Kind: timetable.KindAt, Expr: "2027-01-01T00:00:00Z", TimeZone: "UTC"},
 			From: mustTime(t, "2027-06-01T00:00:00Z"), Count: 3}},
 	}
 	for _, tc := range cases {
@@ -82,7 +82,7 @@ func TestGolden(t *testing.T) {
 }
 
 func TestCountLimits(t *testing.T) {
-	def := spec.Definition{Kind: spec.KindCron, Expr: "* * * * *", Zone: "UTC"}
+	def := timetable.Definition{Kind: timetable.KindCron, Expr: "* * * * *", TimeZone: "UTC"}
 	for _, n := range []int{-1, MaxCount + 1} {
 		if _, err := Compute(Request{Def: def, Count: n}); err == nil {
 			t.Errorf("count %d accepted", n)

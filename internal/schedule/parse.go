@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/sched-dev/sched/api"
-	"github.com/sched-dev/sched/internal/spec"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 // FromRequest reads a create or update body into Settings. It checks the
@@ -21,7 +21,7 @@ import (
 func FromRequest(r *api.ScheduleRequest) (Settings, error) {
 	s := Settings{
 		Name: r.Name, Queue: r.Queue, TimeZone: r.TimeZone,
-		DSTGap: spec.GapPolicy(r.DSTGap), DSTRepeat: spec.RepeatPolicy(r.DSTRepeat),
+		DSTGap: timetable.GapPolicy(r.DSTGap), DSTRepeat: timetable.RepeatPolicy(r.DSTRepeat),
 		OverlapPolicy: OverlapPolicy(r.OverlapPolicy),
 	}
 	var err error
@@ -62,14 +62,14 @@ func FromRequest(r *api.ScheduleRequest) (Settings, error) {
 
 // ParseKind picks the kind of a request from its three expression fields,
 // of which exactly one must be given, and returns it with its expression.
-func ParseKind(cron, at, every string) (spec.Kind, string, error) {
-	var kind spec.Kind
+func ParseKind(cron, at, every string) (timetable.Kind, string, error) {
+	var kind timetable.Kind
 	var expr string
 	n := 0
 	for _, k := range []struct {
-		kind spec.Kind
+		kind timetable.Kind
 		expr string
-	}{{spec.KindCron, cron}, {spec.KindAt, at}, {spec.KindEvery, every}} {
+	}{{timetable.KindCron, cron}, {timetable.KindAt, at}, {timetable.KindEvery, every}} {
 		if k.expr != "" {
 			kind, expr = k.kind, k.expr
 			n++
@@ -87,9 +87,9 @@ func ParseAnchor(s string) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
-	t, err := spec.ParseInstant("anchor", s)
+	t, err := timetable.ParseInstant("anchor", s)
 	if err != nil {
-		return time.Time{}, FromSpec(err)
+		return time.Time{}, FromTimetable(err)
 	}
 	return t.UTC(), nil
 }

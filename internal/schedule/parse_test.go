@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/sched-dev/sched/api"
-	"github.com/sched-dev/sched/internal/spec"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 // TestFromRequest: the API's strings read into Settings, and every syntax
@@ -70,8 +70,8 @@ func TestFromRequestFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Settings{Name: "n", Queue: "q", Kind: spec.KindCron, Expr: "0 2 * * *", TimeZone: "Europe/Berlin",
-		DSTGap: spec.GapShift, DSTRepeat: spec.RepeatAll, Payload: []byte(`{"b":2,"a":1}`),
+	want := Settings{Name: "n", Queue: "q", Kind: timetable.KindCron, Expr: "0 2 * * *", TimeZone: "Europe/Berlin",
+		DSTGap: timetable.GapShift, DSTRepeat: timetable.RepeatAll, Payload: []byte(`{"b":2,"a":1}`),
 		MisfirePolicy: MisfireCatchUp, CatchUpK: 7, MaxLateness: 2 * time.Minute, OverlapPolicy: OverlapQueueOne,
 		FlexibleWindow: 30 * time.Second, Retry: RetryPolicy{MaxAttempts: 4, BackoffBase: 250 * time.Millisecond, BackoffCap: time.Minute, Deadline: 6 * time.Hour}}
 	if !equal(s, want) {
@@ -209,7 +209,7 @@ func TestReason(t *testing.T) {
 	_, err := ParseDuration("max_lateness", "soon", false)
 	_, _, err2 := ParseMisfire("catch_up")
 	_, err3 := ParseAnchor("noon")
-	s := Settings{Name: "n", Queue: "q", Kind: spec.KindCron, Expr: "61 * * * *", TimeZone: "UTC"}
+	s := Settings{Name: "n", Queue: "q", Kind: timetable.KindCron, Expr: "61 * * * *", TimeZone: "UTC"}
 	_, err4 := s.Normalize()
 	_, _, err5 := ParseKind("", "", "")
 	tests := []struct {
@@ -235,16 +235,16 @@ func TestReason(t *testing.T) {
 	}
 }
 
-// TestFromSpec: the time engine's errors keep their message; parts of a
+// TestFromTimetable: the time engine's errors keep their message; parts of a
 // cron expression are the field cron; other errors pass through.
-func TestFromSpec(t *testing.T) {
+func TestFromTimetable(t *testing.T) {
 	t.Parallel()
 	for field, want := range map[string]string{"minute field": "cron", "day-of-week field": "cron", "cron": "cron", "time_zone": "time_zone", "every": "every"} {
-		err := FromSpec(&spec.InvalidError{Field: field, Msg: "m"})
+		err := FromTimetable(&timetable.InvalidError{Field: field, Msg: "m"})
 		checkErr(t, err, want, "m")
 	}
 	other := json.Unmarshal([]byte("{"), new(any))
-	if got := FromSpec(other); got != other {
-		t.Errorf("FromSpec(%v) = %v, want it unchanged", other, got)
+	if got := FromTimetable(other); got != other {
+		t.Errorf("FromTimetable(%v) = %v, want it unchanged", other, got)
 	}
 }

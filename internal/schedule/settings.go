@@ -7,7 +7,7 @@
 // passes schedd's (bar what needs the store or the clock: a name taken, an
 // at instant already past).
 //
-// It links only the time engine (internal/spec) and the API's wire types,
+// It links only the time engine (internal/timetable) and the API's wire types,
 // never the engine, the server, a store or a database driver: schedctl
 // must stay free of those. Its policy types therefore mirror the store's
 // (store.MisfirePolicy, store.OverlapPolicy, store.RetryPolicy) with the
@@ -17,7 +17,7 @@ package schedule
 import (
 	"time"
 
-	"github.com/sched-dev/sched/internal/spec"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 // Defaults of a schedule's settings, taken when a setting is left out.
@@ -80,12 +80,12 @@ type Settings struct {
 	Name  string
 	Queue string
 
-	Kind      spec.Kind
+	Kind      timetable.Kind
 	Expr      string
 	TimeZone  string    // cron: required; at, every: defaults to UTC
 	Anchor    time.Time // every only
-	DSTGap    spec.GapPolicy
-	DSTRepeat spec.RepeatPolicy
+	DSTGap    timetable.GapPolicy
+	DSTRepeat timetable.RepeatPolicy
 
 	Payload []byte // a JSON value; nil for none
 
@@ -100,7 +100,7 @@ type Settings struct {
 // Normalize validates s, fills in its defaults, and returns its parsed
 // timing. Errors are *ValidationError naming the first bad setting, in
 // the order the fields are declared.
-func (s *Settings) Normalize() (*spec.Spec, error) {
+func (s *Settings) Normalize() (*timetable.Timetable, error) {
 	if err := CheckName(s.Name); err != nil {
 		return nil, err
 	}
@@ -108,21 +108,21 @@ func (s *Settings) Normalize() (*spec.Spec, error) {
 		return nil, err
 	}
 	switch s.Kind {
-	case spec.KindCron:
+	case timetable.KindCron:
 		if s.TimeZone == "" {
 			return nil, Invalid("time_zone", "a cron schedule needs a time zone (an IANA name such as Europe/Berlin, or UTC)")
 		}
-	case spec.KindAt, spec.KindEvery:
+	case timetable.KindAt, timetable.KindEvery:
 		if s.TimeZone == "" {
 			s.TimeZone = "UTC"
 		}
 	default:
 		return nil, Invalid("kind", "kind %q: want cron, at or every", s.Kind)
 	}
-	if !s.Anchor.IsZero() && s.Kind != spec.KindEvery {
+	if !s.Anchor.IsZero() && s.Kind != timetable.KindEvery {
 		return nil, Invalid("anchor", "an anchor only applies to an every schedule")
 	}
-	if s.Kind != spec.KindCron && (s.DSTGap != "" || s.DSTRepeat != "") {
+	if s.Kind != timetable.KindCron && (s.DSTGap != "" || s.DSTRepeat != "") {
 		// Name the option that was given, so a client can point at it.
 		field := "dst_gap"
 		if s.DSTGap == "" {
@@ -131,14 +131,14 @@ func (s *Settings) Normalize() (*spec.Spec, error) {
 		return nil, Invalid(field, "DST options only apply to a cron schedule")
 	}
 	if s.DSTGap == "" {
-		s.DSTGap = spec.GapSkip
+		s.DSTGap = timetable.GapSkip
 	}
 	if s.DSTRepeat == "" {
-		s.DSTRepeat = spec.RepeatFirst
+		s.DSTRepeat = timetable.RepeatFirst
 	}
-	sp, err := spec.Parse(spec.Definition{Kind: s.Kind, Expr: s.Expr, Zone: s.TimeZone, Anchor: s.Anchor, Gap: s.DSTGap, Repeat: s.DSTRepeat})
+	sp, err := timetable.Parse(timetable.Definition{Kind: s.Kind, Expr: s.Expr, TimeZone: s.TimeZone, Anchor: s.Anchor, DSTGap: s.DSTGap, DSTRepeat: s.DSTRepeat})
 	if err != nil {
-		return nil, FromSpec(err)
+		return nil, FromTimetable(err)
 	}
 	if len(s.Payload) > MaxPayload {
 		return nil, Invalid("payload", "payload of %d bytes is over the limit of %d (256 KiB)", len(s.Payload), MaxPayload)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sched-dev/sched/internal/spec"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 // checkErr fails unless err is a *ValidationError of field with exactly
@@ -33,9 +33,9 @@ func checkErr(t *testing.T, err error, field, msg string) {
 func TestNormalizeRules(t *testing.T) {
 	t.Parallel()
 	base := func() Settings {
-		return Settings{Name: "nightly", Queue: "reports", Kind: spec.KindCron, Expr: "0 2 * * *", TimeZone: "Europe/Berlin"}
+		return Settings{Name: "nightly", Queue: "reports", Kind: timetable.KindCron, Expr: "0 2 * * *", TimeZone: "Europe/Berlin"}
 	}
-	every := func(s *Settings) { s.Kind, s.Expr, s.TimeZone = spec.KindEvery, "1h", "" }
+	every := func(s *Settings) { s.Kind, s.Expr, s.TimeZone = timetable.KindEvery, "1h", "" }
 	tests := []struct {
 		name       string
 		mut        func(*Settings)
@@ -59,7 +59,7 @@ func TestNormalizeRules(t *testing.T) {
 		{"queue with space", func(s *Settings) { s.Queue = "a b" }, "queue", `queue: "a b": use only letters, digits and . _ - :`},
 		{"queue not ASCII", func(s *Settings) { s.Queue = "ü" }, "queue", `queue: "ü": use only letters, digits and . _ - :`},
 		// kind and expression
-		{"kind at", func(s *Settings) { s.Kind, s.Expr, s.TimeZone = spec.KindAt, "2027-03-14T09:00:00-04:00", "" }, "", ""},
+		{"kind at", func(s *Settings) { s.Kind, s.Expr, s.TimeZone = timetable.KindAt, "2027-03-14T09:00:00-04:00", "" }, "", ""},
 		{"kind every", every, "", ""},
 		{"kind unknown", func(s *Settings) { s.Kind = "sometimes" }, "kind", `kind: kind "sometimes": want cron, at or every`},
 		{"kind empty", func(s *Settings) { s.Kind = "" }, "kind", `kind: kind "": want cron, at or every`},
@@ -68,7 +68,7 @@ func TestNormalizeRules(t *testing.T) {
 		{"cron with seconds", func(s *Settings) { s.Expr = "*/2 * * * * *" }, "", ""},
 		{"every 0s", func(s *Settings) { every(s); s.Expr = "0s" }, "every", `every "0s": must be at least 1s`},
 		{"every 1.5s", func(s *Settings) { every(s); s.Expr = "1500ms" }, "every", `every "1500ms": must be a whole number of seconds`},
-		{"at not RFC 3339", func(s *Settings) { s.Kind, s.Expr = spec.KindAt, "tomorrow" }, "at", `at "tomorrow": not an RFC 3339 time (e.g. 2027-03-14T09:00:00-04:00)`},
+		{"at not RFC 3339", func(s *Settings) { s.Kind, s.Expr = timetable.KindAt, "tomorrow" }, "at", `at "tomorrow": not an RFC 3339 time (e.g. 2027-03-14T09:00:00-04:00)`},
 		// time zone
 		{"cron in UTC", func(s *Settings) { s.TimeZone = "UTC" }, "", ""},
 		{"cron without a zone", func(s *Settings) { s.TimeZone = "" }, "time_zone", "time_zone: a cron schedule needs a time zone (an IANA name such as Europe/Berlin, or UTC)"},
@@ -80,9 +80,11 @@ func TestNormalizeRules(t *testing.T) {
 		{"anchor on cron", func(s *Settings) { s.Anchor = time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC) }, "anchor", "anchor: an anchor only applies to an every schedule"},
 		{"anchor with a fraction", func(s *Settings) { every(s); s.Anchor = time.Date(2027, 1, 1, 0, 0, 0, 5e8, time.UTC) }, "anchor", "anchor 2027-01-01T00:00:00.5Z: has a fraction of a second; schedules fire on whole seconds"},
 		// DST policies
-		{"cron shift and last", func(s *Settings) { s.DSTGap, s.DSTRepeat = spec.GapShift, spec.RepeatLast }, "", ""},
-		{"dst_gap on every", func(s *Settings) { every(s); s.DSTGap = spec.GapShift }, "dst_gap", "dst_gap: DST options only apply to a cron schedule"},
-		{"dst_repeat on at", func(s *Settings) { s.Kind, s.Expr, s.DSTRepeat = spec.KindAt, "2027-03-14T13:00:00Z", spec.RepeatAll }, "dst_repeat", "dst_repeat: DST options only apply to a cron schedule"},
+		{"cron shift and last", func(s *Settings) { s.DSTGap, s.DSTRepeat = timetable.GapShift, timetable.RepeatLast }, "", ""},
+		{"dst_gap on every", func(s *Settings) { every(s); s.DSTGap = timetable.GapShift }, "dst_gap", "dst_gap: DST options only apply to a cron schedule"},
+		{"dst_repeat on at", func(s *Settings) {
+			s.Kind, s.Expr, s.DSTRepeat = timetable.KindAt, "2027-03-14T13:00:00Z", timetable.RepeatAll
+		}, "dst_repeat", "dst_repeat: DST options only apply to a cron schedule"},
 		{"dst_gap unknown", func(s *Settings) { s.DSTGap = "later" }, "dst_gap", `dst_gap "later": want skip or shift`},
 		{"dst_repeat unknown", func(s *Settings) { s.DSTRepeat = "twice" }, "dst_repeat", `dst_repeat "twice": want first, last or all`},
 		// payload
@@ -163,23 +165,23 @@ func TestNormalizeOrder(t *testing.T) {
 // given is kept.
 func TestNormalizeDefaults(t *testing.T) {
 	t.Parallel()
-	s := Settings{Name: "n", Queue: "q", Kind: spec.KindEvery, Expr: "90s"}
+	s := Settings{Name: "n", Queue: "q", Kind: timetable.KindEvery, Expr: "90s"}
 	sp, err := s.Normalize()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Settings{Name: "n", Queue: "q", Kind: spec.KindEvery, Expr: "90s", TimeZone: "UTC",
-		DSTGap: spec.GapSkip, DSTRepeat: spec.RepeatFirst,
+	want := Settings{Name: "n", Queue: "q", Kind: timetable.KindEvery, Expr: "90s", TimeZone: "UTC",
+		DSTGap: timetable.GapSkip, DSTRepeat: timetable.RepeatFirst,
 		MisfirePolicy: MisfireFireOnce, MaxLateness: time.Minute, OverlapPolicy: OverlapAllow,
 		Retry: RetryPolicy{MaxAttempts: 10, BackoffBase: time.Second, BackoffCap: 5 * time.Minute, Deadline: 24 * time.Hour}}
 	if !equal(s, want) {
 		t.Errorf("normalized\n %+v\nwant\n %+v", s, want)
 	}
-	if d := sp.Definition(); d.Kind != spec.KindEvery || d.Zone != "UTC" {
+	if d := sp.Definition(); d.Kind != timetable.KindEvery || d.TimeZone != "UTC" {
 		t.Errorf("parsed timing %+v", d)
 	}
-	given := Settings{Name: "n", Queue: "q", Kind: spec.KindCron, Expr: "@daily", TimeZone: "Asia/Kolkata",
-		DSTGap: spec.GapShift, DSTRepeat: spec.RepeatAll, Payload: []byte(`{"a":1}`),
+	given := Settings{Name: "n", Queue: "q", Kind: timetable.KindCron, Expr: "@daily", TimeZone: "Asia/Kolkata",
+		DSTGap: timetable.GapShift, DSTRepeat: timetable.RepeatAll, Payload: []byte(`{"a":1}`),
 		MisfirePolicy: MisfireCatchUp, CatchUpK: 3, MaxLateness: 2 * time.Hour, OverlapPolicy: OverlapSkipIfRunning,
 		FlexibleWindow: time.Minute, Retry: RetryPolicy{MaxAttempts: 3, BackoffBase: 10 * time.Millisecond, BackoffCap: time.Minute, Deadline: time.Hour}}
 	s = given

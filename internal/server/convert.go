@@ -11,8 +11,8 @@ import (
 	"github.com/sched-dev/sched/internal/metrics"
 	"github.com/sched-dev/sched/internal/preview"
 	"github.com/sched-dev/sched/internal/schedule"
-	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 // PreviewCount is how many firings each schedule answer previews.
@@ -36,7 +36,7 @@ func apiSchedule(sc *store.Schedule, nextFire, now time.Time) api.Schedule {
 		MissedCount: sc.MissedCount, CreatedAt: sc.CreatedAt.UTC(), UpdatedAt: sc.UpdatedAt.UTC(),
 		Preview: previewOf(sc, nextFire, now),
 	}
-	if sc.Kind == spec.KindCron {
+	if sc.Kind == timetable.KindCron {
 		out.DSTGap, out.DSTRepeat = string(sc.DSTGap), string(sc.DSTRepeat)
 	}
 	if !sc.Anchor.IsZero() {

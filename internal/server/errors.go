@@ -8,8 +8,8 @@ import (
 
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/schedule"
-	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 // apiError is an error answer decided by the server itself.
@@ -47,7 +47,7 @@ func unavailable(msg string) error {
 func classify(err error, notFoundMsg string) (int, api.ErrorDetail) {
 	var ae *apiError
 	var ve *schedule.ValidationError
-	var ie *spec.InvalidError
+	var ie *timetable.InvalidError
 	switch {
 	case errors.As(err, &ae):
 		return ae.status, api.ErrorDetail{Code: ae.code, Message: ae.msg, Field: ae.field}

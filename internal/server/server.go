@@ -29,7 +29,7 @@ import (
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/metrics"
-	"github.com/sched-dev/sched/internal/spec"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 // DefaultTenant is the one tenant of a schedd without multi-tenancy.
@@ -353,7 +353,7 @@ func (s *Server) status(r *http.Request, _ http.ResponseWriter) (int, any, error
 		return 0, nil, err
 	}
 	out := apiStatus(st, s.cfg.Shards)
-	out.Version, out.TZVersion, out.NodeID, out.Store = s.cfg.Version, spec.TZVersion(), s.cfg.NodeID, s.cfg.StoreDriver
+	out.Version, out.TZVersion, out.NodeID, out.Store = s.cfg.Version, timetable.TZVersion(), s.cfg.NodeID, s.cfg.StoreDriver
 	return http.StatusOK, out, nil
 }
 

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/sched-dev/sched/api"
-	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/sqlite"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 func TestHealthReadyStatus(t *testing.T) {
@@ -31,7 +31,7 @@ func TestHealthReadyStatus(t *testing.T) {
 	}
 	var st api.Status
 	h.ok(200, &st, "GET", "/v1/status", nil)
-	want := api.Status{Version: "test-1", TZVersion: spec.TZVersion(), NodeID: "node-a", Store: "sqlite", Shards: 4, Now: start}
+	want := api.Status{Version: "test-1", TZVersion: timetable.TZVersion(), NodeID: "node-a", Store: "sqlite", Shards: 4, Now: start}
 	self := api.Status{Version: st.Version, TZVersion: st.TZVersion, NodeID: st.NodeID, Store: st.Store, Shards: st.Shards, Now: st.Now}
 	if !reflect.DeepEqual(self, want) {
 		t.Fatalf("status %+v, want %+v", self, want)

@@ -26,7 +26,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/sched-dev/sched/internal/spec"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 // Sentinel errors. Every driver translates its native errors into these in
@@ -170,13 +170,13 @@ type Schedule struct {
 	Shard int
 	Name  string
 
-	// Timing, as the user wrote it; see spec.Definition.
-	Kind      spec.Kind
+	// Timing, as the user wrote it; see timetable.Definition.
+	Kind      timetable.Kind
 	Expr      string    // cron expression, RFC 3339 instant or Go duration
 	TimeZone  string    // IANA zone name
 	Anchor    time.Time // every: the instant intervals count from; zero for none
-	DSTGap    spec.GapPolicy
-	DSTRepeat spec.RepeatPolicy
+	DSTGap    timetable.GapPolicy
+	DSTRepeat timetable.RepeatPolicy
 
 	Version int64 // 1 at creation
 	State   ScheduleState
@@ -208,14 +208,14 @@ type Schedule struct {
 }
 
 // Definition returns the schedule's timing for the time engine.
-func (s *Schedule) Definition() spec.Definition {
-	return spec.Definition{
-		Kind:   s.Kind,
-		Expr:   s.Expr,
-		Zone:   s.TimeZone,
-		Anchor: s.Anchor,
-		Gap:    s.DSTGap,
-		Repeat: s.DSTRepeat,
+func (s *Schedule) Definition() timetable.Definition {
+	return timetable.Definition{
+		Kind:      s.Kind,
+		Expr:      s.Expr,
+		TimeZone:  s.TimeZone,
+		Anchor:    s.Anchor,
+		DSTGap:    s.DSTGap,
+		DSTRepeat: s.DSTRepeat,
 	}
 }
 

@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"github.com/sched-dev/sched/internal/spec"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 // Version is sched's release, set at build time with
@@ -34,5 +34,5 @@ func Get() string {
 // built with, and the tz database it reads zones from (which decides
 // when schedules fire), e.g. "schedd v1.2.3 (go1.24.1), tz database 2025b".
 func Line(prog, v string) string {
-	return fmt.Sprintf("%s %s (%s), tz database %s", prog, v, runtime.Version(), spec.TZVersion())
+	return fmt.Sprintf("%s %s (%s), tz database %s", prog, v, runtime.Version(), timetable.TZVersion())
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/sched-dev/sched/client"
-	"github.com/sched-dev/sched/internal/spec"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 // Exit statuses: a contract for scripts.
@@ -51,7 +51,7 @@ func (e *StatusError) Unwrap() error { return e.Err }
 func ExitCode(err error) int {
 	var se *StatusError
 	var ue *UsageError
-	var ie *spec.InvalidError
+	var ie *timetable.InvalidError
 	switch {
 	case err == nil:
 		return ExitOK

@@ -10,7 +10,7 @@ import (
 
 	"github.com/sched-dev/sched/internal/cli/cmdutil"
 	ipreview "github.com/sched-dev/sched/internal/preview"
-	"github.com/sched-dev/sched/internal/spec"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 // PreviewOptions is schedctl preview.
@@ -74,19 +74,19 @@ JSON output (-o json) is a stable contract; see docs/preview.md.`,
 	fl.StringVar(&o.tz, "tz", "", "IANA time zone, e.g. America/New_York (required with --cron; default UTC otherwise)")
 	fl.StringVar(&o.from, "from", "", "show firings strictly after this RFC 3339 instant (default: now)")
 	fl.IntVar(&o.count, "count", ipreview.DefaultCount, fmt.Sprintf("number of firings, 1 to %d", ipreview.MaxCount))
-	fl.StringVar(&o.gap, "dst-gap", string(spec.GapSkip), "a wall time that does not exist: skip or shift")
-	fl.StringVar(&o.repeat, "dst-repeat", string(spec.RepeatFirst), "a wall time that happens twice: first, last or all")
+	fl.StringVar(&o.gap, "dst-gap", string(timetable.GapSkip), "a wall time that does not exist: skip or shift")
+	fl.StringVar(&o.repeat, "dst-repeat", string(timetable.RepeatFirst), "a wall time that happens twice: first, last or all")
 	return cmd
 }
 
 // request checks the flags together and builds the preview request.
 func (o *previewFlags) request(cmd *cobra.Command, now time.Time) (ipreview.Request, error) {
-	var def spec.Definition
+	var def timetable.Definition
 	n := 0
 	for _, k := range []struct {
-		kind spec.Kind
+		kind timetable.Kind
 		expr string
-	}{{spec.KindCron, o.cron}, {spec.KindAt, o.at}, {spec.KindEvery, o.every}} {
+	}{{timetable.KindCron, o.cron}, {timetable.KindAt, o.at}, {timetable.KindEvery, o.every}} {
 		if cmd.Flags().Changed(string(k.kind)) {
 			n++
 			def.Kind, def.Expr = k.kind, k.expr
@@ -95,22 +95,22 @@ func (o *previewFlags) request(cmd *cobra.Command, now time.Time) (ipreview.Requ
 	if n != 1 {
 		return ipreview.Request{}, cmdutil.UsageErrorf("give exactly one of --cron, --at or --every")
 	}
-	if def.Kind != spec.KindEvery && cmd.Flags().Changed("anchor") {
+	if def.Kind != timetable.KindEvery && cmd.Flags().Changed("anchor") {
 		return ipreview.Request{}, cmdutil.UsageErrorf("--anchor goes with --every only")
 	}
-	if def.Kind != spec.KindCron && (cmd.Flags().Changed("dst-gap") || cmd.Flags().Changed("dst-repeat")) {
+	if def.Kind != timetable.KindCron && (cmd.Flags().Changed("dst-gap") || cmd.Flags().Changed("dst-repeat")) {
 		return ipreview.Request{}, cmdutil.UsageErrorf("--dst-gap and --dst-repeat go with --cron only; --%s is elapsed or absolute time", def.Kind)
 	}
-	def.Zone = o.tz
+	def.TimeZone = o.tz
 	if !cmd.Flags().Changed("tz") {
-		if def.Kind == spec.KindCron {
+		if def.Kind == timetable.KindCron {
 			return ipreview.Request{}, cmdutil.UsageErrorf("--tz is required with --cron: cron is wall-clock time in an IANA zone such as America/New_York or UTC")
 		}
-		def.Zone = "UTC"
+		def.TimeZone = "UTC"
 	}
-	def.Gap, def.Repeat = spec.GapPolicy(o.gap), spec.RepeatPolicy(o.repeat)
+	def.DSTGap, def.DSTRepeat = timetable.GapPolicy(o.gap), timetable.RepeatPolicy(o.repeat)
 	if o.anchor != "" {
-		a, err := spec.ParseInstant("anchor", o.anchor)
+		a, err := timetable.ParseInstant("anchor", o.anchor)
 		if err != nil {
 			return ipreview.Request{}, err
 		}
@@ -118,7 +118,7 @@ func (o *previewFlags) request(cmd *cobra.Command, now time.Time) (ipreview.Requ
 	}
 	from := now
 	if cmd.Flags().Changed("from") {
-		t, err := spec.ParseInstant("from", o.from)
+		t, err := timetable.ParseInstant("from", o.from)
 		if err != nil {
 			return ipreview.Request{}, err
 		}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/sched-dev/sched/api"
 	rules "github.com/sched-dev/sched/internal/schedule"
-	"github.com/sched-dev/sched/internal/spec"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 // Offline validation of a schedule request, and the normal form that
@@ -23,10 +23,10 @@ import (
 // schedules with the same normal form behave the same.
 type normalForm struct {
 	Name, Queue   string
-	Kind          spec.Kind
+	Kind          timetable.Kind
 	Expr          string // cron: fields joined by one space; at: RFC 3339 UTC; every: a Go duration
 	canonicalCron string // cron: the six-field numeric form, to compare meaning
-	Zone          string
+	TimeZone      string
 	Anchor        string // every: RFC 3339 UTC (the epoch when not given); else ""
 	Gap, Repeat   string // cron only; else ""
 	Payload       string // canonical JSON; "" for none
@@ -56,7 +56,7 @@ func checkRequest(r api.ScheduleRequest) (*normalForm, error) {
 	if err := rules.CheckIdempotencyKey(r.IdempotencyKey); err != nil {
 		return nil, err
 	}
-	s := &normalForm{Name: set.Name, Queue: set.Queue, Zone: set.TimeZone,
+	s := &normalForm{Name: set.Name, Queue: set.Queue, TimeZone: set.TimeZone,
 		Misfire: rules.FormatMisfire(set.MisfirePolicy, set.CatchUpK), MaxLateness: set.MaxLateness,
 		Overlap: string(set.OverlapPolicy), FlexWindow: set.FlexibleWindow, MaxAttempts: set.Retry.MaxAttempts,
 		RetryBase: set.Retry.BackoffBase, RetryCap: set.Retry.BackoffCap, RetryDeadline: set.Retry.Deadline}
@@ -70,19 +70,19 @@ func checkRequest(r api.ScheduleRequest) (*normalForm, error) {
 }
 
 // normalTiming fills the timing fields from a parsed definition.
-func (s *normalForm) normalTiming(d spec.Definition, canonical string) {
+func (s *normalForm) normalTiming(d timetable.Definition, canonical string) {
 	s.Kind = d.Kind
 	switch d.Kind {
-	case spec.KindCron:
+	case timetable.KindCron:
 		s.Expr = strings.Join(strings.Fields(d.Expr), " ")
 		s.canonicalCron = canonical
-		s.Gap, s.Repeat = string(d.Gap), string(d.Repeat)
-	case spec.KindAt:
-		if t, err := spec.ParseInstant("at", d.Expr); err == nil {
+		s.Gap, s.Repeat = string(d.DSTGap), string(d.DSTRepeat)
+	case timetable.KindAt:
+		if t, err := timetable.ParseInstant("at", d.Expr); err == nil {
 			s.Expr = t.UTC().Format(time.RFC3339)
 		}
-	case spec.KindEvery:
-		if iv, err := spec.ParseEvery(d.Expr); err == nil {
+	case timetable.KindEvery:
+		if iv, err := timetable.ParseEvery(d.Expr); err == nil {
 			s.Expr = iv.String()
 		}
 		a := d.Anchor
@@ -98,19 +98,19 @@ func (s *normalForm) normalTiming(d spec.Definition, canonical string) {
 // schedctl cannot read is kept as is, so it shows up in a diff rather
 // than being hidden.
 func fromLive(sc api.Schedule) *normalForm {
-	s := &normalForm{Name: sc.Name, Queue: sc.Queue, Kind: spec.Kind(sc.Kind), Expr: sc.Expression, Zone: sc.TimeZone,
+	s := &normalForm{Name: sc.Name, Queue: sc.Queue, Kind: timetable.Kind(sc.Kind), Expr: sc.Expression, TimeZone: sc.TimeZone,
 		Misfire: sc.MisfirePolicy, Overlap: sc.OverlapPolicy, MaxAttempts: sc.MaxAttempts}
-	def := spec.Definition{Kind: s.Kind, Expr: sc.Expression, Zone: "UTC", Gap: spec.GapPolicy(sc.DSTGap), Repeat: spec.RepeatPolicy(sc.DSTRepeat)}
+	def := timetable.Definition{Kind: s.Kind, Expr: sc.Expression, TimeZone: "UTC", DSTGap: timetable.GapPolicy(sc.DSTGap), DSTRepeat: timetable.RepeatPolicy(sc.DSTRepeat)}
 	if sc.Anchor != "" {
-		if a, err := spec.ParseInstant("anchor", sc.Anchor); err == nil {
+		if a, err := timetable.ParseInstant("anchor", sc.Anchor); err == nil {
 			def.Anchor = a
 		}
 	}
 	// The zone only matters for local times, not for the normal form; UTC
 	// keeps a zone this host does not know from hiding the rest.
-	if sp, err := spec.Parse(def); err == nil {
+	if sp, err := timetable.Parse(def); err == nil {
 		s.normalTiming(sp.Definition(), sp.Canonical())
-	} else if s.Kind == spec.KindCron {
+	} else if s.Kind == timetable.KindCron {
 		s.Gap, s.Repeat = sc.DSTGap, sc.DSTRepeat
 	}
 	if p, err := rules.CanonicalPayload(sc.Payload); err == nil {
@@ -169,7 +169,7 @@ func (s *normalForm) fields() []change {
 		{Field: "queue", To: s.Queue},
 		{Field: "kind", To: string(s.Kind)},
 		{Field: string(s.Kind), To: s.Expr},
-		{Field: "time_zone", To: s.Zone},
+		{Field: "time_zone", To: s.TimeZone},
 		{Field: "anchor", To: s.Anchor},
 		{Field: "dst_gap", To: s.Gap},
 		{Field: "dst_repeat", To: s.Repeat},
@@ -195,7 +195,7 @@ func diffSchedules(live, want *normalForm) []change {
 		if lf[i].To == wf[i].To {
 			continue
 		}
-		if wf[i].Field == "cron" && live.Kind == spec.KindCron && want.Kind == spec.KindCron &&
+		if wf[i].Field == "cron" && live.Kind == timetable.KindCron && want.Kind == timetable.KindCron &&
 			live.canonicalCron != "" && live.canonicalCron == want.canonicalCron {
 			continue
 		}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/cli/cmdutil"
-	"github.com/sched-dev/sched/internal/spec"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 // CreateOptions is schedctl create.
@@ -110,7 +110,7 @@ func printSchedule(f *cmdutil.Factory, sc *api.Schedule) error {
 	if sc.Anchor != "" {
 		t.Row("anchor", sc.Anchor)
 	}
-	if sc.Kind == string(spec.KindCron) {
+	if sc.Kind == string(timetable.KindCron) {
 		t.Row("dst", fmt.Sprintf("gap %s, repeat %s", sc.DSTGap, sc.DSTRepeat))
 	}
 	// Two instants that used to look contradictory: the next firing a

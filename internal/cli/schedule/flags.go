@@ -12,15 +12,15 @@ import (
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/cli/cmdutil"
 	rules "github.com/sched-dev/sched/internal/schedule"
-	"github.com/sched-dev/sched/internal/spec"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 // scheduleFlags are the settings flags of create and update.
 type scheduleFlags struct {
-	Name, Queue, Cron, At, Every, TZ, Anchor string
-	Payload, Misfire, MaxLateness, Overlap   string
-	FlexWindow, DSTGap, DSTRepeat            string
-	MaxAttempts                              int
+	Name, Queue, Cron, At, Every, TimeZone, Anchor string
+	Payload, Misfire, MaxLateness, Overlap         string
+	FlexWindow, DSTGap, DSTRepeat                  string
+	MaxAttempts                                    int
 }
 
 // flagField maps a flag to the request field it sets, and back.
@@ -47,7 +47,7 @@ func (sf *scheduleFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&sf.Cron, "cron", "", "cron expression: 5 fields, or 6 with leading seconds, or a macro such as @daily")
 	fl.StringVar(&sf.At, "at", "", "one instant, RFC 3339 with any offset")
 	fl.StringVar(&sf.Every, "every", "", "fixed interval of elapsed time, e.g. 90s, 15m, 24h")
-	fl.StringVar(&sf.TZ, "tz", "", "IANA time zone, e.g. Europe/Berlin (required with --cron; default UTC otherwise)")
+	fl.StringVar(&sf.TimeZone, "tz", "", "IANA time zone, e.g. Europe/Berlin (required with --cron; default UTC otherwise)")
 	fl.StringVar(&sf.Anchor, "anchor", "", "instant an --every interval counts from (default: the Unix epoch)")
 	fl.StringVar(&sf.Payload, "payload", "", "JSON handed to the worker; @FILE reads a file, @- standard input")
 	fl.StringVar(&sf.Misfire, "misfire", "", "firings later than --max-lateness: skip, fire_once or catch_up:K (default fire_once)")
@@ -147,7 +147,7 @@ func (p *schedulePatch) apply(r *api.ScheduleRequest) {
 		"dst-gap": &r.DSTGap, "dst-repeat": &r.DSTRepeat,
 	}
 	val := map[string]string{
-		"name": v.Name, "queue": v.Queue, "tz": v.TZ, "anchor": v.Anchor, "misfire": v.Misfire,
+		"name": v.Name, "queue": v.Queue, "tz": v.TimeZone, "anchor": v.Anchor, "misfire": v.Misfire,
 		"max-lateness": v.MaxLateness, "overlap": v.Overlap, "flex-window": v.FlexWindow,
 		"dst-gap": v.DSTGap, "dst-repeat": v.DSTRepeat,
 	}
@@ -187,15 +187,15 @@ func requestFromSchedule(sc api.Schedule) api.ScheduleRequest {
 	if string(r.Payload) == "null" {
 		r.Payload = nil
 	}
-	switch spec.Kind(sc.Kind) {
-	case spec.KindCron:
+	switch timetable.Kind(sc.Kind) {
+	case timetable.KindCron:
 		r.Cron, r.DSTGap, r.DSTRepeat = sc.Expression, sc.DSTGap, sc.DSTRepeat
-	case spec.KindAt:
+	case timetable.KindAt:
 		r.At = sc.Expression
-	case spec.KindEvery:
+	case timetable.KindEvery:
 		r.Every = sc.Expression
 	}
-	if spec.Kind(sc.Kind) != spec.KindEvery {
+	if timetable.Kind(sc.Kind) != timetable.KindEvery {
 		r.Anchor = ""
 	}
 	return r

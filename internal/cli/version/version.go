@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sched-dev/sched/internal/cli/cmdutil"
-	"github.com/sched-dev/sched/internal/spec"
+	"github.com/sched-dev/sched/internal/timetable"
 	"github.com/sched-dev/sched/internal/version"
 )
 
@@ -44,7 +44,7 @@ func versionRun(opts *VersionOptions) error {
 		Version   string `json:"version"`
 		Go        string `json:"go"`
 		TZVersion string `json:"tz_version"`
-	}{f.Version, runtime.Version(), spec.TZVersion()}
+	}{f.Version, runtime.Version(), timetable.TZVersion()}
 	if opts.JSON {
 		enc := json.NewEncoder(f.Out)
 		enc.SetIndent("", "  ")

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 // TestSubscribeReconnects: a subscription hears this schema's
@@ -46,8 +46,8 @@ func TestSubscribeReconnects(t *testing.T) {
 		t.Helper()
 		now := time.Now().UTC().Truncate(time.Millisecond)
 		sc := &store.Schedule{
-			TenantID: "t", ScheduleID: id, Name: id, Kind: spec.KindEvery, Expr: "1m", TimeZone: "UTC",
-			DSTGap: spec.GapSkip, DSTRepeat: spec.RepeatFirst, Version: 1, State: store.ScheduleActive,
+			TenantID: "t", ScheduleID: id, Name: id, Kind: timetable.KindEvery, Expr: "1m", TimeZone: "UTC",
+			DSTGap: timetable.GapSkip, DSTRepeat: timetable.RepeatFirst, Version: 1, State: store.ScheduleActive,
 			NextRunAt: now.Add(time.Hour), Queue: "q", MisfirePolicy: store.MisfireFireOnce, MaxLateness: time.Minute,
 			OverlapPolicy: store.OverlapAllow, Retry: store.RetryPolicy{MaxAttempts: 1, BackoffBase: time.Second, BackoffCap: time.Second, Deadline: time.Hour},
 			CreatedAt: now, UpdatedAt: now,

@@ -10,8 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 // InsertSchedule stores a new schedule as given (the engine sets its
@@ -387,10 +387,10 @@ func scanSchedule(row pgx.Row) (*store.Schedule, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc.Kind = spec.Kind(kind)
+	sc.Kind = timetable.Kind(kind)
 	sc.Anchor = fromNullMS(anchor)
-	sc.DSTGap = spec.GapPolicy(gap)
-	sc.DSTRepeat = spec.RepeatPolicy(repeat)
+	sc.DSTGap = timetable.GapPolicy(gap)
+	sc.DSTRepeat = timetable.RepeatPolicy(repeat)
 	sc.State = store.ScheduleState(state)
 	sc.NextRunAt = fromNullMS(next)
 	sc.MisfirePolicy = store.MisfirePolicy(misfire)

@@ -7,8 +7,8 @@ import (
 	"math"
 	"time"
 
-	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 var _ store.Store = (*Store)(nil)
@@ -429,10 +429,10 @@ func (s *scheduleScan) scan(row scanner) (*store.Schedule, error) {
 	if err := row.Scan(s.dest...); err != nil {
 		return nil, err
 	}
-	sc.Kind = spec.Kind(s.enum(0))
+	sc.Kind = timetable.Kind(s.enum(0))
 	sc.Anchor = fromNullMS(s.anchor)
-	sc.DSTGap = spec.GapPolicy(s.enum(1))
-	sc.DSTRepeat = spec.RepeatPolicy(s.enum(2))
+	sc.DSTGap = timetable.GapPolicy(s.enum(1))
+	sc.DSTRepeat = timetable.RepeatPolicy(s.enum(2))
 	sc.State = store.ScheduleState(s.enum(3))
 	sc.NextRunAt = fromNullMS(s.next)
 	sc.MisfirePolicy = store.MisfirePolicy(s.enum(4))
@@ -466,9 +466,9 @@ func (s *scheduleScan) enum(i int) string {
 var scheduleEnums = func() map[string]string {
 	m := map[string]string{}
 	for _, v := range []string{
-		string(spec.KindCron), string(spec.KindAt), string(spec.KindEvery),
-		string(spec.GapSkip), string(spec.GapShift),
-		string(spec.RepeatFirst), string(spec.RepeatLast), string(spec.RepeatAll),
+		string(timetable.KindCron), string(timetable.KindAt), string(timetable.KindEvery),
+		string(timetable.GapSkip), string(timetable.GapShift),
+		string(timetable.RepeatFirst), string(timetable.RepeatLast), string(timetable.RepeatAll),
 		string(store.ScheduleActive), string(store.SchedulePaused), string(store.ScheduleCanceled), string(store.ScheduleCompleted),
 		string(store.MisfireSkip), string(store.MisfireFireOnce), string(store.MisfireCatchUp),
 		string(store.OverlapAllow), string(store.OverlapSkipIfRunning), string(store.OverlapQueueOne),

@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sched-dev/sched/internal/spec"
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 // Store is what the suite needs of a driver: the whole store contract,
@@ -84,13 +84,13 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 		for _, v := range []store.ScheduleState{store.ScheduleActive, store.SchedulePaused, store.ScheduleCanceled, store.ScheduleCompleted} {
 			insert(func(sc *store.Schedule) { sc.State = v })
 		}
-		for _, v := range []spec.Kind{spec.KindCron, spec.KindAt, spec.KindEvery} {
+		for _, v := range []timetable.Kind{timetable.KindCron, timetable.KindAt, timetable.KindEvery} {
 			insert(func(sc *store.Schedule) { sc.Kind = v })
 		}
-		for _, v := range []spec.GapPolicy{spec.GapSkip, spec.GapShift} {
+		for _, v := range []timetable.GapPolicy{timetable.GapSkip, timetable.GapShift} {
 			insert(func(sc *store.Schedule) { sc.DSTGap = v })
 		}
-		for _, v := range []spec.RepeatPolicy{spec.RepeatFirst, spec.RepeatLast, spec.RepeatAll} {
+		for _, v := range []timetable.RepeatPolicy{timetable.RepeatFirst, timetable.RepeatLast, timetable.RepeatAll} {
 			insert(func(sc *store.Schedule) { sc.DSTRepeat = v })
 		}
 		for _, v := range []store.MisfirePolicy{store.MisfireSkip, store.MisfireFireOnce, store.MisfireCatchUp} {
@@ -344,12 +344,12 @@ func NewSchedule(tenantID, scheduleID string) *store.Schedule {
 		ScheduleID:     scheduleID,
 		Shard:          7,
 		Name:           "nightly report " + scheduleID,
-		Kind:           spec.KindCron,
+		Kind:           timetable.KindCron,
 		Expr:           "30 2 * * *",
 		TimeZone:       "America/New_York",
 		Anchor:         time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
-		DSTGap:         spec.GapShift,
-		DSTRepeat:      spec.RepeatAll,
+		DSTGap:         timetable.GapShift,
+		DSTRepeat:      timetable.RepeatAll,
 		Version:        1,
 		State:          store.ScheduleActive,
 		NextRunAt:      time.Date(2026, 2, 2, 7, 30, 0, 0, time.UTC),

@@ -1,4 +1,4 @@
-package spec
+package timetable
 
 import (
 	"encoding/json"
@@ -10,8 +10,8 @@ import (
 // Fuzz targets: no input string may panic Parse or Next or make them run
 // long. The seed corpus runs with every `go test`; run longer with
 //
-//	go test ./internal/spec -run '^$' -fuzz FuzzParse -fuzztime 60s
-//	go test ./internal/spec -run '^$' -fuzz FuzzNext -fuzztime 60s
+//	go test ./internal/timetable -run '^$' -fuzz FuzzParse -fuzztime 60s
+//	go test ./internal/timetable -run '^$' -fuzz FuzzNext -fuzztime 60s
 //
 // A crasher is written to testdata/fuzz/<Fuzz>/ and kept there.
 
@@ -80,7 +80,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, expr, zone string, kind uint8) {
 		k := kinds[int(kind)%len(kinds)]
 		start := time.Now()
-		s, err := Parse(Definition{Kind: k, Expr: expr, Zone: zone})
+		s, err := Parse(Definition{Kind: k, Expr: expr, TimeZone: zone})
 		if err != nil {
 			ie, ok := err.(*InvalidError)
 			if !ok {
@@ -90,7 +90,7 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("Parse(%s %q, %q): empty InvalidError %+v", k, expr, zone, ie)
 			}
 			if s != nil {
-				t.Fatalf("Parse(%s %q, %q): a spec together with error %v", k, expr, zone, err)
+				t.Fatalf("Parse(%s %q, %q): a timetable together with error %v", k, expr, zone, err)
 			}
 			if d := time.Since(start); d > fuzzLimit {
 				t.Fatalf("Parse(%s %q, %q): rejection took %v", k, expr, zone, d)
@@ -204,8 +204,8 @@ func FuzzNext(f *testing.F) {
 	f.Add("* * * * *", zoneIndex(f, "Pacific/Chatham"), u("2027-04-03T12:00:00Z"), uint8(1), uint8(2))
 	f.Fuzz(func(t *testing.T, expr string, zone uint8, start int64, gap, repeat uint8) {
 		name := diffZones[int(zone)%len(diffZones)]
-		s, err := Parse(Definition{Kind: KindCron, Expr: expr, Zone: name,
-			Gap: gapPolicies[int(gap)%len(gapPolicies)], Repeat: repeatPolicies[int(repeat)%len(repeatPolicies)]})
+		s, err := Parse(Definition{Kind: KindCron, Expr: expr, TimeZone: name,
+			DSTGap: gapPolicies[int(gap)%len(gapPolicies)], DSTRepeat: repeatPolicies[int(repeat)%len(repeatPolicies)]})
 		if err != nil {
 			return
 		}

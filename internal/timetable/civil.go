@@ -1,4 +1,4 @@
-package spec
+package timetable
 
 // Civil (wall-clock) arithmetic without time.Location. A wall time is held as
 // "wall seconds": the seconds since 1970-01-01T00:00:00 of the proleptic

@@ -1,4 +1,4 @@
-package spec
+package timetable
 
 import (
 	"bufio"
@@ -140,7 +140,7 @@ func parseDSTCase(t *testing.T, path string) dstCase {
 		seen[key] = true
 		switch key {
 		case "zone":
-			c.def.Zone = val
+			c.def.TimeZone = val
 		case "cron":
 			c.def.Expr = val
 		case "from":
@@ -152,9 +152,9 @@ func parseDSTCase(t *testing.T, path string) dstCase {
 				bad("count: want a positive integer")
 			}
 		case "dst-gap":
-			c.def.Gap = GapPolicy(val)
+			c.def.DSTGap = GapPolicy(val)
 		case "dst-repeat":
-			c.def.Repeat = RepeatPolicy(val)
+			c.def.DSTRepeat = RepeatPolicy(val)
 		default:
 			bad("unknown key %q (want zone, cron, from, count, dst-gap, dst-repeat)", key)
 		}
@@ -177,7 +177,7 @@ func parseDSTCase(t *testing.T, path string) dstCase {
 // renderDSTCase runs NextObserved count times from the case's from and
 // renders the lines of the expected block. last is the unix time of the last
 // firing (0 if there was none).
-func renderDSTCase(t *testing.T, s *Spec, c dstCase) (lines []string, last int64) {
+func renderDSTCase(t *testing.T, s *Timetable, c dstCase) (lines []string, last int64) {
 	t.Helper()
 	after := c.from
 	for i := 0; i < c.count; i++ {

@@ -1,4 +1,4 @@
-// Package spec is sched's time engine: it parses and validates the three
+// Package timetable is sched's time engine: it parses and validates the three
 // schedule kinds (cron in an IANA zone, a one-time "at", a fixed "every"
 // interval) and answers one question fast and exactly: given an instant, when
 // is the next firing, and why is it where it is?
@@ -7,7 +7,7 @@
 // looking at the zone's offsets, never by time.Date, so a wall time in a
 // daylight-saving gap or repeat is a decision made by explicit policy
 // (GapPolicy, RepeatPolicy) and reported in the firing's Note.
-package spec
+package timetable
 
 import (
 	"fmt"
@@ -59,19 +59,19 @@ type Definition struct {
 	// Expr is the cron expression (KindCron), the RFC 3339 instant (KindAt)
 	// or the Go duration (KindEvery).
 	Expr string
-	// Zone is the IANA zone; cron reads wall time in it, the other kinds
+	// TimeZone is the IANA zone; cron reads wall time in it, the other kinds
 	// only use it to show local times.
-	Zone string
+	TimeZone string
 	// Anchor is the instant an every-interval counts from (zero: the Unix
 	// epoch, so "every 1h" fires on the hour in UTC).
-	Anchor time.Time
-	Gap    GapPolicy    // "" means GapSkip
-	Repeat RepeatPolicy // "" means RepeatFirst
+	Anchor    time.Time
+	DSTGap    GapPolicy    // "" means GapSkip
+	DSTRepeat RepeatPolicy // "" means RepeatFirst
 }
 
-// Spec is a validated, compiled schedule timing. It is immutable and safe
+// Timetable is a validated, compiled schedule timing. It is immutable and safe
 // for concurrent use.
-type Spec struct {
+type Timetable struct {
 	def    Definition
 	loc    *time.Location
 	zc     *zoneCache
@@ -120,28 +120,28 @@ type SkippedWall struct {
 
 // Parse validates and compiles a definition. Errors are *InvalidError and
 // name the bad part.
-func Parse(d Definition) (*Spec, error) {
-	if d.Gap == "" {
-		d.Gap = GapSkip
+func Parse(d Definition) (*Timetable, error) {
+	if d.DSTGap == "" {
+		d.DSTGap = GapSkip
 	}
-	if d.Repeat == "" {
-		d.Repeat = RepeatFirst
+	if d.DSTRepeat == "" {
+		d.DSTRepeat = RepeatFirst
 	}
-	switch d.Gap {
+	switch d.DSTGap {
 	case GapSkip, GapShift:
 	default:
-		return nil, invalid("dst_gap", "dst_gap %q: want skip or shift", d.Gap)
+		return nil, invalid("dst_gap", "dst_gap %q: want skip or shift", d.DSTGap)
 	}
-	switch d.Repeat {
+	switch d.DSTRepeat {
 	case RepeatFirst, RepeatLast, RepeatAll:
 	default:
-		return nil, invalid("dst_repeat", "dst_repeat %q: want first, last or all", d.Repeat)
+		return nil, invalid("dst_repeat", "dst_repeat %q: want first, last or all", d.DSTRepeat)
 	}
-	loc, err := LoadZone(d.Zone)
+	loc, err := LoadZone(d.TimeZone)
 	if err != nil {
 		return nil, err
 	}
-	s := &Spec{def: d, loc: loc, zc: cacheFor(loc)}
+	s := &Timetable{def: d, loc: loc, zc: cacheFor(loc)}
 	switch d.Kind {
 	case KindCron:
 		if s.cron, err = parseCron(d.Expr); err != nil {
@@ -224,16 +224,16 @@ func checkYear(part string, t time.Time) error {
 	return nil
 }
 
-// Definition returns the definition the spec was parsed from, with defaults
+// Definition returns the definition the timetable was parsed from, with defaults
 // filled in.
-func (s *Spec) Definition() Definition { return s.def }
+func (s *Timetable) Definition() Definition { return s.def }
 
 // Location returns the schedule's zone.
-func (s *Spec) Location() *time.Location { return s.loc }
+func (s *Timetable) Location() *time.Location { return s.loc }
 
 // Canonical returns the cron expression in its six-field numeric form, or
 // "" for other kinds.
-func (s *Spec) Canonical() string {
+func (s *Timetable) Canonical() string {
 	if s.cron == nil {
 		return ""
 	}
@@ -242,17 +242,17 @@ func (s *Spec) Canonical() string {
 
 // Next returns the first firing strictly after the instant after; ok is
 // false when there is none (an "at" in the past, or past year 9999).
-func (s *Spec) Next(after time.Time) (f Firing, ok bool) {
+func (s *Timetable) Next(after time.Time) (f Firing, ok bool) {
 	return s.next(after.Unix(), nil)
 }
 
 // NextObserved is Next, also reporting each matching wall time skipped by a
 // DST gap between after and the returned firing.
-func (s *Spec) NextObserved(after time.Time, skipped func(SkippedWall)) (Firing, bool) {
+func (s *Timetable) NextObserved(after time.Time, skipped func(SkippedWall)) (Firing, bool) {
 	return s.next(after.Unix(), skipped)
 }
 
-func (s *Spec) next(after int64, skipped func(SkippedWall)) (Firing, bool) {
+func (s *Timetable) next(after int64, skipped func(SkippedWall)) (Firing, bool) {
 	switch s.def.Kind {
 	case KindAt:
 		if s.at > after {
@@ -270,7 +270,7 @@ func offsetAt(loc *time.Location, u int64) int64 {
 	return int64(off)
 }
 
-func (s *Spec) nextEvery(after int64) (Firing, bool) {
+func (s *Timetable) nextEvery(after int64) (Firing, bool) {
 	k := int64(0)
 	if after >= s.anchor {
 		k = (after-s.anchor)/s.every + 1
@@ -295,7 +295,7 @@ func (s *Spec) nextEvery(after int64) (Firing, bool) {
 // first hit is the answer; under RepeatAll a repeat's second instant can come
 // after later wall times' first instants, so the walk goes on until a wall
 // time's earliest instant passes the best found.
-func (s *Spec) nextCron(after int64, skipped func(SkippedWall)) (Firing, bool) {
+func (s *Timetable) nextCron(after int64, skipped func(SkippedWall)) (Firing, bool) {
 	c := s.cron
 	p := s.zc.periodAt(after)
 	// Fast path: a period that started well before and ends well after; every
@@ -337,14 +337,14 @@ func (s *Spec) nextCron(after int64, skipped func(SkippedWall)) (Firing, bool) {
 		switch {
 		case r.n == 1:
 			cand[0], n = Firing{At: time.Unix(r.at[0], 0).UTC(), Wall: w}, 1
-		case r.n == 2 && s.def.Repeat == RepeatFirst:
+		case r.n == 2 && s.def.DSTRepeat == RepeatFirst:
 			cand[0], n = Firing{At: time.Unix(r.at[0], 0).UTC(), Wall: w, Note: NoteRepeatFirst}, 1
-		case r.n == 2 && s.def.Repeat == RepeatLast:
+		case r.n == 2 && s.def.DSTRepeat == RepeatLast:
 			cand[0], n = Firing{At: time.Unix(r.at[1], 0).UTC(), Wall: w, Note: NoteRepeatLast}, 1
 		case r.n == 2:
 			cand[0] = Firing{At: time.Unix(r.at[0], 0).UTC(), Wall: w, Note: NoteRepeatAll1}
 			cand[1], n = Firing{At: time.Unix(r.at[1], 0).UTC(), Wall: w, Note: NoteRepeatAll2}, 2
-		case s.def.Gap == GapShift:
+		case s.def.DSTGap == GapShift:
 			cand[0], n = Firing{At: time.Unix(r.gapEnd, 0).UTC(), Wall: w, Note: NoteGapShifted}, 1
 		default:
 			if skipped != nil && r.gapEnd > after && (!found || r.gapEnd <= best.At.Unix()) {

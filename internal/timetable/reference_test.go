@@ -1,4 +1,4 @@
-package spec
+package timetable
 
 import (
 	"sort"
@@ -35,7 +35,7 @@ type refWalk struct {
 }
 
 // walkReference walks every unit of (from - margin, to + margin].
-func walkReference(tb testing.TB, s *Spec, from, to int64) refWalk {
+func walkReference(tb testing.TB, s *Timetable, from, to int64) refWalk {
 	tb.Helper()
 	unit := int64(60)
 	margin := int64(27 * 3600)
@@ -76,9 +76,9 @@ func walkReference(tb testing.TB, s *Spec, from, to int64) refWalk {
 }
 
 // reference returns the firings with instants in (from, to].
-func reference(tb testing.TB, s *Spec, from, to int64) refResult {
+func reference(tb testing.TB, s *Timetable, from, to int64) refResult {
 	tb.Helper()
-	return walkReference(tb, s, from, to).apply(s.def.Gap, s.def.Repeat)
+	return walkReference(tb, s, from, to).apply(s.def.DSTGap, s.def.DSTRepeat)
 }
 
 // apply turns the walk into firings under the DST options.
@@ -122,7 +122,7 @@ func (rw refWalk) apply(gap GapPolicy, repeat RepeatPolicy) refResult {
 }
 
 // engineRun collects the engine's firings and skipped walls in (from, to].
-func engineRun(s *Spec, from, to int64) refResult {
+func engineRun(s *Timetable, from, to int64) refResult {
 	var res refResult
 	after := time.Unix(from, 0)
 	for {
@@ -142,19 +142,19 @@ func engineRun(s *Spec, from, to int64) refResult {
 }
 
 // compareWithReference fails the test when engine and reference disagree.
-func compareWithReference(tb testing.TB, s *Spec, from, to int64) {
+func compareWithReference(tb testing.TB, s *Timetable, from, to int64) {
 	tb.Helper()
 	compareWith(tb, s, reference(tb, s, from, to), from, to)
 }
 
 // compareWith fails the test when the engine's firings in (from, to] differ
 // from want.
-func compareWith(tb testing.TB, s *Spec, want refResult, from, to int64) {
+func compareWith(tb testing.TB, s *Timetable, want refResult, from, to int64) {
 	tb.Helper()
 	got := engineRun(s, from, to)
 	d := s.def
 	ctx := func() string {
-		return d.Expr + " in " + d.Zone + " gap=" + string(d.Gap) + " repeat=" + string(d.Repeat) +
+		return d.Expr + " in " + d.TimeZone + " gap=" + string(d.DSTGap) + " repeat=" + string(d.DSTRepeat) +
 			" from " + time.Unix(from, 0).UTC().Format(time.RFC3339) + " to " + time.Unix(to, 0).UTC().Format(time.RFC3339)
 	}
 	n := max(len(want.firings), len(got.firings))
@@ -181,7 +181,7 @@ func compareWith(tb testing.TB, s *Spec, want refResult, from, to int64) {
 	}
 }
 
-func fmtUnix(s *Spec, u int64) string {
+func fmtUnix(s *Timetable, u int64) string {
 	if u == 0 {
 		return "(none)"
 	}

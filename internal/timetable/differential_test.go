@@ -1,4 +1,4 @@
-package spec
+package timetable
 
 import (
 	"flag"
@@ -130,8 +130,8 @@ func TestEngineMatchesReference(t *testing.T) {
 		}
 		seconds := r.IntN(6) == 0
 		expr := randomCron(r, seconds)
-		s, err := Parse(Definition{Kind: KindCron, Expr: expr, Zone: zone,
-			Gap: gapPolicies[r.IntN(2)], Repeat: repeatPolicies[r.IntN(3)]})
+		s, err := Parse(Definition{Kind: KindCron, Expr: expr, TimeZone: zone,
+			DSTGap: gapPolicies[r.IntN(2)], DSTRepeat: repeatPolicies[r.IntN(3)]})
 		if err != nil {
 			continue // a random expression that cannot fire; validation has its own tests
 		}
@@ -171,7 +171,7 @@ func TestEngineMatchesReferenceAllTransitions(t *testing.T) {
 					var walk refWalk
 					for _, g := range gapPolicies {
 						for _, rp := range repeatPolicies {
-							s, err := Parse(Definition{Kind: KindCron, Expr: expr, Zone: zone, Gap: g, Repeat: rp})
+							s, err := Parse(Definition{Kind: KindCron, Expr: expr, TimeZone: zone, DSTGap: g, DSTRepeat: rp})
 							if err != nil {
 								t.Fatal(err)
 							}
@@ -201,7 +201,7 @@ func TestDayFieldsMatchReference(t *testing.T) {
 			parts[2], parts[4] = fmt.Sprint(1+r.IntN(31)), fmt.Sprint(r.IntN(8))
 		}
 		expr = strings.Join(parts, " ")
-		s, err := Parse(Definition{Kind: KindCron, Expr: expr, Zone: "UTC"})
+		s, err := Parse(Definition{Kind: KindCron, Expr: expr, TimeZone: "UTC"})
 		if err != nil {
 			continue
 		}

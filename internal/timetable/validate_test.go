@@ -1,4 +1,4 @@
-package spec
+package timetable
 
 import (
 	"encoding/json"
@@ -23,19 +23,19 @@ import (
 const fastLimit = 100 * time.Millisecond
 
 func cronUTC(expr string) Definition {
-	return Definition{Kind: KindCron, Expr: expr, Zone: "UTC"}
+	return Definition{Kind: KindCron, Expr: expr, TimeZone: "UTC"}
 }
 
 func zoneDef(zone string) Definition {
-	return Definition{Kind: KindCron, Expr: "* * * * *", Zone: zone}
+	return Definition{Kind: KindCron, Expr: "* * * * *", TimeZone: zone}
 }
 
 func everyDef(expr string) Definition {
-	return Definition{Kind: KindEvery, Expr: expr, Zone: "UTC"}
+	return Definition{Kind: KindEvery, Expr: expr, TimeZone: "UTC"}
 }
 
 func atDef(expr string) Definition {
-	return Definition{Kind: KindAt, Expr: expr, Zone: "UTC"}
+	return Definition{Kind: KindAt, Expr: expr, TimeZone: "UTC"}
 }
 
 // secondsList returns a comma list of n second values (0..59 repeating).
@@ -173,7 +173,7 @@ func badCases() []badCase {
 		{name: "zone_nul", def: zoneDef("UTC\x00"), field: "time_zone", msg: `time zone "UTC\x00": unknown IANA zone`},
 		{name: "zone_space", def: zoneDef(" UTC"), field: "time_zone", msg: `time zone " UTC": unknown IANA zone`},
 		{name: "zone_lowercase", def: zoneDef("utc"), field: "time_zone", msg: `time zone "utc": unknown IANA zone`},
-		{name: "zone_for_every", def: Definition{Kind: KindEvery, Expr: "1h", Zone: "Local"}, field: "time_zone", msg: `time zone "Local": not allowed, it depends on the host; give an IANA name`},
+		{name: "zone_for_every", def: Definition{Kind: KindEvery, Expr: "1h", TimeZone: "Local"}, field: "time_zone", msg: `time zone "Local": not allowed, it depends on the host; give an IANA name`},
 
 		// Every-intervals.
 		{name: "every_overflow", def: everyDef("9999999999h"), field: "every", msg: `every "9999999999h": not a duration (use e.g. 90s, 15m, 24h)`},
@@ -187,9 +187,9 @@ func badCases() []badCase {
 		{name: "every_empty", def: everyDef(""), field: "every", msg: `every "": not a duration (use e.g. 90s, 15m, 24h)`},
 		{name: "every_days", def: everyDef("1d"), field: "every", msg: `every "1d": not a duration (use e.g. 90s, 15m, 24h)`},
 		{name: "every_over_10y", def: everyDef("87601h"), field: "every", msg: `every "87601h": must be at most 87600h0m0s (10 years)`},
-		{name: "every_anchor_year_10000", def: Definition{Kind: KindEvery, Expr: "1h", Zone: "UTC", Anchor: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{name: "every_anchor_year_10000", def: Definition{Kind: KindEvery, Expr: "1h", TimeZone: "UTC", Anchor: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
 			field: "anchor", sub: "year 10000 is outside 1-9999"},
-		{name: "every_anchor_year_0", def: Definition{Kind: KindEvery, Expr: "1h", Zone: "UTC", Anchor: time.Date(0, 6, 1, 0, 0, 0, 0, time.UTC)},
+		{name: "every_anchor_year_0", def: Definition{Kind: KindEvery, Expr: "1h", TimeZone: "UTC", Anchor: time.Date(0, 6, 1, 0, 0, 0, 0, time.UTC)},
 			field: "anchor", msg: "anchor 0000-06-01T00:00:00Z: year 0 is outside 1-9999"},
 
 		// At timestamps.
@@ -206,16 +206,16 @@ func badCases() []badCase {
 		{name: "at_year_10000", def: atDef("10000-01-01T00:00:00Z"), field: "at", msg: `at "10000-01-01T00:00:00Z": not an RFC 3339 time (e.g. 2027-03-14T09:00:00-04:00)`},
 		{name: "at_year_9999_west_offset", def: atDef("9999-12-31T23:30:00-01:00"), field: "at", msg: "at 9999-12-31T23:30:00-01:00: year 10000 is outside 1-9999"},
 		{name: "at_fraction", def: atDef("2027-03-14T09:00:00.9Z"), field: "at", msg: "at 2027-03-14T09:00:00.9Z: has a fraction of a second; schedules fire on whole seconds"},
-		{name: "every_anchor_fraction", def: Definition{Kind: KindEvery, Expr: "24h", Zone: "UTC", Anchor: time.Date(2027, 3, 14, 9, 0, 0, 900e6, time.UTC)},
+		{name: "every_anchor_fraction", def: Definition{Kind: KindEvery, Expr: "24h", TimeZone: "UTC", Anchor: time.Date(2027, 3, 14, 9, 0, 0, 900e6, time.UTC)},
 			field: "anchor", msg: "anchor 2027-03-14T09:00:00.9Z: has a fraction of a second; schedules fire on whole seconds"},
 
 		// DST options and kind.
-		{name: "gap_unknown", def: Definition{Kind: KindCron, Expr: "* * * * *", Zone: "UTC", Gap: "forward"}, field: "dst_gap", msg: `dst_gap "forward": want skip or shift`},
-		{name: "gap_repeat_value", def: Definition{Kind: KindCron, Expr: "* * * * *", Zone: "UTC", Gap: "all"}, field: "dst_gap", msg: `dst_gap "all": want skip or shift`},
-		{name: "repeat_unknown", def: Definition{Kind: KindCron, Expr: "* * * * *", Zone: "UTC", Repeat: "twice"}, field: "dst_repeat", msg: `dst_repeat "twice": want first, last or all`},
-		{name: "repeat_gap_value", def: Definition{Kind: KindCron, Expr: "* * * * *", Zone: "UTC", Repeat: "skip"}, field: "dst_repeat", msg: `dst_repeat "skip": want first, last or all`},
-		{name: "kind_unknown", def: Definition{Kind: "interval", Expr: "* * * * *", Zone: "UTC"}, field: "kind", msg: `schedule kind "interval": want cron, at or every`},
-		{name: "kind_empty", def: Definition{Kind: "", Expr: "* * * * *", Zone: "UTC"}, field: "kind", msg: `schedule kind "": want cron, at or every`},
+		{name: "gap_unknown", def: Definition{Kind: KindCron, Expr: "* * * * *", TimeZone: "UTC", DSTGap: "forward"}, field: "dst_gap", msg: `dst_gap "forward": want skip or shift`},
+		{name: "gap_repeat_value", def: Definition{Kind: KindCron, Expr: "* * * * *", TimeZone: "UTC", DSTGap: "all"}, field: "dst_gap", msg: `dst_gap "all": want skip or shift`},
+		{name: "repeat_unknown", def: Definition{Kind: KindCron, Expr: "* * * * *", TimeZone: "UTC", DSTRepeat: "twice"}, field: "dst_repeat", msg: `dst_repeat "twice": want first, last or all`},
+		{name: "repeat_gap_value", def: Definition{Kind: KindCron, Expr: "* * * * *", TimeZone: "UTC", DSTRepeat: "skip"}, field: "dst_repeat", msg: `dst_repeat "skip": want first, last or all`},
+		{name: "kind_unknown", def: Definition{Kind: "interval", Expr: "* * * * *", TimeZone: "UTC"}, field: "kind", msg: `schedule kind "interval": want cron, at or every`},
+		{name: "kind_empty", def: Definition{Kind: "", Expr: "* * * * *", TimeZone: "UTC"}, field: "kind", msg: `schedule kind "": want cron, at or every`},
 	}
 	return cases
 }
@@ -231,7 +231,7 @@ func TestParseRejects(t *testing.T) {
 				t.Fatalf("Parse(%.80q) accepted it (canonical %q), want an error", tc.def.Expr, s.Canonical())
 			}
 			if s != nil {
-				t.Errorf("Parse returned a spec together with the error %v", err)
+				t.Errorf("Parse returned a timetable together with the error %v", err)
 			}
 			ie, ok := err.(*InvalidError)
 			if !ok {
@@ -406,7 +406,7 @@ func TestLeapDayAcrossCentury(t *testing.T) {
 // cannot marshal, in zones on both sides of Greenwich.
 func TestYear9999Stops(t *testing.T) {
 	for _, zone := range []string{"UTC", "America/New_York", "Pacific/Kiritimati", "Etc/GMT+12", "Etc/GMT-14", "Pacific/Apia"} {
-		s, err := Parse(Definition{Kind: KindCron, Expr: "59 23 31 12 *", Zone: zone})
+		s, err := Parse(Definition{Kind: KindCron, Expr: "59 23 31 12 *", TimeZone: zone})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -439,7 +439,7 @@ func TestYear9999Stops(t *testing.T) {
 		}
 	}
 	// The every kind stops as well.
-	s, err := Parse(Definition{Kind: KindEvery, Expr: "8760h", Zone: "UTC"})
+	s, err := Parse(Definition{Kind: KindEvery, Expr: "8760h", TimeZone: "UTC"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -458,7 +458,7 @@ func TestYear9999Stops(t *testing.T) {
 
 // TestAtNext: an at fires once, strictly after; in the past it has no firing.
 func TestAtNext(t *testing.T) {
-	s, err := Parse(Definition{Kind: KindAt, Expr: "2027-03-14T09:00:00-04:00", Zone: "America/New_York"})
+	s, err := Parse(Definition{Kind: KindAt, Expr: "2027-03-14T09:00:00-04:00", TimeZone: "America/New_York"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,7 +489,7 @@ func TestAtFractionalSecondsNeverFireEarly(t *testing.T) {
 		}
 	}
 	anchor := time.Date(2027, 3, 14, 9, 0, 0, 900e6, time.UTC)
-	if s, err := Parse(Definition{Kind: KindEvery, Expr: "24h", Zone: "UTC", Anchor: anchor}); err == nil {
+	if s, err := Parse(Definition{Kind: KindEvery, Expr: "24h", TimeZone: "UTC", Anchor: anchor}); err == nil {
 		if f, ok := s.Next(anchor.Add(-time.Hour)); ok && f.At.Before(anchor) {
 			t.Errorf("every 24h anchored at %s fires at %s, before the anchor",
 				anchor.Format(time.RFC3339Nano), f.At.Format(time.RFC3339Nano))
@@ -521,7 +521,7 @@ func TestEveryNext(t *testing.T) {
 		{"anchor_far", day.Add(7 * time.Second), day.Add(24*time.Hour + 10*time.Second), day.Add(24*time.Hour + 97*time.Second)},
 	}
 	for _, tc := range cases {
-		s, err := Parse(Definition{Kind: KindEvery, Expr: "90s", Zone: "UTC", Anchor: tc.anchor})
+		s, err := Parse(Definition{Kind: KindEvery, Expr: "90s", TimeZone: "UTC", Anchor: tc.anchor})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -546,7 +546,7 @@ func TestEveryNext(t *testing.T) {
 // DST change the local time moves by an hour and the firing says so.
 func TestEveryOffsetChanged(t *testing.T) {
 	anchor := time.Date(2026, 3, 7, 14, 0, 0, 0, time.UTC) // 09:00 EST
-	s, err := Parse(Definition{Kind: KindEvery, Expr: "24h", Zone: "America/New_York", Anchor: anchor})
+	s, err := Parse(Definition{Kind: KindEvery, Expr: "24h", TimeZone: "America/New_York", Anchor: anchor})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package spec
+package timetable
 
 import (
 	"testing"
@@ -9,7 +9,7 @@ import (
 
 // Benchmarks of the engine next to gronx, run with
 //
-//	go test -run '^$' -bench . -benchmem -count 3 ./internal/spec
+//	go test -run '^$' -bench . -benchmem -count 3 ./internal/timetable
 //
 // BenchmarkNext/<case>/engine and /gronx do the same walk (each iteration
 // asks for the firing after the previous one, and starts over at benchStart
@@ -33,9 +33,9 @@ var nextBenchCases = []struct{ name, expr, zone string }{
 	{"friday13", "0 0 13 * 5", "UTC"},
 }
 
-func benchSpec(b *testing.B, expr, zone string) *Spec {
+func benchTimetable(b *testing.B, expr, zone string) *Timetable {
 	b.Helper()
-	s, err := Parse(Definition{Kind: KindCron, Expr: expr, Zone: zone})
+	s, err := Parse(Definition{Kind: KindCron, Expr: expr, TimeZone: zone})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func benchSpec(b *testing.B, expr, zone string) *Spec {
 func BenchmarkNext(b *testing.B) {
 	for _, bc := range nextBenchCases {
 		b.Run(bc.name, func(b *testing.B) {
-			s := benchSpec(b, bc.expr, bc.zone)
+			s := benchTimetable(b, bc.expr, bc.zone)
 			loc := s.Location()
 			b.Run("engine", func(b *testing.B) {
 				b.ReportAllocs()
@@ -108,7 +108,7 @@ func BenchmarkPreview1000(b *testing.B) {
 	}
 	for _, bc := range cases {
 		b.Run(bc.name, func(b *testing.B) {
-			s := benchSpec(b, bc.expr, bc.zone)
+			s := benchTimetable(b, bc.expr, bc.zone)
 			preview := func() (last time.Time, offsets map[int]bool) {
 				t := bc.from
 				offsets = map[int]bool{}
@@ -150,7 +150,7 @@ func BenchmarkParse(b *testing.B) {
 	}
 	for _, bc := range cases {
 		b.Run(bc.name, func(b *testing.B) {
-			d := Definition{Kind: KindCron, Expr: bc.expr, Zone: bc.zone}
+			d := Definition{Kind: KindCron, Expr: bc.expr, TimeZone: bc.zone}
 			_, wantErr := Parse(d)
 			b.ReportAllocs()
 			for b.Loop() {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/sqlite"
@@ -71,12 +73,12 @@ func benchSchedules(b *testing.B, st store.Store, workers, n, shards int, next t
 		wg.Go(func() {
 			for i := w; i < n; i += workers {
 				id := fmt.Sprintf("sch_bench%07d", i)
-				sc := &store.Schedule{
-					TenantID: fmt.Sprintf("tenant-%d", i%10), ScheduleID: id, Shard: ShardOf(id, shards), Name: id,
+				sc := &record.Schedule{
+					TenantID: fmt.Sprintf("tenant-%d", i%10), ScheduleID: id, Shard: record.ShardOf(id, shards), Name: id,
 					Kind: timetable.KindCron, Expr: "0 * * * *", TimeZone: "UTC", DSTGap: timetable.GapSkip, DSTRepeat: timetable.RepeatFirst,
-					Version: 1, State: store.ScheduleActive, NextRunAt: next, Queue: "bench",
-					MisfirePolicy: store.MisfireFireOnce, MaxLateness: time.Minute, OverlapPolicy: store.OverlapAllow,
-					Retry:     store.RetryPolicy{MaxAttempts: 10, BackoffBase: time.Second, BackoffCap: time.Minute, Deadline: 24 * time.Hour},
+					Version: 1, State: record.ScheduleActive, NextRunAt: next, Queue: "bench",
+					MisfirePolicy: record.MisfireFireOnce, MaxLateness: time.Minute, OverlapPolicy: record.OverlapAllow,
+					Retry:     record.RetryPolicy{MaxAttempts: 10, BackoffBase: time.Second, BackoffCap: time.Minute, Deadline: 24 * time.Hour},
 					CreatedAt: now, UpdatedAt: now,
 				}
 				if err := st.InsertSchedule(b.Context(), sc); err != nil {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/sqlite"
@@ -325,7 +327,7 @@ func TestClusterSkewedClockCannotStealLiveLease(t *testing.T) {
 	}
 }
 
-func (c *cluster) occurrencesOf(e *Engine, scheduleID string) []store.Occurrence {
+func (c *cluster) occurrencesOf(e *Engine, scheduleID string) []record.Occurrence {
 	c.t.Helper()
 	occs, err := e.Occurrences(c.ctx, store.ListOccurrencesParams{TenantID: tenant, ScheduleID: scheduleID, Limit: store.MaxListLimit})
 	if err != nil {

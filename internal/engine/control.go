@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"strings"
 	"time"
+
+	"github.com/sched-dev/sched/internal/record"
 
 	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/store"
@@ -24,7 +23,7 @@ const updateConflictTries = 5
 // as stored, and the true counts of older-version occurrences canceled and
 // still in flight (claimed ones cannot be recalled).
 type ChangeResult struct {
-	Schedule store.Schedule
+	Schedule record.Schedule
 	Canceled int
 	InFlight int
 }
@@ -33,7 +32,7 @@ type ChangeResult struct {
 // idempotency key, a second create with the same key and the same body
 // returns the first schedule (created false); the same key with another
 // body is ErrConflict.
-func (e *Engine) Create(ctx context.Context, tenantID, idempotencyKey string, req schedule.Settings) (sc *store.Schedule, created bool, err error) {
+func (e *Engine) Create(ctx context.Context, tenantID, idempotencyKey string, req schedule.Settings) (sc *record.Schedule, created bool, err error) {
 	if err := schedule.CheckTenant(tenantID); err != nil {
 		return nil, false, err
 	}
@@ -49,18 +48,18 @@ func (e *Engine) Create(ctx context.Context, tenantID, idempotencyKey string, re
 	if err != nil {
 		return nil, false, err
 	}
-	id, err := newScheduleID(now)
+	id, err := record.NewScheduleID(now, rand.Reader)
 	if err != nil {
 		return nil, false, err
 	}
-	sc = &store.Schedule{
-		TenantID: tenantID, ScheduleID: id, Shard: ShardOf(id, e.cfg.Shards),
-		Version: 1, State: store.ScheduleActive, NextRunAt: first,
+	sc = &record.Schedule{
+		TenantID: tenantID, ScheduleID: id, Shard: record.ShardOf(id, e.cfg.Shards),
+		Version: 1, State: record.ScheduleActive, NextRunAt: first,
 		IdempotencyKey: idempotencyKey, CreatedAt: now, UpdatedAt: now,
 	}
 	setSettings(sc, &req)
 	if !ok {
-		sc.State, sc.NextRunAt = store.ScheduleCompleted, time.Time{}
+		sc.State, sc.NextRunAt = record.ScheduleCompleted, time.Time{}
 	}
 	err = e.store.InsertSchedule(ctx, sc)
 	if errors.Is(err, store.ErrConflict) {
@@ -102,15 +101,15 @@ func firstFiring(sp *timetable.Timetable, req schedule.Settings, now time.Time) 
 }
 
 // setSettings copies a schedule's settings, normalized, into its record.
-func setSettings(sc *store.Schedule, s *schedule.Settings) {
+func setSettings(sc *record.Schedule, s *schedule.Settings) {
 	sc.Name, sc.Queue, sc.Kind, sc.Expr, sc.TimeZone, sc.Anchor = s.Name, s.Queue, s.Kind, s.Expr, s.TimeZone, s.Anchor
 	sc.DSTGap, sc.DSTRepeat, sc.Payload = s.DSTGap, s.DSTRepeat, s.Payload
-	sc.MisfirePolicy, sc.CatchUpK, sc.MaxLateness = store.MisfirePolicy(s.MisfirePolicy), s.CatchUpK, s.MaxLateness
-	sc.OverlapPolicy, sc.FlexibleWindow, sc.Retry = store.OverlapPolicy(s.OverlapPolicy), s.FlexibleWindow, store.RetryPolicy(s.Retry)
+	sc.MisfirePolicy, sc.CatchUpK, sc.MaxLateness = record.MisfirePolicy(s.MisfirePolicy), s.CatchUpK, s.MaxLateness
+	sc.OverlapPolicy, sc.FlexibleWindow, sc.Retry = record.OverlapPolicy(s.OverlapPolicy), s.FlexibleWindow, record.RetryPolicy(s.Retry)
 }
 
 // sameBody reports whether two schedules were made from the same request.
-func sameBody(a, b *store.Schedule) bool {
+func sameBody(a, b *record.Schedule) bool {
 	return a.Name == b.Name && a.Queue == b.Queue && a.Kind == b.Kind && a.Expr == b.Expr &&
 		a.TimeZone == b.TimeZone && a.Anchor.Equal(b.Anchor) && a.DSTGap == b.DSTGap && a.DSTRepeat == b.DSTRepeat &&
 		bytes.Equal(a.Payload, b.Payload) && a.MisfirePolicy == b.MisfirePolicy && a.CatchUpK == b.CatchUpK &&
@@ -119,8 +118,8 @@ func sameBody(a, b *store.Schedule) bool {
 }
 
 // Get returns a schedule by id or by name.
-func (e *Engine) Get(ctx context.Context, tenantID, ref string) (*store.Schedule, error) {
-	if strings.HasPrefix(ref, schedulePrefix) {
+func (e *Engine) Get(ctx context.Context, tenantID, ref string) (*record.Schedule, error) {
+	if record.IsScheduleID(ref) {
 		sc, err := e.store.GetSchedule(ctx, tenantID, ref)
 		if err == nil || !errors.Is(err, store.ErrNotFound) {
 			return sc, err
@@ -134,7 +133,7 @@ func (e *Engine) Get(ctx context.Context, tenantID, ref string) (*store.Schedule
 }
 
 // List returns a tenant's schedules in creation order.
-func (e *Engine) List(ctx context.Context, p store.ListSchedulesParams) ([]store.Schedule, error) {
+func (e *Engine) List(ctx context.Context, p store.ListSchedulesParams) ([]record.Schedule, error) {
 	return e.store.ListSchedules(ctx, p)
 }
 
@@ -142,15 +141,15 @@ func (e *Engine) List(ctx context.Context, p store.ListSchedulesParams) ([]store
 // canceled, and the cursor is cleared. Pausing a paused schedule changes
 // nothing.
 func (e *Engine) Pause(ctx context.Context, tenantID, ref string) (ChangeResult, error) {
-	return e.change(ctx, tenantID, ref, func(sc *store.Schedule, now time.Time) (bool, nextFunc, error) {
+	return e.change(ctx, tenantID, ref, func(sc *record.Schedule, now time.Time) (bool, nextFunc, error) {
 		switch sc.State {
-		case store.SchedulePaused:
+		case record.SchedulePaused:
 			return false, nil, nil
-		case store.ScheduleActive:
+		case record.ScheduleActive:
 		default:
 			return false, nil, fmt.Errorf("schedule %s is %s and cannot be paused: %w", sc.ScheduleID, sc.State, ErrConflict)
 		}
-		sc.State, sc.NextRunAt = store.SchedulePaused, time.Time{}
+		sc.State, sc.NextRunAt = record.SchedulePaused, time.Time{}
 		return true, nil, nil
 	})
 }
@@ -159,11 +158,11 @@ func (e *Engine) Pause(ctx context.Context, tenantID, ref string) (ChangeResult,
 // resume time (and after any firing already materialized). Resuming an
 // active schedule changes nothing.
 func (e *Engine) Resume(ctx context.Context, tenantID, ref string) (ChangeResult, error) {
-	return e.change(ctx, tenantID, ref, func(sc *store.Schedule, now time.Time) (bool, nextFunc, error) {
+	return e.change(ctx, tenantID, ref, func(sc *record.Schedule, now time.Time) (bool, nextFunc, error) {
 		switch sc.State {
-		case store.ScheduleActive:
+		case record.ScheduleActive:
 			return false, nil, nil
-		case store.SchedulePaused:
+		case record.SchedulePaused:
 		default:
 			return false, nil, fmt.Errorf("schedule %s is %s and cannot be resumed: %w", sc.ScheduleID, sc.State, ErrConflict)
 		}
@@ -171,7 +170,7 @@ func (e *Engine) Resume(ctx context.Context, tenantID, ref string) (ChangeResult
 		if err != nil {
 			return false, nil, fmt.Errorf("resume %s: %w", sc.ScheduleID, err)
 		}
-		sc.State = store.ScheduleActive
+		sc.State = record.ScheduleActive
 		return true, nextAfter(sp, now), nil
 	})
 }
@@ -186,14 +185,14 @@ func (e *Engine) Update(ctx context.Context, tenantID, ref string, req schedule.
 	if err != nil {
 		return ChangeResult{}, err
 	}
-	return e.change(ctx, tenantID, ref, func(sc *store.Schedule, now time.Time) (bool, nextFunc, error) {
+	return e.change(ctx, tenantID, ref, func(sc *record.Schedule, now time.Time) (bool, nextFunc, error) {
 		switch sc.State {
-		case store.ScheduleActive, store.SchedulePaused:
+		case record.ScheduleActive, record.SchedulePaused:
 		default:
 			return false, nil, fmt.Errorf("schedule %s is %s and cannot be updated: %w", sc.ScheduleID, sc.State, ErrConflict)
 		}
 		setSettings(sc, &req)
-		if sc.State != store.ScheduleActive {
+		if sc.State != record.ScheduleActive {
 			return true, nil, nil
 		}
 		return true, nextAfter(sp, now), nil
@@ -204,11 +203,11 @@ func (e *Engine) Update(ctx context.Context, tenantID, ref string, req schedule.
 // occurrences are canceled, and the schedule stays as history. Canceling a
 // canceled schedule changes nothing.
 func (e *Engine) Cancel(ctx context.Context, tenantID, ref string) (ChangeResult, error) {
-	return e.change(ctx, tenantID, ref, func(sc *store.Schedule, now time.Time) (bool, nextFunc, error) {
-		if sc.State == store.ScheduleCanceled {
+	return e.change(ctx, tenantID, ref, func(sc *record.Schedule, now time.Time) (bool, nextFunc, error) {
+		if sc.State == record.ScheduleCanceled {
 			return false, nil, nil
 		}
-		sc.State, sc.NextRunAt = store.ScheduleCanceled, time.Time{}
+		sc.State, sc.NextRunAt = record.ScheduleCanceled, time.Time{}
 		return true, nil, nil
 	})
 }
@@ -235,7 +234,7 @@ func nextAfter(sp *timetable.Timetable, now time.Time) nextFunc {
 // edits the schedule read and says whether anything changes; WriteVersion
 // writes it as the next version, in one transaction, only if nobody else
 // wrote in between, and change retries a few times when somebody did.
-func (e *Engine) change(ctx context.Context, tenantID, ref string, mutate func(*store.Schedule, time.Time) (bool, nextFunc, error)) (ChangeResult, error) {
+func (e *Engine) change(ctx context.Context, tenantID, ref string, mutate func(*record.Schedule, time.Time) (bool, nextFunc, error)) (ChangeResult, error) {
 	for try := 0; ; try++ {
 		sc, err := e.Get(ctx, tenantID, ref)
 		if err != nil {
@@ -263,25 +262,4 @@ func (e *Engine) change(ctx context.Context, tenantID, ref string, mutate func(*
 		e.notify.broadcast()
 		return res, nil
 	}
-}
-
-const schedulePrefix = "sch_"
-
-// newScheduleID returns "sch_" and 26 base32 characters: 48 bits of the
-// creation time in milliseconds, then 80 random bits. Ids sort by creation
-// time, so listing by id lists in creation order.
-func newScheduleID(now time.Time) (string, error) {
-	var b [16]byte
-	binary.BigEndian.PutUint64(b[:8], uint64(now.UnixMilli())<<16)
-	if _, err := rand.Read(b[6:]); err != nil {
-		return "", fmt.Errorf("new schedule id: %w", err)
-	}
-	return schedulePrefix + idEncoding.EncodeToString(b[:]), nil
-}
-
-// ShardOf is the logical shard of a schedule: fnv32a(schedule_id) mod n.
-func ShardOf(scheduleID string, n int) int {
-	h := fnv.New32a()
-	h.Write([]byte(scheduleID))
-	return int(h.Sum32() % uint32(n))
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/timetable"
@@ -31,7 +33,7 @@ func TestCreateRejectsBadInput(t *testing.T) {
 		{"control char in name", func(s *schedule.Settings) { s.Name = "a\x00b" }, "name", ""},
 		{"long name", func(s *schedule.Settings) { s.Name = strings.Repeat("n", 4096) }, "name", ""},
 		{"sql in queue", func(s *schedule.Settings) { s.Queue = "' OR 1=1 --" }, "queue", ""},
-		{"payload too big", func(s *schedule.Settings) { s.Payload = make([]byte, store.MaxPayload+1) }, "payload", ""},
+		{"payload too big", func(s *schedule.Settings) { s.Payload = make([]byte, record.MaxPayload+1) }, "payload", ""},
 		{"catch_up K 1001", func(s *schedule.Settings) { s.MisfirePolicy, s.CatchUpK = schedule.MisfireCatchUp, 1001 }, "misfire_policy", ""},
 		{"catch_up K 0", func(s *schedule.Settings) { s.MisfirePolicy = schedule.MisfireCatchUp }, "misfire_policy", ""},
 		{"unknown misfire", func(s *schedule.Settings) { s.MisfirePolicy = "later" }, "misfire_policy", ""},
@@ -124,7 +126,7 @@ func TestPauseResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Canceled != 5 || res.InFlight != 1 || res.Schedule.State != store.SchedulePaused || res.Schedule.Version != 2 {
+	if res.Canceled != 5 || res.InFlight != 1 || res.Schedule.State != record.SchedulePaused || res.Schedule.Version != 2 {
 		t.Fatalf("pause: canceled %d in flight %d state %s version %d; want 5, 1, PAUSED, 2",
 			res.Canceled, res.InFlight, res.Schedule.State, res.Schedule.Version)
 	}
@@ -147,7 +149,7 @@ func TestPauseResume(t *testing.T) {
 	h.plan()
 	var versions []int64
 	for _, o := range h.occurrences(sc.ScheduleID) {
-		if o.State == store.OccurrenceEnqueued {
+		if o.State == record.OccurrenceEnqueued {
 			versions = append(versions, o.ScheduleVersion)
 		}
 	}
@@ -182,7 +184,7 @@ func TestUpdateStartsAfterLastKept(t *testing.T) {
 	h.plan()
 	seen := map[time.Time]int64{}
 	for _, o := range h.occurrences(sc.ScheduleID) {
-		if o.State == store.OccurrenceCanceled {
+		if o.State == record.OccurrenceCanceled {
 			continue
 		}
 		if v, dup := seen[o.ScheduledFor]; dup {
@@ -217,8 +219,8 @@ func TestResumePastInstantCompletes(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := h.schedule(sc.ScheduleID)
-	if res.Schedule.State != store.ScheduleCompleted || res.Schedule.Version != 3 || !res.Schedule.NextRunAt.IsZero() ||
-		got.State != store.ScheduleCompleted || got.Version != 3 {
+	if res.Schedule.State != record.ScheduleCompleted || res.Schedule.Version != 3 || !res.Schedule.NextRunAt.IsZero() ||
+		got.State != record.ScheduleCompleted || got.Version != 3 {
 		t.Fatalf("resume past the instant: %s version %d next %v (stored %s version %d); want COMPLETED at version 3, no cursor",
 			res.Schedule.State, res.Schedule.Version, res.Schedule.NextRunAt, got.State, got.Version)
 	}

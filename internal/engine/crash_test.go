@@ -40,6 +40,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/faultinject"
 	"github.com/sched-dev/sched/internal/schedule"
@@ -337,14 +339,14 @@ func (r *crashRun) check(t *testing.T, point string) {
 
 	// RECON.
 	until := r.until.Unix() // every firing at or before this second must be delivered
-	stored := map[string]store.Occurrence{}
+	stored := map[string]record.Occurrence{}
 	nExpected, recovered := 0, 0
 	for _, s := range r.schedules {
 		sc, err := st.GetSchedule(ctx, crashTenant, s.id)
 		if err != nil {
 			t.Fatalf("get %s: %v", s.name, err)
 		}
-		if sc.State != store.ScheduleActive || sc.Version != 1 {
+		if sc.State != record.ScheduleActive || sc.Version != 1 {
 			t.Errorf("%s: state %s version %d, want ACTIVE version 1", s.name, sc.State, sc.Version)
 		}
 		cursor := sc.NextRunAt
@@ -397,11 +399,11 @@ func (r *crashRun) check(t *testing.T, point string) {
 			if !o.ScheduledFor.Equal(o.ScheduledFor.Truncate(time.Second)) {
 				t.Errorf("%s: occurrence %s scheduled_for %s is not a whole second", s.name, o.OccurrenceID, o.ScheduledFor.Format(time.RFC3339Nano))
 			}
-			if want := store.OccurrenceID(s.id, o.ScheduleVersion, o.ScheduledFor); o.OccurrenceID != want {
+			if want := record.OccurrenceID(s.id, o.ScheduleVersion, o.ScheduledFor); o.OccurrenceID != want {
 				t.Errorf("%s %s: occurrence_id %s, but the derived id is %s", s.name, crashFmt(f), o.OccurrenceID, want)
 			}
 			switch {
-			case f <= until && o.State != store.OccurrenceSucceeded:
+			case f <= until && o.State != record.OccurrenceSucceeded:
 				// Drained: nothing due at or before run-until is pending,
 				// and nothing here is late enough (max_lateness 60 s) to
 				// be MISSED.
@@ -493,7 +495,7 @@ func (r *crashRun) check(t *testing.T, point string) {
 		stale += len(d.refused)
 	}
 	for id, o := range stored {
-		if o.State != store.OccurrenceSucceeded {
+		if o.State != record.OccurrenceSucceeded {
 			continue
 		}
 		d := byOcc[id]
@@ -505,7 +507,7 @@ func (r *crashRun) check(t *testing.T, point string) {
 		if err != nil {
 			t.Fatalf("list attempts of %s: %v", id, err)
 		}
-		slices.SortFunc(atts, func(a, b store.Attempt) int { return int(a.Attempt - b.Attempt) })
+		slices.SortFunc(atts, func(a, b record.Attempt) int { return int(a.Attempt - b.Attempt) })
 		if len(atts) == 0 || int(atts[len(atts)-1].Attempt) != len(atts) || o.AttemptCount != len(atts) {
 			t.Errorf("DELIV %s: attempts %v, attempt_count %d: want 1..attempt_count", id, crashAttemptNums(atts), o.AttemptCount)
 			continue
@@ -523,7 +525,7 @@ func (r *crashRun) check(t *testing.T, point string) {
 		}
 		last := atts[len(atts)-1]
 		for i, a := range atts[:len(atts)-1] {
-			if a.Result != store.ResultLeaseExpired {
+			if a.Result != record.ResultLeaseExpired {
 				t.Errorf("DELIV %s: attempt %d ended %q, want LEASE_EXPIRED (only the last attempt succeeds; workers never nack)", id, a.Attempt, a.Result)
 				continue
 			}
@@ -536,7 +538,7 @@ func (r *crashRun) check(t *testing.T, point string) {
 					id, next.Attempt, next.ClaimedAt.Format(time.RFC3339Nano), a.Attempt, a.LeaseExpiresAt.Format(time.RFC3339Nano))
 			}
 		}
-		if last.Result != store.ResultSucceeded {
+		if last.Result != record.ResultSucceeded {
 			t.Errorf("DELIV %s: last attempt %d ended %q, want SUCCEEDED", id, last.Attempt, last.Result)
 		}
 		if !slices.ContainsFunc(d.effects, func(ev crashEvent) bool { return ev.Attempt == last.Attempt }) {
@@ -566,7 +568,7 @@ func (r *crashRun) check(t *testing.T, point string) {
 				t.Errorf("DELIV %s: delivered as attempt %d, the store has attempts %v", id, ev.Attempt, crashAttemptNums(atts))
 				continue
 			}
-			if a := atts[ev.Attempt-1]; a.Result == store.ResultLeaseExpired {
+			if a := atts[ev.Attempt-1]; a.Result == record.ResultLeaseExpired {
 				redelivered = append(redelivered, fmt.Sprintf("%s attempt %d (pid %d) -> %d", id, ev.Attempt, ev.PID, last.Attempt))
 			}
 		}
@@ -620,9 +622,9 @@ func (r *crashRun) readLog(t *testing.T) []crashEvent {
 
 // crashFinalOrPending: the states RECON allows for a firing after
 // run-until, which the drain does not wait for.
-func crashFinalOrPending(s store.OccurrenceState) bool {
+func crashFinalOrPending(s record.OccurrenceState) bool {
 	switch s {
-	case store.OccurrenceScheduled, store.OccurrenceEnqueued, store.OccurrenceRunning, store.OccurrenceRetryWait:
+	case record.OccurrenceScheduled, record.OccurrenceEnqueued, record.OccurrenceRunning, record.OccurrenceRetryWait:
 		return true
 	}
 	return crashFinal(s)
@@ -630,7 +632,7 @@ func crashFinalOrPending(s store.OccurrenceState) bool {
 
 func crashFmt(u int64) string { return time.Unix(u, 0).UTC().Format(time.RFC3339) }
 
-func crashAttemptNums(atts []store.Attempt) []int64 {
+func crashAttemptNums(atts []record.Attempt) []int64 {
 	n := make([]int64, len(atts))
 	for i, a := range atts {
 		n[i] = a.Attempt

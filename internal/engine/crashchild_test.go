@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/faultinject"
 	"github.com/sched-dev/sched/internal/store"
@@ -193,7 +195,7 @@ func crashChild() error {
 				For: o.ScheduledFor.Unix(), Attempt: a.Attempt}
 			acked, err := e.Ack(ctx, crashTenant, o.OccurrenceID, a.Attempt)
 			switch {
-			case err == nil && acked.State == store.OccurrenceSucceeded:
+			case err == nil && acked.State == record.OccurrenceSucceeded:
 				ev.OK = true
 			case err == nil:
 				return fmt.Errorf("ack %s attempt %d: accepted but the occurrence is %s", o.OccurrenceID, a.Attempt, acked.State)
@@ -220,7 +222,7 @@ func crashDrainState(ctx context.Context, st store.Store, until time.Time) (curs
 	cursorsPast, done = true, true
 	var wait []string
 	for _, sc := range scs {
-		if sc.State == store.ScheduleActive && !sc.NextRunAt.After(until) {
+		if sc.State == record.ScheduleActive && !sc.NextRunAt.After(until) {
 			cursorsPast = false
 			wait = append(wait, fmt.Sprintf("%s cursor %s", sc.Name, sc.NextRunAt.Format(time.RFC3339)))
 		}
@@ -239,10 +241,10 @@ func crashDrainState(ctx context.Context, st store.Store, until time.Time) (curs
 }
 
 // crashFinal reports whether an occurrence in state s is finished.
-func crashFinal(s store.OccurrenceState) bool {
+func crashFinal(s record.OccurrenceState) bool {
 	switch s {
-	case store.OccurrenceSucceeded, store.OccurrenceDead, store.OccurrenceMissed,
-		store.OccurrenceCanceled, store.OccurrenceSkippedOverlap:
+	case record.OccurrenceSucceeded, record.OccurrenceDead, record.OccurrenceMissed,
+		record.OccurrenceCanceled, record.OccurrenceSkippedOverlap:
 		return true
 	}
 	return false

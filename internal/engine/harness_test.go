@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/store"
@@ -103,7 +105,7 @@ func (h *harness) advance(d time.Duration) PlanStats {
 	return h.plan()
 }
 
-func (h *harness) create(req schedule.Settings) *store.Schedule {
+func (h *harness) create(req schedule.Settings) *record.Schedule {
 	h.t.Helper()
 	sc, _, err := h.e.Create(h.ctx, tenant, "", req)
 	if err != nil {
@@ -112,7 +114,7 @@ func (h *harness) create(req schedule.Settings) *store.Schedule {
 	return sc
 }
 
-func (h *harness) occurrences(scheduleID string) []store.Occurrence {
+func (h *harness) occurrences(scheduleID string) []record.Occurrence {
 	h.t.Helper()
 	occs, err := h.e.Occurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, ScheduleID: scheduleID, Limit: store.MaxListLimit})
 	if err != nil {
@@ -130,7 +132,7 @@ func (h *harness) claim(queue string, limit int) []store.Claimed {
 	return got
 }
 
-func (h *harness) schedule(id string) *store.Schedule {
+func (h *harness) schedule(id string) *record.Schedule {
 	h.t.Helper()
 	sc, err := h.e.Get(h.ctx, tenant, id)
 	if err != nil {
@@ -156,8 +158,8 @@ func utc(s string) time.Time {
 }
 
 // byState groups scheduled_for times (RFC 3339, UTC) by state.
-func byState(occs []store.Occurrence) map[store.OccurrenceState][]string {
-	m := map[store.OccurrenceState][]string{}
+func byState(occs []record.Occurrence) map[record.OccurrenceState][]string {
+	m := map[record.OccurrenceState][]string{}
 	for _, o := range occs {
 		m[o.State] = append(m[o.State], o.ScheduledFor.Format(time.RFC3339))
 	}

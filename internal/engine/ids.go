@@ -1,16 +1,10 @@
 package engine
 
 import (
-	"encoding/base32"
 	"encoding/binary"
 	"hash/fnv"
 	"time"
 )
-
-// idEncoding is lower-case base32 without padding, in sort order (the
-// alphabet is ascending), so ids that start with a big-endian time sort by
-// that time.
-var idEncoding = base32.NewEncoding("234567abcdefghijklmnopqrstuvwxyz").WithPadding(base32.NoPadding)
 
 // stableUint64 is a deterministic 64-bit hash of a string and a number: the
 // "random" of flexible jitter and retry backoff, the same after every

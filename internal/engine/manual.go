@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/store"
 )
@@ -20,11 +22,11 @@ const MaxTriggerKey = 200
 // current version, in the strict lane, available at once, with the
 // schedule's queue and overlap policy (decided at claim time like any
 // other). Its id depends on the schedule and key alone
-// (store.ManualOccurrenceID), so triggering again with the same key returns
+// (record.ManualOccurrenceID), so triggering again with the same key returns
 // the first occurrence (created false); an empty key is replaced by a
 // random one, so every such trigger is a new occurrence. Paused and
 // completed schedules can be triggered; a canceled one cannot.
-func (e *Engine) Trigger(ctx context.Context, tenantID, ref, key string) (*store.Occurrence, bool, error) {
+func (e *Engine) Trigger(ctx context.Context, tenantID, ref, key string) (*record.Occurrence, bool, error) {
 	if key != "" {
 		if err := schedule.CheckText("idempotency_key", key, MaxTriggerKey, false); err != nil {
 			return nil, false, err
@@ -41,23 +43,23 @@ func (e *Engine) Trigger(ctx context.Context, tenantID, ref, key string) (*store
 		}
 		key = "auto-" + hex.EncodeToString(b[:])
 	}
-	id := store.ManualOccurrenceID(sc.ScheduleID, key)
+	id := record.ManualOccurrenceID(sc.ScheduleID, key)
 	if o, err := e.store.GetOccurrence(ctx, tenantID, id); err == nil {
 		return o, false, nil
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, false, fmt.Errorf("trigger %s: %w", sc.ScheduleID, err)
 	}
-	if sc.State == store.ScheduleCanceled {
+	if sc.State == record.ScheduleCanceled {
 		return nil, false, fmt.Errorf("schedule %s is CANCELED; only a live schedule can be triggered: %w", sc.ScheduleID, ErrConflict)
 	}
 	now := e.now().Truncate(time.Millisecond)
 	at := now.Truncate(time.Second) // scheduled times are whole seconds
-	o := store.Occurrence{
+	o := record.Occurrence{
 		OccurrenceID: id, TenantID: tenantID, ScheduleID: sc.ScheduleID, ScheduleVersion: sc.Version,
-		ScheduledFor: at, AvailableAt: now, EnqueuedAt: now, State: store.OccurrenceEnqueued,
-		Lane: store.LaneStrict, Queue: sc.Queue, OverlapPolicy: sc.OverlapPolicy, RetryFrom: at, TriggerKey: key,
+		ScheduledFor: at, AvailableAt: now, EnqueuedAt: now, State: record.OccurrenceEnqueued,
+		Lane: record.LaneStrict, Queue: sc.Queue, OverlapPolicy: sc.OverlapPolicy, RetryFrom: at, TriggerKey: key,
 	}
-	n, err := e.store.InsertOccurrences(ctx, []store.Occurrence{o})
+	n, err := e.store.InsertOccurrences(ctx, []record.Occurrence{o})
 	if err != nil || n == 0 {
 		// A concurrent trigger with the same key may have written it first.
 		if got, gerr := e.store.GetOccurrence(ctx, tenantID, id); gerr == nil && got.TriggerKey == key {
@@ -92,7 +94,7 @@ type DLQFilter struct {
 // replays only what is still DEAD.
 func (e *Engine) ReplayDead(ctx context.Context, f DLQFilter, limit int) (ids []string, more bool, err error) {
 	page, err := e.store.ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: f.TenantID, ScheduleID: f.ScheduleID,
-		Queue: f.Queue, State: store.OccurrenceDead, Limit: limit})
+		Queue: f.Queue, State: record.OccurrenceDead, Limit: limit})
 	if err != nil {
 		return nil, false, fmt.Errorf("replay the dead-letter queue: %w", err)
 	}
@@ -127,8 +129,8 @@ func (e *Engine) PurgeDead(ctx context.Context, f DLQFilter, limit int) (int, bo
 // be overdue, waiting for a worker), else its planner cursor. Zero when
 // the schedule will not fire again. Manual occurrences are not part of the
 // timetable and do not count.
-func (e *Engine) NextFire(ctx context.Context, sc *store.Schedule) (time.Time, error) {
-	if sc.State != store.ScheduleActive {
+func (e *Engine) NextFire(ctx context.Context, sc *record.Schedule) (time.Time, error) {
+	if sc.State != record.ScheduleActive {
 		return time.Time{}, nil
 	}
 	t, err := e.store.FirstUndelivered(ctx, sc.TenantID, sc.ScheduleID, sc.Version)

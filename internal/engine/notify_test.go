@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/store"
@@ -45,7 +47,7 @@ func notifyNodes(t *testing.T) (a, b *Engine) {
 
 // createAt creates on e a schedule firing once, lead after now (rounded up
 // to a second).
-func createAt(t *testing.T, e *Engine, name string, lead time.Duration) *store.Schedule {
+func createAt(t *testing.T, e *Engine, name string, lead time.Duration) *record.Schedule {
 	t.Helper()
 	at := time.Now().Add(lead).Truncate(time.Second).Add(time.Second).UTC()
 	sc, _, err := e.Create(t.Context(), tenant, "", schedule.Settings{Name: name, Queue: "q", Kind: timetable.KindAt, Expr: at.Format(time.RFC3339)})
@@ -100,7 +102,7 @@ func TestNotifyReplayWakesOtherNode(t *testing.T) {
 		t.Fatalf("claim on a: %d claimed, %v", len(got), err)
 	}
 	occ := got[0].Occurrence.OccurrenceID
-	if o, err := a.Nack(t.Context(), tenant, occ, got[0].Attempt.Attempt, Permanent, "boom"); err != nil || o.State != store.OccurrenceDead {
+	if o, err := a.Nack(t.Context(), tenant, occ, got[0].Attempt.Attempt, Permanent, "boom"); err != nil || o.State != record.OccurrenceDead {
 		t.Fatalf("nack: %v, %+v", err, o)
 	}
 

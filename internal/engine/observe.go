@@ -4,6 +4,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sched-dev/sched/internal/metrics"
@@ -49,10 +51,10 @@ func (ob *observer) observePlan(plan *store.Plan, res store.PlanResult, latest *
 		for j := range it.Occurrences {
 			o := &it.Occurrences[j]
 			switch o.State {
-			case store.OccurrenceMissed:
+			case record.OccurrenceMissed:
 				ev.Missed++
 				m.Missed.WithLabelValues("row").Inc()
-			case store.OccurrenceEnqueued:
+			case record.OccurrenceEnqueued:
 				ev.Materialized++
 				lags.add(m, m.ScheduleLag, o, plan.Now.Sub(o.ScheduledFor))
 				if o.ScheduledFor.After(*latest) {
@@ -76,11 +78,11 @@ func (ob *observer) observePlan(plan *store.Plan, res store.PlanResult, latest *
 type lagBatch struct {
 	counts []int64        // per bucket of metrics.LagBuckets, for the recorder
 	lanes  map[string]int // samples per lane
-	last   *store.Occurrence
+	last   *record.Occurrence
 	obs    prometheus.Observer
 }
 
-func (b *lagBatch) add(m *metrics.Metrics, h *prometheus.HistogramVec, o *store.Occurrence, d time.Duration) {
+func (b *lagBatch) add(m *metrics.Metrics, h *prometheus.HistogramVec, o *record.Occurrence, d time.Duration) {
 	if b.counts == nil {
 		b.counts = make([]int64, len(metrics.LagBuckets)+1)
 		b.lanes = map[string]int{}
@@ -118,7 +120,7 @@ func (ob *observer) observeClaims(now time.Time, got []store.Claimed, skipped in
 	m := ob.metrics
 	m.SkippedOverlap.Add(float64(skipped))
 	var lags lagBatch
-	lanes := map[store.Lane]int{}
+	lanes := map[record.Lane]int{}
 	for i := range got {
 		o := &got[i].Occurrence
 		lanes[o.Lane]++
@@ -155,15 +157,15 @@ func (ob *observer) observeFinishes(ps []store.FinishParams, rs []store.FinishRe
 		}
 		p := &ps[i]
 		switch p.Result {
-		case store.ResultSucceeded:
+		case record.ResultSucceeded:
 			ev.Acks++
 			m.Acks.Inc()
-		case store.ResultFailedRetryable:
+		case record.ResultFailedRetryable:
 			m.Nacks.WithLabelValues(string(Retryable)).Inc()
-		case store.ResultFailedPermanent:
+		case record.ResultFailedPermanent:
 			m.Nacks.WithLabelValues(string(Permanent)).Inc()
 		}
-		if p.State == store.OccurrenceDead {
+		if p.State == record.OccurrenceDead {
 			ev.Dead++
 			m.Dead.WithLabelValues(string(p.DeadReason)).Inc()
 		}
@@ -181,8 +183,8 @@ func (ob *observer) observeExpiry(now time.Time, r store.ExpireResult) {
 	}
 	m := ob.metrics
 	m.Redeliveries.Add(float64(r.Requeued))
-	m.Dead.WithLabelValues(string(store.DeadAttemptsExhausted)).Add(float64(r.DeadAttempts))
-	m.Dead.WithLabelValues(string(store.DeadDeadlinePassed)).Add(float64(r.DeadDeadline))
+	m.Dead.WithLabelValues(string(record.DeadAttemptsExhausted)).Add(float64(r.DeadAttempts))
+	m.Dead.WithLabelValues(string(record.DeadDeadlinePassed)).Add(float64(r.DeadDeadline))
 	ev := events{Redeliveries: int64(r.Requeued), Dead: int64(r.Dead)}
 	ob.rec.add(now, func(f *minuteFigures) { f.Events.add(ev) })
 }

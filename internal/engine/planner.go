@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/faultinject"
 	"github.com/sched-dev/sched/internal/store"
@@ -163,7 +165,7 @@ func (p *planner) pass(ctx context.Context) (PlanStats, error) {
 // planned: the items of those that could be planned, how many of their
 // occurrences are ENQUEUED, and how many firings were missed.
 type dueBatch struct {
-	due         []store.Schedule
+	due         []record.Schedule
 	items       []store.PlanItem
 	enq, missed int
 	err         error
@@ -187,7 +189,7 @@ func (p *planner) readDue(ctx context.Context, params store.DueSchedulesParams, 
 				continue
 			}
 			for _, o := range item.Occurrences {
-				if o.State == store.OccurrenceEnqueued {
+				if o.State == record.OccurrenceEnqueued {
 					b.enq++
 				} else {
 					b.missed++
@@ -283,10 +285,10 @@ func (p *planner) planShard(ctx context.Context, h *heldShard, now time.Time, st
 // planSchedule computes one schedule's next step from its durable cursor:
 // the firings from next_run_at up to now + horizon, with late ones given
 // the misfire policy, and the new cursor.
-func (p *planner) planSchedule(sc *store.Schedule, now time.Time) (store.PlanItem, error) {
+func (p *planner) planSchedule(sc *record.Schedule, now time.Time) (store.PlanItem, error) {
 	item := store.PlanItem{
 		TenantID: sc.TenantID, ScheduleID: sc.ScheduleID, Version: sc.Version,
-		Cursor: sc.NextRunAt, State: store.ScheduleActive,
+		Cursor: sc.NextRunAt, State: record.ScheduleActive,
 	}
 	sp, err := p.parse(sc.Definition())
 	if err != nil {
@@ -298,9 +300,9 @@ func (p *planner) planSchedule(sc *store.Schedule, now time.Time) (store.PlanIte
 
 	keep := 0 // late firings that still fire
 	switch sc.MisfirePolicy {
-	case store.MisfireFireOnce:
+	case record.MisfireFireOnce:
 		keep = 1
-	case store.MisfireCatchUp:
+	case record.MisfireCatchUp:
 		keep = sc.CatchUpK
 	}
 	late := newRing(keep + cfg.MaxMissedRows)
@@ -336,7 +338,7 @@ func (p *planner) planSchedule(sc *store.Schedule, now time.Time) (store.PlanIte
 	if ok {
 		item.NextRunAt = f
 	} else {
-		item.State = store.ScheduleCompleted // an at schedule, or one past year 9999
+		item.State = record.ScheduleCompleted // an at schedule, or one past year 9999
 	}
 	return item, nil
 }
@@ -345,7 +347,7 @@ func (p *planner) planSchedule(sc *store.Schedule, now time.Time) (store.PlanIte
 // ring holds the most recent: the last keep fire (oldest first, in the
 // catch-up lane, paced), up to MaxMissedRows more become MISSED rows, and
 // the rest are counted.
-func (p *planner) settleLate(sc *store.Schedule, item *store.PlanItem, ring *ring, count, keep int, now time.Time) {
+func (p *planner) settleLate(sc *record.Schedule, item *store.PlanItem, ring *ring, count, keep int, now time.Time) {
 	recent := ring.items() // oldest first, at most keep+MaxMissedRows
 	if keep > len(recent) {
 		keep = len(recent)
@@ -354,16 +356,16 @@ func (p *planner) settleLate(sc *store.Schedule, item *store.PlanItem, ring *rin
 	missed := recent[:len(recent)-keep]
 	item.MissedCount += int64(count - len(recent))
 	for _, f := range missed {
-		id := store.OccurrenceID(sc.ScheduleID, sc.Version, f)
-		item.Occurrences = append(item.Occurrences, store.Occurrence{
+		id := record.OccurrenceID(sc.ScheduleID, sc.Version, f)
+		item.Occurrences = append(item.Occurrences, record.Occurrence{
 			OccurrenceID: id, TenantID: sc.TenantID, ScheduleID: sc.ScheduleID, ScheduleVersion: sc.Version,
-			ScheduledFor: f, AvailableAt: f, State: store.OccurrenceMissed, Lane: store.LaneCatchUp,
+			ScheduledFor: f, AvailableAt: f, State: record.OccurrenceMissed, Lane: record.LaneCatchUp,
 			Queue: sc.Queue, FinishedAt: now, OverlapPolicy: sc.OverlapPolicy, RetryFrom: f,
 		})
 	}
 	for _, f := range fire {
 		o := p.occurrence(sc, f, now)
-		o.Lane = store.LaneCatchUp
+		o.Lane = record.LaneCatchUp
 		o.AvailableAt = p.catchUpSlot(sc.TenantID, now)
 		item.Occurrences = append(item.Occurrences, o)
 	}
@@ -387,15 +389,15 @@ func (p *planner) catchUpSlot(tenant string, now time.Time) time.Time {
 }
 
 // occurrence is the on-time occurrence of sc at f, on the queue.
-func (p *planner) occurrence(sc *store.Schedule, f, now time.Time) store.Occurrence {
-	id := store.OccurrenceID(sc.ScheduleID, sc.Version, f)
-	o := store.Occurrence{
+func (p *planner) occurrence(sc *record.Schedule, f, now time.Time) record.Occurrence {
+	id := record.OccurrenceID(sc.ScheduleID, sc.Version, f)
+	o := record.Occurrence{
 		OccurrenceID: id, TenantID: sc.TenantID, ScheduleID: sc.ScheduleID, ScheduleVersion: sc.Version,
-		ScheduledFor: f, AvailableAt: f, EnqueuedAt: now.Truncate(time.Millisecond), State: store.OccurrenceEnqueued,
-		Lane: store.LaneStrict, Queue: sc.Queue, OverlapPolicy: sc.OverlapPolicy, RetryFrom: f,
+		ScheduledFor: f, AvailableAt: f, EnqueuedAt: now.Truncate(time.Millisecond), State: record.OccurrenceEnqueued,
+		Lane: record.LaneStrict, Queue: sc.Queue, OverlapPolicy: sc.OverlapPolicy, RetryFrom: f,
 	}
 	if sc.FlexibleWindow > 0 {
-		o.Lane = store.LaneFlexible
+		o.Lane = record.LaneFlexible
 		o.AvailableAt = f.Add(flexOffset(id, sc.FlexibleWindow))
 	}
 	return o

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/store"
@@ -56,12 +58,12 @@ func TestMisfirePoliciesAfterOutage(t *testing.T) {
 			for _, o := range h.occurrences(sc.ScheduleID) {
 				at := o.ScheduledFor.Format(time.RFC3339)
 				switch {
-				case o.State == store.OccurrenceMissed:
+				case o.State == record.OccurrenceMissed:
 					missed = append(missed, at)
-				case o.State == store.OccurrenceEnqueued && o.Lane == store.LaneCatchUp:
+				case o.State == record.OccurrenceEnqueued && o.Lane == record.LaneCatchUp:
 					catchUp = append(catchUp, at)
 					catchUpAvail = append(catchUpAvail, o.AvailableAt)
-				case o.State == store.OccurrenceEnqueued && o.Lane == store.LaneStrict:
+				case o.State == record.OccurrenceEnqueued && o.Lane == record.LaneStrict:
 					onTime = append(onTime, at)
 				default:
 					t.Errorf("unexpected occurrence %s %s lane %s", at, o.State, o.Lane)
@@ -109,14 +111,14 @@ func TestLongOutageBoundedMissedRows(t *testing.T) {
 			// before now-60s.
 			now := h.clk.Now()
 			totalLate := int(now.Add(-60*time.Second).Sub(start)/time.Second) - 1
-			states := map[store.OccurrenceState]int{}
-			var lanes = map[store.Lane]int{}
-			occs, err := h.e.Occurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, ScheduleID: sc.ScheduleID, State: store.OccurrenceMissed, Limit: store.MaxListLimit})
+			states := map[record.OccurrenceState]int{}
+			var lanes = map[record.Lane]int{}
+			occs, err := h.e.Occurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, ScheduleID: sc.ScheduleID, State: record.OccurrenceMissed, Limit: store.MaxListLimit})
 			if err != nil {
 				t.Fatal(err)
 			}
-			states[store.OccurrenceMissed] = len(occs)
-			enq, err := h.e.Occurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, ScheduleID: sc.ScheduleID, State: store.OccurrenceEnqueued, Limit: store.MaxListLimit})
+			states[record.OccurrenceMissed] = len(occs)
+			enq, err := h.e.Occurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, ScheduleID: sc.ScheduleID, State: record.OccurrenceEnqueued, Limit: store.MaxListLimit})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,11 +126,11 @@ func TestLongOutageBoundedMissedRows(t *testing.T) {
 				lanes[o.Lane]++
 			}
 			got := h.schedule(sc.ScheduleID)
-			if states[store.OccurrenceMissed] != DefaultMaxMissedRows {
-				t.Errorf("%d MISSED rows, want %d", states[store.OccurrenceMissed], DefaultMaxMissedRows)
+			if states[record.OccurrenceMissed] != DefaultMaxMissedRows {
+				t.Errorf("%d MISSED rows, want %d", states[record.OccurrenceMissed], DefaultMaxMissedRows)
 			}
-			if lanes[store.LaneCatchUp] != tt.fire {
-				t.Errorf("%d catch-up firings, want %d", lanes[store.LaneCatchUp], tt.fire)
+			if lanes[record.LaneCatchUp] != tt.fire {
+				t.Errorf("%d catch-up firings, want %d", lanes[record.LaneCatchUp], tt.fire)
 			}
 			if want := int64(totalLate - DefaultMaxMissedRows - tt.fire); got.MissedCount != want {
 				t.Errorf("missed_count %d, want %d (late %d - rows %d - fired %d)", got.MissedCount, want, totalLate, DefaultMaxMissedRows, tt.fire)
@@ -180,7 +182,7 @@ func TestDSTWeeks(t *testing.T) {
 			var onDay []string
 			ny, _ := time.LoadLocation("America/New_York")
 			for _, o := range h.occurrences(sc.ScheduleID) {
-				if o.State != store.OccurrenceEnqueued {
+				if o.State != record.OccurrenceEnqueued {
 					t.Errorf("%s is %s, want ENQUEUED", o.ScheduledFor, o.State)
 				}
 				got = append(got, o.ScheduledFor.Format(time.RFC3339))
@@ -228,7 +230,7 @@ func TestFlexibleAvailableAtSameAfterRestart(t *testing.T) {
 		t.Fatalf("%d occurrences, want 1", len(first))
 	}
 	o := first[0]
-	if o.Lane != store.LaneFlexible || o.AvailableAt.Before(o.ScheduledFor) || !o.AvailableAt.Before(o.ScheduledFor.Add(5*time.Minute)) {
+	if o.Lane != record.LaneFlexible || o.AvailableAt.Before(o.ScheduledFor) || !o.AvailableAt.Before(o.ScheduledFor.Add(5*time.Minute)) {
 		t.Fatalf("occurrence %s lane %s available %s: want the flexible lane, within [scheduled_for, +5m)", o.ScheduledFor, o.Lane, o.AvailableAt)
 	}
 
@@ -246,13 +248,13 @@ func TestAtScheduleCompletes(t *testing.T) {
 	h := newHarness(t, utc("2027-01-04T10:00:00Z"), nil)
 	sc := h.create(schedule.Settings{Name: "once", Queue: "q", Kind: timetable.KindAt, Expr: "2027-01-04T11:05:00+01:00"}) // 10:05Z
 	h.plan()
-	if got := h.schedule(sc.ScheduleID); got.State != store.ScheduleActive || len(h.occurrences(sc.ScheduleID)) != 0 {
+	if got := h.schedule(sc.ScheduleID); got.State != record.ScheduleActive || len(h.occurrences(sc.ScheduleID)) != 0 {
 		t.Fatalf("state %s before its time", got.State)
 	}
 	h.advance(4*time.Minute + 30*time.Second) // 10:05 is now within the horizon
 	got := h.schedule(sc.ScheduleID)
 	occs := h.occurrences(sc.ScheduleID)
-	if got.State != store.ScheduleCompleted || !got.NextRunAt.IsZero() || len(occs) != 1 {
+	if got.State != record.ScheduleCompleted || !got.NextRunAt.IsZero() || len(occs) != 1 {
 		t.Fatalf("state %s next %v occurrences %d, want COMPLETED, none, 1", got.State, got.NextRunAt, len(occs))
 	}
 }
@@ -300,7 +302,7 @@ func TestShardLeaseFencing(t *testing.T) {
 	h.clk.Advance(20 * time.Second)
 	withSchedules := map[int]bool{}
 	for i := range 8 {
-		withSchedules[ShardOf(h.schedule(fmt.Sprintf("s%d", i)).ScheduleID, 4)] = true
+		withSchedules[record.ShardOf(h.schedule(fmt.Sprintf("s%d", i)).ScheduleID, 4)] = true
 	}
 	fenced := 0
 	for s, hs := range h.e.member.held {
@@ -325,7 +327,7 @@ func TestShardLeaseFencing(t *testing.T) {
 	}
 	for _, o := range occs {
 		if o.ScheduledFor.After(start.Add(time.Minute)) {
-			hs := b.member.held[ShardOf(o.ScheduleID, 4)]
+			hs := b.member.held[record.ShardOf(o.ScheduleID, 4)]
 			if o.ShardEpoch != hs.lease.Epoch {
 				t.Errorf("occurrence %s written under epoch %d, the live epoch is %d", o.ScheduledFor, o.ShardEpoch, hs.lease.Epoch)
 			}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/faultinject"
 	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/store"
@@ -124,11 +126,11 @@ func (e *Engine) Heartbeat(ctx context.Context, tenantID, occurrenceID string, a
 // Ack records that attempt succeeded. Only the current attempt may ack; a
 // repeated ack of the same attempt succeeds again without writing. The
 // answer is the whole occurrence after the ack, read in its transaction.
-func (e *Engine) Ack(ctx context.Context, tenantID, occurrenceID string, attempt int64) (*store.Occurrence, error) {
+func (e *Engine) Ack(ctx context.Context, tenantID, occurrenceID string, attempt int64) (*record.Occurrence, error) {
 	ps := ackParams(tenantID, []AckItem{{OccurrenceID: occurrenceID, Attempt: attempt}}, e.now())
 	var (
 		rs []store.FinishResult
-		o  *store.Occurrence
+		o  *record.Occurrence
 	)
 	err := store.InTx(ctx, e.store, func(tx store.Tx) (err error) {
 		rs, o, err = finishOne(ctx, tx, ps)
@@ -147,7 +149,7 @@ func (e *Engine) Ack(ctx context.Context, tenantID, occurrenceID string, attempt
 // finishOne applies the one finish ps[0] in tx and, when it took, reads
 // the whole occurrence after it (a finish's own answer holds only what
 // the engine needs, see store.FinishResult).
-func finishOne(ctx context.Context, tx store.QueueTx, ps []store.FinishParams) ([]store.FinishResult, *store.Occurrence, error) {
+func finishOne(ctx context.Context, tx store.QueueTx, ps []store.FinishParams) ([]store.FinishResult, *record.Occurrence, error) {
 	rs, err := tx.FinishAttempts(ctx, ps)
 	if err != nil || rs[0].Err != nil {
 		return rs, nil, err
@@ -186,7 +188,7 @@ func ackParams(tenantID string, items []AckItem, now time.Time) []store.FinishPa
 	for i, it := range items {
 		ps[i] = store.FinishParams{
 			TenantID: tenantID, OccurrenceID: it.OccurrenceID, Attempt: it.Attempt,
-			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now,
+			Result: record.ResultSucceeded, State: record.OccurrenceSucceeded, Now: now,
 		}
 	}
 	return ps
@@ -200,7 +202,7 @@ func ackParams(tenantID string, items []AckItem, now time.Time) []store.FinishPa
 // of attempts, past its deadline, or its tenant is out of retry budget,
 // RETRY_WAIT for a backoff otherwise. The answer is the occurrence after
 // the nack.
-func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attempt int64, class ErrorClass, message string) (*store.Occurrence, error) {
+func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attempt int64, class ErrorClass, message string) (*record.Occurrence, error) {
 	if class != Retryable && class != Permanent {
 		return nil, schedule.Invalid("class", "%q: want retryable or permanent", class)
 	}
@@ -211,13 +213,13 @@ func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attemp
 	var (
 		p           store.FinishParams
 		rs          []store.FinishResult
-		o           *store.Occurrence
+		o           *record.Occurrence
 		budgetSpent bool
 	)
 	err := store.InTx(ctx, e.store, func(tx store.Tx) error {
 		p = store.FinishParams{
 			TenantID: tenantID, OccurrenceID: occurrenceID, Attempt: attempt,
-			Result: store.ResultFailedPermanent, State: store.OccurrenceDead, DeadReason: store.DeadPermanentFailure,
+			Result: record.ResultFailedPermanent, State: record.OccurrenceDead, DeadReason: record.DeadPermanentFailure,
 			Error: message, Now: now,
 		}
 		if class == Retryable {
@@ -227,7 +229,7 @@ func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attemp
 			}
 			d := decideRetry(&f, attempt, now, e.cfg.RetryBudget)
 			budgetSpent = d.BudgetSpent
-			p.Result, p.State, p.RetryAt, p.DeadReason = store.ResultFailedRetryable, d.State, d.RetryAt, d.DeadReason
+			p.Result, p.State, p.RetryAt, p.DeadReason = record.ResultFailedRetryable, d.State, d.RetryAt, d.DeadReason
 		}
 		var err error
 		rs, o, err = finishOne(ctx, tx, []store.FinishParams{p})
@@ -244,7 +246,7 @@ func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attemp
 		e.log.Warn("tenant retry budget spent; failure goes to the dead-letter queue",
 			"tenant", tenantID, "occurrence_id", occurrenceID, "budget", e.cfg.RetryBudget)
 	}
-	if p.State == store.OccurrenceRetryWait {
+	if p.State == record.OccurrenceRetryWait {
 		e.notify.broadcast()
 	}
 	return o, nil
@@ -253,7 +255,7 @@ func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attemp
 // Replay puts a DEAD occurrence back on the queue with the same
 // occurrence_id; its next claim is a new attempt, with a fresh set of
 // retries.
-func (e *Engine) Replay(ctx context.Context, tenantID, occurrenceID string) (*store.Occurrence, error) {
+func (e *Engine) Replay(ctx context.Context, tenantID, occurrenceID string) (*record.Occurrence, error) {
 	o, err := ReplayOccurrence(ctx, e.store, tenantID, occurrenceID, e.now().Truncate(time.Millisecond))
 	if err != nil {
 		if errors.Is(err, store.ErrConflict) {
@@ -274,16 +276,16 @@ func (e *Engine) Replay(ctx context.Context, tenantID, occurrenceID string) (*st
 }
 
 // Occurrence returns one occurrence of a tenant.
-func (e *Engine) Occurrence(ctx context.Context, tenantID, occurrenceID string) (*store.Occurrence, error) {
+func (e *Engine) Occurrence(ctx context.Context, tenantID, occurrenceID string) (*record.Occurrence, error) {
 	return e.store.GetOccurrence(ctx, tenantID, occurrenceID)
 }
 
 // Occurrences lists a tenant's occurrences.
-func (e *Engine) Occurrences(ctx context.Context, p store.ListOccurrencesParams) ([]store.Occurrence, error) {
+func (e *Engine) Occurrences(ctx context.Context, p store.ListOccurrencesParams) ([]record.Occurrence, error) {
 	return e.store.ListOccurrences(ctx, p)
 }
 
 // Attempts lists the attempts of one occurrence.
-func (e *Engine) Attempts(ctx context.Context, tenantID, occurrenceID string) ([]store.Attempt, error) {
+func (e *Engine) Attempts(ctx context.Context, tenantID, occurrenceID string) ([]record.Attempt, error) {
 	return e.store.ListAttempts(ctx, tenantID, occurrenceID)
 }

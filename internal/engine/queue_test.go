@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/timetable"
@@ -48,7 +50,7 @@ func testLeaseExpiryRedeliveryAndStaleAck(t *testing.T, open harnessMaker) {
 		t.Fatalf("nack with the old attempt: %v, want ErrStaleAttempt", err)
 	}
 	o, err := h.e.Ack(h.ctx, tenant, occ, 2)
-	if err != nil || o.State != store.OccurrenceSucceeded {
+	if err != nil || o.State != record.OccurrenceSucceeded {
 		t.Fatalf("ack with the current attempt: %v %+v", err, o)
 	}
 	if _, err := h.e.Ack(h.ctx, tenant, occ, 2); err != nil {
@@ -58,11 +60,11 @@ func testLeaseExpiryRedeliveryAndStaleAck(t *testing.T, open harnessMaker) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var results []store.AttemptResult
+	var results []record.AttemptResult
 	for _, a := range atts {
 		results = append(results, a.Result)
 	}
-	if want := []store.AttemptResult{store.ResultLeaseExpired, store.ResultSucceeded}; !reflect.DeepEqual(results, want) {
+	if want := []record.AttemptResult{record.ResultLeaseExpired, record.ResultSucceeded}; !reflect.DeepEqual(results, want) {
 		t.Fatalf("attempt results %v, want %v", results, want)
 	}
 	_ = sc
@@ -80,10 +82,10 @@ func testPermanentNackDeadAndReplay(t *testing.T, open harnessMaker) {
 	c := h.claim("q", 1)[0]
 	id := c.Occurrence.OccurrenceID
 	o, err := h.e.Nack(h.ctx, tenant, id, 1, Permanent, "bad payload")
-	if err != nil || o.State != store.OccurrenceDead {
+	if err != nil || o.State != record.OccurrenceDead {
 		t.Fatalf("permanent nack: %v %+v", err, o)
 	}
-	dead, err := h.e.Occurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, State: store.OccurrenceDead, Queue: "q"})
+	dead, err := h.e.Occurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, State: record.OccurrenceDead, Queue: "q"})
 	if err != nil || len(dead) != 1 || dead[0].OccurrenceID != id {
 		t.Fatalf("dead-letter queue: %v %+v", err, dead)
 	}
@@ -109,7 +111,7 @@ func testPermanentNackDeadAndReplay(t *testing.T, open harnessMaker) {
 	if len(again) != 1 || again[0].Occurrence.OccurrenceID != id || again[0].Attempt.Attempt != 2 {
 		t.Fatalf("after replay: %+v", again)
 	}
-	if o, err := h.e.Ack(h.ctx, tenant, id, 2); err != nil || o.State != store.OccurrenceSucceeded {
+	if o, err := h.e.Ack(h.ctx, tenant, id, 2); err != nil || o.State != record.OccurrenceSucceeded {
 		t.Fatalf("ack after replay: %v %+v", err, o)
 	}
 }
@@ -134,13 +136,13 @@ func testRetryBackoffThenDead(t *testing.T, open harnessMaker) {
 			t.Fatalf("nack %d: %v", attempt, err)
 		}
 		if attempt == 3 {
-			if o.State != store.OccurrenceDead {
+			if o.State != record.OccurrenceDead {
 				t.Fatalf("after the last attempt: %s, want DEAD", o.State)
 			}
 			break
 		}
 		ceil := 10 * time.Second << (attempt - 1)
-		if o.State != store.OccurrenceRetryWait || o.AvailableAt.Before(now) || o.AvailableAt.After(now.Add(ceil)) {
+		if o.State != record.OccurrenceRetryWait || o.AvailableAt.Before(now) || o.AvailableAt.After(now.Add(ceil)) {
 			t.Fatalf("nack %d: %s available %s, want RETRY_WAIT within [now, now+%s]", attempt, o.State, o.AvailableAt, ceil)
 		}
 		if o.AvailableAt.After(h.clk.Now()) {
@@ -175,7 +177,7 @@ func testAckAndNackAnswer(t *testing.T, open harnessMaker) {
 	if len(got) != 3 {
 		t.Fatalf("claimed %d, want 3", len(got))
 	}
-	same := func(what string, answer *store.Occurrence, state store.OccurrenceState, reason store.DeadReason, lastError string) {
+	same := func(what string, answer *record.Occurrence, state record.OccurrenceState, reason record.DeadReason, lastError string) {
 		t.Helper()
 		stored, err := h.e.Occurrence(h.ctx, tenant, answer.OccurrenceID)
 		if err != nil {
@@ -194,19 +196,19 @@ func testAckAndNackAnswer(t *testing.T, open harnessMaker) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	same("ack", o, store.OccurrenceSucceeded, "", "")
+	same("ack", o, record.OccurrenceSucceeded, "", "")
 	if o, err = h.e.Ack(h.ctx, tenant, ids[0], 1); err != nil {
 		t.Fatal(err)
 	}
-	same("the same ack again", o, store.OccurrenceSucceeded, "", "")
+	same("the same ack again", o, record.OccurrenceSucceeded, "", "")
 	if o, err = h.e.Nack(h.ctx, tenant, ids[1], 1, Retryable, "boom 1"); err != nil {
 		t.Fatal(err)
 	}
-	same("retryable nack", o, store.OccurrenceRetryWait, "", "boom 1")
+	same("retryable nack", o, record.OccurrenceRetryWait, "", "boom 1")
 	if o, err = h.e.Nack(h.ctx, tenant, ids[2], 1, Permanent, "boom 2"); err != nil {
 		t.Fatal(err)
 	}
-	same("permanent nack", o, store.OccurrenceDead, store.DeadPermanentFailure, "boom 2")
+	same("permanent nack", o, record.OccurrenceDead, record.DeadPermanentFailure, "boom 2")
 }
 
 // A tenant's retry budget bounds its occurrences waiting to retry: a
@@ -229,11 +231,11 @@ func testRetryBudget(t *testing.T, open harnessMaker) {
 		t.Fatalf("claimed %d, want 2", len(got))
 	}
 	first, err := h.e.Nack(h.ctx, tenant, got[0].Occurrence.OccurrenceID, 1, Retryable, "503")
-	if err != nil || first.State != store.OccurrenceRetryWait {
+	if err != nil || first.State != record.OccurrenceRetryWait {
 		t.Fatalf("first retryable nack: %+v, %v; want RETRY_WAIT", first, err)
 	}
 	second, err := h.e.Nack(h.ctx, tenant, got[1].Occurrence.OccurrenceID, 1, Retryable, "503")
-	if err != nil || second.State != store.OccurrenceDead || second.DeadReason != store.DeadRetryBudgetExhausted {
+	if err != nil || second.State != record.OccurrenceDead || second.DeadReason != record.DeadRetryBudgetExhausted {
 		t.Fatalf("retryable nack over the budget: %+v, %v; want DEAD, retry_budget_exhausted", second, err)
 	}
 	if _, err := h.e.Nack(h.ctx, tenant, "occ_missing", 1, Retryable, "503"); !errors.Is(err, ErrNotFound) {
@@ -317,7 +319,7 @@ func testOverlapPolicies(t *testing.T, open harnessMaker) {
 			}
 			var skipped []string
 			for _, o := range h.occurrences(sc.ScheduleID) {
-				if o.State == store.OccurrenceSkippedOverlap && !o.ScheduledFor.After(utc("2027-01-04T12:00:00Z")) {
+				if o.State == record.OccurrenceSkippedOverlap && !o.ScheduledFor.After(utc("2027-01-04T12:00:00Z")) {
 					skipped = append(skipped, o.ScheduledFor.Format("15:04"))
 				}
 			}
@@ -393,19 +395,19 @@ func TestUpdateAndCancelRaceClaims(t *testing.T) {
 	}
 
 	final := h.schedule(sc.ScheduleID)
-	if final.State != store.ScheduleCanceled || final.Version != 7 {
+	if final.State != record.ScheduleCanceled || final.Version != 7 {
 		t.Fatalf("final schedule %s version %d, want CANCELED version 7", final.State, final.Version)
 	}
-	byTime := map[time.Time][]store.Occurrence{}
-	counted := map[store.OccurrenceState]int{}
+	byTime := map[time.Time][]record.Occurrence{}
+	counted := map[record.OccurrenceState]int{}
 	// This tenant has only this schedule, so tenant-wide counts are its own.
-	for _, st := range []store.OccurrenceState{store.OccurrenceCanceled, store.OccurrenceRunning, store.OccurrenceSucceeded, store.OccurrenceEnqueued, store.OccurrenceRetryWait} {
+	for _, st := range []record.OccurrenceState{record.OccurrenceCanceled, record.OccurrenceRunning, record.OccurrenceSucceeded, record.OccurrenceEnqueued, record.OccurrenceRetryWait} {
 		n, err := h.st.CountOccurrences(h.ctx, tenant, st)
 		if err != nil {
 			t.Fatal(err)
 		}
 		counted[st] = n
-		if st == store.OccurrenceCanceled {
+		if st == record.OccurrenceCanceled {
 			continue
 		}
 		occs, err := h.e.Occurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, ScheduleID: sc.ScheduleID, State: st, Limit: store.MaxListLimit})
@@ -424,16 +426,16 @@ func TestUpdateAndCancelRaceClaims(t *testing.T) {
 			t.Errorf("firing %s runs under %d versions", at, len(os))
 		}
 	}
-	if counted[store.OccurrenceEnqueued]+counted[store.OccurrenceRetryWait] != 0 {
-		t.Errorf("%d occurrences still claimable after cancel", counted[store.OccurrenceEnqueued])
+	if counted[record.OccurrenceEnqueued]+counted[record.OccurrenceRetryWait] != 0 {
+		t.Errorf("%d occurrences still claimable after cancel", counted[record.OccurrenceEnqueued])
 	}
-	if counted[store.OccurrenceCanceled] != canceled {
-		t.Errorf("%d CANCELED rows, but the control plane reported %d", counted[store.OccurrenceCanceled], canceled)
+	if counted[record.OccurrenceCanceled] != canceled {
+		t.Errorf("%d CANCELED rows, but the control plane reported %d", counted[record.OccurrenceCanceled], canceled)
 	}
-	if counted[store.OccurrenceRunning] != inFlight {
-		t.Errorf("%d RUNNING rows, but cancel reported %d in flight", counted[store.OccurrenceRunning], inFlight)
+	if counted[record.OccurrenceRunning] != inFlight {
+		t.Errorf("%d RUNNING rows, but cancel reported %d in flight", counted[record.OccurrenceRunning], inFlight)
 	}
-	t.Logf("canceled %d, succeeded %d, in flight %d", canceled, counted[store.OccurrenceSucceeded], inFlight)
+	t.Logf("canceled %d, succeeded %d, in flight %d", canceled, counted[record.OccurrenceSucceeded], inFlight)
 }
 
 // Strict work is claimed before flexible and catch-up work of the same
@@ -448,11 +450,11 @@ func TestLaneOrder(t *testing.T) {
 	h.advance(time.Minute)
 	h.advance(time.Minute + time.Second) // past the flexible offsets too
 	got := h.claim("q", 10)
-	var lanes []store.Lane
+	var lanes []record.Lane
 	for _, c := range got {
 		lanes = append(lanes, c.Occurrence.Lane)
 	}
-	if len(lanes) != 4 || lanes[0] != store.LaneStrict || lanes[1] != store.LaneStrict {
+	if len(lanes) != 4 || lanes[0] != record.LaneStrict || lanes[1] != record.LaneStrict {
 		t.Fatalf("lanes in claim order: %v, want the strict ones first", lanes)
 	}
 }
@@ -497,17 +499,17 @@ func testMovedOnNeverRetried(t *testing.T, open harnessMaker) {
 		name   string
 		change func(h *harness, scheduleID string) error
 		end    func(h *harness, occ string) // how the running attempt 1 ends
-		want   store.OccurrenceState
-		result store.AttemptResult
+		want   record.OccurrenceState
+		result record.AttemptResult
 	}{
-		{"update, retryable nack", update, nack(Retryable), store.OccurrenceCanceled, store.ResultFailedRetryable},
-		{"pause, retryable nack", pause, nack(Retryable), store.OccurrenceCanceled, store.ResultFailedRetryable},
-		{"cancel, retryable nack", cancel, nack(Retryable), store.OccurrenceCanceled, store.ResultFailedRetryable},
-		{"update, lease expiry", update, expire, store.OccurrenceCanceled, store.ResultLeaseExpired},
-		{"pause, lease expiry", pause, expire, store.OccurrenceCanceled, store.ResultLeaseExpired},
-		{"cancel, lease expiry", cancel, expire, store.OccurrenceCanceled, store.ResultLeaseExpired},
-		{"update, permanent nack", update, nack(Permanent), store.OccurrenceDead, store.ResultFailedPermanent},
-		{"pause, ack", pause, ack, store.OccurrenceSucceeded, store.ResultSucceeded},
+		{"update, retryable nack", update, nack(Retryable), record.OccurrenceCanceled, record.ResultFailedRetryable},
+		{"pause, retryable nack", pause, nack(Retryable), record.OccurrenceCanceled, record.ResultFailedRetryable},
+		{"cancel, retryable nack", cancel, nack(Retryable), record.OccurrenceCanceled, record.ResultFailedRetryable},
+		{"update, lease expiry", update, expire, record.OccurrenceCanceled, record.ResultLeaseExpired},
+		{"pause, lease expiry", pause, expire, record.OccurrenceCanceled, record.ResultLeaseExpired},
+		{"cancel, lease expiry", cancel, expire, record.OccurrenceCanceled, record.ResultLeaseExpired},
+		{"update, permanent nack", update, nack(Permanent), record.OccurrenceDead, record.ResultFailedPermanent},
+		{"pause, ack", pause, ack, record.OccurrenceSucceeded, record.ResultSucceeded},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -554,7 +556,7 @@ func testMovedOnNeverRetried(t *testing.T, open harnessMaker) {
 					}
 				}
 			}
-			if o.State != store.OccurrenceDead {
+			if o.State != record.OccurrenceDead {
 				return
 			}
 			// A DEAD one is still replayed on request, and delivered.

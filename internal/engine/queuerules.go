@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -21,7 +23,7 @@ import (
 
 // lanes in the order claims serve them: strict capacity is never taken by
 // the other lanes.
-var lanes = [...]store.Lane{store.LaneStrict, store.LaneFlexible, store.LaneCatchUp}
+var lanes = [...]record.Lane{record.LaneStrict, record.LaneFlexible, record.LaneCatchUp}
 
 // ClaimOccurrences takes up to p.Limit available occurrences of the
 // tenant's queue in one transaction (see store.ClaimParams). Candidates
@@ -167,7 +169,7 @@ func claimTx(ctx context.Context, tx store.QueueTx, p store.ClaimParams) ([]stor
 func decideOverlap(cands []store.ClaimCandidate, want int, claim, skip []*store.ClaimCandidate) ([]*store.ClaimCandidate, []*store.ClaimCandidate) {
 	allow := true
 	for i := range cands {
-		if cands[i].Occurrence.OverlapPolicy != store.OverlapAllow {
+		if cands[i].Occurrence.OverlapPolicy != record.OverlapAllow {
 			allow = false
 			break
 		}
@@ -182,7 +184,7 @@ func decideOverlap(cands []store.ClaimCandidate, want int, claim, skip []*store.
 	// claimed, and each schedule's occurrences taken off its pending ones
 	// (claimed or skipped).
 	claimedOf := map[string]bool{}
-	takenOf := map[string][]*store.Occurrence{}
+	takenOf := map[string][]*record.Occurrence{}
 	take := func(c *store.ClaimCandidate) {
 		sid := c.Occurrence.ScheduleID
 		takenOf[sid] = append(takenOf[sid], &c.Occurrence)
@@ -193,7 +195,7 @@ func decideOverlap(cands []store.ClaimCandidate, want int, claim, skip []*store.
 		}
 		c := &cands[i]
 		o := &c.Occurrence
-		if o.OverlapPolicy == store.OverlapAllow {
+		if o.OverlapPolicy == record.OverlapAllow {
 			claim = append(claim, c)
 			claimedOf[o.ScheduleID] = true
 			take(c)
@@ -208,7 +210,7 @@ func decideOverlap(cands []store.ClaimCandidate, want int, claim, skip []*store.
 			take(c)
 			continue
 		}
-		if o.OverlapPolicy == store.OverlapQueueOne && pendingBefore(c, takenOf[o.ScheduleID]) == 0 {
+		if o.OverlapPolicy == record.OverlapQueueOne && pendingBefore(c, takenOf[o.ScheduleID]) == 0 {
 			continue // the one that waits
 		}
 		skip = append(skip, c)
@@ -220,7 +222,7 @@ func decideOverlap(cands []store.ClaimCandidate, want int, claim, skip []*store.
 // pendingBefore is c's count of its schedule's pending occurrences ordered
 // before it, less those of taken (taken off the pending ones since the
 // count was read).
-func pendingBefore(c *store.ClaimCandidate, taken []*store.Occurrence) int {
+func pendingBefore(c *store.ClaimCandidate, taken []*record.Occurrence) int {
 	n := c.PendingBefore
 	for _, t := range taken {
 		if pendingOrder(t, &c.Occurrence) < 0 {
@@ -233,7 +235,7 @@ func pendingBefore(c *store.ClaimCandidate, taken []*store.Occurrence) int {
 // pendingOrder orders a schedule's pending occurrences, earliest first:
 // by scheduled time, then version, then trigger key (a manual occurrence of
 // the same second and version comes after the firing).
-func pendingOrder(a, b *store.Occurrence) int {
+func pendingOrder(a, b *record.Occurrence) int {
 	return cmp.Or(a.ScheduledFor.Compare(b.ScheduledFor), cmp.Compare(a.ScheduleVersion, b.ScheduleVersion),
 		cmp.Compare(a.TriggerKey, b.TriggerKey))
 }
@@ -243,8 +245,8 @@ func pendingOrder(a, b *store.Occurrence) int {
 // newer version, or it was canceled. The heartbeat tells the occurrence's
 // worker to stop in exactly these cases, and such an occurrence is never
 // retried.
-func movedOn(version int64, state store.ScheduleState, occVersion int64) bool {
-	return version > occVersion || state == store.ScheduleCanceled
+func movedOn(version int64, state record.ScheduleState, occVersion int64) bool {
+	return version > occVersion || state == record.ScheduleCanceled
 }
 
 // ExpireLeases ends up to limit attempts whose lease ran out at or before
@@ -269,11 +271,11 @@ func ExpireLeases(ctx context.Context, st store.Store, now time.Time, limit int)
 		for i := range exp {
 			ends[i] = expiredEnd(&exp[i], now)
 			switch ends[i].State {
-			case store.OccurrenceCanceled:
+			case record.OccurrenceCanceled:
 				res.Canceled++
-			case store.OccurrenceDead:
+			case record.OccurrenceDead:
 				res.Dead++
-				if ends[i].DeadReason == store.DeadAttemptsExhausted {
+				if ends[i].DeadReason == record.DeadAttemptsExhausted {
 					res.DeadAttempts++
 				} else {
 					res.DeadDeadline++
@@ -302,14 +304,14 @@ func ExpireLeases(ctx context.Context, st store.Store, now time.Time, limit int)
 //     deadline) is at or before now;
 //   - ENQUEUED, claimable again at now, otherwise (a redelivery).
 func expiredEnd(x *store.ExpiredAttempt, now time.Time) store.ExpiredEnd {
-	end := store.ExpiredEnd{OccurrenceID: x.OccurrenceID, Attempt: x.Attempt, State: store.OccurrenceEnqueued}
+	end := store.ExpiredEnd{OccurrenceID: x.OccurrenceID, Attempt: x.Attempt, State: record.OccurrenceEnqueued}
 	switch {
 	case movedOn(x.ScheduleVersion, x.ScheduleState, x.OccurrenceVersion):
-		end.State = store.OccurrenceCanceled
+		end.State = record.OccurrenceCanceled
 	case x.Attempt-int64(x.AttemptFloor) >= int64(x.Retry.MaxAttempts):
-		end.State, end.DeadReason = store.OccurrenceDead, store.DeadAttemptsExhausted
+		end.State, end.DeadReason = record.OccurrenceDead, record.DeadAttemptsExhausted
 	case !now.Before(x.RetryFrom.Add(x.Retry.Deadline)):
-		end.State, end.DeadReason = store.OccurrenceDead, store.DeadDeadlinePassed
+		end.State, end.DeadReason = record.OccurrenceDead, record.DeadDeadlinePassed
 	}
 	return end
 }
@@ -317,9 +319,9 @@ func expiredEnd(x *store.ExpiredAttempt, now time.Time) store.ExpiredEnd {
 // retryDecision is what a retryable failure of an attempt does to its
 // occurrence (decideRetry).
 type retryDecision struct {
-	State      store.OccurrenceState
+	State      record.OccurrenceState
 	RetryAt    time.Time
-	DeadReason store.DeadReason
+	DeadReason record.DeadReason
 	// BudgetSpent: DEAD because the tenant's retry budget is spent.
 	BudgetSpent bool
 }
@@ -336,34 +338,34 @@ type retryDecision struct {
 func decideRetry(f *store.NackFacts, attempt int64, now time.Time, budget int) retryDecision {
 	o := &f.Occurrence
 	if movedOn(f.ScheduleVersion, f.ScheduleState, o.ScheduleVersion) {
-		return retryDecision{State: store.OccurrenceCanceled}
+		return retryDecision{State: record.OccurrenceCanceled}
 	}
 	r := f.Retry
 	n := int(attempt) - o.AttemptFloor // attempts since the last replay
 	if n >= r.MaxAttempts {
-		return retryDecision{State: store.OccurrenceDead, DeadReason: store.DeadAttemptsExhausted}
+		return retryDecision{State: record.OccurrenceDead, DeadReason: record.DeadAttemptsExhausted}
 	}
 	at := now.Add(backoff(o.OccurrenceID, attempt, n, r.BackoffBase, r.BackoffCap))
 	if at.After(o.RetryFrom.Add(r.Deadline)) {
-		return retryDecision{State: store.OccurrenceDead, DeadReason: store.DeadDeadlinePassed}
+		return retryDecision{State: record.OccurrenceDead, DeadReason: record.DeadDeadlinePassed}
 	}
 	if f.RetryWaiting >= budget {
-		return retryDecision{State: store.OccurrenceDead, DeadReason: store.DeadRetryBudgetExhausted, BudgetSpent: true}
+		return retryDecision{State: record.OccurrenceDead, DeadReason: record.DeadRetryBudgetExhausted, BudgetSpent: true}
 	}
-	return retryDecision{State: store.OccurrenceRetryWait, RetryAt: at}
+	return retryDecision{State: record.OccurrenceRetryWait, RetryAt: at}
 }
 
 // ReplayOccurrence puts a DEAD occurrence back on the queue at now, with
 // the same occurrence id (replayOf says how). An occurrence in another
 // state is store.ErrConflict; another tenant's is store.ErrNotFound.
-func ReplayOccurrence(ctx context.Context, st store.Store, tenantID, occurrenceID string, now time.Time) (*store.Occurrence, error) {
-	var got *store.Occurrence
+func ReplayOccurrence(ctx context.Context, st store.Store, tenantID, occurrenceID string, now time.Time) (*record.Occurrence, error) {
+	var got *record.Occurrence
 	err := store.InTx(ctx, st, func(tx store.Tx) error {
 		o, err := tx.LockOccurrence(ctx, tenantID, occurrenceID)
 		if err != nil {
 			return err
 		}
-		if o.State != store.OccurrenceDead {
+		if o.State != record.OccurrenceDead {
 			return fmt.Errorf("%w: the occurrence is %s; only a DEAD one can be replayed", store.ErrConflict, o.State)
 		}
 		got, err = tx.Requeue(ctx, replayOf(o, now))
@@ -380,7 +382,7 @@ func ReplayOccurrence(ctx context.Context, st store.Store, tenantID, occurrenceI
 // set of retries: its attempts are counted from its attempt count so far
 // (the attempt floor), and its retry deadline from now. The next claim is
 // attempt attempt_count+1; the earlier attempts stay as history.
-func replayOf(o *store.Occurrence, now time.Time) store.RequeueParams {
+func replayOf(o *record.Occurrence, now time.Time) store.RequeueParams {
 	return store.RequeueParams{TenantID: o.TenantID, OccurrenceID: o.OccurrenceID,
 		AvailableAt: now, AttemptFloor: o.AttemptCount, RetryFrom: now}
 }

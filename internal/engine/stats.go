@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/metrics"
 	"github.com/sched-dev/sched/internal/store"
 )
@@ -346,7 +348,7 @@ func (e *Engine) gauges(ctx context.Context) (metrics.Gauges, error) {
 	sums := map[sl]int64{}
 	for _, d := range snap.Depth {
 		sums[sl{string(d.State), string(d.Lane)}] += d.Count
-		if d.State == store.OccurrenceDead {
+		if d.State == record.OccurrenceDead {
 			g.DLQ += d.Count
 		}
 	}

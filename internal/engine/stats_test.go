@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/record"
 )
 
 // TestStatusAnswersForTheCluster runs two nodes on one store: each counts
@@ -101,17 +101,17 @@ func TestDeadReasons(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		id   string
-		want store.DeadReason
+		want record.DeadReason
 		err  string
 	}{
-		{perm.OccurrenceID, store.DeadPermanentFailure, "bad input"},
-		{used.OccurrenceID, store.DeadAttemptsExhausted, "timeout"},
+		{perm.OccurrenceID, record.DeadPermanentFailure, "bad input"},
+		{used.OccurrenceID, record.DeadAttemptsExhausted, "timeout"},
 	} {
 		o, err := h.e.Occurrence(h.ctx, tenant, tc.id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if o.State != store.OccurrenceDead || o.DeadReason != tc.want || o.LastError != tc.err {
+		if o.State != record.OccurrenceDead || o.DeadReason != tc.want || o.LastError != tc.err {
 			t.Errorf("%s: %s %q %q, want DEAD %q %q", tc.id, o.State, o.DeadReason, o.LastError, tc.want, tc.err)
 		}
 	}

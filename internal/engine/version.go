@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -14,7 +16,7 @@ import (
 type VersionChange struct {
 	// Schedule holds every field of the new version. Its Version is
 	// ignored: the new version is PrevVersion+1.
-	Schedule *store.Schedule
+	Schedule *record.Schedule
 	// PrevVersion is the version the change was made from. The change
 	// applies only while it is still the stored one.
 	PrevVersion int64
@@ -73,14 +75,14 @@ func WriteVersion(ctx context.Context, st store.Store, c VersionChange) (ChangeR
 		}
 		next := *sc
 		next.Version = version
-		if next.State == store.ScheduleActive && c.Next != nil {
+		if next.State == record.ScheduleActive && c.Next != nil {
 			last, err := tx.LastKeptFiring(ctx, sc.ScheduleID)
 			if err != nil {
 				return err
 			}
 			next.NextRunAt = c.Next(last)
 			if next.NextRunAt.IsZero() {
-				next.State = store.ScheduleCompleted
+				next.State = record.ScheduleCompleted
 			}
 		}
 		stored, err := tx.WriteScheduleVersion(ctx, &next, c.PrevVersion)

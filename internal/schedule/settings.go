@@ -10,7 +10,7 @@
 // It links only the time engine (internal/timetable) and the API's wire types,
 // never the engine, the server, a store or a database driver: schedctl
 // must stay free of those. Its policy types therefore mirror the store's
-// (store.MisfirePolicy, store.OverlapPolicy, store.RetryPolicy) with the
+// (record.MisfirePolicy, record.OverlapPolicy, record.RetryPolicy) with the
 // same spellings and fields, and a test keeps them equal.
 package schedule
 
@@ -44,7 +44,7 @@ const (
 )
 
 // MisfirePolicy says what happens to firings found later than
-// MaxLateness; the store keeps it as store.MisfirePolicy.
+// MaxLateness; the store keeps it as record.MisfirePolicy.
 type MisfirePolicy string
 
 // Misfire policies.
@@ -55,7 +55,7 @@ const (
 )
 
 // OverlapPolicy says what a new occurrence does while one of the same
-// schedule runs; the store keeps it as store.OverlapPolicy.
+// schedule runs; the store keeps it as record.OverlapPolicy.
 type OverlapPolicy string
 
 // Overlap policies.
@@ -66,7 +66,7 @@ const (
 )
 
 // RetryPolicy bounds the retries of a retryable failure. Its fields are
-// store.RetryPolicy's, so one converts to the other.
+// record.RetryPolicy's, so one converts to the other.
 type RetryPolicy struct {
 	MaxAttempts int
 	BackoffBase time.Duration

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/metrics"
@@ -23,7 +25,7 @@ const PreviewCount = 5
 // PreviewCount firings from it. DST options are shown for cron schedules
 // only: they do not apply to the other kinds, and an update that sends them
 // for those is refused.
-func apiSchedule(sc *store.Schedule, nextFire, now time.Time) api.Schedule {
+func apiSchedule(sc *record.Schedule, nextFire, now time.Time) api.Schedule {
 	out := api.Schedule{
 		ScheduleID: sc.ScheduleID, Name: sc.Name, Version: sc.Version, State: string(sc.State),
 		NextFireAt: optTime(nextFire), NextRunAt: optTime(sc.NextRunAt),
@@ -49,9 +51,9 @@ func apiSchedule(sc *store.Schedule, nextFire, now time.Time) api.Schedule {
 // firing not yet delivered (so the preview starts with next_fire_at, even
 // when that one is overdue and waiting for a worker), or from now when it
 // has none. Other states fire no more: empty.
-func previewOf(sc *store.Schedule, nextFire, now time.Time) []api.Firing {
+func previewOf(sc *record.Schedule, nextFire, now time.Time) []api.Firing {
 	out := []api.Firing{}
-	if sc.State != store.ScheduleActive {
+	if sc.State != record.ScheduleActive {
 		return out
 	}
 	from := now
@@ -72,7 +74,7 @@ func previewOf(sc *store.Schedule, nextFire, now time.Time) []api.Firing {
 
 // apiOccurrence is an occurrence as the API shows it at now, with its
 // lags: see api.Occurrence for what each one measures.
-func apiOccurrence(o *store.Occurrence, now time.Time) api.Occurrence {
+func apiOccurrence(o *record.Occurrence, now time.Time) api.Occurrence {
 	out := api.Occurrence{
 		OccurrenceID: o.OccurrenceID, ScheduleID: o.ScheduleID, ScheduleVersion: o.ScheduleVersion,
 		ScheduledFor: o.ScheduledFor.UTC(), AvailableAt: o.AvailableAt.UTC(), EnqueuedAt: optTime(o.EnqueuedAt),
@@ -87,14 +89,14 @@ func apiOccurrence(o *store.Occurrence, now time.Time) api.Occurrence {
 	if !o.FirstClaimedAt.IsZero() {
 		out.DeliveryLag = optDuration(o.FirstClaimedAt.Sub(o.ScheduledFor))
 		out.ClaimLag = optDuration(o.FirstClaimedAt.Sub(o.AvailableAt))
-	} else if o.State == store.OccurrenceEnqueued && out.Due {
+	} else if o.State == record.OccurrenceEnqueued && out.Due {
 		out.Waiting = optDuration(now.Sub(o.AvailableAt))
 	}
 	return out
 }
 
 // apiOccurrences is a page of occurrences; next is the next page's token.
-func apiOccurrences(occs []store.Occurrence, now time.Time, next string) api.OccurrenceList {
+func apiOccurrences(occs []record.Occurrence, now time.Time, next string) api.OccurrenceList {
 	out := api.OccurrenceList{Occurrences: make([]api.Occurrence, 0, len(occs)), NextPage: next}
 	for i := range occs {
 		out.Occurrences = append(out.Occurrences, apiOccurrence(&occs[i], now))
@@ -109,7 +111,7 @@ func optDuration(d time.Duration) *string {
 	return &s
 }
 
-func apiAttempt(a *store.Attempt) api.Attempt {
+func apiAttempt(a *record.Attempt) api.Attempt {
 	return api.Attempt{
 		Attempt: a.Attempt, WorkerID: a.WorkerID, ClaimedAt: a.ClaimedAt.UTC(),
 		LeaseExpiresAt: a.LeaseExpiresAt.UTC(), FinishedAt: optTime(a.FinishedAt),
@@ -221,7 +223,7 @@ func apiStatus(st *engine.Status, shards int) api.Status {
 	for _, d := range snap.Depth {
 		out.Queues = append(out.Queues, api.QueueDepth{Tenant: d.TenantID, Queue: d.Queue, Lane: string(d.Lane),
 			State: string(d.State), Count: d.Count, Ready: d.Ready})
-		if d.State == store.OccurrenceDead {
+		if d.State == record.OccurrenceDead {
 			out.DLQSize += d.Count
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/schedule"
@@ -102,7 +104,7 @@ func (s *Server) createSchedule(r *http.Request, w http.ResponseWriter) (int, an
 	return code, api.CreateResult{Schedule: out, Created: created}, nil
 }
 
-var scheduleStates = []store.ScheduleState{store.ScheduleActive, store.SchedulePaused, store.ScheduleCanceled, store.ScheduleCompleted}
+var scheduleStates = []record.ScheduleState{record.ScheduleActive, record.SchedulePaused, record.ScheduleCanceled, record.ScheduleCompleted}
 
 func (s *Server) listSchedules(r *http.Request, _ http.ResponseWriter) (int, any, error) {
 	if err := onlyQuery(r, "state", "page", "limit"); err != nil {
@@ -159,7 +161,7 @@ func (s *Server) getSchedule(r *http.Request, _ http.ResponseWriter) (int, any, 
 
 // schedule is sc as the API shows it, with its next firing not yet
 // delivered, which it reads from the store.
-func (s *Server) schedule(ctx context.Context, sc *store.Schedule) (api.Schedule, error) {
+func (s *Server) schedule(ctx context.Context, sc *record.Schedule) (api.Schedule, error) {
 	next, err := s.eng.NextFire(ctx, sc)
 	if err != nil {
 		return api.Schedule{}, err
@@ -227,10 +229,10 @@ func (s *Server) changed(ctx context.Context) func(engine.ChangeResult, error) (
 	}
 }
 
-var occurrenceStates = []store.OccurrenceState{
-	store.OccurrenceScheduled, store.OccurrenceEnqueued, store.OccurrenceRunning, store.OccurrenceSucceeded,
-	store.OccurrenceRetryWait, store.OccurrenceDead, store.OccurrenceMissed, store.OccurrenceCanceled,
-	store.OccurrenceSkippedOverlap,
+var occurrenceStates = []record.OccurrenceState{
+	record.OccurrenceScheduled, record.OccurrenceEnqueued, record.OccurrenceRunning, record.OccurrenceSucceeded,
+	record.OccurrenceRetryWait, record.OccurrenceDead, record.OccurrenceMissed, record.OccurrenceCanceled,
+	record.OccurrenceSkippedOverlap,
 }
 
 func (s *Server) listOccurrences(r *http.Request, _ http.ResponseWriter) (int, any, error) {
@@ -282,7 +284,7 @@ func (s *Server) listDead(r *http.Request, _ http.ResponseWriter) (int, any, err
 	if err != nil {
 		return 0, nil, err
 	}
-	p := store.ListOccurrencesParams{TenantID: DefaultTenant, State: store.OccurrenceDead, Queue: q.Get("queue"),
+	p := store.ListOccurrencesParams{TenantID: DefaultTenant, State: record.OccurrenceDead, Queue: q.Get("queue"),
 		Limit: limit, Reverse: desc, After: tok.occurrenceKey()}
 	if p.ScheduleID, err = s.scheduleID(r.Context(), q.Get("schedule")); err != nil {
 		return 0, nil, err

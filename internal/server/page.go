@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -73,7 +75,7 @@ func (t *pageToken) occurrenceKey() *store.OccurrenceKey {
 
 // nextOccurrencePage is the token after occs, a full page of list, or ""
 // when the page was not full (the list ended).
-func nextOccurrencePage(list string, occs []store.Occurrence, limit int, desc bool) string {
+func nextOccurrencePage(list string, occs []record.Occurrence, limit int, desc bool) string {
 	if len(occs) < limit || len(occs) == 0 {
 		return ""
 	}

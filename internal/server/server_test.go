@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/sched-dev/sched/internal/testio"
 	"log/slog"
 	"net/url"
 	"reflect"
@@ -13,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sched-dev/sched/internal/record"
+	"github.com/sched-dev/sched/internal/testio"
 
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/store"
@@ -545,7 +547,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		f(&r)
 		return r
 	}
-	big := strings.Repeat("x", store.MaxPayload-1) // + 2 quotes = 256 KiB + 1
+	big := strings.Repeat("x", record.MaxPayload-1) // + 2 quotes = 256 KiB + 1
 	deep := strings.Repeat("[", 10_001) + strings.Repeat("]", 10_001)
 	cases := []struct {
 		name         string
@@ -670,7 +672,7 @@ func TestDuplicateKeysLastWins(t *testing.T) {
 func TestPayloadAtTheLimit(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	payload := `"` + strings.Repeat("p", store.MaxPayload-2) + `"`
+	payload := `"` + strings.Repeat("p", record.MaxPayload-2) + `"`
 	var c api.CreateResult
 	h.ok(201, &c, "POST", "/v1/schedules", `{"name":"big","queue":"q","every":"1m","payload":`+payload+`}`)
 	h.plan(time.Minute)
@@ -743,7 +745,7 @@ func TestPayloadNeverLeaks(t *testing.T) {
 	h := newHarness(t, withLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	payload := json.RawMessage(`{"secret":"` + canary + `"}`)
 	var bodies []string
-	record := func(code int, raw []byte) { bodies = append(bodies, fmt.Sprintf("%d %s", code, raw)) }
+	keep := func(code int, raw []byte) { bodies = append(bodies, fmt.Sprintf("%d %s", code, raw)) }
 	bad := []any{
 		api.ScheduleRequest{Name: "x", Queue: "q", Cron: "0 0 31 2 *", TimeZone: "UTC", Payload: payload},
 		api.ScheduleRequest{Name: "x", Queue: "q", Every: "1m", TimeZone: "Mars/Olympus", Payload: payload},
@@ -751,24 +753,24 @@ func TestPayloadNeverLeaks(t *testing.T) {
 		`{"name":"x","queue":"q","every":"1m","payload":{"secret":"` + canary + `"},"extra":1}`,
 		`{"name":"x","queue":"q","every":"1m","payload":{"secret":"` + canary + `"}`,
 		`{"name":"x","queue":"q","every":"1m","max_attempts":"` + canary + `","payload":1}`,
-		`{"name":"x","queue":"q","every":"1m","payload":"` + canary + strings.Repeat("z", store.MaxPayload) + `"}`,
+		`{"name":"x","queue":"q","every":"1m","payload":"` + canary + strings.Repeat("z", record.MaxPayload) + `"}`,
 	}
 	for _, b := range bad {
-		record(h.do("POST", "/v1/schedules", b))
+		keep(h.do("POST", "/v1/schedules", b))
 	}
 	ok := everyMinute("job")
 	ok.Payload = payload
 	h.create(ok)
-	record(h.do("POST", "/v1/schedules", ok)) // name taken
+	keep(h.do("POST", "/v1/schedules", ok)) // name taken
 	h.plan(time.Minute)
 	var cl api.ClaimResult
 	h.ok(200, &cl, "POST", "/v1/claims", api.ClaimRequest{Queue: "q", WorkerID: "w"})
 	occ := "/v1/occurrences/" + cl.Claimed[0].OccurrenceID
-	record(h.do("POST", occ+"/ack", api.AckRequest{Attempt: 9}))
+	keep(h.do("POST", occ+"/ack", api.AckRequest{Attempt: 9}))
 	h.ok(200, nil, "POST", occ+"/nack", api.NackRequest{Attempt: 1, Class: "permanent"})
-	record(h.do("POST", occ+"/nack", api.NackRequest{Attempt: 2, Class: "permanent"}))
+	keep(h.do("POST", occ+"/nack", api.NackRequest{Attempt: 2, Class: "permanent"}))
 	h.ok(200, nil, "POST", occ+"/replay", nil)
-	record(h.do("POST", occ+"/replay", nil)) // not DEAD any more
+	keep(h.do("POST", occ+"/replay", nil)) // not DEAD any more
 	for _, b := range bodies {
 		if strings.Contains(b, canary) {
 			t.Errorf("an error answer carries the payload: %.200s", b)

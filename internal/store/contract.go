@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"time"
+
+	"github.com/sched-dev/sched/internal/record"
 )
 
 // ErrStaleEpoch: a planner write presented a shard lease (owner and epoch)
@@ -28,11 +30,11 @@ type Store interface {
 	Begin(ctx context.Context) (Tx, error)
 
 	// Schedules.
-	InsertSchedule(ctx context.Context, s *Schedule) error
-	GetSchedule(ctx context.Context, tenantID, scheduleID string) (*Schedule, error)
-	GetScheduleByName(ctx context.Context, tenantID, name string) (*Schedule, error)
-	GetScheduleByIdempotencyKey(ctx context.Context, tenantID, key string) (*Schedule, error)
-	ListSchedules(ctx context.Context, p ListSchedulesParams) ([]Schedule, error)
+	InsertSchedule(ctx context.Context, s *record.Schedule) error
+	GetSchedule(ctx context.Context, tenantID, scheduleID string) (*record.Schedule, error)
+	GetScheduleByName(ctx context.Context, tenantID, name string) (*record.Schedule, error)
+	GetScheduleByIdempotencyKey(ctx context.Context, tenantID, key string) (*record.Schedule, error)
+	ListSchedules(ctx context.Context, p ListSchedulesParams) ([]record.Schedule, error)
 
 	// The planner.
 	InitShards(ctx context.Context, n int) (int, error)
@@ -40,15 +42,15 @@ type Store interface {
 	RenewShard(ctx context.Context, l ShardLease, ttl time.Duration, now time.Time) (ShardLease, error)
 	ReleaseShard(ctx context.Context, l ShardLease) error
 	ListShardLeases(ctx context.Context) ([]ShardLease, error)
-	DueSchedules(ctx context.Context, p DueSchedulesParams) ([]Schedule, error)
+	DueSchedules(ctx context.Context, p DueSchedulesParams) ([]record.Schedule, error)
 	CommitPlan(ctx context.Context, p Plan) (PlanResult, error)
 
 	// Occurrences.
-	InsertOccurrences(ctx context.Context, occs []Occurrence) (int, error)
-	GetOccurrence(ctx context.Context, tenantID, occurrenceID string) (*Occurrence, error)
-	ListOccurrences(ctx context.Context, p ListOccurrencesParams) ([]Occurrence, error)
-	CountOccurrences(ctx context.Context, tenantID string, state OccurrenceState) (int, error)
-	ListAttempts(ctx context.Context, tenantID, occurrenceID string) ([]Attempt, error)
+	InsertOccurrences(ctx context.Context, occs []record.Occurrence) (int, error)
+	GetOccurrence(ctx context.Context, tenantID, occurrenceID string) (*record.Occurrence, error)
+	ListOccurrences(ctx context.Context, p ListOccurrencesParams) ([]record.Occurrence, error)
+	CountOccurrences(ctx context.Context, tenantID string, state record.OccurrenceState) (int, error)
+	ListAttempts(ctx context.Context, tenantID, occurrenceID string) ([]record.Attempt, error)
 
 	// The queue. Its rules (what a claim takes, skips or leaves waiting,
 	// what an expired lease or a nack leads to, what a replay and a purge
@@ -80,9 +82,9 @@ type Store interface {
 // (ids are time-ordered, so this is creation order).
 type ListSchedulesParams struct {
 	TenantID string
-	State    ScheduleState // empty: any state
-	After    string        // return ids greater than this one (paging); empty: from the start
-	Limit    int           // 0 means DefaultListLimit; at most MaxListLimit
+	State    record.ScheduleState // empty: any state
+	After    string               // return ids greater than this one (paging); empty: from the start
+	Limit    int                  // 0 means DefaultListLimit; at most MaxListLimit
 }
 
 // ShardLease is a planner's hold on one logical shard. Epoch grows every
@@ -158,9 +160,9 @@ type PlanItem struct {
 	Version     int64
 	Cursor      time.Time
 	NextRunAt   time.Time
-	State       ScheduleState
+	State       record.ScheduleState
 	MissedCount int64
-	Occurrences []Occurrence
+	Occurrences []record.Occurrence
 }
 
 // PlanResult counts what CommitPlan did.
@@ -225,8 +227,8 @@ type PurgeDeadParams struct {
 // Claimed is one delivery: the occurrence as claimed, its new attempt, and
 // the schedule's current payload.
 type Claimed struct {
-	Occurrence Occurrence
-	Attempt    Attempt
+	Occurrence record.Occurrence
+	Attempt    record.Attempt
 	Payload    []byte
 }
 
@@ -270,13 +272,13 @@ type FinishParams struct {
 	TenantID     string
 	OccurrenceID string
 	Attempt      int64
-	Result       AttemptResult
+	Result       record.AttemptResult
 	Error        string
-	State        OccurrenceState
+	State        record.OccurrenceState
 	RetryAt      time.Time
 	Now          time.Time
 	// DeadReason is why, when State is DEAD; empty otherwise.
-	DeadReason DeadReason
+	DeadReason record.DeadReason
 }
 
 // FinishResult is the outcome of one FinishParams of a batch: what the
@@ -288,7 +290,7 @@ type FinishResult struct {
 	// a batch of acks was a third of the cost of the batch. A caller that
 	// answers with the whole occurrence reads it (QueueTx.LockOccurrence)
 	// in the finish's transaction.
-	Occurrence Occurrence
+	Occurrence record.Occurrence
 	Err        error
 	// Repeated is true when the finish had already been taken (the same
 	// finish sent again) and nothing was written: counters count a finish
@@ -391,7 +393,7 @@ type Snapshot struct {
 	// OldestReady is the ready occurrence (ENQUEUED or RETRY_WAIT,
 	// available_at <= Now) with the earliest available_at, nil when none
 	// is ready: how long a firing has waited for a worker.
-	OldestReady *Occurrence
+	OldestReady *record.Occurrence
 	// DueBacklog[i] counts firings that become due in minute i from
 	// From (BacklogFrom, or Now): [From + i min, From + (i+1) min). It
 	// adds two sources that never overlap: occurrences already
@@ -406,8 +408,8 @@ type Snapshot struct {
 type DepthRow struct {
 	TenantID string
 	Queue    string
-	Lane     Lane
-	State    OccurrenceState
+	Lane     record.Lane
+	State    record.OccurrenceState
 	Count    int64
 	Ready    int64
 }

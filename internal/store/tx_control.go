@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/sched-dev/sched/internal/record"
 )
 
 // ControlTx holds the statements the engine's control plane composes inside
@@ -27,7 +29,7 @@ type ControlTx interface {
 	// time are keys and history, and the missed count belongs to the
 	// planner (CommitPlan adds to it without changing the version): the
 	// write keeps the stored ones. It returns the schedule as stored.
-	WriteScheduleVersion(ctx context.Context, sc *Schedule, prevVersion int64) (*Schedule, error)
+	WriteScheduleVersion(ctx context.Context, sc *record.Schedule, prevVersion int64) (*record.Schedule, error)
 
 	// CancelOlderOccurrences cancels the open occurrences of the schedule
 	// whose version is older than version and that no worker holds:

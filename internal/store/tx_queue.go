@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/sched-dev/sched/internal/record"
 )
 
 // QueueTx holds the statements the engine's queue composes inside a
@@ -64,13 +66,13 @@ type QueueTx interface {
 	// LockOccurrence reads one occurrence of a tenant and keeps it as read
 	// until the transaction ends. Another tenant's occurrence is
 	// ErrNotFound.
-	LockOccurrence(ctx context.Context, tenantID, occurrenceID string) (*Occurrence, error)
+	LockOccurrence(ctx context.Context, tenantID, occurrenceID string) (*record.Occurrence, error)
 	// Requeue puts a DEAD occurrence back on the queue as p says (a
 	// replay), and returns it as written: state ENQUEUED, open, not
 	// finished, no dead reason, available at p.AvailableAt, with
 	// p.AttemptFloor and p.RetryFrom. It applies only while the occurrence
 	// is DEAD; otherwise it is ErrConflict.
-	Requeue(ctx context.Context, p RequeueParams) (*Occurrence, error)
+	Requeue(ctx context.Context, p RequeueParams) (*record.Occurrence, error)
 	// DeadOccurrences returns the ids of up to p.Limit of the tenant's DEAD
 	// occurrences that match p's schedule and queue (empty: any), oldest
 	// scheduled first (ties by id). On PostgreSQL they are locked, and one
@@ -87,7 +89,7 @@ type QueueTx interface {
 type CandidateRead struct {
 	TenantID string
 	Queue    string
-	Lane     Lane
+	Lane     record.Lane
 	Now      time.Time
 	After    CandidatePos // the zero value: from the start of the lane
 	Limit    int
@@ -105,7 +107,7 @@ type CandidatePos struct {
 // ClaimCandidate is a claimable occurrence read by a claim, with the facts
 // of its schedule the overlap rule needs.
 type ClaimCandidate struct {
-	Occurrence Occurrence
+	Occurrence record.Occurrence
 	// Payload is the schedule's current payload.
 	Payload []byte
 	// Pos orders candidates of equal available_at in a lane, and is the
@@ -140,10 +142,10 @@ type ClaimWrite struct {
 
 // NackFacts is what deciding a retryable nack reads (QueueTx.NackFacts).
 type NackFacts struct {
-	Occurrence      Occurrence
+	Occurrence      record.Occurrence
 	ScheduleVersion int64
-	ScheduleState   ScheduleState
-	Retry           RetryPolicy
+	ScheduleState   record.ScheduleState
+	Retry           record.RetryPolicy
 	// RetryWaiting counts the tenant's RETRY_WAIT occurrences.
 	RetryWaiting int
 }
@@ -161,8 +163,8 @@ type ExpiredAttempt struct {
 	// occurrence; ScheduleVersion and ScheduleState are the schedule's now.
 	OccurrenceVersion int64
 	ScheduleVersion   int64
-	ScheduleState     ScheduleState
-	Retry             RetryPolicy
+	ScheduleState     record.ScheduleState
+	Retry             record.RetryPolicy
 }
 
 // ExpiredEnd is what becomes of an expired attempt's occurrence
@@ -170,8 +172,8 @@ type ExpiredAttempt struct {
 type ExpiredEnd struct {
 	OccurrenceID string
 	Attempt      int64
-	State        OccurrenceState // ENQUEUED, DEAD or CANCELED
-	DeadReason   DeadReason      // with DEAD only
+	State        record.OccurrenceState // ENQUEUED, DEAD or CANCELED
+	DeadReason   record.DeadReason      // with DEAD only
 }
 
 // RequeueParams puts a DEAD occurrence back on the queue (QueueTx.Requeue).

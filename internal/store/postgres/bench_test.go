@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/storetest"
@@ -37,17 +39,17 @@ var benchT0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 
 // benchSchedules inserts n ACTIVE allow schedules of shard 0 with their
 // cursor at benchT0, in one transaction.
-func benchSchedules(b *testing.B, s *Store, n int) []*store.Schedule {
+func benchSchedules(b *testing.B, s *Store, n int) []*record.Schedule {
 	b.Helper()
 	tx, err := s.pool.Begin(b.Context())
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer tx.Rollback(b.Context())
-	out := make([]*store.Schedule, n)
+	out := make([]*record.Schedule, n)
 	for i := range out {
 		sc := storetest.NewSchedule(fmt.Sprintf("tenant-%d", i%10), fmt.Sprintf("sch_%06d", i))
-		sc.Shard, sc.NextRunAt, sc.Queue, sc.OverlapPolicy = 0, benchT0, "jobs", store.OverlapAllow
+		sc.Shard, sc.NextRunAt, sc.Queue, sc.OverlapPolicy = 0, benchT0, "jobs", record.OverlapAllow
 		sc.Payload = []byte(`{"job":"bench"}`)
 		if _, err := tx.Exec(b.Context(), qInsertSchedule, scheduleArgs(sc)...); err != nil {
 			b.Fatal(err)
@@ -72,7 +74,7 @@ func BenchmarkCommitPlan(b *testing.B) {
 		b.Fatal(err)
 	}
 	items := make([]store.PlanItem, batch)
-	occs := make([]store.Occurrence, batch)
+	occs := make([]record.Occurrence, batch)
 	step := 0
 	b.ResetTimer()
 	for b.Loop() {
@@ -80,10 +82,10 @@ func BenchmarkCommitPlan(b *testing.B) {
 		next := cursor.Add(time.Minute)
 		for i, sc := range scs {
 			o := storetest.NewOccurrence(sc, cursor)
-			o.State = store.OccurrenceEnqueued
+			o.State = record.OccurrenceEnqueued
 			occs[i] = o
 			items[i] = store.PlanItem{TenantID: sc.TenantID, ScheduleID: sc.ScheduleID, Version: 1, Cursor: cursor,
-				NextRunAt: next, State: store.ScheduleActive, Occurrences: occs[i : i+1]}
+				NextRunAt: next, State: record.ScheduleActive, Occurrences: occs[i : i+1]}
 		}
 		res, err := s.CommitPlan(ctx, store.Plan{Lease: lease, Now: cursor, Items: items})
 		if err != nil || res.Inserted != batch {
@@ -116,12 +118,12 @@ func benchClaimFinish(b *testing.B, combined bool) {
 	scs := benchSchedules(b, s, 1000)
 	queued, minute := 0, 0
 	refill := func() {
-		var occs []store.Occurrence
+		var occs []record.Occurrence
 		for queued+len(occs) < 2*depth {
 			at := benchT0.Add(time.Duration(minute) * time.Minute)
 			for _, sc := range scs {
 				o := storetest.NewOccurrence(sc, at)
-				o.State, o.EnqueuedAt = store.OccurrenceEnqueued, at
+				o.State, o.EnqueuedAt = record.OccurrenceEnqueued, at
 				occs = append(occs, o)
 			}
 			minute++
@@ -168,7 +170,7 @@ func benchClaimFinish(b *testing.B, combined bool) {
 		fin = fin[:0]
 		for _, c := range got {
 			fin = append(fin, store.FinishParams{TenantID: tenant, OccurrenceID: c.Occurrence.OccurrenceID, Attempt: c.Attempt.Attempt,
-				Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now})
+				Result: record.ResultSucceeded, State: record.OccurrenceSucceeded, Now: now})
 		}
 		if !combined {
 			res, err := s.FinishAttempts(ctx, fin)

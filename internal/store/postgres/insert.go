@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -49,14 +51,14 @@ func newOccurrenceInserter(ctx context.Context, tx pgx.Tx) *occurrenceInserter {
 // add queues o, whose derived id is id, stamped with the shard epoch and
 // enqueue time given. Zero RetryFrom is ScheduledFor and empty
 // OverlapPolicy is allow.
-func (in *occurrenceInserter) add(o *store.Occurrence, id string, epoch int64, enqueuedAt time.Time) error {
+func (in *occurrenceInserter) add(o *record.Occurrence, id string, epoch int64, enqueuedAt time.Time) error {
 	retryFrom := o.RetryFrom
 	if retryFrom.IsZero() {
 		retryFrom = o.ScheduledFor
 	}
 	ovl := o.OverlapPolicy
 	if ovl == "" {
-		ovl = store.OverlapAllow
+		ovl = record.OverlapAllow
 	}
 	c := &in.cols
 	c.id = append(c.id, id)

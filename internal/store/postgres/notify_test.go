@@ -5,7 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/timetable"
 )
 
@@ -45,11 +46,11 @@ func TestSubscribeReconnects(t *testing.T) {
 	insert := func(s *Store, id string) {
 		t.Helper()
 		now := time.Now().UTC().Truncate(time.Millisecond)
-		sc := &store.Schedule{
+		sc := &record.Schedule{
 			TenantID: "t", ScheduleID: id, Name: id, Kind: timetable.KindEvery, Expr: "1m", TimeZone: "UTC",
-			DSTGap: timetable.GapSkip, DSTRepeat: timetable.RepeatFirst, Version: 1, State: store.ScheduleActive,
-			NextRunAt: now.Add(time.Hour), Queue: "q", MisfirePolicy: store.MisfireFireOnce, MaxLateness: time.Minute,
-			OverlapPolicy: store.OverlapAllow, Retry: store.RetryPolicy{MaxAttempts: 1, BackoffBase: time.Second, BackoffCap: time.Second, Deadline: time.Hour},
+			DSTGap: timetable.GapSkip, DSTRepeat: timetable.RepeatFirst, Version: 1, State: record.ScheduleActive,
+			NextRunAt: now.Add(time.Hour), Queue: "q", MisfirePolicy: record.MisfireFireOnce, MaxLateness: time.Minute,
+			OverlapPolicy: record.OverlapAllow, Retry: record.RetryPolicy{MaxAttempts: 1, BackoffBase: time.Second, BackoffCap: time.Second, Deadline: time.Hour},
 			CreatedAt: now, UpdatedAt: now,
 		}
 		if err := s.InsertSchedule(t.Context(), sc); err != nil {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -109,7 +111,7 @@ func (s *Store) ListShardLeases(ctx context.Context) ([]store.ShardLease, error)
 // DueSchedules returns up to p.Limit (DefaultListLimit when 0) ACTIVE
 // schedules of the shard whose cursor is at or before p.Until, earliest
 // cursor first, ties by id, without their payloads.
-func (s *Store) DueSchedules(ctx context.Context, p store.DueSchedulesParams) ([]store.Schedule, error) {
+func (s *Store) DueSchedules(ctx context.Context, p store.DueSchedulesParams) ([]record.Schedule, error) {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = store.DefaultListLimit
@@ -210,7 +212,7 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 				for j := range it.Occurrences {
 					o := &it.Occurrences[j]
 					enqueued := o.EnqueuedAt
-					if o.State == store.OccurrenceEnqueued {
+					if o.State == record.OccurrenceEnqueued {
 						enqueued = p.Now
 					}
 					if err := ins.add(o, ids[i][j], p.Lease.Epoch, enqueued); err != nil {

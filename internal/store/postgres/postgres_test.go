@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/goleak"
@@ -236,17 +238,17 @@ func TestConcurrentClaimers(t *testing.T) {
 		perSch  = 100
 		schs    = 6
 	)
-	var occs []store.Occurrence
+	var occs []record.Occurrence
 	for i := range schs {
 		sc := storetest.NewSchedule(fmt.Sprintf("tenant-%d", i%tenants), fmt.Sprintf("sch_conc_%d", i))
-		sc.Queue, sc.OverlapPolicy = "jobs", store.OverlapAllow
+		sc.Queue, sc.OverlapPolicy = "jobs", record.OverlapAllow
 		if err := nodes[0].InsertSchedule(ctx, sc); err != nil {
 			t.Fatal(err)
 		}
 		for j := range perSch {
 			o := storetest.NewOccurrence(sc, t0.Add(time.Duration(j)*time.Second))
-			o.State = store.OccurrenceEnqueued
-			o.Lane = []store.Lane{store.LaneStrict, store.LaneFlexible, store.LaneCatchUp}[j%3]
+			o.State = record.OccurrenceEnqueued
+			o.Lane = []record.Lane{record.LaneStrict, record.LaneFlexible, record.LaneCatchUp}[j%3]
 			occs = append(occs, o)
 		}
 	}
@@ -284,7 +286,7 @@ func TestConcurrentClaimers(t *testing.T) {
 				for _, c := range got {
 					seen[c.Occurrence.OccurrenceID]++
 					acks = append(acks, store.FinishParams{TenantID: tenant, OccurrenceID: c.Occurrence.OccurrenceID,
-						Attempt: c.Attempt.Attempt, Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now})
+						Attempt: c.Attempt.Attempt, Result: record.ResultSucceeded, State: record.OccurrenceSucceeded, Now: now})
 				}
 				mu.Unlock()
 			}
@@ -301,7 +303,7 @@ func TestConcurrentClaimers(t *testing.T) {
 	}
 	for i := range tenants {
 		tenant := fmt.Sprintf("tenant-%d", i)
-		if n, err := nodes[0].CountOccurrences(ctx, tenant, store.OccurrenceSucceeded); err != nil || n != len(occs)/tenants {
+		if n, err := nodes[0].CountOccurrences(ctx, tenant, record.OccurrenceSucceeded); err != nil || n != len(occs)/tenants {
 			t.Errorf("%s: %d SUCCEEDED, %v; want %d", tenant, n, err, len(occs)/tenants)
 		}
 	}
@@ -319,17 +321,17 @@ func TestConcurrentOverlap(t *testing.T) {
 	ctx := t.Context()
 	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	for round := range 20 {
-		policy := []store.OverlapPolicy{store.OverlapSkipIfRunning, store.OverlapQueueOne}[round%2]
+		policy := []record.OverlapPolicy{record.OverlapSkipIfRunning, record.OverlapQueueOne}[round%2]
 		sc := storetest.NewSchedule("tenant-a", fmt.Sprintf("sch_ovl_%02d", round))
 		sc.Name = sc.ScheduleID
 		sc.Queue, sc.OverlapPolicy = fmt.Sprintf("q%02d", round), policy
 		if err := nodes[0].InsertSchedule(ctx, sc); err != nil {
 			t.Fatal(err)
 		}
-		var occs []store.Occurrence
+		var occs []record.Occurrence
 		for j := range 12 {
 			o := storetest.NewOccurrence(sc, t0.Add(time.Duration(j)*time.Minute))
-			o.State = store.OccurrenceEnqueued
+			o.State = record.OccurrenceEnqueued
 			occs = append(occs, o)
 		}
 		if _, err := nodes[0].InsertOccurrences(ctx, occs); err != nil {
@@ -359,14 +361,14 @@ func TestConcurrentOverlap(t *testing.T) {
 		}
 		close(start)
 		wg.Wait()
-		running, err := nodes[1].ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: "tenant-a", ScheduleID: sc.ScheduleID, State: store.OccurrenceRunning})
+		running, err := nodes[1].ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: "tenant-a", ScheduleID: sc.ScheduleID, State: record.OccurrenceRunning})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(running) != 1 || claimed != 1 {
 			t.Errorf("round %d (%s): %d RUNNING, %d claimed; want exactly 1", round, policy, len(running), claimed)
 		}
-		marked, err := nodes[1].ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: "tenant-a", ScheduleID: sc.ScheduleID, State: store.OccurrenceSkippedOverlap})
+		marked, err := nodes[1].ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: "tenant-a", ScheduleID: sc.ScheduleID, State: record.OccurrenceSkippedOverlap})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -405,9 +407,9 @@ func TestConcurrentManualTrigger(t *testing.T) {
 				<-start
 				o := storetest.NewOccurrence(sc, t0.Add(time.Duration(w/2)*time.Second))
 				if w%2 == 1 {
-					o.TriggerKey, o.OccurrenceID = "key", store.ManualOccurrenceID(sc.ScheduleID, "key")
+					o.TriggerKey, o.OccurrenceID = "key", record.ManualOccurrenceID(sc.ScheduleID, "key")
 				}
-				n, err := nodes[w%2].InsertOccurrences(ctx, []store.Occurrence{o})
+				n, err := nodes[w%2].InsertOccurrences(ctx, []record.Occurrence{o})
 				if err != nil {
 					t.Errorf("round %d node %d: %v", round, w, err)
 				}
@@ -469,14 +471,14 @@ func TestConcurrentFinishAndExpire(t *testing.T) {
 	ctx := t.Context()
 	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	sc := storetest.NewSchedule("tenant-a", "sch_race")
-	sc.Queue, sc.OverlapPolicy = "jobs", store.OverlapAllow
+	sc.Queue, sc.OverlapPolicy = "jobs", record.OverlapAllow
 	if err := a.InsertSchedule(ctx, sc); err != nil {
 		t.Fatal(err)
 	}
-	var occs []store.Occurrence
+	var occs []record.Occurrence
 	for j := range 200 {
 		o := storetest.NewOccurrence(sc, t0.Add(time.Duration(j)*time.Second))
-		o.State = store.OccurrenceEnqueued
+		o.State = record.OccurrenceEnqueued
 		occs = append(occs, o)
 	}
 	if _, err := a.InsertOccurrences(ctx, occs); err != nil {
@@ -495,7 +497,7 @@ func TestConcurrentFinishAndExpire(t *testing.T) {
 	wg.Go(func() {
 		for _, c := range got {
 			res, err := a.FinishAttempts(ctx, []store.FinishParams{{TenantID: "tenant-a", OccurrenceID: c.Occurrence.OccurrenceID,
-				Attempt: 1, Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: later}})
+				Attempt: 1, Result: record.ResultSucceeded, State: record.OccurrenceSucceeded, Now: later}})
 			if err != nil {
 				t.Errorf("finish: %v", err)
 				return
@@ -541,9 +543,9 @@ func TestConcurrentFinishAndExpire(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := store.OccurrenceEnqueued
+		want := record.OccurrenceEnqueued
 		if acked[o.OccurrenceID] {
-			want = store.OccurrenceSucceeded
+			want = record.OccurrenceSucceeded
 		}
 		if got.State != want {
 			t.Errorf("%s: %s, want %s", o.OccurrenceID, got.State, want)
@@ -575,9 +577,9 @@ func TestStaleNodeFenced(t *testing.T) {
 		t.Fatalf("takeover: %+v, %v", thief, err)
 	}
 	o := storetest.NewOccurrence(sc, t0.Add(time.Minute))
-	o.State = store.OccurrenceEnqueued
+	o.State = record.OccurrenceEnqueued
 	item := store.PlanItem{TenantID: "tenant-a", ScheduleID: sc.ScheduleID, Version: 1, Cursor: t0.Add(time.Minute),
-		NextRunAt: t0.Add(2 * time.Minute), State: store.ScheduleActive, Occurrences: []store.Occurrence{o}}
+		NextRunAt: t0.Add(2 * time.Minute), State: record.ScheduleActive, Occurrences: []record.Occurrence{o}}
 	// The paused node wakes with its old lease and a clock at which it was
 	// live: refused.
 	_, err = a.CommitPlan(ctx, store.Plan{Lease: old, Now: t0.Add(5 * time.Second), Items: []store.PlanItem{item}})
@@ -645,7 +647,7 @@ func TestUnstorableKeys(t *testing.T) {
 			t.Errorf("PurgeDead(%q): %d, %v", key, n, err)
 		}
 		res, err := s.FinishAttempts(ctx, []store.FinishParams{{TenantID: "tenant-a", OccurrenceID: key, Attempt: 1,
-			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: time.Now()}})
+			Result: record.ResultSucceeded, State: record.OccurrenceSucceeded, Now: time.Now()}})
 		if err != nil || !errors.Is(res[0].Err, store.ErrNotFound) {
 			t.Errorf("FinishAttempts(%q): %v, %v", key, res, err)
 		}
@@ -732,20 +734,20 @@ func TestFirstUndeliveredPlan(t *testing.T) {
 		open    = 5
 		others  = 3 // schedules of another tenant, as many rows each
 	)
-	var occs []store.Occurrence
+	var occs []record.Occurrence
 	for i := range others + 1 {
 		tenant, id := "tenant-b", fmt.Sprintf("sch_plan_%d", i)
 		if i == 0 {
 			tenant = "tenant-a"
 		}
 		sc := storetest.NewSchedule(tenant, id)
-		sc.Queue, sc.OverlapPolicy = "jobs", store.OverlapAllow
+		sc.Queue, sc.OverlapPolicy = "jobs", record.OverlapAllow
 		if err := s.InsertSchedule(ctx, sc); err != nil {
 			t.Fatal(err)
 		}
 		for j := range history + open {
 			o := storetest.NewOccurrence(sc, t0.Add(time.Duration(j)*time.Minute))
-			o.State = store.OccurrenceEnqueued
+			o.State = record.OccurrenceEnqueued
 			occs = append(occs, o)
 		}
 	}
@@ -764,7 +766,7 @@ func TestFirstUndeliveredPlan(t *testing.T) {
 	acks := make([]store.FinishParams, len(got))
 	for i, c := range got {
 		acks[i] = store.FinishParams{TenantID: "tenant-a", OccurrenceID: c.Occurrence.OccurrenceID, Attempt: c.Attempt.Attempt,
-			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now}
+			Result: record.ResultSucceeded, State: record.OccurrenceSucceeded, Now: now}
 	}
 	if _, err := s.FinishAttempts(ctx, acks); err != nil {
 		t.Fatal(err)

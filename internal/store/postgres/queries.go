@@ -240,14 +240,14 @@ RETURNING s.schedule_id`
 
 // Occurrences.
 const (
-	// The columns an insert writes: everything of a store.Occurrence but
+	// The columns an insert writes: everything of a record.Occurrence but
 	// LastError.
 	occurrenceInsertColumns = `occurrence_id, tenant_id, schedule_id, schedule_version, scheduled_for,
     available_at, enqueued_at, state, lane, queue, attempt_count, first_claimed_at, finished_at,
     overlap_policy, shard_epoch, attempt_floor, retry_from, trigger_key, dead_reason`
 
 	// The columns a read returns: the inserted ones, then the latest
-	// attempt's error (store.Occurrence.LastError), which the row holds
+	// attempt's error (record.Occurrence.LastError), which the row holds
 	// (att_error).
 	occurrenceColumns = occurrenceInsertColumns + `, att_error`
 
@@ -284,7 +284,7 @@ ON CONFLICT DO NOTHING`
 	// The first of a batch's skipped ids whose stored row is another
 	// occurrence. A timetable firing is the same one when its whole natural
 	// key matches. A manual occurrence's id names its schedule and trigger
-	// key alone (store.ManualOccurrenceID), so a retried trigger, later and
+	// key alone (record.ManualOccurrenceID), so a retried trigger, later and
 	// perhaps under a newer version, is the same occurrence when those two
 	// match: its scheduled time and version are the first trigger's.
 	qIDCollisions = `SELECT u.occurrence_id

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -190,7 +192,7 @@ func (s *Store) finishTx(ctx context.Context, tx pgx.Tx, ps []store.FinishParams
 	for i := range res {
 		// A retry is claimable at its retry time: wake waiting claims
 		// (on every node) to take it into their sleep.
-		if res[i].Err == nil && res[i].Occurrence.State == store.OccurrenceRetryWait {
+		if res[i].Err == nil && res[i].Occurrence.State == record.OccurrenceRetryWait {
 			if err := s.notify(ctx, tx, ChannelWork); err != nil {
 				return nil, err
 			}
@@ -209,20 +211,20 @@ func isOutcome(err error) bool {
 // checkFinish refuses a finish the engine should never send.
 func checkFinish(p *store.FinishParams) error {
 	switch p.State {
-	case store.OccurrenceSucceeded, store.OccurrenceDead:
-	case store.OccurrenceRetryWait:
+	case record.OccurrenceSucceeded, record.OccurrenceDead:
+	case record.OccurrenceRetryWait:
 		if p.RetryAt.IsZero() {
 			return errors.New("RETRY_WAIT without a retry time")
 		}
-	case store.OccurrenceCanceled:
-		if p.Result != store.ResultFailedRetryable {
+	case record.OccurrenceCanceled:
+		if p.Result != record.ResultFailedRetryable {
 			return fmt.Errorf("result %q: only a FAILED_RETRYABLE attempt ends CANCELED", p.Result)
 		}
 	default:
 		return fmt.Errorf("state %q: a finish ends in SUCCEEDED, RETRY_WAIT, DEAD or CANCELED", p.State)
 	}
 	switch p.Result {
-	case store.ResultSucceeded, store.ResultFailedRetryable, store.ResultFailedPermanent:
+	case record.ResultSucceeded, record.ResultFailedRetryable, record.ResultFailedPermanent:
 	default:
 		return fmt.Errorf("result %q: a worker's attempt ends SUCCEEDED, FAILED_RETRYABLE or FAILED_PERMANENT", p.Result)
 	}
@@ -233,13 +235,13 @@ func checkFinish(p *store.FinishParams) error {
 // again (the attempt already ended with the same result) succeeds with the
 // occurrence as it is now, and the caller marks it Repeated; anything else
 // is stale or not found.
-func refinish(ctx context.Context, tx pgx.Tx, p *store.FinishParams) (*store.Occurrence, error) {
+func refinish(ctx context.Context, tx pgx.Tx, p *store.FinishParams) (*record.Occurrence, error) {
 	var result pgtype.Text
 	err := tx.QueryRow(ctx, qFinishedAttempt, p.TenantID, p.OccurrenceID, p.Attempt).Scan(&result)
 	if err != nil {
 		return nil, translate(err)
 	}
-	if result.Valid && store.AttemptResult(result.String) == p.Result {
+	if result.Valid && record.AttemptResult(result.String) == p.Result {
 		o, err := scanOccurrence(tx.QueryRow(ctx, qGetOccurrence, p.TenantID, p.OccurrenceID))
 		if err != nil {
 			return nil, translate(err)

@@ -7,6 +7,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -18,9 +20,9 @@ import (
 // version, state, shard and times). A taken schedule id, an idempotency key
 // the tenant already used, or a name another live schedule of the tenant
 // has, is store.ErrConflict.
-func (s *Store) InsertSchedule(ctx context.Context, sc *store.Schedule) error {
-	if len(sc.Payload) > store.MaxPayload {
-		return fmt.Errorf("insert schedule %s: payload of %d bytes is over %d", sc.ScheduleID, len(sc.Payload), store.MaxPayload)
+func (s *Store) InsertSchedule(ctx context.Context, sc *record.Schedule) error {
+	if len(sc.Payload) > record.MaxPayload {
+		return fmt.Errorf("insert schedule %s: payload of %d bytes is over %d", sc.ScheduleID, len(sc.Payload), record.MaxPayload)
 	}
 	// In a transaction with the notification that wakes the other nodes'
 	// planners.
@@ -37,7 +39,7 @@ func (s *Store) InsertSchedule(ctx context.Context, sc *store.Schedule) error {
 }
 
 // scheduleArgs is the values of scheduleColumns for sc.
-func scheduleArgs(sc *store.Schedule) []any {
+func scheduleArgs(sc *record.Schedule) []any {
 	return []any{sc.ScheduleID, sc.TenantID, sc.Shard, sc.Name, string(sc.Kind), sc.Expr, sc.TimeZone, nullMS(sc.Anchor),
 		string(sc.DSTGap), string(sc.DSTRepeat), sc.Version, string(sc.State), nullMS(sc.NextRunAt), sc.Queue, payloadArg(sc.Payload),
 		string(sc.MisfirePolicy), durMS(sc.MaxLateness), sc.CatchUpK, string(sc.OverlapPolicy), durMS(sc.FlexibleWindow),
@@ -47,7 +49,7 @@ func scheduleArgs(sc *store.Schedule) []any {
 
 // GetSchedule returns the tenant's schedule. Another tenant's schedule is
 // store.ErrNotFound, exactly like an id that does not exist.
-func (s *Store) GetSchedule(ctx context.Context, tenantID, scheduleID string) (*store.Schedule, error) {
+func (s *Store) GetSchedule(ctx context.Context, tenantID, scheduleID string) (*record.Schedule, error) {
 	if !storable(tenantID, scheduleID) {
 		return nil, fmt.Errorf("get schedule %q: %w", scheduleID, notStorable())
 	}
@@ -60,7 +62,7 @@ func (s *Store) GetSchedule(ctx context.Context, tenantID, scheduleID string) (*
 
 // GetScheduleByName returns the tenant's live (not CANCELED) schedule of
 // that name, or store.ErrNotFound.
-func (s *Store) GetScheduleByName(ctx context.Context, tenantID, name string) (*store.Schedule, error) {
+func (s *Store) GetScheduleByName(ctx context.Context, tenantID, name string) (*record.Schedule, error) {
 	if !storable(tenantID, name) {
 		return nil, fmt.Errorf("get schedule named %q: %w", name, notStorable())
 	}
@@ -74,7 +76,7 @@ func (s *Store) GetScheduleByName(ctx context.Context, tenantID, name string) (*
 // GetScheduleByIdempotencyKey returns the tenant's schedule created with
 // that idempotency key, in whatever state it is now, or store.ErrNotFound.
 // The empty key is no key: it finds nothing.
-func (s *Store) GetScheduleByIdempotencyKey(ctx context.Context, tenantID, key string) (*store.Schedule, error) {
+func (s *Store) GetScheduleByIdempotencyKey(ctx context.Context, tenantID, key string) (*record.Schedule, error) {
 	if key == "" {
 		return nil, fmt.Errorf("get schedule by idempotency key: empty key: %w", store.ErrNotFound)
 	}
@@ -90,7 +92,7 @@ func (s *Store) GetScheduleByIdempotencyKey(ctx context.Context, tenantID, key s
 
 // ListSchedules returns a page of the tenant's schedules in id order (byte
 // order, as in SQLite: the id columns are COLLATE "C").
-func (s *Store) ListSchedules(ctx context.Context, p store.ListSchedulesParams) ([]store.Schedule, error) {
+func (s *Store) ListSchedules(ctx context.Context, p store.ListSchedulesParams) ([]record.Schedule, error) {
 	if !storable(p.TenantID, string(p.State)) {
 		return nil, nil // no such tenant or state
 	}
@@ -113,13 +115,13 @@ func (s *Store) ListSchedules(ctx context.Context, p store.ListSchedulesParams) 
 // version, scheduled time and trigger key) is skipped, so inserting the
 // same batch twice inserts nothing the second time; so is a manual
 // occurrence whose schedule and trigger key are stored, whatever its time.
-// Each occurrence's id is derived with store.OccurrenceID, or
-// store.ManualOccurrenceID when it has a trigger key; an occurrence may
+// Each occurrence's id is derived with record.OccurrenceID, or
+// record.ManualOccurrenceID when it has a trigger key; an occurrence may
 // leave OccurrenceID empty, but one that carries a different id, or a
 // ScheduledFor that is not a whole second, fails the whole batch. An occurrence whose schedule does not exist for
 // its tenant fails the batch with store.ErrNotFound. A zero RetryFrom is
 // stored as ScheduledFor, an empty OverlapPolicy as allow.
-func (s *Store) InsertOccurrences(ctx context.Context, occs []store.Occurrence) (inserted int, err error) {
+func (s *Store) InsertOccurrences(ctx context.Context, occs []record.Occurrence) (inserted int, err error) {
 	if len(occs) == 0 {
 		return 0, nil
 	}
@@ -171,18 +173,18 @@ func (s *Store) InsertOccurrences(ctx context.Context, occs []store.Occurrence) 
 	return inserted, nil
 }
 
-// occurrenceID checks o and returns its derived id: store.OccurrenceID,
-// or store.ManualOccurrenceID for a manual occurrence (a trigger key).
-func occurrenceID(o *store.Occurrence) (string, error) {
+// occurrenceID checks o and returns its derived id: record.OccurrenceID,
+// or record.ManualOccurrenceID for a manual occurrence (a trigger key).
+func occurrenceID(o *record.Occurrence) (string, error) {
 	if o.ScheduledFor.Nanosecond() != 0 {
 		return "", fmt.Errorf("scheduled_for %s is not a whole second", o.ScheduledFor.Format(time.RFC3339Nano))
 	}
 	if !storable(o.TriggerKey, string(o.DeadReason)) {
 		return "", fmt.Errorf("trigger key %q or dead reason %q is not valid text", o.TriggerKey, o.DeadReason)
 	}
-	id := store.OccurrenceID(o.ScheduleID, o.ScheduleVersion, o.ScheduledFor)
+	id := record.OccurrenceID(o.ScheduleID, o.ScheduleVersion, o.ScheduledFor)
 	if o.Manual() {
-		id = store.ManualOccurrenceID(o.ScheduleID, o.TriggerKey)
+		id = record.ManualOccurrenceID(o.ScheduleID, o.TriggerKey)
 	}
 	if o.OccurrenceID != "" && o.OccurrenceID != id {
 		return "", fmt.Errorf("occurrence id %s is not the derived %s", o.OccurrenceID, id)
@@ -192,7 +194,7 @@ func occurrenceID(o *store.Occurrence) (string, error) {
 
 // GetOccurrence returns the tenant's occurrence. Another tenant's
 // occurrence is store.ErrNotFound.
-func (s *Store) GetOccurrence(ctx context.Context, tenantID, occurrenceID string) (*store.Occurrence, error) {
+func (s *Store) GetOccurrence(ctx context.Context, tenantID, occurrenceID string) (*record.Occurrence, error) {
 	if !storable(tenantID, occurrenceID) {
 		return nil, fmt.Errorf("get occurrence %q: %w", occurrenceID, notStorable())
 	}
@@ -209,7 +211,7 @@ func (s *Store) GetOccurrence(ctx context.Context, tenantID, occurrenceID string
 // Another tenant's schedule has none. For DEAD it reads the dead-letter
 // index; otherwise, with a schedule, that schedule's rows in index order,
 // and without one the tenant's rows.
-func (s *Store) ListOccurrences(ctx context.Context, p store.ListOccurrencesParams) ([]store.Occurrence, error) {
+func (s *Store) ListOccurrences(ctx context.Context, p store.ListOccurrencesParams) ([]record.Occurrence, error) {
 	if !storable(p.TenantID, p.ScheduleID, string(p.State), p.Queue) {
 		return nil, nil // nothing stored matches
 	}
@@ -231,7 +233,7 @@ func (s *Store) ListOccurrences(ctx context.Context, p store.ListOccurrencesPara
 		err  error
 	)
 	switch {
-	case p.State == store.OccurrenceDead:
+	case p.State == record.OccurrenceDead:
 		q := qListDeadOccurrencesAsc
 		if p.Reverse {
 			q = qListDeadOccurrencesDesc
@@ -263,17 +265,17 @@ func (s *Store) ListOccurrences(ctx context.Context, p store.ListOccurrencesPara
 // CountOccurrences counts the tenant's occurrences in a state (every state
 // when state is empty). RETRY_WAIT, DEAD and ENQUEUED are counted from
 // their indexes.
-func (s *Store) CountOccurrences(ctx context.Context, tenantID string, state store.OccurrenceState) (int, error) {
+func (s *Store) CountOccurrences(ctx context.Context, tenantID string, state record.OccurrenceState) (int, error) {
 	if !storable(tenantID, string(state)) {
 		return 0, nil
 	}
 	var row pgx.Row
 	switch state {
-	case store.OccurrenceRetryWait:
+	case record.OccurrenceRetryWait:
 		row = s.pool.QueryRow(ctx, qCountRetryWait, tenantID)
-	case store.OccurrenceDead:
+	case record.OccurrenceDead:
 		row = s.pool.QueryRow(ctx, qCountDead, tenantID)
-	case store.OccurrenceEnqueued:
+	case record.OccurrenceEnqueued:
 		row = s.pool.QueryRow(ctx, qCountEnqueued, tenantID)
 	default:
 		row = s.pool.QueryRow(ctx, qCountState, tenantID, string(state))
@@ -289,7 +291,7 @@ func (s *Store) CountOccurrences(ctx context.Context, tenantID string, state sto
 // number: the history rows, then the latest attempt, which the occurrence
 // row holds. Another tenant's occurrence is store.ErrNotFound. One
 // statement reads both, so they come from one snapshot.
-func (s *Store) ListAttempts(ctx context.Context, tenantID, occurrenceID string) ([]store.Attempt, error) {
+func (s *Store) ListAttempts(ctx context.Context, tenantID, occurrenceID string) ([]record.Attempt, error) {
 	if !storable(tenantID, occurrenceID) {
 		return nil, fmt.Errorf("list attempts of %q: %w", occurrenceID, notStorable())
 	}
@@ -299,13 +301,13 @@ func (s *Store) ListAttempts(ctx context.Context, tenantID, occurrenceID string)
 	}
 	defer rows.Close()
 	var (
-		out   []store.Attempt
+		out   []record.Attempt
 		found bool
 	)
 	for rows.Next() {
 		var (
 			latest                   bool
-			a                        store.Attempt
+			a                        record.Attempt
 			worker, result           pgtype.Text
 			claimed, expires, finish pgtype.Int8
 			errText                  []byte
@@ -318,11 +320,11 @@ func (s *Store) ListAttempts(ctx context.Context, tenantID, occurrenceID string)
 			if !claimed.Valid {
 				continue // no attempt recorded yet
 			}
-			a.AttemptID = store.AttemptID(occurrenceID, a.Attempt)
+			a.AttemptID = record.AttemptID(occurrenceID, a.Attempt)
 		}
 		a.TenantID, a.OccurrenceID, a.WorkerID = tenantID, occurrenceID, worker.String
 		a.ClaimedAt, a.LeaseExpiresAt, a.FinishedAt = fromNullMS(claimed), fromNullMS(expires), fromNullMS(finish)
-		a.Result = store.AttemptResult(result.String)
+		a.Result = record.AttemptResult(result.String)
 		a.Error = string(errText)
 		out = append(out, a)
 	}
@@ -370,9 +372,9 @@ func nullString(v string) any {
 }
 
 // scanSchedule reads the columns of scheduleColumns, in that order.
-func scanSchedule(row pgx.Row) (*store.Schedule, error) {
+func scanSchedule(row pgx.Row) (*record.Schedule, error) {
 	var (
-		sc                                     store.Schedule
+		sc                                     record.Schedule
 		kind, gap, repeat, state, misfire, ovl string
 		anchor, next                           pgtype.Int8
 		idemKey                                pgtype.Text
@@ -391,11 +393,11 @@ func scanSchedule(row pgx.Row) (*store.Schedule, error) {
 	sc.Anchor = fromNullMS(anchor)
 	sc.DSTGap = timetable.GapPolicy(gap)
 	sc.DSTRepeat = timetable.RepeatPolicy(repeat)
-	sc.State = store.ScheduleState(state)
+	sc.State = record.ScheduleState(state)
 	sc.NextRunAt = fromNullMS(next)
-	sc.MisfirePolicy = store.MisfirePolicy(misfire)
+	sc.MisfirePolicy = record.MisfirePolicy(misfire)
 	sc.MaxLateness = fromDurMS(lateness)
-	sc.OverlapPolicy = store.OverlapPolicy(ovl)
+	sc.OverlapPolicy = record.OverlapPolicy(ovl)
 	sc.FlexibleWindow = fromDurMS(window)
 	sc.Retry.BackoffBase = fromDurMS(base)
 	sc.Retry.BackoffCap = fromDurMS(capMS)
@@ -407,9 +409,9 @@ func scanSchedule(row pgx.Row) (*store.Schedule, error) {
 }
 
 // rawOccurrence is the Scan destinations of occurrenceColumns, in that
-// order, that finish turns into a store.Occurrence.
+// order, that finish turns into a record.Occurrence.
 type rawOccurrence struct {
-	o                                    store.Occurrence
+	o                                    record.Occurrence
 	state, lane, ovl, deadReason         string
 	scheduledFor, availableAt, retryFrom int64
 	enqueued, firstClaim, finished       pgtype.Int8
@@ -423,24 +425,24 @@ func (r *rawOccurrence) dest() []any {
 		&r.ovl, &o.ShardEpoch, &o.AttemptFloor, &r.retryFrom, &o.TriggerKey, &r.deadReason, &r.lastError}
 }
 
-func (r *rawOccurrence) finish() *store.Occurrence {
+func (r *rawOccurrence) finish() *record.Occurrence {
 	o := &r.o
 	o.ScheduledFor = fromMS(r.scheduledFor)
 	o.AvailableAt = fromMS(r.availableAt)
 	o.EnqueuedAt = fromNullMS(r.enqueued)
-	o.State = store.OccurrenceState(r.state)
-	o.Lane = store.Lane(r.lane)
+	o.State = record.OccurrenceState(r.state)
+	o.Lane = record.Lane(r.lane)
 	o.FirstClaimedAt = fromNullMS(r.firstClaim)
 	o.FinishedAt = fromNullMS(r.finished)
-	o.OverlapPolicy = store.OverlapPolicy(r.ovl)
+	o.OverlapPolicy = record.OverlapPolicy(r.ovl)
 	o.RetryFrom = fromMS(r.retryFrom)
-	o.DeadReason = store.DeadReason(r.deadReason)
+	o.DeadReason = record.DeadReason(r.deadReason)
 	o.LastError = string(r.lastError)
 	return o
 }
 
 // scanOccurrence reads the columns of occurrenceColumns, in that order.
-func scanOccurrence(row pgx.Row) (*store.Occurrence, error) {
+func scanOccurrence(row pgx.Row) (*record.Occurrence, error) {
 	var r rawOccurrence
 	if err := row.Scan(r.dest()...); err != nil {
 		return nil, err

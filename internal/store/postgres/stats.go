@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sched-dev/sched/internal/store"
@@ -115,7 +117,7 @@ func scanDepthRow(row pgx.Row) (*store.DepthRow, error) {
 	if err := row.Scan(&d.TenantID, &d.Queue, &lane, &state, &d.Count, &d.Ready); err != nil {
 		return nil, err
 	}
-	d.Lane, d.State = store.Lane(lane), store.OccurrenceState(state)
+	d.Lane, d.State = record.Lane(lane), record.OccurrenceState(state)
 	return &d, nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -40,9 +42,9 @@ func (t *tx) LockScheduleVersion(ctx context.Context, tenantID, scheduleID strin
 // are told to plan again, and their claims to read the queue again
 // (canceled occurrences may free an overlap), when the transaction
 // commits.
-func (t *tx) WriteScheduleVersion(ctx context.Context, sc *store.Schedule, prevVersion int64) (*store.Schedule, error) {
-	if len(sc.Payload) > store.MaxPayload {
-		return nil, fmt.Errorf("write schedule %s: payload of %d bytes is over %d", sc.ScheduleID, len(sc.Payload), store.MaxPayload)
+func (t *tx) WriteScheduleVersion(ctx context.Context, sc *record.Schedule, prevVersion int64) (*record.Schedule, error) {
+	if len(sc.Payload) > record.MaxPayload {
+		return nil, fmt.Errorf("write schedule %s: payload of %d bytes is over %d", sc.ScheduleID, len(sc.Payload), record.MaxPayload)
 	}
 	if !storable(sc.TenantID, sc.ScheduleID) {
 		return nil, fmt.Errorf("write schedule %q: %w", sc.ScheduleID, notStorable())

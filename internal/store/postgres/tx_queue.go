@@ -7,6 +7,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sched-dev/sched/internal/store"
@@ -66,7 +68,7 @@ func (t *tx) overlapFacts(ctx context.Context, cands []store.ClaimCandidate) err
 	)
 	for i := range cands {
 		o := &cands[i].Occurrence
-		if o.OverlapPolicy == store.OverlapAllow || seen[o.ScheduleID] {
+		if o.OverlapPolicy == record.OverlapAllow || seen[o.ScheduleID] {
 			continue
 		}
 		if seen == nil {
@@ -103,7 +105,7 @@ func (t *tx) overlapFacts(ctx context.Context, cands []store.ClaimCandidate) err
 	for i := range cands {
 		c := &cands[i]
 		o := &c.Occurrence
-		if o.OverlapPolicy == store.OverlapAllow {
+		if o.OverlapPolicy == record.OverlapAllow {
 			continue
 		}
 		if !held[o.ScheduleID] {
@@ -152,7 +154,7 @@ func (t *tx) ClaimRows(ctx context.Context, w store.ClaimWrite, cands []*store.C
 		ids[i] = o.OccurrenceID
 		if n := o.AttemptCount; n > 0 {
 			archOcc = append(archOcc, o.OccurrenceID)
-			archID = append(archID, store.AttemptID(o.OccurrenceID, int64(n)))
+			archID = append(archID, record.AttemptID(o.OccurrenceID, int64(n)))
 		}
 	}
 	if len(archOcc) > 0 {
@@ -171,13 +173,13 @@ func (t *tx) ClaimRows(ctx context.Context, w store.ClaimWrite, cands []*store.C
 	}
 	for _, c := range cands {
 		o := c.Occurrence
-		o.State = store.OccurrenceRunning
+		o.State = record.OccurrenceRunning
 		o.AttemptCount++
 		if o.FirstClaimedAt.IsZero() {
 			o.FirstClaimedAt = fromMS(now)
 		}
-		a := store.Attempt{
-			AttemptID:      store.AttemptID(o.OccurrenceID, int64(o.AttemptCount)),
+		a := record.Attempt{
+			AttemptID:      record.AttemptID(o.OccurrenceID, int64(o.AttemptCount)),
 			TenantID:       o.TenantID,
 			OccurrenceID:   o.OccurrenceID,
 			Attempt:        int64(o.AttemptCount),
@@ -233,7 +235,7 @@ func (t *tx) NackFacts(ctx context.Context, tenantID, occurrenceID string) (stor
 	if err != nil {
 		return f, translate(err)
 	}
-	f.ScheduleState = store.ScheduleState(state)
+	f.ScheduleState = record.ScheduleState(state)
 	f.Retry.BackoffBase, f.Retry.BackoffCap, f.Retry.Deadline = fromDurMS(base), fromDurMS(capMS), fromDurMS(deadline)
 	if err := t.tx.QueryRow(ctx, qCountRetryWait, tenantID).Scan(&f.RetryWaiting); err != nil {
 		return f, translate(err)
@@ -260,7 +262,7 @@ func (t *tx) ExpiredAttempts(ctx context.Context, now time.Time, limit int) ([]s
 			&x.ScheduleVersion, &state, &x.Retry.MaxAttempts, &base, &capMS, &dl); err != nil {
 			return nil, translate(err)
 		}
-		x.RetryFrom, x.ScheduleState = fromMS(from), store.ScheduleState(state)
+		x.RetryFrom, x.ScheduleState = fromMS(from), record.ScheduleState(state)
 		x.Retry.BackoffBase, x.Retry.BackoffCap, x.Retry.Deadline = fromDurMS(base), fromDurMS(capMS), fromDurMS(dl)
 		out = append(out, x)
 	}
@@ -283,11 +285,11 @@ func (t *tx) EndExpired(ctx context.Context, now time.Time, ends []store.Expired
 		attempts = append(attempts, e.Attempt)
 		states = append(states, string(e.State))
 		reason := ""
-		if e.State == store.OccurrenceDead {
+		if e.State == record.OccurrenceDead {
 			reason = string(e.DeadReason)
 		}
 		reasons = append(reasons, reason)
-		requeued = requeued || e.State == store.OccurrenceEnqueued
+		requeued = requeued || e.State == record.OccurrenceEnqueued
 	}
 	tag, err := t.tx.Exec(ctx, qExpireAttempts, ms(now), occs, attempts, states, reasons)
 	if err != nil {
@@ -304,7 +306,7 @@ func (t *tx) EndExpired(ctx context.Context, now time.Time, ends []store.Expired
 }
 
 // LockOccurrence reads one occurrence FOR UPDATE (qLockOccurrence).
-func (t *tx) LockOccurrence(ctx context.Context, tenantID, occurrenceID string) (*store.Occurrence, error) {
+func (t *tx) LockOccurrence(ctx context.Context, tenantID, occurrenceID string) (*record.Occurrence, error) {
 	if !storable(tenantID, occurrenceID) {
 		return nil, fmt.Errorf("occurrence %q: %w", occurrenceID, notStorable())
 	}
@@ -317,7 +319,7 @@ func (t *tx) LockOccurrence(ctx context.Context, tenantID, occurrenceID string) 
 
 // Requeue writes a replay (qRequeueDead), and wakes waiting claims on
 // every node.
-func (t *tx) Requeue(ctx context.Context, p store.RequeueParams) (*store.Occurrence, error) {
+func (t *tx) Requeue(ctx context.Context, p store.RequeueParams) (*record.Occurrence, error) {
 	if !storable(p.TenantID, p.OccurrenceID) {
 		return nil, fmt.Errorf("occurrence %q: %w", p.OccurrenceID, notStorable())
 	}

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/record"
 )
 
 // insertChunk is how many occurrences one multi-row INSERT writes. One
@@ -35,7 +35,7 @@ type occurrenceInserter struct {
 // and whose schedule is at row scheduleRow, stamped with the shard epoch
 // and enqueue time given.
 type pendingRow struct {
-	o           *store.Occurrence
+	o           *record.Occurrence
 	id          string
 	scheduleRow int64
 	epoch       int64
@@ -65,7 +65,7 @@ func shapeOf(r *pendingRow) (chunkShape, bool) {
 	}
 	ovl := o.OverlapPolicy
 	if ovl == "" {
-		ovl = store.OverlapAllow
+		ovl = record.OverlapAllow
 	}
 	return chunkShape{
 		enqueuedAt: nullMS(r.enqueuedAt), firstClaimedAt: nullMS(o.FirstClaimedAt), finishedAt: nullMS(o.FinishedAt),
@@ -146,7 +146,7 @@ func (s *Store) newOccurrenceInserter(ctx context.Context, tx *sql.Tx) *occurren
 // add queues o, whose derived id is id and whose schedule is at row
 // scheduleRow, stamped with the shard epoch and enqueue time given. o must
 // not change before flush.
-func (in *occurrenceInserter) add(o *store.Occurrence, id string, scheduleRow, epoch int64, enqueuedAt time.Time) error {
+func (in *occurrenceInserter) add(o *record.Occurrence, id string, scheduleRow, epoch int64, enqueuedAt time.Time) error {
 	r := pendingRow{o, id, scheduleRow, epoch, enqueuedAt}
 	shape, ok := shapeOf(&r)
 	if !ok {

@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/store/storetest"
 )
 
@@ -18,36 +19,36 @@ func TestInsertIgnoredRowsFail(t *testing.T) {
 	cases := []struct {
 		name string
 		// prepare runs on the store before the insert.
-		prepare func(t *testing.T, s *Store, sc *store.Schedule)
-		mut     func(o *store.Occurrence)
+		prepare func(t *testing.T, s *Store, sc *record.Schedule)
+		mut     func(o *record.Occurrence)
 		want    string
 	}{
-		{"a CHECK fails", nil, func(o *store.Occurrence) { o.AttemptFloor = 3 }, "refused by a constraint"},
-		{"an empty queue", nil, func(o *store.Occurrence) { o.Queue = "" }, "refused by a constraint"},
-		{"the id is another firing's", func(t *testing.T, s *Store, sc *store.Schedule) {
+		{"a CHECK fails", nil, func(o *record.Occurrence) { o.AttemptFloor = 3 }, "refused by a constraint"},
+		{"an empty queue", nil, func(o *record.Occurrence) { o.Queue = "" }, "refused by a constraint"},
+		{"the id is another firing's", func(t *testing.T, s *Store, sc *record.Schedule) {
 			t.Helper()
 			// A row of another firing under the id (an 80-bit hash
 			// collision, forged here).
 			other := storetest.NewOccurrence(sc, at.Add(time.Hour))
 			mustInsertOccs(t, s, other)
 			if _, err := s.w.ExecContext(t.Context(), `UPDATE occurrences SET occurrence_id = ? WHERE occurrence_id = ?`,
-				store.OccurrenceID(sc.ScheduleID, sc.Version, at), other.OccurrenceID); err != nil {
+				record.OccurrenceID(sc.ScheduleID, sc.Version, at), other.OccurrenceID); err != nil {
 				t.Fatal(err)
 			}
 		}, nil, "hash collision"},
-		{"a manual id is another key's", func(t *testing.T, s *Store, sc *store.Schedule) {
+		{"a manual id is another key's", func(t *testing.T, s *Store, sc *record.Schedule) {
 			t.Helper()
 			// The manual row of key "k", forged to carry another key: the
 			// id is no longer that row's.
 			other := storetest.NewOccurrence(sc, at.Add(time.Hour))
-			other.TriggerKey, other.OccurrenceID = "k", store.ManualOccurrenceID(sc.ScheduleID, "k")
+			other.TriggerKey, other.OccurrenceID = "k", record.ManualOccurrenceID(sc.ScheduleID, "k")
 			mustInsertOccs(t, s, other)
 			if _, err := s.w.ExecContext(t.Context(), `UPDATE occurrences SET trigger_key = 'forged' WHERE occurrence_id = ?`,
 				other.OccurrenceID); err != nil {
 				t.Fatal(err)
 			}
-		}, func(o *store.Occurrence) {
-			o.TriggerKey, o.OccurrenceID = "k", store.ManualOccurrenceID(o.ScheduleID, "k")
+		}, func(o *record.Occurrence) {
+			o.TriggerKey, o.OccurrenceID = "k", record.ManualOccurrenceID(o.ScheduleID, "k")
 		}, "hash collision"},
 	}
 	for _, tc := range cases {
@@ -64,7 +65,7 @@ func TestInsertIgnoredRowsFail(t *testing.T) {
 				before := countOccurrences(t, s)
 				// The bad row first, then good ones: in a chunk of
 				// insertChunk rows when rows > insertChunk.
-				occs := []store.Occurrence{storetest.NewOccurrence(sc, at)}
+				occs := []record.Occurrence{storetest.NewOccurrence(sc, at)}
 				if tc.mut != nil {
 					tc.mut(&occs[0])
 				}
@@ -89,7 +90,7 @@ func TestInsertIgnoredRowsFail(t *testing.T) {
 	if err := s.InsertSchedule(t.Context(), sc); err != nil {
 		t.Fatal(err)
 	}
-	var occs []store.Occurrence
+	var occs []record.Occurrence
 	for i := range insertChunk {
 		occs = append(occs, storetest.NewOccurrence(sc, at.Add(time.Duration(i%(insertChunk/2))*time.Hour)))
 	}
@@ -102,7 +103,7 @@ func TestInsertIgnoredRowsFail(t *testing.T) {
 	}
 }
 
-func mustInsertOccs(t *testing.T, s *Store, occs ...store.Occurrence) {
+func mustInsertOccs(t *testing.T, s *Store, occs ...record.Occurrence) {
 	t.Helper()
 	if _, err := s.InsertOccurrences(t.Context(), occs); err != nil {
 		t.Fatalf("InsertOccurrences: %v", err)
@@ -128,7 +129,7 @@ func TestInsertChunksKeepEveryColumn(t *testing.T) {
 	t.Parallel()
 	s, _ := openTest(t)
 	at := time.Date(2027, 1, 4, 10, 0, 0, 0, time.UTC)
-	var scs []*store.Schedule
+	var scs []*record.Schedule
 	for i := range 3 {
 		sc := storetest.NewSchedule(fmt.Sprintf("tenant-%d", i%2), fmt.Sprintf("sch_%d", i))
 		sc.Queue = fmt.Sprintf("queue-%d", i)
@@ -137,30 +138,30 @@ func TestInsertChunksKeepEveryColumn(t *testing.T) {
 		}
 		scs = append(scs, sc)
 	}
-	shapes := []func(o *store.Occurrence){
-		func(o *store.Occurrence) { o.State, o.EnqueuedAt = store.OccurrenceEnqueued, at.Add(-time.Second) },
-		func(o *store.Occurrence) {
-			o.State, o.Lane, o.EnqueuedAt = store.OccurrenceEnqueued, store.LaneFlexible, at.Add(-2*time.Second)
+	shapes := []func(o *record.Occurrence){
+		func(o *record.Occurrence) { o.State, o.EnqueuedAt = record.OccurrenceEnqueued, at.Add(-time.Second) },
+		func(o *record.Occurrence) {
+			o.State, o.Lane, o.EnqueuedAt = record.OccurrenceEnqueued, record.LaneFlexible, at.Add(-2*time.Second)
 			o.AvailableAt = o.ScheduledFor.Add(17 * time.Second)
 		},
-		func(o *store.Occurrence) { o.State, o.FinishedAt = store.OccurrenceMissed, at.Add(time.Hour) },
-		func(o *store.Occurrence) {
-			o.State, o.EnqueuedAt, o.AttemptCount, o.AttemptFloor = store.OccurrenceEnqueued, at, 3, 2
-			o.FirstClaimedAt, o.OverlapPolicy, o.ShardEpoch = at.Add(time.Minute), store.OverlapQueueOne, 7
+		func(o *record.Occurrence) { o.State, o.FinishedAt = record.OccurrenceMissed, at.Add(time.Hour) },
+		func(o *record.Occurrence) {
+			o.State, o.EnqueuedAt, o.AttemptCount, o.AttemptFloor = record.OccurrenceEnqueued, at, 3, 2
+			o.FirstClaimedAt, o.OverlapPolicy, o.ShardEpoch = at.Add(time.Minute), record.OverlapQueueOne, 7
 		},
-		func(o *store.Occurrence) { // replayed: not in a chunk
-			o.State, o.EnqueuedAt, o.RetryFrom = store.OccurrenceEnqueued, at, at.Add(48*time.Hour)
+		func(o *record.Occurrence) { // replayed: not in a chunk
+			o.State, o.EnqueuedAt, o.RetryFrom = record.OccurrenceEnqueued, at, at.Add(48*time.Hour)
 		},
-		func(o *store.Occurrence) { // manual: not in a chunk
-			o.State, o.EnqueuedAt = store.OccurrenceEnqueued, at
+		func(o *record.Occurrence) { // manual: not in a chunk
+			o.State, o.EnqueuedAt = record.OccurrenceEnqueued, at
 			o.TriggerKey = "key " + o.ScheduledFor.Format(time.RFC3339)
-			o.OccurrenceID = store.ManualOccurrenceID(o.ScheduleID, o.TriggerKey)
+			o.OccurrenceID = record.ManualOccurrenceID(o.ScheduleID, o.TriggerKey)
 		},
-		func(o *store.Occurrence) { // dead, with its reason: not in a chunk
-			o.State, o.FinishedAt, o.AttemptCount, o.DeadReason = store.OccurrenceDead, at.Add(time.Hour), 1, store.DeadAttemptsExhausted
+		func(o *record.Occurrence) { // dead, with its reason: not in a chunk
+			o.State, o.FinishedAt, o.AttemptCount, o.DeadReason = record.OccurrenceDead, at.Add(time.Hour), 1, record.DeadAttemptsExhausted
 		},
 	}
-	var occs []store.Occurrence
+	var occs []record.Occurrence
 	for i := range 8*insertChunk + 7 { // each shape has a full chunk and some left over
 		sc := scs[i%len(scs)]
 		o := storetest.NewOccurrence(sc, at.Add(time.Duration(i)*time.Hour))

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -114,7 +116,7 @@ const maxDuePrealloc = 10_000
 // DueSchedules returns up to p.Limit (DefaultListLimit when 0) ACTIVE
 // schedules of the shard whose cursor is at or before p.Until, earliest
 // cursor first, ties by id, with the fields the planner reads
-// (store.Schedule.PlannerFields) and no others.
+// (record.Schedule.PlannerFields) and no others.
 //
 // It reads on a reader connection, so that the planner can read its next
 // page while the writer commits the previous one: the two run on two
@@ -122,7 +124,7 @@ const maxDuePrealloc = 10_000
 // its last read, so it reads the pages back from the file and the WAL, one
 // system call a page; on the writer, the read was cheaper but could not
 // overlap a commit.)
-func (s *Store) DueSchedules(ctx context.Context, p store.DueSchedulesParams) ([]store.Schedule, error) {
+func (s *Store) DueSchedules(ctx context.Context, p store.DueSchedulesParams) ([]record.Schedule, error) {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = store.DefaultListLimit
@@ -132,7 +134,7 @@ func (s *Store) DueSchedules(ctx context.Context, p store.DueSchedulesParams) ([
 	if err != nil {
 		return nil, fmt.Errorf("due schedules of shard %d: %w", p.Shard, translate(err))
 	}
-	out := make([]store.Schedule, 0, min(limit, maxDuePrealloc))
+	out := make([]record.Schedule, 0, min(limit, maxDuePrealloc))
 	schedRows := make([]int64, 0, cap(out))
 	scan := newDueScan()
 	err = eachRow(rows, func(r scanner) error {
@@ -160,14 +162,14 @@ type advanceKey struct {
 	version int64
 	cursor  int64
 	next    any // nullMS of the next run
-	state   store.ScheduleState
+	state   record.ScheduleState
 	missed  int64
 }
 
 // pendingOccurrence is an occurrence of a plan with its derived id,
 // waiting to be inserted.
 type pendingOccurrence struct {
-	o    *store.Occurrence
+	o    *record.Occurrence
 	id   string
 	item int // the index of its plan item
 }
@@ -302,7 +304,7 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 				continue // a stale item writes none of its occurrences
 			}
 			enqueued := po.o.EnqueuedAt
-			if po.o.State == store.OccurrenceEnqueued {
+			if po.o.State == record.OccurrenceEnqueued {
 				enqueued = p.Now
 			}
 			if err := ins.add(po.o, po.id, row, p.Lease.Epoch, enqueued); err != nil {
@@ -400,7 +402,7 @@ func (a *advancer) advance(k advanceKey, items []store.PlanItem, rows []int64, g
 	}
 	a.js = jsonInts(a.js[:0], a.rows)
 	args := []any{k.next, k.missed, string(a.js), k.tenant, k.version, k.cursor, a.shard}
-	if k.state != store.ScheduleActive || k.next == nil {
+	if k.state != record.ScheduleActive || k.next == nil {
 		// The schedule leaves schedule_cursors: its row is written.
 		st, err := a.s.txStmtOnce(a.ctx, a.tx, &a.state, qAdvanceSchedulesState)
 		if err != nil {

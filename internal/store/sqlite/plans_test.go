@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/record"
 )
 
 // TestQueryPlans pins the plan of every statement on a hot path or meant
@@ -160,13 +160,13 @@ func TestColumnLists(t *testing.T) {
 		{"claim scan", len(raw.appendClaimDest(nil)), occurrenceClaimArity},
 		{"occurrence insert columns", count(occurrenceInsertColumns), occurrenceInsertArity},
 		{"occurrence insert placeholders", strings.Count(occurrenceInsertParams, "?"), occurrenceInsertArity},
-		{"occurrence args", len(occurrenceArgs(nil, &store.Occurrence{}, "", 0, 0, time.Time{})), occurrenceInsertArity},
+		{"occurrence args", len(occurrenceArgs(nil, &record.Occurrence{}, "", 0, 0, time.Time{})), occurrenceInsertArity},
 		{"chunk columns", count(occurrenceChunkColumns), chunkShared + chunkRowArity},
 		{"chunk shared args", len((&chunkShape{}).args(nil)), chunkShared},
-		{"chunk row args", len(chunkRowArgs(nil, &pendingRow{o: &store.Occurrence{}}, &boxedRow{})), chunkRowArity},
+		{"chunk row args", len(chunkRowArgs(nil, &pendingRow{o: &record.Occurrence{}}, &boxedRow{})), chunkRowArity},
 		{"multi-row placeholders", strings.Count(qInsertOccurrences, "?"), (chunkShared + chunkRowArity) * insertChunk},
 		{"schedule placeholders", strings.Count(qInsertSchedule, "?"), count(scheduleColumns)},
-		{"schedule args", len(scheduleArgs(&store.Schedule{})), count(scheduleColumns)},
+		{"schedule args", len(scheduleArgs(&record.Schedule{})), count(scheduleColumns)},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s: %d, want %d", tc.name, tc.got, tc.want)

@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/lazyfs"
 	"github.com/sched-dev/sched/internal/store"
@@ -63,7 +65,7 @@ func powerLossChild() int {
 	deadline := time.Now().Add(2 * time.Minute) // killed long before
 	for i := 0; time.Now().Before(deadline); i++ {
 		sc := storetest.NewSchedule(powerLossTenant, fmt.Sprintf("sch_power%06d", i))
-		sc.Shard, sc.NextRunAt, sc.Queue, sc.OverlapPolicy = 0, powerLossT0, powerLossQueue, store.OverlapAllow
+		sc.Shard, sc.NextRunAt, sc.Queue, sc.OverlapPolicy = 0, powerLossT0, powerLossQueue, record.OverlapAllow
 		sc.Name = sc.ScheduleID
 		if err := s.InsertSchedule(ctx, sc); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -71,14 +73,14 @@ func powerLossChild() int {
 		}
 		say("schedule", sc.ScheduleID)
 		at := powerLossT0.Add(time.Duration(i) * time.Minute)
-		occ := store.Occurrence{TenantID: powerLossTenant, ScheduleID: sc.ScheduleID, ScheduleVersion: sc.Version,
-			ScheduledFor: at, AvailableAt: at, State: store.OccurrenceEnqueued, EnqueuedAt: at,
-			Lane: store.LaneStrict, Queue: powerLossQueue}
-		if _, err := s.InsertOccurrences(ctx, []store.Occurrence{occ}); err != nil {
+		occ := record.Occurrence{TenantID: powerLossTenant, ScheduleID: sc.ScheduleID, ScheduleVersion: sc.Version,
+			ScheduledFor: at, AvailableAt: at, State: record.OccurrenceEnqueued, EnqueuedAt: at,
+			Lane: record.LaneStrict, Queue: powerLossQueue}
+		if _, err := s.InsertOccurrences(ctx, []record.Occurrence{occ}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		say("enqueued", store.OccurrenceID(sc.ScheduleID, sc.Version, at))
+		say("enqueued", record.OccurrenceID(sc.ScheduleID, sc.Version, at))
 		if i%3 != 2 {
 			continue
 		}
@@ -92,7 +94,7 @@ func powerLossChild() int {
 		fs := make([]store.FinishParams, len(claimed))
 		for j, c := range claimed {
 			fs[j] = store.FinishParams{TenantID: powerLossTenant, OccurrenceID: c.Occurrence.OccurrenceID,
-				Attempt: c.Attempt.Attempt, Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now}
+				Attempt: c.Attempt.Attempt, Result: record.ResultSucceeded, State: record.OccurrenceSucceeded, Now: now}
 		}
 		res, err := s.FinishAttempts(ctx, fs)
 		if err != nil {
@@ -217,7 +219,7 @@ func powerLossRound(t *testing.T, sync string) (lost []string, acked, undone int
 			switch {
 			case err != nil:
 				lost = append(lost, fmt.Sprintf("%s %s: %v", w.kind, w.id, err))
-			case w.kind == "acked" && o.State != store.OccurrenceSucceeded:
+			case w.kind == "acked" && o.State != record.OccurrenceSucceeded:
 				lost = append(lost, fmt.Sprintf("acked %s: %s", w.id, o.State))
 			}
 		default:

@@ -48,7 +48,7 @@ const (
 	scheduleReadColumns = scheduleColumnsHead + scheduleCursor + `, queue, payload` + scheduleColumnsTail
 	scheduleCursor      = `coalesce((SELECT c.next_run_at FROM schedule_cursors c WHERE c.row = schedules.row), next_run_at)`
 
-	// The planner's read: the columns of store.Schedule.PlannerFields but
+	// The planner's read: the columns of record.Schedule.PlannerFields but
 	// the shard and state (the query's: every schedule with a cursor is
 	// ACTIVE), read by newDueScan. The driver takes a lock per column
 	// read, which made most of the read's CPU when it read every column.
@@ -224,7 +224,7 @@ WHERE schedule_id IN (SELECT value ->> 0 FROM json_each(?1))`
 
 // Occurrences.
 const (
-	// The columns of a store.Occurrence, in the order rawOccurrence scans
+	// The columns of a record.Occurrence, in the order rawOccurrence scans
 	// them: those a claim reads (occurrenceClaimColumns), then the dead
 	// reason and the latest attempt's error (LastError).
 	occurrenceColumns = occurrenceClaimColumns + `, dead_reason, att_error`

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -123,7 +125,7 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 		keys, groups := groupInOrder(run, func(i int) finishKey {
 			p := &ps[i]
 			var reason string
-			if p.State == store.OccurrenceDead {
+			if p.State == record.OccurrenceDead {
 				reason = string(p.DeadReason) // a reason with any other state is not stored
 			}
 			return finishKey{p.TenantID, string(p.State), string(p.Result), p.Error, reason, p.Attempt, ms(p.Now), ms(p.RetryAt)}
@@ -154,8 +156,8 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 				}
 				if all {
 					for _, i := range group {
-						res[i].Occurrence = store.Occurrence{OccurrenceID: ps[i].OccurrenceID, TenantID: k.tenant,
-							State: store.OccurrenceState(k.state), AttemptCount: int(k.attempt)}
+						res[i].Occurrence = record.Occurrence{OccurrenceID: ps[i].OccurrenceID, TenantID: k.tenant,
+							State: record.OccurrenceState(k.state), AttemptCount: int(k.attempt)}
 						ended[i] = true
 					}
 					continue
@@ -272,20 +274,20 @@ func isOutcome(err error) bool {
 // checkFinish refuses a finish the engine should never send.
 func checkFinish(p *store.FinishParams) error {
 	switch p.State {
-	case store.OccurrenceSucceeded, store.OccurrenceDead:
-	case store.OccurrenceRetryWait:
+	case record.OccurrenceSucceeded, record.OccurrenceDead:
+	case record.OccurrenceRetryWait:
 		if p.RetryAt.IsZero() {
 			return errors.New("RETRY_WAIT without a retry time")
 		}
-	case store.OccurrenceCanceled:
-		if p.Result != store.ResultFailedRetryable {
+	case record.OccurrenceCanceled:
+		if p.Result != record.ResultFailedRetryable {
 			return fmt.Errorf("result %q: only a FAILED_RETRYABLE attempt ends CANCELED", p.Result)
 		}
 	default:
 		return fmt.Errorf("state %q: a finish ends in SUCCEEDED, RETRY_WAIT, DEAD or CANCELED", p.State)
 	}
 	switch p.Result {
-	case store.ResultSucceeded, store.ResultFailedRetryable, store.ResultFailedPermanent:
+	case record.ResultSucceeded, record.ResultFailedRetryable, record.ResultFailedPermanent:
 	default:
 		return fmt.Errorf("result %q: a worker's attempt ends SUCCEEDED, FAILED_RETRYABLE or FAILED_PERMANENT", p.Result)
 	}
@@ -296,13 +298,13 @@ func checkFinish(p *store.FinishParams) error {
 // again (the attempt already ended with the same result) succeeds with the
 // occurrence as it is now, and the caller marks it Repeated; anything else
 // is stale or not found.
-func (s *Store) refinish(ctx context.Context, tx *sql.Tx, p *store.FinishParams) (*store.Occurrence, error) {
+func (s *Store) refinish(ctx context.Context, tx *sql.Tx, p *store.FinishParams) (*record.Occurrence, error) {
 	var result sql.NullString
 	err := tx.QueryRowContext(ctx, qFinishedAttempt, p.TenantID, p.OccurrenceID, p.Attempt).Scan(&result)
 	if err != nil {
 		return nil, translate(err)
 	}
-	if result.Valid && store.AttemptResult(result.String) == p.Result {
+	if result.Valid && record.AttemptResult(result.String) == p.Result {
 		o, err := scanOccurrence(tx.QueryRowContext(ctx, qGetOccurrence, p.TenantID, p.OccurrenceID))
 		if err != nil {
 			return nil, translate(err)

@@ -7,6 +7,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/timetable"
 )
@@ -17,9 +19,9 @@ var _ store.Store = (*Store)(nil)
 // version, state, shard and times). A taken schedule id, an idempotency key
 // the tenant already used, or a name another live schedule of the tenant
 // has, is store.ErrConflict.
-func (s *Store) InsertSchedule(ctx context.Context, sc *store.Schedule) error {
-	if len(sc.Payload) > store.MaxPayload {
-		return fmt.Errorf("insert schedule %s: payload of %d bytes is over %d", sc.ScheduleID, len(sc.Payload), store.MaxPayload)
+func (s *Store) InsertSchedule(ctx context.Context, sc *record.Schedule) error {
+	if len(sc.Payload) > record.MaxPayload {
+		return fmt.Errorf("insert schedule %s: payload of %d bytes is over %d", sc.ScheduleID, len(sc.Payload), record.MaxPayload)
 	}
 	if _, err := s.w.ExecContext(ctx, qInsertSchedule, scheduleArgs(sc)...); err != nil {
 		return fmt.Errorf("insert schedule %s: %w", sc.ScheduleID, translate(err))
@@ -28,7 +30,7 @@ func (s *Store) InsertSchedule(ctx context.Context, sc *store.Schedule) error {
 }
 
 // scheduleArgs is the values of scheduleColumns for sc.
-func scheduleArgs(sc *store.Schedule) []any {
+func scheduleArgs(sc *record.Schedule) []any {
 	return []any{sc.ScheduleID, sc.TenantID, sc.Shard, sc.Name, string(sc.Kind), sc.Expr, sc.TimeZone, nullMS(sc.Anchor),
 		string(sc.DSTGap), string(sc.DSTRepeat), sc.Version, string(sc.State), nullMS(sc.NextRunAt), sc.Queue, payloadArg(sc.Payload),
 		string(sc.MisfirePolicy), durMS(sc.MaxLateness), sc.CatchUpK, string(sc.OverlapPolicy), durMS(sc.FlexibleWindow),
@@ -38,7 +40,7 @@ func scheduleArgs(sc *store.Schedule) []any {
 
 // GetSchedule returns the tenant's schedule. Another tenant's schedule is
 // store.ErrNotFound, exactly like an id that does not exist.
-func (s *Store) GetSchedule(ctx context.Context, tenantID, scheduleID string) (*store.Schedule, error) {
+func (s *Store) GetSchedule(ctx context.Context, tenantID, scheduleID string) (*record.Schedule, error) {
 	sc, err := scanSchedule(s.r.QueryRowContext(ctx, qGetSchedule, tenantID, scheduleID))
 	if err != nil {
 		return nil, fmt.Errorf("get schedule %s: %w", scheduleID, translate(err))
@@ -48,7 +50,7 @@ func (s *Store) GetSchedule(ctx context.Context, tenantID, scheduleID string) (*
 
 // GetScheduleByName returns the tenant's live (not CANCELED) schedule of
 // that name, or store.ErrNotFound.
-func (s *Store) GetScheduleByName(ctx context.Context, tenantID, name string) (*store.Schedule, error) {
+func (s *Store) GetScheduleByName(ctx context.Context, tenantID, name string) (*record.Schedule, error) {
 	sc, err := scanSchedule(s.r.QueryRowContext(ctx, qGetScheduleByName, tenantID, name))
 	if err != nil {
 		return nil, fmt.Errorf("get schedule named %q: %w", name, translate(err))
@@ -59,7 +61,7 @@ func (s *Store) GetScheduleByName(ctx context.Context, tenantID, name string) (*
 // GetScheduleByIdempotencyKey returns the tenant's schedule created with
 // that idempotency key, in whatever state it is now, or store.ErrNotFound.
 // The empty key is no key: it finds nothing.
-func (s *Store) GetScheduleByIdempotencyKey(ctx context.Context, tenantID, key string) (*store.Schedule, error) {
+func (s *Store) GetScheduleByIdempotencyKey(ctx context.Context, tenantID, key string) (*record.Schedule, error) {
 	if key == "" {
 		return nil, fmt.Errorf("get schedule by idempotency key: empty key: %w", store.ErrNotFound)
 	}
@@ -71,7 +73,7 @@ func (s *Store) GetScheduleByIdempotencyKey(ctx context.Context, tenantID, key s
 }
 
 // ListSchedules returns a page of the tenant's schedules in id order.
-func (s *Store) ListSchedules(ctx context.Context, p store.ListSchedulesParams) ([]store.Schedule, error) {
+func (s *Store) ListSchedules(ctx context.Context, p store.ListSchedulesParams) ([]record.Schedule, error) {
 	rows, err := s.r.QueryContext(ctx, qListSchedules, p.TenantID, p.After, string(p.State), store.ListLimit(p.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("list schedules: %w", translate(err))
@@ -89,13 +91,13 @@ func (s *Store) ListSchedules(ctx context.Context, p store.ListSchedulesParams) 
 // same batch twice inserts nothing the second time; so is a manual
 // occurrence whose id is already stored for the same schedule and trigger
 // key, whatever its time (a retried trigger). Each occurrence's id is
-// derived with store.OccurrenceID, or store.ManualOccurrenceID when it has
+// derived with record.OccurrenceID, or record.ManualOccurrenceID when it has
 // a TriggerKey; an occurrence may leave OccurrenceID empty, but one that
 // carries a different id, or a ScheduledFor that is not a whole second,
 // fails the whole batch. An occurrence whose schedule does not exist for
 // its tenant fails the batch with store.ErrNotFound. A zero RetryFrom is
 // stored as ScheduledFor, an empty OverlapPolicy as allow.
-func (s *Store) InsertOccurrences(ctx context.Context, occs []store.Occurrence) (inserted int, err error) {
+func (s *Store) InsertOccurrences(ctx context.Context, occs []record.Occurrence) (inserted int, err error) {
 	if len(occs) == 0 {
 		return 0, nil
 	}
@@ -142,15 +144,15 @@ func (s *Store) InsertOccurrences(ctx context.Context, occs []store.Occurrence) 
 
 // occurrenceID checks o and returns its derived id: a manual one's (a
 // trigger key) from its schedule and key, any other's from its firing.
-func occurrenceID(o *store.Occurrence) (string, error) {
+func occurrenceID(o *record.Occurrence) (string, error) {
 	if o.ScheduledFor.Nanosecond() != 0 {
 		return "", fmt.Errorf("scheduled_for %s is not a whole second", o.ScheduledFor.Format(time.RFC3339Nano))
 	}
 	var id string
 	if o.Manual() {
-		id = store.ManualOccurrenceID(o.ScheduleID, o.TriggerKey)
+		id = record.ManualOccurrenceID(o.ScheduleID, o.TriggerKey)
 	} else {
-		id = store.OccurrenceID(o.ScheduleID, o.ScheduleVersion, o.ScheduledFor)
+		id = record.OccurrenceID(o.ScheduleID, o.ScheduleVersion, o.ScheduledFor)
 	}
 	if o.OccurrenceID != "" && o.OccurrenceID != id {
 		return "", fmt.Errorf("occurrence id %s is not the derived %s", o.OccurrenceID, id)
@@ -160,7 +162,7 @@ func occurrenceID(o *store.Occurrence) (string, error) {
 
 // GetOccurrence returns the tenant's occurrence. Another tenant's
 // occurrence is store.ErrNotFound.
-func (s *Store) GetOccurrence(ctx context.Context, tenantID, occurrenceID string) (*store.Occurrence, error) {
+func (s *Store) GetOccurrence(ctx context.Context, tenantID, occurrenceID string) (*record.Occurrence, error) {
 	o, err := scanOccurrence(s.r.QueryRowContext(ctx, qGetOccurrence, tenantID, occurrenceID))
 	if err != nil {
 		return nil, fmt.Errorf("get occurrence %s: %w", occurrenceID, translate(err))
@@ -174,14 +176,14 @@ func (s *Store) GetOccurrence(ctx context.Context, tenantID, occurrenceID string
 // tenant's schedule has none. DEAD ones are read from the dead-letter
 // index (with or without a schedule); other ones of a schedule from that
 // schedule's rows in index order; and the tenant's rows otherwise.
-func (s *Store) ListOccurrences(ctx context.Context, p store.ListOccurrencesParams) ([]store.Occurrence, error) {
+func (s *Store) ListOccurrences(ctx context.Context, p store.ListOccurrencesParams) ([]record.Occurrence, error) {
 	afterAt, afterID := listStart(p.Reverse)
 	if p.After != nil {
 		afterAt, afterID = ms(p.After.ScheduledFor), p.After.OccurrenceID
 	}
 	var query string
 	switch {
-	case p.State == store.OccurrenceDead:
+	case p.State == record.OccurrenceDead:
 		query = pick(p.Reverse, qListDeadOccurrences, qListDeadOccurrencesDesc)
 	case p.ScheduleID != "":
 		query = pick(p.Reverse, qListScheduleOccurrences, qListScheduleOccurrencesDesc)
@@ -221,14 +223,14 @@ func pick(reverse bool, asc, desc string) string {
 // CountOccurrences counts the tenant's occurrences in a state (every state
 // when state is empty). RETRY_WAIT, DEAD and ENQUEUED are counted from
 // their indexes.
-func (s *Store) CountOccurrences(ctx context.Context, tenantID string, state store.OccurrenceState) (int, error) {
+func (s *Store) CountOccurrences(ctx context.Context, tenantID string, state record.OccurrenceState) (int, error) {
 	var row *sql.Row
 	switch state {
-	case store.OccurrenceRetryWait:
+	case record.OccurrenceRetryWait:
 		row = s.r.QueryRowContext(ctx, qCountRetryWait, tenantID)
-	case store.OccurrenceDead:
+	case record.OccurrenceDead:
 		row = s.r.QueryRowContext(ctx, qCountDead, tenantID)
-	case store.OccurrenceEnqueued:
+	case record.OccurrenceEnqueued:
 		row = s.r.QueryRowContext(ctx, qCountEnqueued, tenantID)
 	default:
 		row = s.r.QueryRowContext(ctx, qCountState, tenantID, string(state))
@@ -243,7 +245,7 @@ func (s *Store) CountOccurrences(ctx context.Context, tenantID string, state sto
 // ListAttempts returns the attempts of the tenant's occurrence, by attempt
 // number: the history rows, then the latest attempt, which the occurrence
 // row holds. Another tenant's occurrence is store.ErrNotFound.
-func (s *Store) ListAttempts(ctx context.Context, tenantID, occurrenceID string) (_ []store.Attempt, err error) {
+func (s *Store) ListAttempts(ctx context.Context, tenantID, occurrenceID string) (_ []record.Attempt, err error) {
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("list attempts of %s: %w", occurrenceID, err)
@@ -255,7 +257,7 @@ func (s *Store) ListAttempts(ctx context.Context, tenantID, occurrenceID string)
 	}
 	defer tx.Rollback() // read only: nothing to commit
 	var (
-		cur              store.Attempt
+		cur              record.Attempt
 		worker, result   sql.NullString
 		claimed, expires sql.Null[int64]
 		finished         sql.Null[int64]
@@ -273,10 +275,10 @@ func (s *Store) ListAttempts(ctx context.Context, tenantID, occurrenceID string)
 	if err != nil || !claimed.Valid {
 		return out, err
 	}
-	cur.AttemptID = store.AttemptID(occurrenceID, cur.Attempt)
+	cur.AttemptID = record.AttemptID(occurrenceID, cur.Attempt)
 	cur.TenantID, cur.OccurrenceID, cur.WorkerID = tenantID, occurrenceID, worker.String
 	cur.ClaimedAt, cur.LeaseExpiresAt, cur.FinishedAt = fromNullMS(claimed), fromNullMS(expires), fromNullMS(finished)
-	cur.Result = store.AttemptResult(result.String)
+	cur.Result = record.AttemptResult(result.String)
 	return append(out, cur), nil
 }
 
@@ -357,7 +359,7 @@ func nullString(v string) any {
 type scanner interface{ Scan(dest ...any) error }
 
 // scanSchedule reads the columns of scheduleColumns, in that order.
-func scanSchedule(row scanner) (*store.Schedule, error) {
+func scanSchedule(row scanner) (*record.Schedule, error) {
 	// A scanner of its own: the schedule it returns is not overwritten.
 	return newScheduleScan(false).scan(row)
 }
@@ -367,7 +369,7 @@ func scanSchedule(row scanner) (*store.Schedule, error) {
 // planner reads thousands of schedules a page, and a page then allocates
 // only the strings it keeps.
 type scheduleScan struct {
-	sc  store.Schedule
+	sc  record.Schedule
 	due bool // reading dueScheduleColumns
 	row int64
 	// The enum columns (kind, gap, repeat, state, misfire, overlap), read
@@ -405,7 +407,7 @@ func newDueScan() *scheduleScan {
 	s.dest = append(s.dest, &s.row, &sc.ScheduleID, &sc.TenantID, e[0], &sc.Expr, &sc.TimeZone, &s.anchor,
 		e[1], e[2], &sc.Version, &s.next, &sc.Queue,
 		e[4], &s.lateness, &sc.CatchUpK, e[5], &s.window)
-	s.rawEnums[3] = sql.RawBytes(store.ScheduleActive) // never scanned over
+	s.rawEnums[3] = sql.RawBytes(record.ScheduleActive) // never scanned over
 	return s
 }
 
@@ -424,7 +426,7 @@ func (s *scheduleScan) enumDest() [6]any {
 
 // scan reads one row. The schedule it returns is overwritten by the next
 // scan: copy it to keep it.
-func (s *scheduleScan) scan(row scanner) (*store.Schedule, error) {
+func (s *scheduleScan) scan(row scanner) (*record.Schedule, error) {
 	sc := &s.sc
 	if err := row.Scan(s.dest...); err != nil {
 		return nil, err
@@ -433,11 +435,11 @@ func (s *scheduleScan) scan(row scanner) (*store.Schedule, error) {
 	sc.Anchor = fromNullMS(s.anchor)
 	sc.DSTGap = timetable.GapPolicy(s.enum(1))
 	sc.DSTRepeat = timetable.RepeatPolicy(s.enum(2))
-	sc.State = store.ScheduleState(s.enum(3))
+	sc.State = record.ScheduleState(s.enum(3))
 	sc.NextRunAt = fromNullMS(s.next)
-	sc.MisfirePolicy = store.MisfirePolicy(s.enum(4))
+	sc.MisfirePolicy = record.MisfirePolicy(s.enum(4))
 	sc.MaxLateness = fromDurMS(s.lateness)
-	sc.OverlapPolicy = store.OverlapPolicy(s.enum(5))
+	sc.OverlapPolicy = record.OverlapPolicy(s.enum(5))
 	sc.FlexibleWindow = fromDurMS(s.window)
 	if s.due {
 		return sc, nil
@@ -469,9 +471,9 @@ var scheduleEnums = func() map[string]string {
 		string(timetable.KindCron), string(timetable.KindAt), string(timetable.KindEvery),
 		string(timetable.GapSkip), string(timetable.GapShift),
 		string(timetable.RepeatFirst), string(timetable.RepeatLast), string(timetable.RepeatAll),
-		string(store.ScheduleActive), string(store.SchedulePaused), string(store.ScheduleCanceled), string(store.ScheduleCompleted),
-		string(store.MisfireSkip), string(store.MisfireFireOnce), string(store.MisfireCatchUp),
-		string(store.OverlapAllow), string(store.OverlapSkipIfRunning), string(store.OverlapQueueOne),
+		string(record.ScheduleActive), string(record.SchedulePaused), string(record.ScheduleCanceled), string(record.ScheduleCompleted),
+		string(record.MisfireSkip), string(record.MisfireFireOnce), string(record.MisfireCatchUp),
+		string(record.OverlapAllow), string(record.OverlapSkipIfRunning), string(record.OverlapQueueOne),
 	} {
 		m[v] = v
 	}
@@ -480,9 +482,9 @@ var scheduleEnums = func() map[string]string {
 
 // rawOccurrence is the Scan destinations of occurrenceColumns (dest) or
 // occurrenceClaimColumns (appendClaimDest), in that order, into a raw
-// occurrence that finish turns into a store.Occurrence.
+// occurrence that finish turns into a record.Occurrence.
 type rawOccurrence struct {
-	o                                    store.Occurrence
+	o                                    record.Occurrence
 	state, lane, ovl, deadReason         string
 	scheduledFor, availableAt, retryFrom int64
 	enqueued, firstClaim, finished       sql.Null[int64]
@@ -503,23 +505,23 @@ func (r *rawOccurrence) appendClaimDest(dst []any) []any {
 		&r.ovl, &o.ShardEpoch, &o.AttemptFloor, &r.retryFrom, &o.TriggerKey)
 }
 
-func (r *rawOccurrence) finish() *store.Occurrence {
+func (r *rawOccurrence) finish() *record.Occurrence {
 	o := &r.o
 	o.ScheduledFor = fromMS(r.scheduledFor)
 	o.AvailableAt = fromMS(r.availableAt)
 	o.EnqueuedAt = fromNullMS(r.enqueued)
-	o.State = store.OccurrenceState(r.state)
-	o.Lane = store.Lane(r.lane)
+	o.State = record.OccurrenceState(r.state)
+	o.Lane = record.Lane(r.lane)
 	o.FirstClaimedAt = fromNullMS(r.firstClaim)
 	o.FinishedAt = fromNullMS(r.finished)
-	o.OverlapPolicy = store.OverlapPolicy(r.ovl)
+	o.OverlapPolicy = record.OverlapPolicy(r.ovl)
 	o.RetryFrom = fromMS(r.retryFrom)
-	o.DeadReason = store.DeadReason(r.deadReason)
+	o.DeadReason = record.DeadReason(r.deadReason)
 	return o
 }
 
 // scanOccurrence reads the columns of occurrenceColumns, in that order.
-func scanOccurrence(row scanner) (*store.Occurrence, error) {
+func scanOccurrence(row scanner) (*record.Occurrence, error) {
 	var r rawOccurrence
 	if err := row.Scan(r.dest()...); err != nil {
 		return nil, err
@@ -531,14 +533,14 @@ func scanOccurrence(row scanner) (*store.Occurrence, error) {
 // whose id is id and whose schedule is at row scheduleRow, to args. Zero
 // RetryFrom is ScheduledFor and empty OverlapPolicy is allow. LastError is
 // not written: it is read from the latest attempt.
-func occurrenceArgs(args []any, o *store.Occurrence, id string, scheduleRow, epoch int64, enqueuedAt time.Time) []any {
+func occurrenceArgs(args []any, o *record.Occurrence, id string, scheduleRow, epoch int64, enqueuedAt time.Time) []any {
 	retryFrom := o.RetryFrom
 	if retryFrom.IsZero() {
 		retryFrom = o.ScheduledFor
 	}
 	ovl := o.OverlapPolicy
 	if ovl == "" {
-		ovl = store.OverlapAllow
+		ovl = record.OverlapAllow
 	}
 	return append(args,
 		id, o.TenantID, o.ScheduleID, o.ScheduleVersion, ms(o.ScheduledFor),
@@ -548,18 +550,18 @@ func occurrenceArgs(args []any, o *store.Occurrence, id string, scheduleRow, epo
 }
 
 // isOpen is the open column for an occurrence in state st.
-func isOpen(st store.OccurrenceState) int {
+func isOpen(st record.OccurrenceState) int {
 	switch st {
-	case store.OccurrenceScheduled, store.OccurrenceEnqueued, store.OccurrenceRunning, store.OccurrenceRetryWait:
+	case record.OccurrenceScheduled, record.OccurrenceEnqueued, record.OccurrenceRunning, record.OccurrenceRetryWait:
 		return 1
 	}
 	return 0
 }
 
 // scanAttempt reads the columns of attemptColumns, in that order.
-func scanAttempt(row scanner) (*store.Attempt, error) {
+func scanAttempt(row scanner) (*record.Attempt, error) {
 	var (
-		a                store.Attempt
+		a                record.Attempt
 		claimed, expires int64
 		finished         sql.Null[int64]
 		result           sql.NullString
@@ -572,7 +574,7 @@ func scanAttempt(row scanner) (*store.Attempt, error) {
 	a.ClaimedAt = fromMS(claimed)
 	a.LeaseExpiresAt = fromMS(expires)
 	a.FinishedAt = fromNullMS(finished)
-	a.Result = store.AttemptResult(result.String)
+	a.Result = record.AttemptResult(result.String)
 	return &a, nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/storetest"
@@ -33,14 +35,14 @@ func TestAcksFindClaimedRows(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s, _ := openTest(t)
 			sc := storetest.NewSchedule("tenant-a", "sch_a")
-			sc.OverlapPolicy = store.OverlapAllow // all three at once
+			sc.OverlapPolicy = record.OverlapAllow // all three at once
 			if err := s.InsertSchedule(t.Context(), sc); err != nil {
 				t.Fatal(err)
 			}
-			var occs []store.Occurrence
+			var occs []record.Occurrence
 			for i := range 3 {
 				o := storetest.NewOccurrence(sc, at.Add(time.Duration(i)*time.Minute))
-				o.State, o.EnqueuedAt = store.OccurrenceEnqueued, at
+				o.State, o.EnqueuedAt = record.OccurrenceEnqueued, at
 				occs = append(occs, o)
 			}
 			mustInsertOccs(t, s, occs...)
@@ -63,7 +65,7 @@ func TestAcksFindClaimedRows(t *testing.T) {
 			ps := make([]store.FinishParams, len(claimed))
 			for i, c := range claimed {
 				ps[i] = store.FinishParams{TenantID: sc.TenantID, OccurrenceID: c.Occurrence.OccurrenceID, Attempt: c.Attempt.Attempt,
-					Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now}
+					Result: record.ResultSucceeded, State: record.OccurrenceSucceeded, Now: now}
 			}
 			// A stale ack of the same occurrences first: it writes
 			// nothing, and the hints stay for the attempts running.
@@ -88,11 +90,11 @@ func TestAcksFindClaimedRows(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i, r := range res {
-				if r.Err != nil || r.Occurrence.State != store.OccurrenceSucceeded {
+				if r.Err != nil || r.Occurrence.State != record.OccurrenceSucceeded {
 					t.Fatalf("ack %d: %+v, %v", i, r.Occurrence, r.Err)
 				}
 				got, err := s.GetOccurrence(t.Context(), sc.TenantID, ps[i].OccurrenceID)
-				if err != nil || got.State != store.OccurrenceSucceeded {
+				if err != nil || got.State != record.OccurrenceSucceeded {
 					t.Fatalf("occurrence %s after its ack: %+v, %v", ps[i].OccurrenceID, got, err)
 				}
 				if _, ok := hintOf(&s.hints, ps[i].OccurrenceID); ok {

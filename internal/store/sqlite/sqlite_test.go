@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"go.uber.org/goleak"
 
 	"github.com/sched-dev/sched/internal/store"
@@ -510,7 +512,7 @@ func TestBusyIsRetryable(t *testing.T) {
 	if !strings.HasPrefix(err.Error(), "insert schedule sch_busy: ") {
 		t.Errorf("error %q lacks its context", err)
 	}
-	_, err = s.InsertOccurrences(ctx, []store.Occurrence{storetest.NewOccurrence(sc, time.Unix(1_800_000_000, 0))})
+	_, err = s.InsertOccurrences(ctx, []record.Occurrence{storetest.NewOccurrence(sc, time.Unix(1_800_000_000, 0))})
 	if !errors.Is(err, store.ErrBusy) {
 		t.Errorf("InsertOccurrences under an outside lock: %v, want ErrBusy", err)
 	}
@@ -540,7 +542,7 @@ func TestStoreFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := storetest.NewSchedule("tenant-a", "sch_full")
-	sc.Payload = make([]byte, store.MaxPayload)
+	sc.Payload = make([]byte, record.MaxPayload)
 	if err := s.InsertSchedule(ctx, sc); !errors.Is(err, store.ErrStoreFull) {
 		t.Fatalf("InsertSchedule with the file at its cap of %d pages: %v, want ErrStoreFull", pages, err)
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -66,7 +68,7 @@ func (s *Store) Snapshot(ctx context.Context, p store.SnapshotParams) (_ store.S
 		if err := row.Scan(&d.TenantID, &d.Queue, &lane, &state, &d.Count, &d.Ready); err != nil {
 			return err
 		}
-		d.Lane, d.State = store.Lane(lane), store.OccurrenceState(state)
+		d.Lane, d.State = record.Lane(lane), record.OccurrenceState(state)
 		snap.Depth = append(snap.Depth, d)
 		return nil
 	})

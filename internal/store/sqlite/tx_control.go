@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -25,9 +27,9 @@ func (t *tx) LockScheduleVersion(ctx context.Context, tenantID, scheduleID strin
 
 // WriteScheduleVersion writes sc as version prevVersion+1 while the stored
 // version is prevVersion (see store.ControlTx).
-func (t *tx) WriteScheduleVersion(ctx context.Context, sc *store.Schedule, prevVersion int64) (*store.Schedule, error) {
-	if len(sc.Payload) > store.MaxPayload {
-		return nil, fmt.Errorf("write schedule %s: payload of %d bytes is over %d", sc.ScheduleID, len(sc.Payload), store.MaxPayload)
+func (t *tx) WriteScheduleVersion(ctx context.Context, sc *record.Schedule, prevVersion int64) (*record.Schedule, error) {
+	if len(sc.Payload) > record.MaxPayload {
+		return nil, fmt.Errorf("write schedule %s: payload of %d bytes is over %d", sc.ScheduleID, len(sc.Payload), record.MaxPayload)
 	}
 	stored, err := scanSchedule(t.tx.QueryRowContext(ctx, qUpdateSchedule,
 		sc.Shard, sc.Name, string(sc.Kind), sc.Expr, sc.TimeZone, nullMS(sc.Anchor),

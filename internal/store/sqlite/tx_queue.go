@@ -8,6 +8,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -66,7 +68,7 @@ func (t *tx) ClaimRows(ctx context.Context, w store.ClaimWrite, cands []*store.C
 		if n := c.Occurrence.AttemptCount; n > 0 {
 			archive.row()
 			archive.int(c.Pos)
-			archive.str(store.AttemptID(c.Occurrence.OccurrenceID, int64(n)))
+			archive.str(record.AttemptID(c.Occurrence.OccurrenceID, int64(n)))
 		}
 	}
 	ids := jsonInts(make([]byte, 0, 2+len(rows)*8), rows)
@@ -95,13 +97,13 @@ func (t *tx) ClaimRows(ctx context.Context, w store.ClaimWrite, cands []*store.C
 	}
 	for _, c := range cands {
 		o := c.Occurrence
-		o.State = store.OccurrenceRunning
+		o.State = record.OccurrenceRunning
 		o.AttemptCount++
 		if o.FirstClaimedAt.IsZero() {
 			o.FirstClaimedAt = fromMS(now)
 		}
-		a := store.Attempt{
-			AttemptID:      store.AttemptID(o.OccurrenceID, int64(o.AttemptCount)),
+		a := record.Attempt{
+			AttemptID:      record.AttemptID(o.OccurrenceID, int64(o.AttemptCount)),
 			TenantID:       o.TenantID,
 			OccurrenceID:   o.OccurrenceID,
 			Attempt:        int64(o.AttemptCount),
@@ -158,7 +160,7 @@ func (t *tx) NackFacts(ctx context.Context, tenantID, occurrenceID string) (stor
 	if err != nil {
 		return f, translate(err)
 	}
-	f.ScheduleState = store.ScheduleState(state)
+	f.ScheduleState = record.ScheduleState(state)
 	f.Retry.BackoffBase, f.Retry.BackoffCap, f.Retry.Deadline = fromDurMS(base), fromDurMS(capMS), fromDurMS(deadline)
 	return f, nil
 }
@@ -182,7 +184,7 @@ func (t *tx) ExpiredAttempts(ctx context.Context, now time.Time, limit int) ([]s
 			&x.ScheduleVersion, &state, &x.Retry.MaxAttempts, &base, &capMS, &dl); err != nil {
 			return nil, translate(err)
 		}
-		x.RetryFrom, x.ScheduleState = fromMS(from), store.ScheduleState(state)
+		x.RetryFrom, x.ScheduleState = fromMS(from), record.ScheduleState(state)
 		x.Retry.BackoffBase, x.Retry.BackoffCap, x.Retry.Deadline = fromDurMS(base), fromDurMS(capMS), fromDurMS(dl)
 		out = append(out, x)
 	}
@@ -201,7 +203,7 @@ func (t *tx) EndExpired(ctx context.Context, now time.Time, ends []store.Expired
 		js.int(e.Attempt)
 		js.str(string(e.State))
 		reason := ""
-		if e.State == store.OccurrenceDead {
+		if e.State == record.OccurrenceDead {
 			reason = string(e.DeadReason)
 		}
 		js.str(reason)
@@ -217,7 +219,7 @@ func (t *tx) EndExpired(ctx context.Context, now time.Time, ends []store.Expired
 }
 
 // LockOccurrence reads one occurrence.
-func (t *tx) LockOccurrence(ctx context.Context, tenantID, occurrenceID string) (*store.Occurrence, error) {
+func (t *tx) LockOccurrence(ctx context.Context, tenantID, occurrenceID string) (*record.Occurrence, error) {
 	o, err := scanOccurrence(t.tx.QueryRowContext(ctx, qGetOccurrence, tenantID, occurrenceID))
 	if err != nil {
 		return nil, translate(err)
@@ -226,7 +228,7 @@ func (t *tx) LockOccurrence(ctx context.Context, tenantID, occurrenceID string) 
 }
 
 // Requeue writes a replay (qRequeueDead).
-func (t *tx) Requeue(ctx context.Context, p store.RequeueParams) (*store.Occurrence, error) {
+func (t *tx) Requeue(ctx context.Context, p store.RequeueParams) (*record.Occurrence, error) {
 	o, err := scanOccurrence(t.tx.QueryRowContext(ctx, qRequeueDead, ms(p.AvailableAt), p.AttemptFloor, ms(p.RetryFrom),
 		p.TenantID, p.OccurrenceID))
 	if errors.Is(err, sql.ErrNoRows) {

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/store"
 )
@@ -15,22 +17,22 @@ func testIsolation(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("EveryMethod", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
-		sc := queueSchedule(t, s, "tenant-a", "sch_private", store.OverlapAllow)
+		sc := queueSchedule(t, s, "tenant-a", "sch_private", record.OverlapAllow)
 		sc.Name = "private"
-		sc.State = store.ScheduleActive
+		sc.State = record.ScheduleActive
 		mustUpdate(t, s, sc, 1, at(0), nil)
 		sc = mustGetSchedule(t, s, "tenant-a", sc.ScheduleID)
-		running := readyOccurrence(sc, 0, store.LaneStrict)
-		waiting := readyOccurrence(sc, 1, store.LaneStrict)
-		dead := readyOccurrence(sc, 2, store.LaneStrict)
-		dead.State = store.OccurrenceDead
-		retry := readyOccurrence(sc, 3, store.LaneStrict)
-		retry.State = store.OccurrenceRetryWait
+		running := readyOccurrence(sc, 0, record.LaneStrict)
+		waiting := readyOccurrence(sc, 1, record.LaneStrict)
+		dead := readyOccurrence(sc, 2, record.LaneStrict)
+		dead.State = record.OccurrenceDead
+		retry := readyOccurrence(sc, 3, record.LaneStrict)
+		retry.State = record.OccurrenceRetryWait
 		mustInsertOccurrences(t, s, 1, running)
 		claimed := mustClaim(t, s, "tenant-a", 1, at(0))[0]
 		mustInsertOccurrences(t, s, 3, waiting, dead, retry)
 		// tenant-b has a queue of the same name, empty.
-		queueSchedule(t, s, "tenant-b", "sch_b", store.OverlapAllow)
+		queueSchedule(t, s, "tenant-b", "sch_b", record.OverlapAllow)
 
 		const b = "tenant-b"
 		check := func(what string, err error) {
@@ -45,7 +47,7 @@ func testIsolation(t *testing.T, open func(t *testing.T) Store) {
 		check("GetScheduleByIdempotencyKey", err)
 		foreign := *sc
 		foreign.TenantID = b
-		foreign.State = store.ScheduleCanceled
+		foreign.State = record.ScheduleCanceled
 		_, err = engine.WriteVersion(ctx, s, engine.VersionChange{Schedule: &foreign, PrevVersion: sc.Version, Now: at(0)})
 		check("WriteVersion", err)
 		for _, id := range []string{running.OccurrenceID, waiting.OccurrenceID} {
@@ -57,7 +59,7 @@ func testIsolation(t *testing.T, open func(t *testing.T) Store) {
 		_, err = s.Heartbeat(ctx, store.HeartbeatParams{TenantID: b, OccurrenceID: running.OccurrenceID, Attempt: 1, Lease: time.Minute, Now: at(time.Second)})
 		check("Heartbeat", err)
 		res, err := s.FinishAttempts(ctx, []store.FinishParams{{TenantID: b, OccurrenceID: running.OccurrenceID, Attempt: 1,
-			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: at(time.Second)}})
+			Result: record.ResultSucceeded, State: record.OccurrenceSucceeded, Now: at(time.Second)}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,14 +80,14 @@ func testIsolation(t *testing.T, open func(t *testing.T) Store) {
 			t.Errorf("ListSchedules as another tenant: %v, %v", got, err)
 		}
 		for _, p := range []store.ListOccurrencesParams{
-			{TenantID: b}, {TenantID: b, ScheduleID: sc.ScheduleID}, {TenantID: b, State: store.OccurrenceDead},
-			{TenantID: b, Queue: jobsQueue}, {TenantID: b, State: store.OccurrenceDead, Queue: jobsQueue},
+			{TenantID: b}, {TenantID: b, ScheduleID: sc.ScheduleID}, {TenantID: b, State: record.OccurrenceDead},
+			{TenantID: b, Queue: jobsQueue}, {TenantID: b, State: record.OccurrenceDead, Queue: jobsQueue},
 		} {
 			if got, err := s.ListOccurrences(ctx, p); err != nil || len(got) != 0 {
 				t.Errorf("ListOccurrences(%+v): %d rows, %v; want none", p, len(got), err)
 			}
 		}
-		for _, st := range []store.OccurrenceState{store.OccurrenceRunning, store.OccurrenceEnqueued, store.OccurrenceDead, store.OccurrenceRetryWait, ""} {
+		for _, st := range []record.OccurrenceState{record.OccurrenceRunning, record.OccurrenceEnqueued, record.OccurrenceDead, record.OccurrenceRetryWait, ""} {
 			if n, err := s.CountOccurrences(ctx, b, st); err != nil || n != 0 {
 				t.Errorf("CountOccurrences(%q) as another tenant: %d, %v", st, n, err)
 			}
@@ -101,7 +103,7 @@ func testIsolation(t *testing.T, open func(t *testing.T) Store) {
 		assertScheduleEqual(t, mustGetSchedule(t, s, "tenant-a", sc.ScheduleID), sc)
 		assertOccurrence(t, "running occurrence", mustGetOccurrence(t, s, "tenant-a", running.OccurrenceID), claimed.Occurrence)
 		assertAttempts(t, s, "tenant-a", running.OccurrenceID, claimed.Attempt)
-		for _, o := range []store.Occurrence{waiting, dead, retry} {
+		for _, o := range []record.Occurrence{waiting, dead, retry} {
 			assertOccurrence(t, string(o.State)+" occurrence", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), o)
 		}
 	})

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -16,22 +18,22 @@ func testOccurrences(t *testing.T, open func(t *testing.T) Store) {
 		b := NewSchedule("tenant-a", "sch_list_b")
 		b.Queue = "mail"
 		x := NewSchedule("tenant-b", "sch_list_x")
-		for _, sc := range []*store.Schedule{a, b, x} {
+		for _, sc := range []*record.Schedule{a, b, x} {
 			mustInsertSchedule(t, s, sc)
 		}
-		occ := func(sc *store.Schedule, minute int, version int64, st store.OccurrenceState) store.Occurrence {
+		occ := func(sc *record.Schedule, minute int, version int64, st record.OccurrenceState) record.Occurrence {
 			o := NewOccurrence(sc, at(time.Duration(minute)*time.Minute))
 			o.ScheduleVersion, o.State = version, st
-			o.OccurrenceID = store.OccurrenceID(sc.ScheduleID, version, o.ScheduledFor)
+			o.OccurrenceID = record.OccurrenceID(sc.ScheduleID, version, o.ScheduledFor)
 			return o
 		}
-		all := []store.Occurrence{
-			occ(a, 3, 1, store.OccurrenceDead),      // a3
-			occ(a, 1, 2, store.OccurrenceEnqueued),  // a1v2
-			occ(a, 1, 1, store.OccurrenceCanceled),  // a1v1
-			occ(b, 2, 1, store.OccurrenceDead),      // b2
-			occ(b, 0, 1, store.OccurrenceSucceeded), // b0
-			occ(x, 0, 1, store.OccurrenceDead),      // another tenant's
+		all := []record.Occurrence{
+			occ(a, 3, 1, record.OccurrenceDead),      // a3
+			occ(a, 1, 2, record.OccurrenceEnqueued),  // a1v2
+			occ(a, 1, 1, record.OccurrenceCanceled),  // a1v1
+			occ(b, 2, 1, record.OccurrenceDead),      // b2
+			occ(b, 0, 1, record.OccurrenceSucceeded), // b0
+			occ(x, 0, 1, record.OccurrenceDead),      // another tenant's
 		}
 		mustInsertOccurrences(t, s, len(all), all...)
 		name := map[string]string{}
@@ -51,18 +53,18 @@ func testOccurrences(t *testing.T, open func(t *testing.T) Store) {
 			{store.ListOccurrencesParams{TenantID: "tenant-a", ScheduleID: a.ScheduleID, Limit: 2}, []string{"a1v2", "a1v1"}},
 			{store.ListOccurrencesParams{TenantID: "tenant-a", ScheduleID: a.ScheduleID, Reverse: true}, []string{"a3", "a1v1", "a1v2"}},
 			{store.ListOccurrencesParams{TenantID: "tenant-a", ScheduleID: a.ScheduleID, Reverse: true, Limit: 2}, []string{"a3", "a1v1"}},
-			{store.ListOccurrencesParams{TenantID: "tenant-a", ScheduleID: a.ScheduleID, State: store.OccurrenceDead}, []string{"a3"}},
+			{store.ListOccurrencesParams{TenantID: "tenant-a", ScheduleID: a.ScheduleID, State: record.OccurrenceDead}, []string{"a3"}},
 			{store.ListOccurrencesParams{TenantID: "tenant-a", ScheduleID: a.ScheduleID, Queue: "mail"}, []string{}},
 			{store.ListOccurrencesParams{TenantID: "tenant-a"}, []string{"b0", "a1v2", "a1v1", "b2", "a3"}},
 			{store.ListOccurrencesParams{TenantID: "tenant-a", Reverse: true}, []string{"a3", "b2", "a1v1", "a1v2", "b0"}},
-			{store.ListOccurrencesParams{TenantID: "tenant-a", State: store.OccurrenceDead, Reverse: true}, []string{"a3", "b2"}},
+			{store.ListOccurrencesParams{TenantID: "tenant-a", State: record.OccurrenceDead, Reverse: true}, []string{"a3", "b2"}},
 			{store.ListOccurrencesParams{TenantID: "tenant-a", Queue: "mail"}, []string{"b0", "b2"}},
-			{store.ListOccurrencesParams{TenantID: "tenant-a", State: store.OccurrenceDead}, []string{"b2", "a3"}},
-			{store.ListOccurrencesParams{TenantID: "tenant-a", State: store.OccurrenceDead, Queue: "reports"}, []string{"a3"}},
-			{store.ListOccurrencesParams{TenantID: "tenant-a", State: store.OccurrenceEnqueued}, []string{"a1v2"}},
+			{store.ListOccurrencesParams{TenantID: "tenant-a", State: record.OccurrenceDead}, []string{"b2", "a3"}},
+			{store.ListOccurrencesParams{TenantID: "tenant-a", State: record.OccurrenceDead, Queue: "reports"}, []string{"a3"}},
+			{store.ListOccurrencesParams{TenantID: "tenant-a", State: record.OccurrenceEnqueued}, []string{"a1v2"}},
 			{store.ListOccurrencesParams{TenantID: "tenant-b"}, []string{"x0"}},
 			{store.ListOccurrencesParams{TenantID: "tenant-b", ScheduleID: a.ScheduleID}, []string{}},
-			{store.ListOccurrencesParams{TenantID: "tenant-b", State: store.OccurrenceDead, Queue: "reports"}, []string{"x0"}},
+			{store.ListOccurrencesParams{TenantID: "tenant-b", State: record.OccurrenceDead, Queue: "reports"}, []string{"x0"}},
 		} {
 			got, err := s.ListOccurrences(ctx, tc.p)
 			if err != nil {
@@ -83,7 +85,7 @@ func testOccurrences(t *testing.T, open func(t *testing.T) Store) {
 		s, ctx := open(t), t.Context()
 		sc := NewSchedule("tenant-a", "sch_many")
 		mustInsertSchedule(t, s, sc)
-		var occs []store.Occurrence
+		var occs []record.Occurrence
 		for i := range store.DefaultListLimit + 5 {
 			occs = append(occs, NewOccurrence(sc, at(time.Duration(i)*time.Second)))
 		}
@@ -105,12 +107,12 @@ func testOccurrences(t *testing.T, open func(t *testing.T) Store) {
 		b := NewSchedule("tenant-b", "sch_count_b")
 		mustInsertSchedule(t, s, a)
 		mustInsertSchedule(t, s, b)
-		counts := map[store.OccurrenceState]int{
-			store.OccurrenceScheduled: 1, store.OccurrenceEnqueued: 2, store.OccurrenceRunning: 3,
-			store.OccurrenceSucceeded: 4, store.OccurrenceRetryWait: 5, store.OccurrenceDead: 6,
-			store.OccurrenceMissed: 1, store.OccurrenceCanceled: 2, store.OccurrenceSkippedOverlap: 3,
+		counts := map[record.OccurrenceState]int{
+			record.OccurrenceScheduled: 1, record.OccurrenceEnqueued: 2, record.OccurrenceRunning: 3,
+			record.OccurrenceSucceeded: 4, record.OccurrenceRetryWait: 5, record.OccurrenceDead: 6,
+			record.OccurrenceMissed: 1, record.OccurrenceCanceled: 2, record.OccurrenceSkippedOverlap: 3,
 		}
-		var occs []store.Occurrence
+		var occs []record.Occurrence
 		i := 0
 		for st, n := range counts {
 			for range n {

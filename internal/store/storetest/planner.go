@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/store"
 )
@@ -121,21 +123,21 @@ func testPlanner(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("DueSchedules", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
-		add := func(id string, shard int, state store.ScheduleState, next time.Time) {
+		add := func(id string, shard int, state record.ScheduleState, next time.Time) {
 			t.Helper()
 			sc := NewSchedule("tenant-a", id)
 			sc.Shard, sc.State, sc.NextRunAt = shard, state, next
 			mustInsertSchedule(t, s, sc)
 		}
-		add("sch_c", 1, store.ScheduleActive, at(time.Minute))
-		add("sch_a", 1, store.ScheduleActive, at(2*time.Minute))
-		add("sch_b", 1, store.ScheduleActive, at(time.Minute)) // ties with sch_c: id order
-		add("sch_late", 1, store.ScheduleActive, at(2*time.Minute+time.Millisecond))
-		add("sch_paused", 1, store.SchedulePaused, at(0))
-		add("sch_canceled", 1, store.ScheduleCanceled, at(0))
-		add("sch_done", 1, store.ScheduleCompleted, time.Time{})
-		add("sch_nocursor", 1, store.ScheduleActive, time.Time{})
-		add("sch_other_shard", 2, store.ScheduleActive, at(0))
+		add("sch_c", 1, record.ScheduleActive, at(time.Minute))
+		add("sch_a", 1, record.ScheduleActive, at(2*time.Minute))
+		add("sch_b", 1, record.ScheduleActive, at(time.Minute)) // ties with sch_c: id order
+		add("sch_late", 1, record.ScheduleActive, at(2*time.Minute+time.Millisecond))
+		add("sch_paused", 1, record.SchedulePaused, at(0))
+		add("sch_canceled", 1, record.ScheduleCanceled, at(0))
+		add("sch_done", 1, record.ScheduleCompleted, time.Time{})
+		add("sch_nocursor", 1, record.ScheduleActive, time.Time{})
+		add("sch_other_shard", 2, record.ScheduleActive, at(0))
 		s2 := NewSchedule("tenant-b", "sch_tenant_b")
 		s2.Shard, s2.NextRunAt = 1, at(90*time.Second)
 		mustInsertSchedule(t, s, s2) // shards span tenants
@@ -191,16 +193,16 @@ func testPlanner(t *testing.T, open func(t *testing.T) Store) {
 
 		now := at(5*time.Second + 250*time.Millisecond) // the lease is live until 10 s
 		enq := NewOccurrence(a, at(time.Minute))
-		enq.State = store.OccurrenceEnqueued
+		enq.State = record.OccurrenceEnqueued
 		missed := NewOccurrence(a, at(-time.Minute))
-		missed.State, missed.FinishedAt = store.OccurrenceMissed, now
+		missed.State, missed.FinishedAt = record.OccurrenceMissed, now
 		sched := NewOccurrence(b, at(time.Minute))
 		sched.OverlapPolicy, sched.RetryFrom = "", time.Time{} // stored as allow, and from scheduled_for
 		res, err := s.CommitPlan(ctx, store.Plan{Lease: lease, Now: now, Items: []store.PlanItem{
 			{TenantID: "tenant-a", ScheduleID: a.ScheduleID, Version: 1, Cursor: at(time.Minute), NextRunAt: at(2 * time.Minute),
-				State: store.ScheduleActive, MissedCount: 40, Occurrences: []store.Occurrence{missed, enq}},
+				State: record.ScheduleActive, MissedCount: 40, Occurrences: []record.Occurrence{missed, enq}},
 			{TenantID: "tenant-b", ScheduleID: b.ScheduleID, Version: 1, Cursor: at(time.Minute),
-				State: store.ScheduleCompleted, Occurrences: []store.Occurrence{sched}},
+				State: record.ScheduleCompleted, Occurrences: []record.Occurrence{sched}},
 		}})
 		if err != nil {
 			t.Fatalf("CommitPlan: %v", err)
@@ -209,14 +211,14 @@ func testPlanner(t *testing.T, open func(t *testing.T) Store) {
 			t.Errorf("CommitPlan = %+v, want %+v", res, want)
 		}
 		gotA := mustGetSchedule(t, s, "tenant-a", a.ScheduleID)
-		if !gotA.NextRunAt.Equal(at(2*time.Minute)) || gotA.State != store.ScheduleActive || gotA.MissedCount != a.MissedCount+40 || gotA.Version != 1 {
+		if !gotA.NextRunAt.Equal(at(2*time.Minute)) || gotA.State != record.ScheduleActive || gotA.MissedCount != a.MissedCount+40 || gotA.Version != 1 {
 			t.Errorf("schedule a after the plan: next %v state %s missed %d version %d", gotA.NextRunAt, gotA.State, gotA.MissedCount, gotA.Version)
 		}
 		if !gotA.UpdatedAt.Equal(a.UpdatedAt) {
 			t.Errorf("the planner changed updated_at to %v", gotA.UpdatedAt)
 		}
 		gotB := mustGetSchedule(t, s, "tenant-b", b.ScheduleID)
-		if !gotB.NextRunAt.IsZero() || gotB.State != store.ScheduleCompleted || gotB.MissedCount != b.MissedCount {
+		if !gotB.NextRunAt.IsZero() || gotB.State != record.ScheduleCompleted || gotB.MissedCount != b.MissedCount {
 			t.Errorf("schedule b after the plan: next %v state %s missed %d", gotB.NextRunAt, gotB.State, gotB.MissedCount)
 		}
 		// Occurrences are stamped with the lease epoch; ENQUEUED ones with
@@ -228,7 +230,7 @@ func testPlanner(t *testing.T, open func(t *testing.T) Store) {
 		wantMissed.ShardEpoch = lease.Epoch
 		assertOccurrence(t, "MISSED occurrence", mustGetOccurrence(t, s, "tenant-a", missed.OccurrenceID), wantMissed)
 		wantSched := sched
-		wantSched.ShardEpoch, wantSched.OverlapPolicy, wantSched.RetryFrom = lease.Epoch, store.OverlapAllow, sched.ScheduledFor
+		wantSched.ShardEpoch, wantSched.OverlapPolicy, wantSched.RetryFrom = lease.Epoch, record.OverlapAllow, sched.ScheduledFor
 		assertOccurrence(t, "SCHEDULED occurrence", mustGetOccurrence(t, s, "tenant-b", sched.OccurrenceID), wantSched)
 	})
 
@@ -264,16 +266,16 @@ func testPlanner(t *testing.T, open func(t *testing.T) Store) {
 			t.Fatalf("after the plan: next %v, want the planner's cursor", read.NextRunAt)
 		}
 		paused := *read
-		paused.State = store.SchedulePaused
+		paused.State = record.SchedulePaused
 		if _, err := engine.WriteVersion(ctx, s, engine.VersionChange{Schedule: &paused, PrevVersion: 1, Now: at(2 * time.Second)}); err != nil {
 			t.Fatal(err)
 		}
 		due()
-		if got := mustGetSchedule(t, s, "tenant-a", sc.ScheduleID); got.State != store.SchedulePaused || !got.NextRunAt.Equal(at(2*time.Minute)) || got.Version != 2 {
+		if got := mustGetSchedule(t, s, "tenant-a", sc.ScheduleID); got.State != record.SchedulePaused || !got.NextRunAt.Equal(at(2*time.Minute)) || got.Version != 2 {
 			t.Fatalf("paused: %s next %v version %d", got.State, got.NextRunAt, got.Version)
 		}
 		resumed := paused
-		resumed.State = store.ScheduleActive
+		resumed.State = record.ScheduleActive
 		if _, err := engine.WriteVersion(ctx, s, engine.VersionChange{Schedule: &resumed, PrevVersion: 2, Now: at(3 * time.Second),
 			Next: func(time.Time) time.Time { return at(3 * time.Minute) }}); err != nil {
 			t.Fatal(err)
@@ -294,9 +296,9 @@ func testPlanner(t *testing.T, open func(t *testing.T) Store) {
 		sc := planSchedule(t, s, "tenant-a", "sch_fenced", 7, at(time.Minute))
 		item := func() store.PlanItem {
 			o := NewOccurrence(sc, at(time.Minute))
-			o.State = store.OccurrenceEnqueued
+			o.State = record.OccurrenceEnqueued
 			return store.PlanItem{TenantID: "tenant-a", ScheduleID: sc.ScheduleID, Version: 1, Cursor: at(time.Minute),
-				NextRunAt: at(2 * time.Minute), State: store.ScheduleActive, MissedCount: 1, Occurrences: []store.Occurrence{o}}
+				NextRunAt: at(2 * time.Minute), State: record.ScheduleActive, MissedCount: 1, Occurrences: []record.Occurrence{o}}
 		}
 		for _, tc := range []struct {
 			what  string
@@ -356,7 +358,7 @@ func testPlanner(t *testing.T, open func(t *testing.T) Store) {
 		// A stale node already wrote the first firing (or the planner crashed
 		// after writing it elsewhere).
 		first := NewOccurrence(sc, at(time.Minute))
-		first.State = store.OccurrenceEnqueued
+		first.State = record.OccurrenceEnqueued
 		mustInsertOccurrences(t, s, 1, first)
 
 		it := planItem(sc, at(time.Minute), at(4*time.Minute))
@@ -431,7 +433,7 @@ func testPlanner(t *testing.T, open func(t *testing.T) Store) {
 			t.Errorf("CommitPlan again = %+v, %v; want 150 applied, %d duplicates", res, err, want)
 		}
 		for i, it := range items {
-			sc := &store.Schedule{TenantID: it.TenantID, ScheduleID: it.ScheduleID}
+			sc := &record.Schedule{TenantID: it.TenantID, ScheduleID: it.ScheduleID}
 			if got := assertOccurrenceCount(t, s, sc, len(it.Occurrences)); len(got) > 0 && got[0].ShardEpoch != lease.Epoch {
 				t.Errorf("item %d: epoch %d", i, got[0].ShardEpoch)
 			}
@@ -446,15 +448,15 @@ func testPlanner(t *testing.T, open func(t *testing.T) Store) {
 		b := planSchedule(t, s, "tenant-a", "sch_b", 7, at(time.Minute))
 		for _, tc := range []struct {
 			what string
-			mut  func(*store.Occurrence)
+			mut  func(*record.Occurrence)
 		}{
-			{"another schedule's", func(o *store.Occurrence) { *o = NewOccurrence(b, at(time.Minute)) }},
-			{"another version's", func(o *store.Occurrence) {
+			{"another schedule's", func(o *record.Occurrence) { *o = NewOccurrence(b, at(time.Minute)) }},
+			{"another version's", func(o *record.Occurrence) {
 				o.ScheduleVersion = 2
-				o.OccurrenceID = store.OccurrenceID(o.ScheduleID, 2, o.ScheduledFor)
+				o.OccurrenceID = record.OccurrenceID(o.ScheduleID, 2, o.ScheduledFor)
 			}},
-			{"a forged id", func(o *store.Occurrence) { o.OccurrenceID = "occ_forged" }},
-			{"a sub-second time", func(o *store.Occurrence) { o.ScheduledFor = o.ScheduledFor.Add(time.Millisecond); o.OccurrenceID = "" }},
+			{"a forged id", func(o *record.Occurrence) { o.OccurrenceID = "occ_forged" }},
+			{"a sub-second time", func(o *record.Occurrence) { o.ScheduledFor = o.ScheduledFor.Add(time.Millisecond); o.OccurrenceID = "" }},
 		} {
 			it := planItem(a, at(time.Minute), at(2*time.Minute))
 			tc.mut(&it.Occurrences[0])
@@ -463,7 +465,7 @@ func testPlanner(t *testing.T, open func(t *testing.T) Store) {
 				t.Errorf("CommitPlan with %s occurrence: no error", tc.what)
 			}
 		}
-		for _, sc := range []*store.Schedule{a, b} {
+		for _, sc := range []*record.Schedule{a, b} {
 			assertScheduleEqual(t, mustGetSchedule(t, s, "tenant-a", sc.ScheduleID), sc)
 			assertOccurrenceCount(t, s, sc, 0)
 		}
@@ -480,7 +482,7 @@ func mustAcquire(t *testing.T, s Store, shard int, owner string, now time.Time) 
 }
 
 // planSchedule inserts an ACTIVE schedule in shard with its cursor at next.
-func planSchedule(t *testing.T, s Store, tenantID, scheduleID string, shard int, next time.Time) *store.Schedule {
+func planSchedule(t *testing.T, s Store, tenantID, scheduleID string, shard int, next time.Time) *record.Schedule {
 	t.Helper()
 	sc := NewSchedule(tenantID, scheduleID)
 	sc.Shard, sc.NextRunAt = shard, next
@@ -490,11 +492,11 @@ func planSchedule(t *testing.T, s Store, tenantID, scheduleID string, shard int,
 
 // planItem advances sc from cursor to next with one ENQUEUED occurrence at
 // the cursor.
-func planItem(sc *store.Schedule, cursor, next time.Time) store.PlanItem {
+func planItem(sc *record.Schedule, cursor, next time.Time) store.PlanItem {
 	o := NewOccurrence(sc, cursor)
-	o.State = store.OccurrenceEnqueued
+	o.State = record.OccurrenceEnqueued
 	return store.PlanItem{TenantID: sc.TenantID, ScheduleID: sc.ScheduleID, Version: sc.Version, Cursor: cursor,
-		NextRunAt: next, State: store.ScheduleActive, Occurrences: []store.Occurrence{o}}
+		NextRunAt: next, State: record.ScheduleActive, Occurrences: []record.Occurrence{o}}
 }
 
 // testCommitPlanStaleItems: a plan whose items' schedules changed since the
@@ -525,7 +527,7 @@ func testCommitPlanStaleItems(t *testing.T, open func(*testing.T) Store, readFir
 
 	// Between the planner's read and its commit:
 	mustUpdate(t, s, updated, 1, at(0), nil) // a new version
-	paused.State = store.SchedulePaused
+	paused.State = record.SchedulePaused
 	mustUpdate(t, s, paused, 1, at(0), nil)
 	paused = mustGetSchedule(t, s, "tenant-a", paused.ScheduleID)
 	res, err := s.CommitPlan(ctx, store.Plan{Lease: lease, Now: at(time.Second), Items: []store.PlanItem{planItem(moved, at(time.Minute), at(90*time.Second))}})
@@ -534,7 +536,7 @@ func testCommitPlanStaleItems(t *testing.T, open func(*testing.T) Store, readFir
 	}
 	movedNow := mustGetSchedule(t, s, "tenant-a", moved.ScheduleID)
 
-	item := func(sc *store.Schedule) store.PlanItem {
+	item := func(sc *record.Schedule) store.PlanItem {
 		return planItem(sc, at(time.Minute), at(2*time.Minute))
 	}
 	foreign := item(wrongTenant)
@@ -551,16 +553,16 @@ func testCommitPlanStaleItems(t *testing.T, open func(*testing.T) Store, readFir
 	if want := (store.PlanResult{Applied: 2, Stale: 5, Inserted: 2}); res != want {
 		t.Errorf("CommitPlan = %+v, want %+v", res, want)
 	}
-	for _, sc := range []*store.Schedule{ok1, ok2} {
+	for _, sc := range []*record.Schedule{ok1, ok2} {
 		if got := mustGetSchedule(t, s, "tenant-a", sc.ScheduleID); !got.NextRunAt.Equal(at(2 * time.Minute)) {
 			t.Errorf("%s: cursor %v, want advanced", sc.ScheduleID, got.NextRunAt)
 		}
 		assertOccurrenceCount(t, s, sc, 1)
 	}
-	for _, sc := range []*store.Schedule{movedNow, paused, otherShard, wrongTenant} {
+	for _, sc := range []*record.Schedule{movedNow, paused, otherShard, wrongTenant} {
 		assertScheduleEqual(t, mustGetSchedule(t, s, "tenant-a", sc.ScheduleID), sc)
 	}
-	for _, sc := range []*store.Schedule{updated, paused, otherShard, wrongTenant} {
+	for _, sc := range []*record.Schedule{updated, paused, otherShard, wrongTenant} {
 		assertOccurrenceCount(t, s, sc, 0)
 	}
 	assertOccurrenceCount(t, s, moved, 1) // from its own plan only

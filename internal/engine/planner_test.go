@@ -32,16 +32,16 @@ func TestMisfirePoliciesAfterOutage(t *testing.T) {
 		return out
 	}
 	tests := []struct {
-		policy    schedule.MisfirePolicy
+		policy    record.MisfirePolicy
 		k         int
 		missed    []string
 		catchUp   []string // late firings that still fire, in the catch-up lane
 		onTimeEnq []string
 	}{
-		{schedule.MisfireSkip, 0, late(1, 9), nil, late(10, 11)},
-		{schedule.MisfireFireOnce, 0, late(1, 8), late(9, 9), late(10, 11)},
-		{schedule.MisfireCatchUp, 3, late(1, 6), late(7, 9), late(10, 11)},
-		{schedule.MisfireCatchUp, 1000, nil, late(1, 9), late(10, 11)},
+		{record.MisfireSkip, 0, late(1, 9), nil, late(10, 11)},
+		{record.MisfireFireOnce, 0, late(1, 8), late(9, 9), late(10, 11)},
+		{record.MisfireCatchUp, 3, late(1, 6), late(7, 9), late(10, 11)},
+		{record.MisfireCatchUp, 1000, nil, late(1, 9), late(10, 11)},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s:%d", tt.policy, tt.k), func(t *testing.T) {
@@ -93,10 +93,10 @@ func TestMisfirePoliciesAfterOutage(t *testing.T) {
 func TestLongOutageBoundedMissedRows(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
-		policy schedule.MisfirePolicy
+		policy record.MisfirePolicy
 		k      int
 		fire   int
-	}{{schedule.MisfireSkip, 0, 0}, {schedule.MisfireFireOnce, 0, 1}, {schedule.MisfireCatchUp, 1000, 1000}} {
+	}{{record.MisfireSkip, 0, 0}, {record.MisfireFireOnce, 0, 1}, {record.MisfireCatchUp, 1000, 1000}} {
 		t.Run(string(tt.policy), func(t *testing.T) {
 			t.Parallel()
 			start := utc("2027-01-04T00:00:00Z")

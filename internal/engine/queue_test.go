@@ -124,7 +124,7 @@ func testRetryBackoffThenDead(t *testing.T, open harnessMaker) {
 	t.Parallel()
 	h := open(t, utc("2027-01-04T10:00:00Z"), nil)
 	req := every("flaky", "1h")
-	req.Retry = schedule.RetryPolicy{MaxAttempts: 3, BackoffBase: 10 * time.Second, BackoffCap: time.Minute}
+	req.Retry = record.RetryPolicy{MaxAttempts: 3, BackoffBase: 10 * time.Second, BackoffCap: time.Minute}
 	h.create(req)
 	h.advance(time.Hour)
 	c := h.claim("q", 1)[0]
@@ -169,7 +169,7 @@ func testAckAndNackAnswer(t *testing.T, open harnessMaker) {
 	h := open(t, utc("2027-01-04T10:00:00Z"), nil)
 	for _, name := range []string{"a", "b", "c"} {
 		req := every(name, "1h")
-		req.Retry = schedule.RetryPolicy{MaxAttempts: 5, BackoffBase: time.Minute, BackoffCap: time.Minute}
+		req.Retry = record.RetryPolicy{MaxAttempts: 5, BackoffBase: time.Minute, BackoffCap: time.Minute}
 		h.create(req)
 	}
 	h.advance(time.Hour)
@@ -222,7 +222,7 @@ func testRetryBudget(t *testing.T, open harnessMaker) {
 	h := open(t, utc("2027-01-04T10:00:00Z"), func(c *Config) { c.RetryBudget = 1 })
 	for _, name := range []string{"a", "b"} {
 		req := every(name, "1h")
-		req.Retry = schedule.RetryPolicy{MaxAttempts: 5, BackoffBase: time.Minute, BackoffCap: time.Minute}
+		req.Retry = record.RetryPolicy{MaxAttempts: 5, BackoffBase: time.Minute, BackoffCap: time.Minute}
 		h.create(req)
 	}
 	h.advance(time.Hour)
@@ -250,20 +250,20 @@ func TestOverlapPolicies(t *testing.T) { onEveryStore(t, testOverlapPolicies) }
 func testOverlapPolicies(t *testing.T, open harnessMaker) {
 	t.Parallel()
 	tests := []struct {
-		policy  schedule.OverlapPolicy
+		policy  record.OverlapPolicy
 		run     time.Duration
 		claimed map[string]string // scheduled_for -> claimed at (HH:MM)
 		skipped []string
 	}{
-		{schedule.OverlapAllow, 90 * time.Minute,
+		{record.OverlapAllow, 90 * time.Minute,
 			map[string]string{"10:00": "10:00", "11:00": "11:00", "12:00": "12:00"}, nil},
-		{schedule.OverlapSkipIfRunning, 90 * time.Minute,
+		{record.OverlapSkipIfRunning, 90 * time.Minute,
 			map[string]string{"10:00": "10:00", "12:00": "12:00"}, []string{"11:00"}},
-		{schedule.OverlapQueueOne, 90 * time.Minute,
+		{record.OverlapQueueOne, 90 * time.Minute,
 			map[string]string{"10:00": "10:00", "11:00": "11:30", "12:00": "13:00"}, nil},
 		// Runs of 150 minutes: 11:00 waits; 12:00 arrives while 11:00 is
 		// still waiting, so it is the second in line and is skipped.
-		{schedule.OverlapQueueOne, 150 * time.Minute,
+		{record.OverlapQueueOne, 150 * time.Minute,
 			map[string]string{"10:00": "10:00", "11:00": "12:30"}, []string{"12:00"}},
 	}
 	for _, tt := range tests {
@@ -516,7 +516,7 @@ func testMovedOnNeverRetried(t *testing.T, open harnessMaker) {
 			t.Parallel()
 			h := open(t, utc("2027-01-04T10:00:00Z"), nil)
 			req := every("each minute", "1m")
-			req.Retry = schedule.RetryPolicy{MaxAttempts: 10, BackoffBase: time.Second, BackoffCap: time.Second}
+			req.Retry = record.RetryPolicy{MaxAttempts: 10, BackoffBase: time.Second, BackoffCap: time.Second}
 			sc := h.create(req)
 			h.advance(time.Minute)
 			c := h.claim("q", 1)
@@ -574,7 +574,7 @@ func testMovedOnNeverRetried(t *testing.T, open harnessMaker) {
 func update(h *harness, scheduleID string) error {
 	req := every("each minute", "1m")
 	req.Payload = []byte(`{"v":2}`)
-	req.Retry = schedule.RetryPolicy{MaxAttempts: 10, BackoffBase: time.Second, BackoffCap: time.Second}
+	req.Retry = record.RetryPolicy{MaxAttempts: 10, BackoffBase: time.Second, BackoffCap: time.Second}
 	_, err := h.e.Update(h.ctx, tenant, scheduleID, req)
 	return err
 }

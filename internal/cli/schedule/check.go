@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/api"
 	rules "github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/timetable"
@@ -119,7 +121,7 @@ func fromLive(sc api.Schedule) *normalForm {
 		s.Payload = string(sc.Payload)
 	}
 	if s.Misfire == "" {
-		s.Misfire = string(rules.MisfireFireOnce)
+		s.Misfire = string(record.MisfireFireOnce)
 	} else if p, k, err := rules.ParseMisfire(s.Misfire); err == nil {
 		s.Misfire = rules.FormatMisfire(p, k)
 	}

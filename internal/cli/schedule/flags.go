@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/spf13/pflag"
 
 	"github.com/sched-dev/sched/api"
@@ -101,7 +103,7 @@ func readPayload(v string, stdin io.Reader) (json.RawMessage, error) {
 	if name, ok := strings.CutPrefix(v, "@"); ok {
 		var err error
 		if name == "-" {
-			b, err = io.ReadAll(io.LimitReader(stdin, rules.MaxPayload+1))
+			b, err = io.ReadAll(io.LimitReader(stdin, record.MaxPayload+1))
 		} else {
 			b, err = os.ReadFile(name)
 		}
@@ -112,8 +114,8 @@ func readPayload(v string, stdin io.Reader) (json.RawMessage, error) {
 	if strings.TrimSpace(string(b)) == "" {
 		return nil, nil
 	}
-	if len(b) > rules.MaxPayload {
-		return nil, cmdutil.UsageErrorf("--payload: %d bytes is over the limit of %d (256 KiB)", len(b), rules.MaxPayload)
+	if len(b) > record.MaxPayload {
+		return nil, cmdutil.UsageErrorf("--payload: %d bytes is over the limit of %d (256 KiB)", len(b), record.MaxPayload)
 	}
 	if !json.Valid(b) {
 		var v any

@@ -27,7 +27,8 @@ func stableUint64(s string, n int64) uint64 {
 }
 
 // flexOffset is the stable offset of an occurrence within a flexible window
-// w: hash(occurrence_id) mod w, to the millisecond (SPEC §4).
+// w: hash(occurrence_id) mod w, to the millisecond. Deterministic, so
+// every node and every restart spreads a flexible burst the same way.
 func flexOffset(occurrenceID string, w time.Duration) time.Duration {
 	ms := w.Milliseconds()
 	if ms <= 0 {
@@ -37,8 +38,8 @@ func flexOffset(occurrenceID string, w time.Duration) time.Duration {
 }
 
 // backoff is the delay before the attempt after attempt n (1-based, counted
-// since the last replay): full jitter, random(0, min(cap, base*2^(n-1)))
-// (SPEC §5), with the "random" drawn from hash(occurrence_id, attempt), so
+// since the last replay): full jitter, random(0, min(cap, base*2^(n-1))),
+// which spreads the retries of a failing burst instead of bunching them, with the "random" drawn from hash(occurrence_id, attempt), so
 // a retried nack computes the same delay.
 func backoff(occurrenceID string, attempt int64, n int, base, cap time.Duration) time.Duration {
 	ceil := cap

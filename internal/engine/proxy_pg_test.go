@@ -22,7 +22,9 @@ import (
 )
 
 // Fault tests on a real PostgreSQL with a Go TCP proxy between a node and
-// the database (RELIABILITY finding 12, rows B4 and C1).
+// the database: a network cut (the node is partitioned from the database)
+// and an ambiguous commit (the COMMIT lands but its reply is lost), the two
+// faults a network between a node and its database can cause.
 
 const proxyPGDSNVar = "SCHED_TEST_POSTGRES_DSN"
 
@@ -182,7 +184,7 @@ func proxyRecon(t *testing.T, occs []proxyOccRow, created map[string]time.Time, 
 	}
 }
 
-// TestProxyBlackholeSelfFencesAndFailsOver is RELIABILITY C1: node A is cut
+// TestProxyBlackholeSelfFencesAndFailsOver: a partitioned node. Node A is cut
 // from PostgreSQL (its proxy blackholes) for longer than its shard lease.
 // A must not write under its old epochs past its lease, B must take A's
 // shards at higher epochs within about a lease, and after the heal no
@@ -424,7 +426,7 @@ func proxyCountAfter(occs []proxyOccRow, seq int64) int {
 	return n
 }
 
-// TestAmbiguousCommitPlanRetryIdempotent is RELIABILITY B4: the proxy
+// TestAmbiguousCommitPlanRetryIdempotent: an ambiguous commit. The proxy
 // forwards a planner transaction's COMMIT, then drops the connection
 // before the reply, so the planner sees an error for a batch that did
 // commit. The next pass must neither duplicate nor skip: one occurrence

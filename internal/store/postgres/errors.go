@@ -30,7 +30,8 @@ const (
 // outcomes the engine handles as such.
 //
 // Serialization failures cannot happen under the READ COMMITTED this store
-// runs at (finding 11), but a database whose default is SERIALIZABLE, or a
+// runs at (correctness rests on conditional writes and row locks, not on
+// isolation), but a database whose default is SERIALIZABLE, or a
 // future statement, must still surface them as retryable.
 func translate(err error) error {
 	if err == nil {

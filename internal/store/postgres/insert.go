@@ -16,8 +16,8 @@ import (
 
 // insertChunk is how many occurrences one INSERT writes at most. A whole
 // planner batch (1,000 rows) is one statement; the bound keeps any one
-// request to the server a few megabytes (RELIABILITY finding 13: cap
-// request sizes).
+// request to the server a few megabytes: no request may be unbounded in
+// size, however large a batch grows.
 const insertChunk = 5000
 
 // occurrenceInserter writes occurrences within one transaction, one

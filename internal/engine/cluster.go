@@ -106,7 +106,7 @@ func (m *member) measureOffset(ctx context.Context) error {
 	return nil
 }
 
-// noteStoreErr records a failed store operation (see Engine.NoteStoreErr).
+// noteStoreErr records a failed store operation (see Cluster.NoteStoreErr).
 func (m *member) noteStoreErr(err error) {
 	if err == nil {
 		return

@@ -242,7 +242,7 @@ func newCrashRun(t *testing.T, exe, node string) *crashRun {
 	}
 	for _, s := range specs {
 		s.req.Queue = crashQueue
-		sc, _, err := e.Create(ctx, crashTenant, "", s.req)
+		sc, _, err := e.Control.Create(ctx, crashTenant, "", s.req)
 		if err != nil {
 			t.Fatalf("create %s: %v", s.req.Name, err)
 		}

@@ -113,12 +113,12 @@ func TestLongOutageBoundedMissedRows(t *testing.T) {
 			totalLate := int(now.Add(-60*time.Second).Sub(start)/time.Second) - 1
 			states := map[record.OccurrenceState]int{}
 			var lanes = map[record.Lane]int{}
-			occs, err := h.e.Occurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, ScheduleID: sc.ScheduleID, State: record.OccurrenceMissed, Limit: store.MaxListLimit})
+			occs, err := h.e.Queue.Occurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, ScheduleID: sc.ScheduleID, State: record.OccurrenceMissed, Limit: store.MaxListLimit})
 			if err != nil {
 				t.Fatal(err)
 			}
 			states[record.OccurrenceMissed] = len(occs)
-			enq, err := h.e.Occurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, ScheduleID: sc.ScheduleID, State: record.OccurrenceEnqueued, Limit: store.MaxListLimit})
+			enq, err := h.e.Queue.Occurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, ScheduleID: sc.ScheduleID, State: record.OccurrenceEnqueued, Limit: store.MaxListLimit})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -132,27 +132,13 @@ func setDur(p *time.Duration, d time.Duration) {
 }
 
 // Engine is one node of the scheduler. It builds the node's parts in New
-// and runs its background work between Start and Stop; the API server
-// reaches the parts through its fields, each safe for concurrent use and
-// working without Start:
-//
-//   - Control, the control plane: create, read and change schedules,
-//     trigger one, its next firing (control.go, manual.go);
-//   - Queue, the queue: claim, heartbeat, ack, nack, replay and purge
-//     occurrences, and read them and their attempts (queue.go,
-//     ackclaim.go);
-//   - Cluster, this node's view of the cluster and its health: its clock,
-//     the node registry, the shard leases, the store errors behind
-//     readiness (clusterview.go);
-//   - Stats, the cluster-wide figures: the queue's snapshot and the nodes'
-//     per-minute figures (stats.go).
-//
-// Behind them, the planner (planner.go), the node's membership of the
-// cluster (member, cluster.go: heartbeat, shard leases, clock offset,
-// store-error health), the claim-lease sweeper, the notifier that wakes
-// waiting claims and the observer that counts what happened (observe.go)
-// are types of their own. Every part holds the store, clock, settings,
-// logger and other parts it uses, and no pointer back to the Engine.
+// and runs its background work (the planner, the figures' flush, the
+// store's notifications) between Start and Stop. The API server calls the
+// parts through its fields: Control (the control plane), Queue (the
+// queue), Cluster (this node's view of the cluster and its health) and
+// Stats (the figures); each is safe for concurrent use and works without
+// Start. The package documentation describes every part and what it
+// holds; none holds a pointer back to the Engine.
 type Engine struct {
 	// Control is the control plane; Queue the queue; Cluster this node's
 	// view of the cluster; Stats the figures. New sets them; they are not

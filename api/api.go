@@ -18,7 +18,7 @@ import (
 const Version = "v1"
 
 // ScheduleRequest creates or updates a schedule. Exactly one of Cron, At
-// and Every is set. Empty optional fields take the defaults of SPEC §9;
+// and Every is set. Empty optional fields take the defaults docs/api.md lists;
 // an update replaces every field (it is a PUT), so send the whole
 // schedule.
 type ScheduleRequest struct {

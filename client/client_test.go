@@ -565,8 +565,8 @@ func TestDefaultSocketSaysHowToStart(t *testing.T) {
 	}
 }
 
-// TestUnixSocketRefusesImpostors: RELIABILITY G3. A symlink, a file that is
-// not a socket, and a socket owned by another user are refused before
+// TestUnixSocketRefusesImpostors: a client never hands its token to an
+// impostor at the socket's path. A symlink, a file that is not a socket, and a socket owned by another user are refused before
 // anything is sent.
 func TestUnixSocketRefusesImpostors(t *testing.T) {
 	dir := privateDir(t)

@@ -189,7 +189,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 	log.Info("schedd started", "version", opt.Version, "tz_version", timetable.TZVersion(),
 		"store", cfg.RedactedStore(), "listen", strings.Join(listening, ","),
 		"node_id", cfg.NodeID, "shards", cfg.Shards, "horizon", cfg.Horizon.String(),
-		"shard_lease", cfg.ShardLease.String(), "clock_offset", eng.ClockOffset().String(),
+		"shard_lease", cfg.ShardLease.String(), "clock_offset", eng.Cluster.ClockOffset().String(),
 		"auth", cfg.Token != "", "pid", os.Getpid())
 
 	var runErr error

@@ -15,30 +15,30 @@ import (
 // result, brief as AckBatch's. When nothing is available and req.Wait is
 // positive, the acks are committed and the claim goes on waiting as Claim
 // does.
-func (e *Engine) AckAndClaim(ctx context.Context, req ClaimRequest, acks []AckItem) ([]store.FinishResult, []store.Claimed, error) {
-	if err := e.checkClaim(&req); err != nil {
+func (q *Queue) AckAndClaim(ctx context.Context, req ClaimRequest, acks []AckItem) ([]store.FinishResult, []store.Claimed, error) {
+	if err := q.checkClaim(&req); err != nil {
 		return nil, nil, err
 	}
-	now := e.now().Truncate(time.Millisecond)
-	if err := e.maybeExpireLeases(ctx, now); err != nil {
+	now := q.now().Truncate(time.Millisecond)
+	if err := q.sweeper.maybe(ctx, now); err != nil {
 		return nil, nil, err
 	}
 	skipped := 0
 	ps := ackParams(req.TenantID, acks, now)
-	rs, got, err := FinishAndClaim(ctx, e.store, ps, store.ClaimParams{
+	rs, got, err := FinishAndClaim(ctx, q.store, ps, store.ClaimParams{
 		TenantID: req.TenantID, Queue: req.Queue, WorkerID: req.WorkerID,
 		Limit: req.Limit, Lease: req.Lease, Now: now, Skipped: &skipped,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("ack %d attempts and claim from %s: %w", len(acks), req.Queue, err)
 	}
-	e.observeFinishes(ps, rs)
-	e.observeClaims(now, got, skipped)
+	q.obs.observeFinishes(ps, rs)
+	q.obs.observeClaims(now, got, skipped)
 	faultinject.Crash(faultinject.ClaimAfterCommit)
 	if len(got) > 0 || req.Wait <= 0 {
 		return rs, got, nil
 	}
-	got, err = e.Claim(ctx, req)
+	got, err = q.Claim(ctx, req)
 	if err != nil {
 		return rs, nil, err
 	}

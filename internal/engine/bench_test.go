@@ -74,7 +74,7 @@ func benchSchedules(b *testing.B, st store.Store, workers, n, shards int, next t
 			for i := w; i < n; i += workers {
 				id := fmt.Sprintf("sch_bench%07d", i)
 				sc := &record.Schedule{
-					TenantID: fmt.Sprintf("tenant-%d", i%10), ScheduleID: id, Shard: ShardOf(id, shards), Name: id,
+					TenantID: fmt.Sprintf("tenant-%d", i%10), ScheduleID: id, Shard: record.ShardOf(id, shards), Name: id,
 					Kind: timetable.KindCron, Expr: "0 * * * *", TimeZone: "UTC", DSTGap: timetable.GapSkip, DSTRepeat: timetable.RepeatFirst,
 					Version: 1, State: record.ScheduleActive, NextRunAt: next, Queue: "bench",
 					MisfirePolicy: record.MisfireFireOnce, MaxLateness: time.Minute, OverlapPolicy: record.OverlapAllow,
@@ -138,14 +138,14 @@ func drainHour(b *testing.B, e *Engine) {
 	for t := range 10 {
 		tenant := fmt.Sprintf("tenant-%d", t)
 		for {
-			got, err := e.Claim(b.Context(), ClaimRequest{TenantID: tenant, Queue: "bench", WorkerID: "w", Limit: MaxClaimBatch})
+			got, err := e.Queue.Claim(b.Context(), ClaimRequest{TenantID: tenant, Queue: "bench", WorkerID: "w", Limit: MaxClaimBatch})
 			if err != nil {
 				b.Fatal(err)
 			}
 			if len(got) == 0 {
 				break
 			}
-			if _, err := e.AckBatch(b.Context(), tenant, ackItemsOf(nil, got)); err != nil {
+			if _, err := e.Queue.AckBatch(b.Context(), tenant, ackItemsOf(nil, got)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -198,7 +198,7 @@ func benchMaterialize(b *testing.B, be benchBackend, drain bool) {
 // transactions per batch.
 func BenchmarkClaimAck(b *testing.B) { benchClaimAck(b, sqliteBench, false) }
 
-// BenchmarkAckAndClaim: the same with Engine.AckAndClaim, which acks the
+// BenchmarkAckAndClaim: the same with Queue.AckAndClaim, which acks the
 // previous batch and claims the next in one transaction.
 func BenchmarkAckAndClaim(b *testing.B) { benchClaimAck(b, sqliteBench, true) }
 
@@ -248,7 +248,7 @@ func benchClaimAck(b *testing.B, be benchBackend, combined bool) {
 				if len(held) == 0 {
 					return
 				}
-				rs, err := e.AckBatch(b.Context(), heldBy, held)
+				rs, err := e.Queue.AckBatch(b.Context(), heldBy, held)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -271,7 +271,7 @@ func benchClaimAck(b *testing.B, be benchBackend, combined bool) {
 					if heldBy != tenant {
 						ackHeld()
 					}
-					rs, got, err := e.AckAndClaim(b.Context(), req, held)
+					rs, got, err := e.Queue.AckAndClaim(b.Context(), req, held)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -284,7 +284,7 @@ func benchClaimAck(b *testing.B, be benchBackend, combined bool) {
 					}
 					continue
 				}
-				got, err := e.Claim(b.Context(), req)
+				got, err := e.Queue.Claim(b.Context(), req)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -292,7 +292,7 @@ func benchClaimAck(b *testing.B, be benchBackend, combined bool) {
 					ready = ready[1:]
 				}
 				items := ackItemsOf(nil, got)
-				rs, err := e.AckBatch(b.Context(), tenant, items)
+				rs, err := e.Queue.AckBatch(b.Context(), tenant, items)
 				if err != nil {
 					b.Fatal(err)
 				}

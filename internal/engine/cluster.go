@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -105,7 +106,7 @@ func (m *member) measureOffset(ctx context.Context) error {
 	return nil
 }
 
-// noteStoreErr records a failed store operation (see Engine.NoteStoreErr).
+// noteStoreErr records a failed store operation (see Cluster.NoteStoreErr).
 func (m *member) noteStoreErr(err error) {
 	if err == nil {
 		return
@@ -328,14 +329,11 @@ func (m *member) maintainLeases(ctx context.Context, local, now time.Time) {
 	}
 }
 
-// nodeHash is FNV-1a of a node id.
+// nodeHash is FNV-1a (64 bits) of a node id.
 func nodeHash(id string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(id); i++ {
-		h ^= uint64(id[i])
-		h *= 1099511628211
-	}
-	return h
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	return h.Sum64()
 }
 
 // leave gives every held shard back, so another node takes it without

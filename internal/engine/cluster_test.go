@@ -168,7 +168,7 @@ func TestClusterJoinRebalances(t *testing.T) {
 	if total != clusterShards || len(c.owners()) != clusterShards {
 		t.Errorf("three nodes hold %d shards (%v), %d live leases; want %d", total, got, len(c.owners()), clusterShards)
 	}
-	nodes, err := a.Nodes(c.ctx)
+	nodes, err := a.Cluster.Nodes(c.ctx)
 	if err != nil || len(nodes) != 3 {
 		t.Errorf("registry: %v, %v; want 3 nodes", nodes, err)
 	}
@@ -201,7 +201,7 @@ func TestClusterStopHandsOverAtOnce(t *testing.T) {
 			t.Errorf("shard %d: epoch %d at b, not above a's %d", s, got, ep)
 		}
 	}
-	nodes, err := b.Nodes(c.ctx)
+	nodes, err := b.Cluster.Nodes(c.ctx)
 	if err != nil || len(nodes) != 1 || nodes[0].NodeID != "node-b" {
 		t.Errorf("registry after a stopped: %+v, %v; want node-b alone", nodes, err)
 	}
@@ -270,7 +270,7 @@ func TestClusterSkewedClockCannotStealLiveLease(t *testing.T) {
 	c := newCluster(t)
 	a := c.join("node-a", nil)
 	c.tick(0)
-	sc, _, err := a.Create(c.ctx, tenant, "", every("tick", "1m"))
+	sc, _, err := a.Control.Create(c.ctx, tenant, "", every("tick", "1m"))
 	if err != nil {
 		t.Fatalf("create: %v", err)
 	}
@@ -281,10 +281,10 @@ func TestClusterSkewedClockCannotStealLiveLease(t *testing.T) {
 		cfg.Clock = fast
 		cfg.Store = clockedStore{Store: c.st, offset: -skew}
 	})
-	if got := b.ClockOffset(); got != -skew {
+	if got := b.Cluster.ClockOffset(); got != -skew {
 		t.Fatalf("b's clock offset = %v, want %v", got, -skew)
 	}
-	if d := b.Now().Sub(a.Now()); d != 0 {
+	if d := b.Cluster.Now().Sub(a.Cluster.Now()); d != 0 {
 		t.Errorf("b's now is %v off a's, want 0", d)
 	}
 	// b registers and counts two nodes, but a's leases are live at the
@@ -295,7 +295,7 @@ func TestClusterSkewedClockCannotStealLiveLease(t *testing.T) {
 	if n := len(held(b)); n != 0 {
 		t.Fatalf("b with a clock %v fast took %d live shards", skew, n)
 	}
-	nodes, err := b.Nodes(c.ctx)
+	nodes, err := b.Cluster.Nodes(c.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +329,7 @@ func TestClusterSkewedClockCannotStealLiveLease(t *testing.T) {
 
 func (c *cluster) occurrencesOf(e *Engine, scheduleID string) []record.Occurrence {
 	c.t.Helper()
-	occs, err := e.Occurrences(c.ctx, store.ListOccurrencesParams{TenantID: tenant, ScheduleID: scheduleID, Limit: store.MaxListLimit})
+	occs, err := e.Queue.Occurrences(c.ctx, store.ListOccurrencesParams{TenantID: tenant, ScheduleID: scheduleID, Limit: store.MaxListLimit})
 	if err != nil {
 		c.t.Fatalf("occurrences: %v", err)
 	}

@@ -4,15 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"strings"
 	"time"
 
 	"github.com/sched-dev/sched/internal/record"
 
+	"github.com/sched-dev/sched/internal/metrics"
 	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/timetable"
@@ -31,11 +29,28 @@ type ChangeResult struct {
 	InFlight int
 }
 
+// Control is the control plane: it creates schedules, reads them, changes
+// them (pause, resume, update, cancel, each a new version written by
+// WriteVersion), triggers one outside its timetable, and says when one
+// fires next. It writes schedules and manual occurrences; the planner,
+// which it wakes after every write, turns schedules into occurrences.
+type Control struct {
+	shards  int // the store's shard count: a new schedule's shard
+	store   store.Store
+	member  *member // the node's clock (now)
+	metrics *metrics.Metrics
+	planner *planner  // woken when a schedule may be due within the horizon
+	notify  *notifier // wakes waiting claims when a change cancels or a trigger enqueues
+}
+
+// now is the time the control plane acts on (member.now).
+func (c *Control) now() time.Time { return c.member.now() }
+
 // Create validates and stores a new schedule and returns it. With an
 // idempotency key, a second create with the same key and the same body
 // returns the first schedule (created false); the same key with another
 // body is ErrConflict.
-func (e *Engine) Create(ctx context.Context, tenantID, idempotencyKey string, req schedule.Settings) (sc *record.Schedule, created bool, err error) {
+func (c *Control) Create(ctx context.Context, tenantID, idempotencyKey string, req schedule.Settings) (sc *record.Schedule, created bool, err error) {
 	if err := schedule.CheckTenant(tenantID); err != nil {
 		return nil, false, err
 	}
@@ -46,17 +61,17 @@ func (e *Engine) Create(ctx context.Context, tenantID, idempotencyKey string, re
 	if err != nil {
 		return nil, false, err
 	}
-	now := e.now().Truncate(time.Millisecond)
+	now := c.now().Truncate(time.Millisecond)
 	first, ok, err := firstFiring(sp, req, now)
 	if err != nil {
 		return nil, false, err
 	}
-	id, err := newScheduleID(now)
+	id, err := record.NewScheduleID(now, rand.Reader)
 	if err != nil {
 		return nil, false, err
 	}
 	sc = &record.Schedule{
-		TenantID: tenantID, ScheduleID: id, Shard: ShardOf(id, e.cfg.Shards),
+		TenantID: tenantID, ScheduleID: id, Shard: record.ShardOf(id, c.shards),
 		Version: 1, State: record.ScheduleActive, NextRunAt: first,
 		IdempotencyKey: idempotencyKey, CreatedAt: now, UpdatedAt: now,
 	}
@@ -64,10 +79,10 @@ func (e *Engine) Create(ctx context.Context, tenantID, idempotencyKey string, re
 	if !ok {
 		sc.State, sc.NextRunAt = record.ScheduleCompleted, time.Time{}
 	}
-	err = e.store.InsertSchedule(ctx, sc)
+	err = c.store.InsertSchedule(ctx, sc)
 	if errors.Is(err, store.ErrConflict) {
 		if idempotencyKey != "" {
-			prev, gerr := e.store.GetScheduleByIdempotencyKey(ctx, tenantID, idempotencyKey)
+			prev, gerr := c.store.GetScheduleByIdempotencyKey(ctx, tenantID, idempotencyKey)
 			if gerr == nil {
 				if sameBody(prev, sc) {
 					return prev, false, nil
@@ -80,7 +95,7 @@ func (e *Engine) Create(ctx context.Context, tenantID, idempotencyKey string, re
 	if err != nil {
 		return nil, false, fmt.Errorf("create schedule %q: %w", req.Name, err)
 	}
-	e.planner.wake()
+	c.planner.wake()
 	return sc, true, nil
 }
 
@@ -107,8 +122,8 @@ func firstFiring(sp *timetable.Timetable, req schedule.Settings, now time.Time) 
 func setSettings(sc *record.Schedule, s *schedule.Settings) {
 	sc.Name, sc.Queue, sc.Kind, sc.Expr, sc.TimeZone, sc.Anchor = s.Name, s.Queue, s.Kind, s.Expr, s.TimeZone, s.Anchor
 	sc.DSTGap, sc.DSTRepeat, sc.Payload = s.DSTGap, s.DSTRepeat, s.Payload
-	sc.MisfirePolicy, sc.CatchUpK, sc.MaxLateness = record.MisfirePolicy(s.MisfirePolicy), s.CatchUpK, s.MaxLateness
-	sc.OverlapPolicy, sc.FlexibleWindow, sc.Retry = record.OverlapPolicy(s.OverlapPolicy), s.FlexibleWindow, record.RetryPolicy(s.Retry)
+	sc.MisfirePolicy, sc.CatchUpK, sc.MaxLateness = s.MisfirePolicy, s.CatchUpK, s.MaxLateness
+	sc.OverlapPolicy, sc.FlexibleWindow, sc.Retry = s.OverlapPolicy, s.FlexibleWindow, s.Retry
 }
 
 // sameBody reports whether two schedules were made from the same request.
@@ -121,14 +136,14 @@ func sameBody(a, b *record.Schedule) bool {
 }
 
 // Get returns a schedule by id or by name.
-func (e *Engine) Get(ctx context.Context, tenantID, ref string) (*record.Schedule, error) {
-	if strings.HasPrefix(ref, schedulePrefix) {
-		sc, err := e.store.GetSchedule(ctx, tenantID, ref)
+func (c *Control) Get(ctx context.Context, tenantID, ref string) (*record.Schedule, error) {
+	if record.IsScheduleID(ref) {
+		sc, err := c.store.GetSchedule(ctx, tenantID, ref)
 		if err == nil || !errors.Is(err, store.ErrNotFound) {
 			return sc, err
 		}
 	}
-	sc, err := e.store.GetScheduleByName(ctx, tenantID, ref)
+	sc, err := c.store.GetScheduleByName(ctx, tenantID, ref)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("schedule %q: %w", ref, ErrNotFound)
 	}
@@ -136,15 +151,34 @@ func (e *Engine) Get(ctx context.Context, tenantID, ref string) (*record.Schedul
 }
 
 // List returns a tenant's schedules in creation order.
-func (e *Engine) List(ctx context.Context, p store.ListSchedulesParams) ([]record.Schedule, error) {
-	return e.store.ListSchedules(ctx, p)
+func (c *Control) List(ctx context.Context, p store.ListSchedulesParams) ([]record.Schedule, error) {
+	return c.store.ListSchedules(ctx, p)
+}
+
+// NextFire is the next firing of sc not yet delivered: the earliest
+// occurrence of its current version on the queue and never claimed (it may
+// be overdue, waiting for a worker), else its planner cursor. Zero when
+// the schedule will not fire again. Manual occurrences are not part of the
+// timetable and do not count.
+func (c *Control) NextFire(ctx context.Context, sc *record.Schedule) (time.Time, error) {
+	if sc.State != record.ScheduleActive {
+		return time.Time{}, nil
+	}
+	t, err := c.store.FirstUndelivered(ctx, sc.TenantID, sc.ScheduleID, sc.Version)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return time.Time{}, fmt.Errorf("next firing of %s: %w", sc.ScheduleID, err)
+	}
+	if t.IsZero() {
+		return sc.NextRunAt, nil
+	}
+	return t, nil
 }
 
 // Pause stops new firings: the version grows, unclaimed occurrences are
 // canceled, and the cursor is cleared. Pausing a paused schedule changes
 // nothing.
-func (e *Engine) Pause(ctx context.Context, tenantID, ref string) (ChangeResult, error) {
-	return e.change(ctx, tenantID, ref, func(sc *record.Schedule, now time.Time) (bool, nextFunc, error) {
+func (c *Control) Pause(ctx context.Context, tenantID, ref string) (ChangeResult, error) {
+	return c.change(ctx, tenantID, ref, func(sc *record.Schedule, now time.Time) (bool, nextFunc, error) {
 		switch sc.State {
 		case record.SchedulePaused:
 			return false, nil, nil
@@ -160,8 +194,8 @@ func (e *Engine) Pause(ctx context.Context, tenantID, ref string) (ChangeResult,
 // Resume starts a paused schedule again from the first firing after the
 // resume time (and after any firing already materialized). Resuming an
 // active schedule changes nothing.
-func (e *Engine) Resume(ctx context.Context, tenantID, ref string) (ChangeResult, error) {
-	return e.change(ctx, tenantID, ref, func(sc *record.Schedule, now time.Time) (bool, nextFunc, error) {
+func (c *Control) Resume(ctx context.Context, tenantID, ref string) (ChangeResult, error) {
+	return c.change(ctx, tenantID, ref, func(sc *record.Schedule, now time.Time) (bool, nextFunc, error) {
 		switch sc.State {
 		case record.ScheduleActive:
 			return false, nil, nil
@@ -183,12 +217,12 @@ func (e *Engine) Resume(ctx context.Context, tenantID, ref string) (ChangeResult
 // schedule's new version starts strictly after the last firing already
 // materialized and not canceled, so no firing time runs under two versions.
 // A paused schedule stays paused.
-func (e *Engine) Update(ctx context.Context, tenantID, ref string, req schedule.Settings) (ChangeResult, error) {
+func (c *Control) Update(ctx context.Context, tenantID, ref string, req schedule.Settings) (ChangeResult, error) {
 	sp, err := req.Normalize()
 	if err != nil {
 		return ChangeResult{}, err
 	}
-	return e.change(ctx, tenantID, ref, func(sc *record.Schedule, now time.Time) (bool, nextFunc, error) {
+	return c.change(ctx, tenantID, ref, func(sc *record.Schedule, now time.Time) (bool, nextFunc, error) {
 		switch sc.State {
 		case record.ScheduleActive, record.SchedulePaused:
 		default:
@@ -205,8 +239,8 @@ func (e *Engine) Update(ctx context.Context, tenantID, ref string, req schedule.
 // Cancel ends a schedule for good: the version grows, unclaimed
 // occurrences are canceled, and the schedule stays as history. Canceling a
 // canceled schedule changes nothing.
-func (e *Engine) Cancel(ctx context.Context, tenantID, ref string) (ChangeResult, error) {
-	return e.change(ctx, tenantID, ref, func(sc *record.Schedule, now time.Time) (bool, nextFunc, error) {
+func (c *Control) Cancel(ctx context.Context, tenantID, ref string) (ChangeResult, error) {
+	return c.change(ctx, tenantID, ref, func(sc *record.Schedule, now time.Time) (bool, nextFunc, error) {
 		if sc.State == record.ScheduleCanceled {
 			return false, nil, nil
 		}
@@ -237,13 +271,13 @@ func nextAfter(sp *timetable.Timetable, now time.Time) nextFunc {
 // edits the schedule read and says whether anything changes; WriteVersion
 // writes it as the next version, in one transaction, only if nobody else
 // wrote in between, and change retries a few times when somebody did.
-func (e *Engine) change(ctx context.Context, tenantID, ref string, mutate func(*record.Schedule, time.Time) (bool, nextFunc, error)) (ChangeResult, error) {
+func (c *Control) change(ctx context.Context, tenantID, ref string, mutate func(*record.Schedule, time.Time) (bool, nextFunc, error)) (ChangeResult, error) {
 	for try := 0; ; try++ {
-		sc, err := e.Get(ctx, tenantID, ref)
+		sc, err := c.Get(ctx, tenantID, ref)
 		if err != nil {
 			return ChangeResult{}, err
 		}
-		now := e.now().Truncate(time.Millisecond)
+		now := c.now().Truncate(time.Millisecond)
 		prev := sc.Version
 		changed, next, err := mutate(sc, now)
 		if err != nil {
@@ -254,36 +288,15 @@ func (e *Engine) change(ctx context.Context, tenantID, ref string, mutate func(*
 		}
 		sc.UpdatedAt = now
 		sc.NextRunAt = time.Time{}
-		res, err := WriteVersion(ctx, e.store, VersionChange{Schedule: sc, PrevVersion: prev, Now: now, Next: next})
+		res, err := WriteVersion(ctx, c.store, VersionChange{Schedule: sc, PrevVersion: prev, Now: now, Next: next})
 		if errors.Is(err, store.ErrConflict) && try < updateConflictTries {
 			continue // another change won the race; read it and try again
 		}
 		if err != nil {
 			return ChangeResult{}, fmt.Errorf("change schedule %s: %w", sc.ScheduleID, err)
 		}
-		e.planner.wake()
-		e.notify.broadcast()
+		c.planner.wake()
+		c.notify.broadcast()
 		return res, nil
 	}
-}
-
-const schedulePrefix = "sch_"
-
-// newScheduleID returns "sch_" and 26 base32 characters: 48 bits of the
-// creation time in milliseconds, then 80 random bits. Ids sort by creation
-// time, so listing by id lists in creation order.
-func newScheduleID(now time.Time) (string, error) {
-	var b [16]byte
-	binary.BigEndian.PutUint64(b[:8], uint64(now.UnixMilli())<<16)
-	if _, err := rand.Read(b[6:]); err != nil {
-		return "", fmt.Errorf("new schedule id: %w", err)
-	}
-	return schedulePrefix + idEncoding.EncodeToString(b[:]), nil
-}
-
-// ShardOf is the logical shard of a schedule: fnv32a(schedule_id) mod n.
-func ShardOf(scheduleID string, n int) int {
-	h := fnv.New32a()
-	h.Write([]byte(scheduleID))
-	return int(h.Sum32() % uint32(n))
 }

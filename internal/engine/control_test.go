@@ -34,8 +34,8 @@ func TestCreateRejectsBadInput(t *testing.T) {
 		{"long name", func(s *schedule.Settings) { s.Name = strings.Repeat("n", 4096) }, "name", ""},
 		{"sql in queue", func(s *schedule.Settings) { s.Queue = "' OR 1=1 --" }, "queue", ""},
 		{"payload too big", func(s *schedule.Settings) { s.Payload = make([]byte, record.MaxPayload+1) }, "payload", ""},
-		{"catch_up K 1001", func(s *schedule.Settings) { s.MisfirePolicy, s.CatchUpK = schedule.MisfireCatchUp, 1001 }, "misfire_policy", ""},
-		{"catch_up K 0", func(s *schedule.Settings) { s.MisfirePolicy = schedule.MisfireCatchUp }, "misfire_policy", ""},
+		{"catch_up K 1001", func(s *schedule.Settings) { s.MisfirePolicy, s.CatchUpK = record.MisfireCatchUp, 1001 }, "misfire_policy", ""},
+		{"catch_up K 0", func(s *schedule.Settings) { s.MisfirePolicy = record.MisfireCatchUp }, "misfire_policy", ""},
 		{"unknown misfire", func(s *schedule.Settings) { s.MisfirePolicy = "later" }, "misfire_policy", ""},
 		{"negative lateness", func(s *schedule.Settings) { s.MaxLateness = -time.Second }, "max_lateness", ""},
 		{"huge lateness", func(s *schedule.Settings) { s.MaxLateness = time.Duration(1 << 62) }, "max_lateness", ""},
@@ -54,7 +54,7 @@ func TestCreateRejectsBadInput(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			req := ok
 			tt.mut(&req)
-			_, _, err := h.e.Create(h.ctx, tenant, "", req)
+			_, _, err := h.e.Control.Create(h.ctx, tenant, "", req)
 			var ve *schedule.ValidationError
 			if !errors.As(err, &ve) {
 				t.Fatalf("err = %v, want a ValidationError", err)
@@ -67,12 +67,12 @@ func TestCreateRejectsBadInput(t *testing.T) {
 			}
 		})
 	}
-	if n, _ := h.e.List(h.ctx, store.ListSchedulesParams{TenantID: tenant}); len(n) != 0 {
+	if n, _ := h.e.Control.List(h.ctx, store.ListSchedulesParams{TenantID: tenant}); len(n) != 0 {
 		t.Errorf("bad input stored %d schedules", len(n))
 	}
 	// A rare expression is still valid: it fires on leap days only.
 	leap := cronIn("leap", "0 0 29 2 *", "UTC")
-	sc, _, err := h.e.Create(h.ctx, tenant, "", leap)
+	sc, _, err := h.e.Control.Create(h.ctx, tenant, "", leap)
 	if err != nil || !sc.NextRunAt.Equal(utc("2104-02-29T00:00:00Z")) {
 		t.Fatalf("0 0 29 2 * from 2097-03-01: %v next %v, want 2104-02-29", err, sc)
 	}
@@ -82,31 +82,31 @@ func TestCreateIdempotent(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, utc("2027-01-04T10:00:00Z"), nil)
 	req := cronIn("report", "0 9 * * *", "Europe/Berlin")
-	a, created, err := h.e.Create(h.ctx, tenant, "key-1", req)
+	a, created, err := h.e.Control.Create(h.ctx, tenant, "key-1", req)
 	if err != nil || !created {
 		t.Fatalf("first create: %v created=%v", err, created)
 	}
-	b, created, err := h.e.Create(h.ctx, tenant, "key-1", req)
+	b, created, err := h.e.Control.Create(h.ctx, tenant, "key-1", req)
 	if err != nil || created || b.ScheduleID != a.ScheduleID {
 		t.Fatalf("same key, same body: %v created=%v id %s vs %s", err, created, b.ScheduleID, a.ScheduleID)
 	}
 	other := req
 	other.Expr = "0 10 * * *"
-	if _, _, err := h.e.Create(h.ctx, tenant, "key-1", other); !errors.Is(err, ErrConflict) {
+	if _, _, err := h.e.Control.Create(h.ctx, tenant, "key-1", other); !errors.Is(err, ErrConflict) {
 		t.Fatalf("same key, another body: %v, want ErrConflict", err)
 	}
 	// The same key is another tenant's own.
-	if _, created, err := h.e.Create(h.ctx, "tenant-b", "key-1", req); err != nil || !created {
+	if _, created, err := h.e.Control.Create(h.ctx, "tenant-b", "key-1", req); err != nil || !created {
 		t.Fatalf("another tenant's key: %v", err)
 	}
 	// A live name is unique per tenant.
-	if _, _, err := h.e.Create(h.ctx, tenant, "", req); !errors.Is(err, ErrConflict) {
+	if _, _, err := h.e.Control.Create(h.ctx, tenant, "", req); !errors.Is(err, ErrConflict) {
 		t.Fatalf("a second schedule named %q: %v, want ErrConflict", req.Name, err)
 	}
-	if got, err := h.e.Get(h.ctx, tenant, "report"); err != nil || got.ScheduleID != a.ScheduleID {
+	if got, err := h.e.Control.Get(h.ctx, tenant, "report"); err != nil || got.ScheduleID != a.ScheduleID {
 		t.Fatalf("get by name: %v", err)
 	}
-	if _, err := h.e.Get(h.ctx, "tenant-b", a.ScheduleID); !errors.Is(err, ErrNotFound) {
+	if _, err := h.e.Control.Get(h.ctx, "tenant-b", a.ScheduleID); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("another tenant's id: %v, want ErrNotFound", err)
 	}
 }
@@ -122,7 +122,7 @@ func TestPauseResume(t *testing.T) {
 	if len(inFlight) != 1 {
 		t.Fatalf("claimed %d", len(inFlight))
 	}
-	res, err := h.e.Pause(h.ctx, tenant, sc.ScheduleID)
+	res, err := h.e.Control.Pause(h.ctx, tenant, sc.ScheduleID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestPauseResume(t *testing.T) {
 			res.Canceled, res.InFlight, res.Schedule.State, res.Schedule.Version)
 	}
 	// The claimed one cannot be recalled: its worker finishes it.
-	if _, err := h.e.Ack(h.ctx, tenant, inFlight[0].Occurrence.OccurrenceID, 1); err != nil {
+	if _, err := h.e.Queue.Ack(h.ctx, tenant, inFlight[0].Occurrence.OccurrenceID, 1); err != nil {
 		t.Fatal(err)
 	}
 	h.advance(10 * time.Minute)
@@ -139,7 +139,7 @@ func TestPauseResume(t *testing.T) {
 		t.Fatalf("a paused schedule delivered %d", n)
 	}
 	h.clk.Set(utc("2027-01-04T10:20:30Z"))
-	res, err = h.e.Resume(h.ctx, tenant, sc.ScheduleID)
+	res, err = h.e.Control.Resume(h.ctx, tenant, sc.ScheduleID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestUpdateStartsAfterLastKept(t *testing.T) {
 		t.Fatalf("claimed %d", len(got))
 	}
 	req.Expr = "30s"
-	res, err := h.e.Update(h.ctx, tenant, sc.ScheduleID, req)
+	res, err := h.e.Control.Update(h.ctx, tenant, sc.ScheduleID, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,10 +193,10 @@ func TestUpdateStartsAfterLastKept(t *testing.T) {
 		seen[o.ScheduledFor] = o.ScheduleVersion
 	}
 	// Canceled schedules cannot be updated, and keep their history.
-	if _, err := h.e.Cancel(h.ctx, tenant, sc.ScheduleID); err != nil {
+	if _, err := h.e.Control.Cancel(h.ctx, tenant, sc.ScheduleID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.e.Update(h.ctx, tenant, sc.ScheduleID, req); !errors.Is(err, ErrConflict) {
+	if _, err := h.e.Control.Update(h.ctx, tenant, sc.ScheduleID, req); !errors.Is(err, ErrConflict) {
 		t.Fatalf("update of a canceled schedule: %v, want ErrConflict", err)
 	}
 	if n := len(h.occurrences(sc.ScheduleID)); n < 8 {
@@ -210,11 +210,11 @@ func TestResumePastInstantCompletes(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, utc("2027-01-04T10:00:00Z"), nil)
 	sc := h.create(schedule.Settings{Name: "launch", Queue: "q", Kind: timetable.KindAt, Expr: "2027-01-04T11:00:00Z"})
-	if _, err := h.e.Pause(h.ctx, tenant, sc.ScheduleID); err != nil {
+	if _, err := h.e.Control.Pause(h.ctx, tenant, sc.ScheduleID); err != nil {
 		t.Fatal(err)
 	}
 	h.clk.Set(utc("2027-01-04T12:00:00Z"))
-	res, err := h.e.Resume(h.ctx, tenant, sc.ScheduleID)
+	res, err := h.e.Control.Resume(h.ctx, tenant, sc.ScheduleID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -242,7 +242,7 @@ func newCrashRun(t *testing.T, exe, node string) *crashRun {
 	}
 	for _, s := range specs {
 		s.req.Queue = crashQueue
-		sc, _, err := e.Create(ctx, crashTenant, "", s.req)
+		sc, _, err := e.Control.Create(ctx, crashTenant, "", s.req)
 		if err != nil {
 			t.Fatalf("create %s: %v", s.req.Name, err)
 		}
@@ -479,7 +479,7 @@ func (r *crashRun) check(t *testing.T, point string) {
 	}
 
 	dups, expired, stale, lostAckLines := 0, 0, 0, 0
-	var redelivered []string // occurrences whose effect ran, was not acked, and ran again (A2)
+	var redelivered []string // occurrences whose effect ran, was not acked, and ran again
 	for id, d := range byOcc {
 		o, ok := stored[id]
 		if !ok {
@@ -558,7 +558,7 @@ func (r *crashRun) check(t *testing.T, point string) {
 		case len(d.accepted) == 0:
 			lostAckLines++
 		}
-		// A2: an effect of a killed worker that was never acked must come
+		// An effect of a killed worker that was never acked must come
 		// again after the lease, with a higher attempt and the same id.
 		for _, ev := range d.effects {
 			if !r.killed[ev.Worker] || ev.Attempt == last.Attempt {

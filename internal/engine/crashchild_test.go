@@ -175,7 +175,7 @@ func crashChild() error {
 				}
 			}
 		}
-		got, err := e.Claim(ctx, ClaimRequest{
+		got, err := e.Queue.Claim(ctx, ClaimRequest{
 			TenantID: crashTenant, Queue: crashQueue, WorkerID: worker,
 			Limit: crashClaimLimit, Lease: crashClaimLease, Wait: crashClaimWait,
 		})
@@ -193,7 +193,7 @@ func crashChild() error {
 			faultinject.Crash(faultinject.WorkerAfterEffect)
 			ev := crashEvent{Ev: "ack", PID: pid, Worker: worker, Occ: o.OccurrenceID, Schedule: o.ScheduleID,
 				For: o.ScheduledFor.Unix(), Attempt: a.Attempt}
-			acked, err := e.Ack(ctx, crashTenant, o.OccurrenceID, a.Attempt)
+			acked, err := e.Queue.Ack(ctx, crashTenant, o.OccurrenceID, a.Attempt)
 			switch {
 			case err == nil && acked.State == record.OccurrenceSucceeded:
 				ev.OK = true

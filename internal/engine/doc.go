@@ -15,15 +15,29 @@
 // the whole batch refused if the shard's epoch moved on. Memory holds one
 // batch, never all schedules.
 //
-// Its parts. Engine is the facade the API server uses; the control plane
-// (control.go, version.go) and the queue (queue.go, ackclaim.go,
-// manual.go) are its methods. The planner (planner.go), the node's
-// membership of the cluster (cluster.go: registry heartbeat, shard leases
-// and how long they are trusted, the clock offset to the store, the
-// store-error health behind readiness), the claim-lease sweeper and the
-// observer that counts every event (observe.go) are types of their own,
-// each holding the store, clock, settings, logger and metrics it uses and
-// no pointer back to the Engine, which builds them in New.
+// Its parts. Engine builds a node in New and runs its background work
+// between Start and Stop (PlanOnce runs one planner pass, for tests); the
+// API server calls its four exported parts:
+//
+//   - Control, the control plane: create, get, list, pause, resume,
+//     update, cancel, trigger, next firing (control.go, manual.go,
+//     version.go);
+//   - Queue, the queue: claim, ack and claim, heartbeat, ack, nack,
+//     replay, the dead-letter queue's replay and purge, and reads of
+//     occurrences and attempts (queue.go, ackclaim.go, queuerules.go);
+//   - Cluster, this node's view of the cluster and its health: the time
+//     it acts on, its clock offset, the node registry, the shard leases,
+//     the store errors behind readiness (clusterview.go);
+//   - Stats, the cluster-wide figures: the queue's snapshot and the
+//     status summed over every node's per-minute figures (stats.go).
+//
+// Behind them are the planner (planner.go), the node's membership of the
+// cluster (member, cluster.go: registry heartbeat, shard leases and how
+// long they are trusted, the clock offset to the store, the store-error
+// health), the claim-lease sweeper, the notifier that wakes waiting
+// claims, and the observer that counts every event (observe.go). Every
+// part holds the store, clock, settings, logger and other parts it uses
+// and no pointer back to the Engine.
 //
 // Changing a schedule. Every update, pause, resume and cancel is one
 // transaction that WriteVersion composes from the store's small

@@ -131,29 +131,29 @@ func setDur(p *time.Duration, d time.Duration) {
 	}
 }
 
-// Engine is one node of the scheduler: the facade the API server uses.
-// Its methods are safe for concurrent use. The control plane and the queue
-// work without Start; Start runs the planner in the background.
-//
-// It is made of parts that each hold what they use and nothing of the
-// Engine: the planner (planner.go), the node's place in the cluster and
-// its health (cluster.go: heartbeat, shard leases, clock offset, store
-// errors), the claim-lease sweeper, the notifier that wakes waiting
-// claims, and the observer that counts what happened (observe.go). The
-// control plane and the queue are the Engine's own methods.
+// Engine is one node of the scheduler. It builds the node's parts in New
+// and runs its background work (the planner, the figures' flush, the
+// store's notifications) between Start and Stop. The API server calls the
+// parts through its fields: Control (the control plane), Queue (the
+// queue), Cluster (this node's view of the cluster and its health) and
+// Stats (the figures); each is safe for concurrent use and works without
+// Start. The package documentation describes every part and what it
+// holds; none holds a pointer back to the Engine.
 type Engine struct {
-	cfg   Config
-	store store.Store
-	clock clock.Clock
-	log   *slog.Logger
+	// Control is the control plane; Queue the queue; Cluster this node's
+	// view of the cluster; Stats the figures. New sets them; they are not
+	// to be replaced.
+	Control *Control
+	Queue   *Queue
+	Cluster *Cluster
+	Stats   *Stats
 
-	*observer // metrics and per-minute figures (observe.go, stats.go)
+	store store.Store
+	log   *slog.Logger
 
 	planner *planner
 	member  *member
-	sweeper *sweeper
 	notify  *notifier
-	snap    snapshotCache // the store's last snapshot (stats.go)
 
 	stopMu  sync.Mutex // serializes Stop
 	mu      sync.Mutex
@@ -175,23 +175,32 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if n != cfg.Shards {
 		return nil, fmt.Errorf("engine: the store was set up with %d shards, not %d; start with --shards %d", n, cfg.Shards, n)
 	}
-	e := &Engine{cfg: cfg, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger, observer: &observer{metrics: cfg.Metrics}}
 	var clockSrc store.ClockSource
 	if cs, ok := cfg.Store.(store.ClockSource); ok && !cfg.IgnoreStoreClock {
 		clockSrc = cs
 	}
-	e.member, err = newMember(ctx, memberConfig{NodeID: cfg.NodeID, NodeAddress: cfg.NodeAddress, Shards: cfg.Shards, ShardLease: cfg.ShardLease},
+	mem, err := newMember(ctx, memberConfig{NodeID: cfg.NodeID, NodeAddress: cfg.NodeAddress, Shards: cfg.Shards, ShardLease: cfg.ShardLease},
 		cfg.Store, cfg.Clock, cfg.Logger, cfg.Metrics, clockSrc)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	e.notify = newNotifier()
-	e.sweeper = &sweeper{store: cfg.Store, obs: e.observer, notify: e.notify}
-	e.planner = newPlanner(plannerConfig{
+	obs := &observer{metrics: cfg.Metrics}
+	notify := newNotifier()
+	sweep := &sweeper{store: cfg.Store, obs: obs, notify: notify}
+	pl := newPlanner(plannerConfig{
 		Shards: cfg.Shards, Horizon: cfg.Horizon, ShardLease: cfg.ShardLease, Tick: cfg.Tick, PlanBatch: cfg.PlanBatch,
 		MaxFirings: cfg.MaxFirings, LateScan: cfg.LateScan, MaxMissedRows: cfg.MaxMissedRows, CatchUpRate: cfg.CatchUpRate,
-	}, cfg.Store, cfg.Clock, cfg.Logger, e.observer, e.member, e.sweeper, e.notify)
-	e.metrics.SetGaugeSource(e.gauges)
+	}, cfg.Store, cfg.Clock, cfg.Logger, obs, mem, sweep, notify)
+	e := &Engine{
+		Control: &Control{shards: cfg.Shards, store: cfg.Store, member: mem, metrics: cfg.Metrics, planner: pl, notify: notify},
+		Queue: &Queue{retryBudget: cfg.RetryBudget, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger, member: mem,
+			obs: obs, sweeper: sweep, notify: notify},
+		Cluster: &Cluster{nodeID: cfg.NodeID, store: cfg.Store, member: mem},
+		Stats: &Stats{nodeID: cfg.NodeID, every: cfg.StatsEvery, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger,
+			member: mem, rec: &obs.rec, metrics: cfg.Metrics},
+		store: cfg.Store, log: cfg.Logger, planner: pl, member: mem, notify: notify,
+	}
+	cfg.Metrics.SetGaugeSource(e.Stats.gauges)
 	return e, nil
 }
 
@@ -215,7 +224,7 @@ func (e *Engine) Start(ctx context.Context) error {
 		if listen != nil {
 			wg.Go(listen)
 		}
-		wg.Go(func() { e.flushStatsLoop(ctx) })
+		wg.Go(func() { e.Stats.flushLoop(ctx) })
 		e.planner.run(ctx)
 		wg.Wait()
 	}()
@@ -246,7 +255,7 @@ func (e *Engine) Stop() {
 	ctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
 	defer stop()
 	if cancel != nil {
-		e.flushStats(ctx) // the figures of the last seconds
+		e.Stats.flush(ctx) // the figures of the last seconds
 	}
 	e.member.leave(ctx)
 }
@@ -258,49 +267,6 @@ func (e *Engine) Stop() {
 func (e *Engine) PlanOnce(ctx context.Context) (PlanStats, error) {
 	return e.planner.pass(ctx)
 }
-
-// Now is the time the engine acts on: its clock plus the measured offset
-// to the store's clock (see ClockOffset), in UTC.
-func (e *Engine) Now() time.Time { return e.now() }
-
-func (e *Engine) now() time.Time { return e.member.now() }
-
-// ClockOffset is the last measured offset between the store's clock and
-// this node's (the store's minus ours); 0 on a store without a clock of
-// its own (SQLite). The planner measures it again every pass, and every
-// comparison the store makes with "now" (shard leases, plan commits,
-// claims, claim leases) uses the engine's clock plus this offset, so that
-// a node with a skewed clock can neither fire early nor steal a live
-// lease.
-func (e *Engine) ClockOffset() time.Duration { return e.member.clockOffset() }
-
-// NoteStoreErr records a failed store operation: the planner calls it for
-// its own writes, the API server for the requests'. It counts the store's
-// own failures (busy, full, corrupt, stale epoch) in the metrics, and
-// remembers when a write last failed with store.ErrStoreFull (readiness).
-// Other errors (nil, a refused request) are ignored.
-func (e *Engine) NoteStoreErr(err error) { e.member.noteStoreErr(err) }
-
-// StoreFullWithin reports whether a write failed with store.ErrStoreFull
-// within the last d: /readyz answers 503 while it does. There is no
-// "space is back" signal: readiness returns d after the last failed
-// write, and the planner writes every pass, so a store still full keeps
-// failing and keeps the node not ready.
-func (e *Engine) StoreFullWithin(d time.Duration) bool { return e.member.storeFullWithin(d) }
-
-// Nodes returns the store's node registry, live or expired (see
-// store.NodeStore); a node is live while ExpiresAt is after Now().
-func (e *Engine) Nodes(ctx context.Context) ([]store.Node, error) {
-	return e.store.ListNodes(ctx)
-}
-
-// ShardLeases returns every shard lease, live or expired, by shard.
-func (e *Engine) ShardLeases(ctx context.Context) ([]store.ShardLease, error) {
-	return e.store.ListShardLeases(ctx)
-}
-
-// NodeID is this node's name in the registry and on its shard leases.
-func (e *Engine) NodeID() string { return e.cfg.NodeID }
 
 // notifier wakes waiting claims when occurrences may have become
 // available: a channel closed and replaced on every notification.
@@ -361,9 +327,4 @@ func (s *sweeper) maybe(ctx context.Context, now time.Time) error {
 	}
 	_, err := s.expire(ctx, now)
 	return err
-}
-
-// maybeExpireLeases is the claims' sweep (see sweeper.maybe).
-func (e *Engine) maybeExpireLeases(ctx context.Context, now time.Time) error {
-	return e.sweeper.maybe(ctx, now)
 }

@@ -107,7 +107,7 @@ func (h *harness) advance(d time.Duration) PlanStats {
 
 func (h *harness) create(req schedule.Settings) *record.Schedule {
 	h.t.Helper()
-	sc, _, err := h.e.Create(h.ctx, tenant, "", req)
+	sc, _, err := h.e.Control.Create(h.ctx, tenant, "", req)
 	if err != nil {
 		h.t.Fatalf("create %q: %v", req.Name, err)
 	}
@@ -116,7 +116,7 @@ func (h *harness) create(req schedule.Settings) *record.Schedule {
 
 func (h *harness) occurrences(scheduleID string) []record.Occurrence {
 	h.t.Helper()
-	occs, err := h.e.Occurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, ScheduleID: scheduleID, Limit: store.MaxListLimit})
+	occs, err := h.e.Queue.Occurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, ScheduleID: scheduleID, Limit: store.MaxListLimit})
 	if err != nil {
 		h.t.Fatalf("list occurrences: %v", err)
 	}
@@ -125,7 +125,7 @@ func (h *harness) occurrences(scheduleID string) []record.Occurrence {
 
 func (h *harness) claim(queue string, limit int) []store.Claimed {
 	h.t.Helper()
-	got, err := h.e.Claim(h.ctx, ClaimRequest{TenantID: tenant, Queue: queue, WorkerID: "w1", Limit: limit, Lease: 2 * time.Second})
+	got, err := h.e.Queue.Claim(h.ctx, ClaimRequest{TenantID: tenant, Queue: queue, WorkerID: "w1", Limit: limit, Lease: 2 * time.Second})
 	if err != nil {
 		h.t.Fatalf("claim: %v", err)
 	}
@@ -134,7 +134,7 @@ func (h *harness) claim(queue string, limit int) []store.Claimed {
 
 func (h *harness) schedule(id string) *record.Schedule {
 	h.t.Helper()
-	sc, err := h.e.Get(h.ctx, tenant, id)
+	sc, err := h.e.Control.Get(h.ctx, tenant, id)
 	if err != nil {
 		h.t.Fatalf("get %s: %v", id, err)
 	}

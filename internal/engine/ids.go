@@ -1,16 +1,10 @@
 package engine
 
 import (
-	"encoding/base32"
 	"encoding/binary"
 	"hash/fnv"
 	"time"
 )
-
-// idEncoding is lower-case base32 without padding, in sort order (the
-// alphabet is ascending), so ids that start with a big-endian time sort by
-// that time.
-var idEncoding = base32.NewEncoding("234567abcdefghijklmnopqrstuvwxyz").WithPadding(base32.NoPadding)
 
 // stableUint64 is a deterministic 64-bit hash of a string and a number: the
 // "random" of flexible jitter and retry backoff, the same after every
@@ -33,7 +27,8 @@ func stableUint64(s string, n int64) uint64 {
 }
 
 // flexOffset is the stable offset of an occurrence within a flexible window
-// w: hash(occurrence_id) mod w, to the millisecond (SPEC §4).
+// w: hash(occurrence_id) mod w, to the millisecond. Deterministic, so
+// every node and every restart spreads a flexible burst the same way.
 func flexOffset(occurrenceID string, w time.Duration) time.Duration {
 	ms := w.Milliseconds()
 	if ms <= 0 {
@@ -43,8 +38,8 @@ func flexOffset(occurrenceID string, w time.Duration) time.Duration {
 }
 
 // backoff is the delay before the attempt after attempt n (1-based, counted
-// since the last replay): full jitter, random(0, min(cap, base*2^(n-1)))
-// (SPEC §5), with the "random" drawn from hash(occurrence_id, attempt), so
+// since the last replay): full jitter, random(0, min(cap, base*2^(n-1))),
+// which spreads the retries of a failing burst instead of bunching them, with the "random" drawn from hash(occurrence_id, attempt), so
 // a retried nack computes the same delay.
 func backoff(occurrenceID string, attempt int64, n int, base, cap time.Duration) time.Duration {
 	ceil := cap

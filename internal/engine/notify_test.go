@@ -50,7 +50,7 @@ func notifyNodes(t *testing.T) (a, b *Engine) {
 func createAt(t *testing.T, e *Engine, name string, lead time.Duration) *record.Schedule {
 	t.Helper()
 	at := time.Now().Add(lead).Truncate(time.Second).Add(time.Second).UTC()
-	sc, _, err := e.Create(t.Context(), tenant, "", schedule.Settings{Name: name, Queue: "q", Kind: timetable.KindAt, Expr: at.Format(time.RFC3339)})
+	sc, _, err := e.Control.Create(t.Context(), tenant, "", schedule.Settings{Name: name, Queue: "q", Kind: timetable.KindAt, Expr: at.Format(time.RFC3339)})
 	if err != nil {
 		t.Fatalf("create %s: %v", name, err)
 	}
@@ -63,7 +63,7 @@ func claimAsync(t *testing.T, e *Engine) <-chan []store.Claimed {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		got, err := e.Claim(t.Context(), ClaimRequest{TenantID: tenant, Queue: "q", WorkerID: "w-b", Limit: 10, Wait: 30 * time.Second})
+		got, err := e.Queue.Claim(t.Context(), ClaimRequest{TenantID: tenant, Queue: "q", WorkerID: "w-b", Limit: 10, Wait: 30 * time.Second})
 		if err != nil && t.Context().Err() == nil {
 			t.Errorf("claim on b: %v", err)
 		}
@@ -97,19 +97,19 @@ func TestNotifyReplayWakesOtherNode(t *testing.T) {
 	if _, err := a.PlanOnce(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	got, err := a.Claim(t.Context(), ClaimRequest{TenantID: tenant, Queue: "q", WorkerID: "w-a", Limit: 1, Wait: 10 * time.Second})
+	got, err := a.Queue.Claim(t.Context(), ClaimRequest{TenantID: tenant, Queue: "q", WorkerID: "w-a", Limit: 1, Wait: 10 * time.Second})
 	if err != nil || len(got) != 1 {
 		t.Fatalf("claim on a: %d claimed, %v", len(got), err)
 	}
 	occ := got[0].Occurrence.OccurrenceID
-	if o, err := a.Nack(t.Context(), tenant, occ, got[0].Attempt.Attempt, Permanent, "boom"); err != nil || o.State != record.OccurrenceDead {
+	if o, err := a.Queue.Nack(t.Context(), tenant, occ, got[0].Attempt.Attempt, Permanent, "boom"); err != nil || o.State != record.OccurrenceDead {
 		t.Fatalf("nack: %v, %+v", err, o)
 	}
 
 	ch := claimAsync(t, b)
 	time.Sleep(500 * time.Millisecond) // let b's claim go to sleep
 	start := time.Now()
-	if _, err := a.Replay(t.Context(), tenant, occ); err != nil {
+	if _, err := a.Queue.Replay(t.Context(), tenant, occ); err != nil {
 		t.Fatalf("replay on a: %v", err)
 	}
 	got = awaitClaim(t, ch, 5*time.Second, start)

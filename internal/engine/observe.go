@@ -13,8 +13,8 @@ import (
 )
 
 // observer is where the engine reports what it did: the planner, the
-// queue and the control plane share one. The Engine embeds it, so its
-// metrics and figures are the engine's.
+// queue and the claim-lease sweeper share one, and Stats writes and sums
+// the per-minute figures it keeps.
 type observer struct {
 	metrics *metrics.Metrics
 	rec     recorder // this node's per-minute figures (stats.go)

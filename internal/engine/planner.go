@@ -81,7 +81,7 @@ func newPlanner(cfg plannerConfig, st store.Store, clk clock.Clock, log *slog.Lo
 		wakeC: make(chan struct{}, 1), pacing: map[string]time.Time{}, specs: map[timetable.Definition]*timetable.Timetable{}}
 }
 
-// parse returns d parsed, from the cache when it can. A *timetable.Spec is
+// parse returns d parsed, from the cache when it can. A *timetable.Timetable is
 // immutable, so one may serve any number of schedules and passes.
 func (p *planner) parse(d timetable.Definition) (*timetable.Timetable, error) {
 	p.specsMu.Lock()

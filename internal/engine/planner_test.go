@@ -32,16 +32,16 @@ func TestMisfirePoliciesAfterOutage(t *testing.T) {
 		return out
 	}
 	tests := []struct {
-		policy    schedule.MisfirePolicy
+		policy    record.MisfirePolicy
 		k         int
 		missed    []string
 		catchUp   []string // late firings that still fire, in the catch-up lane
 		onTimeEnq []string
 	}{
-		{schedule.MisfireSkip, 0, late(1, 9), nil, late(10, 11)},
-		{schedule.MisfireFireOnce, 0, late(1, 8), late(9, 9), late(10, 11)},
-		{schedule.MisfireCatchUp, 3, late(1, 6), late(7, 9), late(10, 11)},
-		{schedule.MisfireCatchUp, 1000, nil, late(1, 9), late(10, 11)},
+		{record.MisfireSkip, 0, late(1, 9), nil, late(10, 11)},
+		{record.MisfireFireOnce, 0, late(1, 8), late(9, 9), late(10, 11)},
+		{record.MisfireCatchUp, 3, late(1, 6), late(7, 9), late(10, 11)},
+		{record.MisfireCatchUp, 1000, nil, late(1, 9), late(10, 11)},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s:%d", tt.policy, tt.k), func(t *testing.T) {
@@ -93,10 +93,10 @@ func TestMisfirePoliciesAfterOutage(t *testing.T) {
 func TestLongOutageBoundedMissedRows(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
-		policy schedule.MisfirePolicy
+		policy record.MisfirePolicy
 		k      int
 		fire   int
-	}{{schedule.MisfireSkip, 0, 0}, {schedule.MisfireFireOnce, 0, 1}, {schedule.MisfireCatchUp, 1000, 1000}} {
+	}{{record.MisfireSkip, 0, 0}, {record.MisfireFireOnce, 0, 1}, {record.MisfireCatchUp, 1000, 1000}} {
 		t.Run(string(tt.policy), func(t *testing.T) {
 			t.Parallel()
 			start := utc("2027-01-04T00:00:00Z")
@@ -113,12 +113,12 @@ func TestLongOutageBoundedMissedRows(t *testing.T) {
 			totalLate := int(now.Add(-60*time.Second).Sub(start)/time.Second) - 1
 			states := map[record.OccurrenceState]int{}
 			var lanes = map[record.Lane]int{}
-			occs, err := h.e.Occurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, ScheduleID: sc.ScheduleID, State: record.OccurrenceMissed, Limit: store.MaxListLimit})
+			occs, err := h.e.Queue.Occurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, ScheduleID: sc.ScheduleID, State: record.OccurrenceMissed, Limit: store.MaxListLimit})
 			if err != nil {
 				t.Fatal(err)
 			}
 			states[record.OccurrenceMissed] = len(occs)
-			enq, err := h.e.Occurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, ScheduleID: sc.ScheduleID, State: record.OccurrenceEnqueued, Limit: store.MaxListLimit})
+			enq, err := h.e.Queue.Occurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, ScheduleID: sc.ScheduleID, State: record.OccurrenceEnqueued, Limit: store.MaxListLimit})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -302,7 +302,7 @@ func TestShardLeaseFencing(t *testing.T) {
 	h.clk.Advance(20 * time.Second)
 	withSchedules := map[int]bool{}
 	for i := range 8 {
-		withSchedules[ShardOf(h.schedule(fmt.Sprintf("s%d", i)).ScheduleID, 4)] = true
+		withSchedules[record.ShardOf(h.schedule(fmt.Sprintf("s%d", i)).ScheduleID, 4)] = true
 	}
 	fenced := 0
 	for s, hs := range h.e.member.held {
@@ -327,7 +327,7 @@ func TestShardLeaseFencing(t *testing.T) {
 	}
 	for _, o := range occs {
 		if o.ScheduledFor.After(start.Add(time.Minute)) {
-			hs := b.member.held[ShardOf(o.ScheduleID, 4)]
+			hs := b.member.held[record.ShardOf(o.ScheduleID, 4)]
 			if o.ShardEpoch != hs.lease.Epoch {
 				t.Errorf("occurrence %s written under epoch %d, the live epoch is %d", o.ScheduledFor, o.ShardEpoch, hs.lease.Epoch)
 			}

@@ -233,7 +233,7 @@ func TestProxyBlackholeSelfFencesAndFailsOver(t *testing.T) {
 	created := map[string]time.Time{}
 	shardOf := map[string]int{}
 	for i := 0; i < nSched; i++ {
-		sc, _, err := b.Create(ctx, tenant, "", every("s"+string(rune('a'+i)), "1s"))
+		sc, _, err := b.Control.Create(ctx, tenant, "", every("s"+string(rune('a'+i)), "1s"))
 		if err != nil {
 			t.Fatalf("create: %v", err)
 		}
@@ -250,11 +250,11 @@ func TestProxyBlackholeSelfFencesAndFailsOver(t *testing.T) {
 	// live returns the live leases by shard, read through B.
 	live := func() map[int]store.ShardLease {
 		t.Helper()
-		ls, err := b.ShardLeases(ctx)
+		ls, err := b.Cluster.ShardLeases(ctx)
 		if err != nil {
 			t.Fatalf("shard leases: %v", err)
 		}
-		now := b.Now()
+		now := b.Cluster.Now()
 		m := map[int]store.ShardLease{}
 		for _, l := range ls {
 			if l.ExpiresAt.After(now) {
@@ -455,7 +455,7 @@ func TestAmbiguousCommitPlanRetryIdempotent(t *testing.T) {
 
 	created := map[string]time.Time{}
 	for i := 0; i < nSched; i++ {
-		sc, _, err := e.Create(ctx, tenant, "", every("s"+string(rune('a'+i)), "1s"))
+		sc, _, err := e.Control.Create(ctx, tenant, "", every("s"+string(rune('a'+i)), "1s"))
 		if err != nil {
 			t.Fatalf("create: %v", err)
 		}
@@ -498,7 +498,7 @@ func TestAmbiguousCommitPlanRetryIdempotent(t *testing.T) {
 		last[o.scheduleID] = max(last[o.scheduleID], o.scheduledFor/1000)
 	}
 	for id := range created {
-		sc, err := e.Get(ctx, tenant, id)
+		sc, err := e.Control.Get(ctx, tenant, id)
 		if err != nil {
 			t.Fatalf("get %s: %v", id, err)
 		}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/sched-dev/sched/internal/record"
 
+	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/faultinject"
 	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/store"
@@ -35,28 +37,47 @@ const (
 	Permanent ErrorClass = "permanent" // will never succeed: DEAD at once
 )
 
+// Queue is the queue: it hands occurrences to workers under a claim lease
+// and records how each attempt ended (ack, nack, an expired lease), at
+// least once, fenced by the attempt number; it replays and purges the
+// dead-letter queue, and reads occurrences and their attempts. Its rules
+// are queuerules.go's, called with the node's clock.
+type Queue struct {
+	retryBudget int // how many of one tenant's occurrences may wait for a retry
+	store       store.Store
+	clock       clock.Clock // a waiting claim's timer
+	log         *slog.Logger
+	member      *member // the node's clock (now)
+	obs         *observer
+	sweeper     *sweeper  // claims end lapsed claim leases themselves
+	notify      *notifier // what a waiting claim waits for
+}
+
+// now is the time the queue acts on (member.now).
+func (q *Queue) now() time.Time { return q.member.now() }
+
 // Claim takes available occurrences of a queue, each under a new attempt
 // whose number is the fencing token for its heartbeat, ack and nack.
-func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]store.Claimed, error) {
-	if err := e.checkClaim(&req); err != nil {
+func (q *Queue) Claim(ctx context.Context, req ClaimRequest) ([]store.Claimed, error) {
+	if err := q.checkClaim(&req); err != nil {
 		return nil, err
 	}
-	deadline := e.now().Add(req.Wait)
+	deadline := q.now().Add(req.Wait)
 	for {
-		woken := e.notify.wait() // before the claim, so no notification is lost
-		now := e.now().Truncate(time.Millisecond)
-		if err := e.maybeExpireLeases(ctx, now); err != nil {
+		woken := q.notify.wait() // before the claim, so no notification is lost
+		now := q.now().Truncate(time.Millisecond)
+		if err := q.sweeper.maybe(ctx, now); err != nil {
 			return nil, err
 		}
 		skipped := 0
-		got, err := ClaimOccurrences(ctx, e.store, store.ClaimParams{
+		got, err := ClaimOccurrences(ctx, q.store, store.ClaimParams{
 			TenantID: req.TenantID, Queue: req.Queue, WorkerID: req.WorkerID,
 			Limit: req.Limit, Lease: req.Lease, Now: now, Skipped: &skipped,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("claim from %s: %w", req.Queue, err)
 		}
-		e.observeClaims(now, got, skipped)
+		q.obs.observeClaims(now, got, skipped)
 		faultinject.Crash(faultinject.ClaimAfterCommit)
 		if len(got) > 0 || !now.Before(deadline) {
 			return got, nil
@@ -64,14 +85,14 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]store.Claimed, 
 		// Sleep until the next occurrence is due, a notification, or the
 		// deadline, whichever is first.
 		sleep := deadline.Sub(now)
-		next, err := e.store.NextAvailable(ctx, req.TenantID, req.Queue)
+		next, err := q.store.NextAvailable(ctx, req.TenantID, req.Queue)
 		if err != nil {
 			return nil, fmt.Errorf("claim from %s: %w", req.Queue, err)
 		}
 		if !next.IsZero() && next.Sub(now) < sleep {
 			sleep = max(next.Sub(now), time.Millisecond)
 		}
-		t := e.clock.NewTimer(sleep)
+		t := q.clock.NewTimer(sleep)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -84,7 +105,7 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]store.Claimed, 
 }
 
 // checkClaim checks req and fills in its defaults.
-func (e *Engine) checkClaim(req *ClaimRequest) error {
+func (q *Queue) checkClaim(req *ClaimRequest) error {
 	if err := schedule.CheckQueue(req.Queue); err != nil {
 		return err
 	}
@@ -108,16 +129,16 @@ func (e *Engine) checkClaim(req *ClaimRequest) error {
 
 // Heartbeat extends the lease of the current attempt and says whether the
 // worker should stop because its schedule was superseded or canceled.
-func (e *Engine) Heartbeat(ctx context.Context, tenantID, occurrenceID string, attempt int64, lease time.Duration) (store.HeartbeatResult, error) {
+func (q *Queue) Heartbeat(ctx context.Context, tenantID, occurrenceID string, attempt int64, lease time.Duration) (store.HeartbeatResult, error) {
 	if err := schedule.SetDuration("lease", &lease, DefaultClaimLease, time.Second, 12*time.Hour); err != nil {
 		return store.HeartbeatResult{}, err
 	}
-	r, err := e.store.Heartbeat(ctx, store.HeartbeatParams{
+	r, err := q.store.Heartbeat(ctx, store.HeartbeatParams{
 		TenantID: tenantID, OccurrenceID: occurrenceID, Attempt: attempt, Lease: lease,
-		Now: e.now().Truncate(time.Millisecond),
+		Now: q.now().Truncate(time.Millisecond),
 	})
 	if err != nil {
-		e.observeStaleErr(err)
+		q.obs.observeStaleErr(err)
 		return r, fmt.Errorf("heartbeat %s attempt %d: %w", occurrenceID, attempt, err)
 	}
 	return r, nil
@@ -126,20 +147,20 @@ func (e *Engine) Heartbeat(ctx context.Context, tenantID, occurrenceID string, a
 // Ack records that attempt succeeded. Only the current attempt may ack; a
 // repeated ack of the same attempt succeeds again without writing. The
 // answer is the whole occurrence after the ack, read in its transaction.
-func (e *Engine) Ack(ctx context.Context, tenantID, occurrenceID string, attempt int64) (*record.Occurrence, error) {
-	ps := ackParams(tenantID, []AckItem{{OccurrenceID: occurrenceID, Attempt: attempt}}, e.now())
+func (q *Queue) Ack(ctx context.Context, tenantID, occurrenceID string, attempt int64) (*record.Occurrence, error) {
+	ps := ackParams(tenantID, []AckItem{{OccurrenceID: occurrenceID, Attempt: attempt}}, q.now())
 	var (
 		rs []store.FinishResult
 		o  *record.Occurrence
 	)
-	err := store.InTx(ctx, e.store, func(tx store.Tx) (err error) {
+	err := store.InTx(ctx, q.store, func(tx store.Tx) (err error) {
 		rs, o, err = finishOne(ctx, tx, ps)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("ack %s attempt %d: %w", occurrenceID, attempt, err)
 	}
-	e.observeFinishes(ps, rs)
+	q.obs.observeFinishes(ps, rs)
 	if rs[0].Err != nil {
 		return nil, fmt.Errorf("ack %s attempt %d: %w", occurrenceID, attempt, rs[0].Err)
 	}
@@ -171,13 +192,13 @@ type AckItem struct {
 // has its own result (store.FinishResult): an acked item's Occurrence says
 // its id, tenant, state and attempt count, and perhaps no more. Ack
 // answers with the whole occurrence.
-func (e *Engine) AckBatch(ctx context.Context, tenantID string, items []AckItem) ([]store.FinishResult, error) {
-	ps := ackParams(tenantID, items, e.now())
-	rs, err := e.store.FinishAttempts(ctx, ps)
+func (q *Queue) AckBatch(ctx context.Context, tenantID string, items []AckItem) ([]store.FinishResult, error) {
+	ps := ackParams(tenantID, items, q.now())
+	rs, err := q.store.FinishAttempts(ctx, ps)
 	if err != nil {
 		return nil, fmt.Errorf("ack %d attempts: %w", len(items), err)
 	}
-	e.observeFinishes(ps, rs)
+	q.obs.observeFinishes(ps, rs)
 	return rs, nil
 }
 
@@ -202,21 +223,21 @@ func ackParams(tenantID string, items []AckItem, now time.Time) []store.FinishPa
 // of attempts, past its deadline, or its tenant is out of retry budget,
 // RETRY_WAIT for a backoff otherwise. The answer is the occurrence after
 // the nack.
-func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attempt int64, class ErrorClass, message string) (*record.Occurrence, error) {
+func (q *Queue) Nack(ctx context.Context, tenantID, occurrenceID string, attempt int64, class ErrorClass, message string) (*record.Occurrence, error) {
 	if class != Retryable && class != Permanent {
 		return nil, schedule.Invalid("class", "%q: want retryable or permanent", class)
 	}
 	if len(message) > 4096 {
 		message = message[:4096]
 	}
-	now := e.now().Truncate(time.Millisecond)
+	now := q.now().Truncate(time.Millisecond)
 	var (
 		p           store.FinishParams
 		rs          []store.FinishResult
 		o           *record.Occurrence
 		budgetSpent bool
 	)
-	err := store.InTx(ctx, e.store, func(tx store.Tx) error {
+	err := store.InTx(ctx, q.store, func(tx store.Tx) error {
 		p = store.FinishParams{
 			TenantID: tenantID, OccurrenceID: occurrenceID, Attempt: attempt,
 			Result: record.ResultFailedPermanent, State: record.OccurrenceDead, DeadReason: record.DeadPermanentFailure,
@@ -227,7 +248,7 @@ func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attemp
 			if err != nil {
 				return err
 			}
-			d := decideRetry(&f, attempt, now, e.cfg.RetryBudget)
+			d := decideRetry(&f, attempt, now, q.retryBudget)
 			budgetSpent = d.BudgetSpent
 			p.Result, p.State, p.RetryAt, p.DeadReason = record.ResultFailedRetryable, d.State, d.RetryAt, d.DeadReason
 		}
@@ -238,16 +259,16 @@ func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attemp
 	if err != nil {
 		return nil, fmt.Errorf("nack %s attempt %d: %w", occurrenceID, attempt, err)
 	}
-	e.observeFinishes([]store.FinishParams{p}, rs)
+	q.obs.observeFinishes([]store.FinishParams{p}, rs)
 	if rs[0].Err != nil {
 		return nil, fmt.Errorf("nack %s attempt %d: %w", occurrenceID, attempt, rs[0].Err)
 	}
 	if budgetSpent {
-		e.log.Warn("tenant retry budget spent; failure goes to the dead-letter queue",
-			"tenant", tenantID, "occurrence_id", occurrenceID, "budget", e.cfg.RetryBudget)
+		q.log.Warn("tenant retry budget spent; failure goes to the dead-letter queue",
+			"tenant", tenantID, "occurrence_id", occurrenceID, "budget", q.retryBudget)
 	}
 	if p.State == record.OccurrenceRetryWait {
-		e.notify.broadcast()
+		q.notify.broadcast()
 	}
 	return o, nil
 }
@@ -255,37 +276,82 @@ func (e *Engine) Nack(ctx context.Context, tenantID, occurrenceID string, attemp
 // Replay puts a DEAD occurrence back on the queue with the same
 // occurrence_id; its next claim is a new attempt, with a fresh set of
 // retries.
-func (e *Engine) Replay(ctx context.Context, tenantID, occurrenceID string) (*record.Occurrence, error) {
-	o, err := ReplayOccurrence(ctx, e.store, tenantID, occurrenceID, e.now().Truncate(time.Millisecond))
+func (q *Queue) Replay(ctx context.Context, tenantID, occurrenceID string) (*record.Occurrence, error) {
+	o, err := ReplayOccurrence(ctx, q.store, tenantID, occurrenceID, q.now().Truncate(time.Millisecond))
 	if err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			// One sentence naming the state, like the control plane's
 			// conflicts, not the store's message wrapped in ours: the API
 			// shows the text before the sentinel to the user as it is.
 			state := "not DEAD"
-			if cur, gerr := e.store.GetOccurrence(ctx, tenantID, occurrenceID); gerr == nil {
+			if cur, gerr := q.store.GetOccurrence(ctx, tenantID, occurrenceID); gerr == nil {
 				state = string(cur.State)
 			}
 			return nil, fmt.Errorf("occurrence %s is %s; only a DEAD occurrence can be replayed: %w", occurrenceID, state, ErrConflict)
 		}
 		return nil, fmt.Errorf("replay %s: %w", occurrenceID, err)
 	}
-	e.metrics.Replays.Inc()
-	e.notify.broadcast()
+	q.obs.metrics.Replays.Inc()
+	q.notify.broadcast()
 	return o, nil
 }
 
 // Occurrence returns one occurrence of a tenant.
-func (e *Engine) Occurrence(ctx context.Context, tenantID, occurrenceID string) (*record.Occurrence, error) {
-	return e.store.GetOccurrence(ctx, tenantID, occurrenceID)
+func (q *Queue) Occurrence(ctx context.Context, tenantID, occurrenceID string) (*record.Occurrence, error) {
+	return q.store.GetOccurrence(ctx, tenantID, occurrenceID)
 }
 
 // Occurrences lists a tenant's occurrences.
-func (e *Engine) Occurrences(ctx context.Context, p store.ListOccurrencesParams) ([]record.Occurrence, error) {
-	return e.store.ListOccurrences(ctx, p)
+func (q *Queue) Occurrences(ctx context.Context, p store.ListOccurrencesParams) ([]record.Occurrence, error) {
+	return q.store.ListOccurrences(ctx, p)
 }
 
 // Attempts lists the attempts of one occurrence.
-func (e *Engine) Attempts(ctx context.Context, tenantID, occurrenceID string) ([]record.Attempt, error) {
-	return e.store.ListAttempts(ctx, tenantID, occurrenceID)
+func (q *Queue) Attempts(ctx context.Context, tenantID, occurrenceID string) ([]record.Attempt, error) {
+	return q.store.ListAttempts(ctx, tenantID, occurrenceID)
+}
+
+// DLQFilter selects a tenant's dead-letter entries; empty fields match all.
+type DLQFilter struct {
+	TenantID   string
+	ScheduleID string
+	Queue      string
+}
+
+// ReplayDead replays up to limit (1..store.MaxListLimit) of the DEAD
+// occurrences f matches, oldest first, each as Replay does (same id, a new
+// attempt, a fresh set of retries), and returns their ids, and whether
+// more may match (the caller calls again). It is idempotent: what it
+// replayed is no longer DEAD, so a call again, or after a failure part way,
+// replays only what is still DEAD.
+func (q *Queue) ReplayDead(ctx context.Context, f DLQFilter, limit int) (ids []string, more bool, err error) {
+	page, err := q.store.ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: f.TenantID, ScheduleID: f.ScheduleID,
+		Queue: f.Queue, State: record.OccurrenceDead, Limit: limit})
+	if err != nil {
+		return nil, false, fmt.Errorf("replay the dead-letter queue: %w", err)
+	}
+	for i := range page {
+		if _, err := q.Replay(ctx, f.TenantID, page[i].OccurrenceID); err != nil {
+			if errors.Is(err, store.ErrConflict) {
+				continue // replayed or purged meanwhile
+			}
+			return ids, false, err
+		}
+		ids = append(ids, page[i].OccurrenceID)
+	}
+	return ids, len(page) == limit, nil
+}
+
+// PurgeDead takes up to limit (1..store.MaxListLimit) of the DEAD
+// occurrences f matches out of the dead-letter queue: each becomes
+// CANCELED, keeping its dead reason and attempts as history. It returns
+// how many, and whether more may match (the caller calls again).
+func (q *Queue) PurgeDead(ctx context.Context, f DLQFilter, limit int) (int, bool, error) {
+	n, err := PurgeDead(ctx, q.store, store.PurgeDeadParams{TenantID: f.TenantID, ScheduleID: f.ScheduleID, Queue: f.Queue,
+		Now: q.now().Truncate(time.Millisecond), Limit: limit})
+	if err != nil {
+		return 0, false, fmt.Errorf("purge the dead-letter queue: %w", err)
+	}
+	q.obs.metrics.Purged.Add(float64(n))
+	return n, n == limit, nil
 }

@@ -40,23 +40,23 @@ func testLeaseExpiryRedeliveryAndStaleAck(t *testing.T, open harnessMaker) {
 	if len(second) != 1 || second[0].Occurrence.OccurrenceID != occ || second[0].Attempt.Attempt != 2 {
 		t.Fatalf("redelivery: %+v", second)
 	}
-	if _, err := h.e.Ack(h.ctx, tenant, occ, 1); !errors.Is(err, ErrStaleAttempt) {
+	if _, err := h.e.Queue.Ack(h.ctx, tenant, occ, 1); !errors.Is(err, ErrStaleAttempt) {
 		t.Fatalf("ack with the old attempt: %v, want ErrStaleAttempt", err)
 	}
-	if _, err := h.e.Heartbeat(h.ctx, tenant, occ, 1, 0); !errors.Is(err, ErrStaleAttempt) {
+	if _, err := h.e.Queue.Heartbeat(h.ctx, tenant, occ, 1, 0); !errors.Is(err, ErrStaleAttempt) {
 		t.Fatalf("heartbeat with the old attempt: %v, want ErrStaleAttempt", err)
 	}
-	if _, err := h.e.Nack(h.ctx, tenant, occ, 1, Permanent, "late"); !errors.Is(err, ErrStaleAttempt) {
+	if _, err := h.e.Queue.Nack(h.ctx, tenant, occ, 1, Permanent, "late"); !errors.Is(err, ErrStaleAttempt) {
 		t.Fatalf("nack with the old attempt: %v, want ErrStaleAttempt", err)
 	}
-	o, err := h.e.Ack(h.ctx, tenant, occ, 2)
+	o, err := h.e.Queue.Ack(h.ctx, tenant, occ, 2)
 	if err != nil || o.State != record.OccurrenceSucceeded {
 		t.Fatalf("ack with the current attempt: %v %+v", err, o)
 	}
-	if _, err := h.e.Ack(h.ctx, tenant, occ, 2); err != nil {
+	if _, err := h.e.Queue.Ack(h.ctx, tenant, occ, 2); err != nil {
 		t.Fatalf("the same ack again (its answer was lost): %v, want success", err)
 	}
-	atts, err := h.e.Attempts(h.ctx, tenant, occ)
+	atts, err := h.e.Queue.Attempts(h.ctx, tenant, occ)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,24 +81,24 @@ func testPermanentNackDeadAndReplay(t *testing.T, open harnessMaker) {
 	h.advance(time.Minute)
 	c := h.claim("q", 1)[0]
 	id := c.Occurrence.OccurrenceID
-	o, err := h.e.Nack(h.ctx, tenant, id, 1, Permanent, "bad payload")
+	o, err := h.e.Queue.Nack(h.ctx, tenant, id, 1, Permanent, "bad payload")
 	if err != nil || o.State != record.OccurrenceDead {
 		t.Fatalf("permanent nack: %v %+v", err, o)
 	}
-	dead, err := h.e.Occurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, State: record.OccurrenceDead, Queue: "q"})
+	dead, err := h.e.Queue.Occurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, State: record.OccurrenceDead, Queue: "q"})
 	if err != nil || len(dead) != 1 || dead[0].OccurrenceID != id {
 		t.Fatalf("dead-letter queue: %v %+v", err, dead)
 	}
-	if _, err := h.e.Replay(h.ctx, tenant, "occ_doesnotexist"); !errors.Is(err, ErrNotFound) {
+	if _, err := h.e.Queue.Replay(h.ctx, tenant, "occ_doesnotexist"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("replay of an unknown id: %v", err)
 	}
-	if _, err := h.e.Replay(h.ctx, "tenant-b", id); !errors.Is(err, ErrNotFound) {
+	if _, err := h.e.Queue.Replay(h.ctx, "tenant-b", id); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("replay by another tenant: %v, want ErrNotFound", err)
 	}
-	if _, err := h.e.Replay(h.ctx, tenant, id); err != nil {
+	if _, err := h.e.Queue.Replay(h.ctx, tenant, id); err != nil {
 		t.Fatalf("replay: %v", err)
 	}
-	_, err = h.e.Replay(h.ctx, tenant, id)
+	_, err = h.e.Queue.Replay(h.ctx, tenant, id)
 	if !errors.Is(err, ErrConflict) {
 		t.Fatalf("replay of an occurrence no longer DEAD: %v, want ErrConflict", err)
 	}
@@ -111,7 +111,7 @@ func testPermanentNackDeadAndReplay(t *testing.T, open harnessMaker) {
 	if len(again) != 1 || again[0].Occurrence.OccurrenceID != id || again[0].Attempt.Attempt != 2 {
 		t.Fatalf("after replay: %+v", again)
 	}
-	if o, err := h.e.Ack(h.ctx, tenant, id, 2); err != nil || o.State != record.OccurrenceSucceeded {
+	if o, err := h.e.Queue.Ack(h.ctx, tenant, id, 2); err != nil || o.State != record.OccurrenceSucceeded {
 		t.Fatalf("ack after replay: %v %+v", err, o)
 	}
 }
@@ -124,14 +124,14 @@ func testRetryBackoffThenDead(t *testing.T, open harnessMaker) {
 	t.Parallel()
 	h := open(t, utc("2027-01-04T10:00:00Z"), nil)
 	req := every("flaky", "1h")
-	req.Retry = schedule.RetryPolicy{MaxAttempts: 3, BackoffBase: 10 * time.Second, BackoffCap: time.Minute}
+	req.Retry = record.RetryPolicy{MaxAttempts: 3, BackoffBase: 10 * time.Second, BackoffCap: time.Minute}
 	h.create(req)
 	h.advance(time.Hour)
 	c := h.claim("q", 1)[0]
 	id := c.Occurrence.OccurrenceID
 	for attempt := int64(1); attempt <= 3; attempt++ {
 		now := h.clk.Now()
-		o, err := h.e.Nack(h.ctx, tenant, id, attempt, Retryable, "503")
+		o, err := h.e.Queue.Nack(h.ctx, tenant, id, attempt, Retryable, "503")
 		if err != nil {
 			t.Fatalf("nack %d: %v", attempt, err)
 		}
@@ -169,7 +169,7 @@ func testAckAndNackAnswer(t *testing.T, open harnessMaker) {
 	h := open(t, utc("2027-01-04T10:00:00Z"), nil)
 	for _, name := range []string{"a", "b", "c"} {
 		req := every(name, "1h")
-		req.Retry = schedule.RetryPolicy{MaxAttempts: 5, BackoffBase: time.Minute, BackoffCap: time.Minute}
+		req.Retry = record.RetryPolicy{MaxAttempts: 5, BackoffBase: time.Minute, BackoffCap: time.Minute}
 		h.create(req)
 	}
 	h.advance(time.Hour)
@@ -179,7 +179,7 @@ func testAckAndNackAnswer(t *testing.T, open harnessMaker) {
 	}
 	same := func(what string, answer *record.Occurrence, state record.OccurrenceState, reason record.DeadReason, lastError string) {
 		t.Helper()
-		stored, err := h.e.Occurrence(h.ctx, tenant, answer.OccurrenceID)
+		stored, err := h.e.Queue.Occurrence(h.ctx, tenant, answer.OccurrenceID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,20 +192,20 @@ func testAckAndNackAnswer(t *testing.T, open harnessMaker) {
 		}
 	}
 	ids := []string{got[0].Occurrence.OccurrenceID, got[1].Occurrence.OccurrenceID, got[2].Occurrence.OccurrenceID}
-	o, err := h.e.Ack(h.ctx, tenant, ids[0], 1)
+	o, err := h.e.Queue.Ack(h.ctx, tenant, ids[0], 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	same("ack", o, record.OccurrenceSucceeded, "", "")
-	if o, err = h.e.Ack(h.ctx, tenant, ids[0], 1); err != nil {
+	if o, err = h.e.Queue.Ack(h.ctx, tenant, ids[0], 1); err != nil {
 		t.Fatal(err)
 	}
 	same("the same ack again", o, record.OccurrenceSucceeded, "", "")
-	if o, err = h.e.Nack(h.ctx, tenant, ids[1], 1, Retryable, "boom 1"); err != nil {
+	if o, err = h.e.Queue.Nack(h.ctx, tenant, ids[1], 1, Retryable, "boom 1"); err != nil {
 		t.Fatal(err)
 	}
 	same("retryable nack", o, record.OccurrenceRetryWait, "", "boom 1")
-	if o, err = h.e.Nack(h.ctx, tenant, ids[2], 1, Permanent, "boom 2"); err != nil {
+	if o, err = h.e.Queue.Nack(h.ctx, tenant, ids[2], 1, Permanent, "boom 2"); err != nil {
 		t.Fatal(err)
 	}
 	same("permanent nack", o, record.OccurrenceDead, record.DeadPermanentFailure, "boom 2")
@@ -222,7 +222,7 @@ func testRetryBudget(t *testing.T, open harnessMaker) {
 	h := open(t, utc("2027-01-04T10:00:00Z"), func(c *Config) { c.RetryBudget = 1 })
 	for _, name := range []string{"a", "b"} {
 		req := every(name, "1h")
-		req.Retry = schedule.RetryPolicy{MaxAttempts: 5, BackoffBase: time.Minute, BackoffCap: time.Minute}
+		req.Retry = record.RetryPolicy{MaxAttempts: 5, BackoffBase: time.Minute, BackoffCap: time.Minute}
 		h.create(req)
 	}
 	h.advance(time.Hour)
@@ -230,15 +230,15 @@ func testRetryBudget(t *testing.T, open harnessMaker) {
 	if len(got) != 2 {
 		t.Fatalf("claimed %d, want 2", len(got))
 	}
-	first, err := h.e.Nack(h.ctx, tenant, got[0].Occurrence.OccurrenceID, 1, Retryable, "503")
+	first, err := h.e.Queue.Nack(h.ctx, tenant, got[0].Occurrence.OccurrenceID, 1, Retryable, "503")
 	if err != nil || first.State != record.OccurrenceRetryWait {
 		t.Fatalf("first retryable nack: %+v, %v; want RETRY_WAIT", first, err)
 	}
-	second, err := h.e.Nack(h.ctx, tenant, got[1].Occurrence.OccurrenceID, 1, Retryable, "503")
+	second, err := h.e.Queue.Nack(h.ctx, tenant, got[1].Occurrence.OccurrenceID, 1, Retryable, "503")
 	if err != nil || second.State != record.OccurrenceDead || second.DeadReason != record.DeadRetryBudgetExhausted {
 		t.Fatalf("retryable nack over the budget: %+v, %v; want DEAD, retry_budget_exhausted", second, err)
 	}
-	if _, err := h.e.Nack(h.ctx, tenant, "occ_missing", 1, Retryable, "503"); !errors.Is(err, ErrNotFound) {
+	if _, err := h.e.Queue.Nack(h.ctx, tenant, "occ_missing", 1, Retryable, "503"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("nack of an unknown occurrence: %v, want ErrNotFound", err)
 	}
 }
@@ -250,20 +250,20 @@ func TestOverlapPolicies(t *testing.T) { onEveryStore(t, testOverlapPolicies) }
 func testOverlapPolicies(t *testing.T, open harnessMaker) {
 	t.Parallel()
 	tests := []struct {
-		policy  schedule.OverlapPolicy
+		policy  record.OverlapPolicy
 		run     time.Duration
 		claimed map[string]string // scheduled_for -> claimed at (HH:MM)
 		skipped []string
 	}{
-		{schedule.OverlapAllow, 90 * time.Minute,
+		{record.OverlapAllow, 90 * time.Minute,
 			map[string]string{"10:00": "10:00", "11:00": "11:00", "12:00": "12:00"}, nil},
-		{schedule.OverlapSkipIfRunning, 90 * time.Minute,
+		{record.OverlapSkipIfRunning, 90 * time.Minute,
 			map[string]string{"10:00": "10:00", "12:00": "12:00"}, []string{"11:00"}},
-		{schedule.OverlapQueueOne, 90 * time.Minute,
+		{record.OverlapQueueOne, 90 * time.Minute,
 			map[string]string{"10:00": "10:00", "11:00": "11:30", "12:00": "13:00"}, nil},
 		// Runs of 150 minutes: 11:00 waits; 12:00 arrives while 11:00 is
 		// still waiting, so it is the second in line and is skipped.
-		{schedule.OverlapQueueOne, 150 * time.Minute,
+		{record.OverlapQueueOne, 150 * time.Minute,
 			map[string]string{"10:00": "10:00", "11:00": "12:30"}, []string{"12:00"}},
 	}
 	for _, tt := range tests {
@@ -286,18 +286,18 @@ func testOverlapPolicies(t *testing.T, open harnessMaker) {
 				var still []run
 				for _, r := range running {
 					if !now.Before(r.ends) {
-						if _, err := h.e.Ack(h.ctx, tenant, r.occ, r.attempt); err != nil {
+						if _, err := h.e.Queue.Ack(h.ctx, tenant, r.occ, r.attempt); err != nil {
 							t.Fatalf("ack: %v", err)
 						}
 						continue
 					}
-					if _, err := h.e.Heartbeat(h.ctx, tenant, r.occ, r.attempt, 30*time.Minute); err != nil {
+					if _, err := h.e.Queue.Heartbeat(h.ctx, tenant, r.occ, r.attempt, 30*time.Minute); err != nil {
 						t.Fatalf("heartbeat: %v", err)
 					}
 					still = append(still, r)
 				}
 				running = still
-				got, err := h.e.Claim(h.ctx, ClaimRequest{TenantID: tenant, Queue: "q", WorkerID: "w", Limit: 10, Lease: 30 * time.Minute})
+				got, err := h.e.Queue.Claim(h.ctx, ClaimRequest{TenantID: tenant, Queue: "q", WorkerID: "w", Limit: 10, Lease: 30 * time.Minute})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -355,11 +355,11 @@ func TestUpdateAndCancelRaceClaims(t *testing.T) {
 					return
 				default:
 				}
-				got, err := h.e.Claim(h.ctx, ClaimRequest{TenantID: tenant, Queue: "q", WorkerID: fmt.Sprintf("w%d", w), Limit: 7, Lease: time.Minute})
+				got, err := h.e.Queue.Claim(h.ctx, ClaimRequest{TenantID: tenant, Queue: "q", WorkerID: fmt.Sprintf("w%d", w), Limit: 7, Lease: time.Minute})
 				if err == nil {
 					for i, c := range got {
 						if i%2 == 0 {
-							_, err = h.e.Ack(h.ctx, tenant, c.Occurrence.OccurrenceID, c.Attempt.Attempt)
+							_, err = h.e.Queue.Ack(h.ctx, tenant, c.Occurrence.OccurrenceID, c.Attempt.Attempt)
 						}
 					}
 				}
@@ -375,14 +375,14 @@ func TestUpdateAndCancelRaceClaims(t *testing.T) {
 	var canceled, inFlight int
 	for i := range 5 {
 		req.Payload = []byte(fmt.Sprintf(`{"v":%d}`, i))
-		res, err := h.e.Update(h.ctx, tenant, sc.ScheduleID, req)
+		res, err := h.e.Control.Update(h.ctx, tenant, sc.ScheduleID, req)
 		if err != nil {
 			t.Fatalf("update %d: %v", i, err)
 		}
 		canceled += res.Canceled
 		h.plan()
 	}
-	res, err := h.e.Cancel(h.ctx, tenant, sc.ScheduleID)
+	res, err := h.e.Control.Cancel(h.ctx, tenant, sc.ScheduleID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,7 +410,7 @@ func TestUpdateAndCancelRaceClaims(t *testing.T) {
 		if st == record.OccurrenceCanceled {
 			continue
 		}
-		occs, err := h.e.Occurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, ScheduleID: sc.ScheduleID, State: st, Limit: store.MaxListLimit})
+		occs, err := h.e.Queue.Occurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, ScheduleID: sc.ScheduleID, State: st, Limit: store.MaxListLimit})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -467,7 +467,7 @@ func TestClaimLongPollWakesAtAvailableAt(t *testing.T) {
 	h.plan()
 	done := make(chan []store.Claimed)
 	go func() {
-		got, err := h.e.Claim(h.ctx, ClaimRequest{TenantID: tenant, Queue: "q", WorkerID: "w", Wait: time.Minute})
+		got, err := h.e.Queue.Claim(h.ctx, ClaimRequest{TenantID: tenant, Queue: "q", WorkerID: "w", Wait: time.Minute})
 		if err != nil {
 			t.Error(err)
 		}
@@ -516,7 +516,7 @@ func testMovedOnNeverRetried(t *testing.T, open harnessMaker) {
 			t.Parallel()
 			h := open(t, utc("2027-01-04T10:00:00Z"), nil)
 			req := every("each minute", "1m")
-			req.Retry = schedule.RetryPolicy{MaxAttempts: 10, BackoffBase: time.Second, BackoffCap: time.Second}
+			req.Retry = record.RetryPolicy{MaxAttempts: 10, BackoffBase: time.Second, BackoffCap: time.Second}
 			sc := h.create(req)
 			h.advance(time.Minute)
 			c := h.claim("q", 1)
@@ -527,20 +527,20 @@ func testMovedOnNeverRetried(t *testing.T, open harnessMaker) {
 			if err := tc.change(h, sc.ScheduleID); err != nil {
 				t.Fatal(err)
 			}
-			hb, err := h.e.Heartbeat(h.ctx, tenant, occ, 1, 2*time.Second)
+			hb, err := h.e.Queue.Heartbeat(h.ctx, tenant, occ, 1, 2*time.Second)
 			if err != nil || !hb.Superseded {
 				t.Fatalf("heartbeat after the change: %+v, %v; want superseded", hb, err)
 			}
 			tc.end(h, occ)
 
-			o, err := h.e.Occurrence(h.ctx, tenant, occ)
+			o, err := h.e.Queue.Occurrence(h.ctx, tenant, occ)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if o.State != tc.want || o.FinishedAt.IsZero() {
 				t.Fatalf("after the change and the end of its attempt: %s finished at %v, want %s and finished", o.State, o.FinishedAt, tc.want)
 			}
-			atts, err := h.e.Attempts(h.ctx, tenant, occ)
+			atts, err := h.e.Queue.Attempts(h.ctx, tenant, occ)
 			if err != nil || len(atts) != 1 || atts[0].Result != tc.result {
 				t.Fatalf("attempts: %+v, %v; want one, %s", atts, err, tc.result)
 			}
@@ -551,7 +551,7 @@ func testMovedOnNeverRetried(t *testing.T, open harnessMaker) {
 					if got.Occurrence.OccurrenceID == occ {
 						t.Fatalf("delivered again: attempt %d", got.Attempt.Attempt)
 					}
-					if _, err := h.e.Ack(h.ctx, tenant, got.Occurrence.OccurrenceID, got.Attempt.Attempt); err != nil {
+					if _, err := h.e.Queue.Ack(h.ctx, tenant, got.Occurrence.OccurrenceID, got.Attempt.Attempt); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -560,7 +560,7 @@ func testMovedOnNeverRetried(t *testing.T, open harnessMaker) {
 				return
 			}
 			// A DEAD one is still replayed on request, and delivered.
-			if _, err := h.e.Replay(h.ctx, tenant, occ); err != nil {
+			if _, err := h.e.Queue.Replay(h.ctx, tenant, occ); err != nil {
 				t.Fatalf("replay: %v", err)
 			}
 			again := h.claim("q", 100)
@@ -574,25 +574,25 @@ func testMovedOnNeverRetried(t *testing.T, open harnessMaker) {
 func update(h *harness, scheduleID string) error {
 	req := every("each minute", "1m")
 	req.Payload = []byte(`{"v":2}`)
-	req.Retry = schedule.RetryPolicy{MaxAttempts: 10, BackoffBase: time.Second, BackoffCap: time.Second}
-	_, err := h.e.Update(h.ctx, tenant, scheduleID, req)
+	req.Retry = record.RetryPolicy{MaxAttempts: 10, BackoffBase: time.Second, BackoffCap: time.Second}
+	_, err := h.e.Control.Update(h.ctx, tenant, scheduleID, req)
 	return err
 }
 
 func pause(h *harness, scheduleID string) error {
-	_, err := h.e.Pause(h.ctx, tenant, scheduleID)
+	_, err := h.e.Control.Pause(h.ctx, tenant, scheduleID)
 	return err
 }
 
 func cancel(h *harness, scheduleID string) error {
-	_, err := h.e.Cancel(h.ctx, tenant, scheduleID)
+	_, err := h.e.Control.Cancel(h.ctx, tenant, scheduleID)
 	return err
 }
 
 func nack(class ErrorClass) func(h *harness, occ string) {
 	return func(h *harness, occ string) {
 		h.t.Helper()
-		if _, err := h.e.Nack(h.ctx, tenant, occ, 1, class, "stopped: the schedule moved on"); err != nil {
+		if _, err := h.e.Queue.Nack(h.ctx, tenant, occ, 1, class, "stopped: the schedule moved on"); err != nil {
 			h.t.Fatalf("nack %s: %v", class, err)
 		}
 	}
@@ -604,7 +604,7 @@ func expire(h *harness, _ string) {
 
 func ack(h *harness, occ string) {
 	h.t.Helper()
-	if _, err := h.e.Ack(h.ctx, tenant, occ, 1); err != nil {
+	if _, err := h.e.Queue.Ack(h.ctx, tenant, occ, 1); err != nil {
 		h.t.Fatalf("ack: %v", err)
 	}
 }

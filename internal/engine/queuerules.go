@@ -17,9 +17,9 @@ import (
 // retryable nack leads to, and what a replay and a purge of the dead-letter
 // queue write. Each is a function of a store and a time (the caller's
 // clock: these functions never read one), composed from the statements of
-// store.QueueTx in one transaction. The Engine's methods call them with
-// its clock; the conformance suite (internal/store/storetest) calls them
-// on every store.
+// store.QueueTx in one transaction. The Queue's methods call them with
+// the node's clock; the conformance suite (internal/store/storetest)
+// calls them on every store.
 
 // lanes in the order claims serve them: strict capacity is never taken by
 // the other lanes.

@@ -52,7 +52,7 @@ func TestRestartEveryKTicksSameOccurrences(t *testing.T) {
 		}
 		open()
 		for _, s := range schedules {
-			if _, _, err := e.Create(t.Context(), tenant, "", s); err != nil {
+			if _, _, err := e.Control.Create(t.Context(), tenant, "", s); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -69,11 +69,11 @@ func TestRestartEveryKTicksSameOccurrences(t *testing.T) {
 		defer st.Close()
 		var out []string
 		for _, s := range schedules {
-			sc, err := e.Get(t.Context(), tenant, s.Name)
+			sc, err := e.Control.Get(t.Context(), tenant, s.Name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			occs, err := e.Occurrences(t.Context(), store.ListOccurrencesParams{TenantID: tenant, ScheduleID: sc.ScheduleID, Limit: store.MaxListLimit})
+			occs, err := e.Queue.Occurrences(t.Context(), store.ListOccurrencesParams{TenantID: tenant, ScheduleID: sc.ScheduleID, Limit: store.MaxListLimit})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/sched-dev/sched/internal/record"
 
+	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/metrics"
 	"github.com/sched-dev/sched/internal/store"
 )
@@ -168,50 +170,67 @@ func (r *recorder) forget(now time.Time) {
 	}
 }
 
-// flushStats writes this node's current figures to the store. A minute's
+// Stats is the cluster-wide figures: the queue's snapshot (read from the
+// store, reused for StatsEvery), the per-minute figures every node writes
+// (this node's come from the observer), and their sum, Status. It also
+// serves the store-backed gauges of the metrics.
+type Stats struct {
+	nodeID  string        // the node whose figures this one writes
+	every   time.Duration // Config.StatsEvery
+	store   store.Store
+	clock   clock.Clock // the engine's clock: when the cache and the last flush are fresh
+	log     *slog.Logger
+	member  *member   // the node's now, store errors, the leases it holds
+	rec     *recorder // this node's figures not yet written (the observer's)
+	metrics *metrics.Metrics
+	snap    snapshotCache
+}
+
+// flush writes this node's current figures to the store. A minute's
 // row is rewritten whole at every flush, and kept in memory until written,
 // so a failed write loses nothing but is logged and retried at the next.
-func (e *Engine) flushStats(ctx context.Context) {
-	e.rec.flushMu.Lock()
-	defer e.rec.flushMu.Unlock()
-	e.rec.flushedAt = e.clock.Now()
-	now := e.now()
-	rows, err := e.rec.take(e.cfg.NodeID, now)
+func (s *Stats) flush(ctx context.Context) {
+	s.rec.flushMu.Lock()
+	defer s.rec.flushMu.Unlock()
+	s.rec.flushedAt = s.clock.Now()
+	now := s.member.now()
+	rows, err := s.rec.take(s.nodeID, now)
 	if err == nil && len(rows) > 0 {
-		err = e.store.WriteStatMinutes(ctx, rows, now.Add(-statsKeep))
+		err = s.store.WriteStatMinutes(ctx, rows, now.Add(-statsKeep))
 	}
 	if err != nil {
 		if ctx.Err() == nil {
-			e.NoteStoreErr(err)
-			e.log.Warn("write this node's figures", "err", err)
+			s.member.noteStoreErr(err)
+			s.log.Warn("write this node's figures", "err", err)
 		}
 		return
 	}
-	e.rec.forget(now)
+	s.rec.forget(now)
 }
 
-// freshStats flushes this node's figures unless a flush ran within the
+// fresh flushes this node's figures unless a flush ran within the
 // last second: a status answers with this node's latest figures, and a
 // terminal polling status every second costs at most one write a second.
-func (e *Engine) freshStats(ctx context.Context) {
-	e.rec.flushMu.Lock()
-	recent := !e.rec.flushedAt.IsZero() && e.clock.Now().Sub(e.rec.flushedAt) < time.Second
-	e.rec.flushMu.Unlock()
+func (s *Stats) fresh(ctx context.Context) {
+	s.rec.flushMu.Lock()
+	recent := !s.rec.flushedAt.IsZero() && s.clock.Now().Sub(s.rec.flushedAt) < time.Second
+	s.rec.flushMu.Unlock()
 	if !recent {
-		e.flushStats(ctx)
+		s.flush(ctx)
 	}
 }
 
-func (e *Engine) flushStatsLoop(ctx context.Context) {
+// flushLoop flushes every StatsEvery until ctx ends.
+func (s *Stats) flushLoop(ctx context.Context) {
 	for {
-		t := e.clock.NewTimer(e.cfg.StatsEvery)
+		t := s.clock.NewTimer(s.every)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return
 		case <-t.C():
 		}
-		e.flushStats(ctx)
+		s.flush(ctx)
 	}
 }
 
@@ -225,28 +244,28 @@ type snapshotCache struct {
 
 // Snapshot returns the store's snapshot of the queue as of at most
 // StatsEvery ago, and the time it was taken at.
-func (e *Engine) Snapshot(ctx context.Context) (store.Snapshot, time.Time, error) {
-	c := &e.snap
+func (s *Stats) Snapshot(ctx context.Context) (store.Snapshot, time.Time, error) {
+	c := &s.snap
 	c.mu.Lock() // held while reading: concurrent callers wait for one read
 	defer c.mu.Unlock()
-	local := e.clock.Now()
-	if !c.at.IsZero() && local.Sub(c.at) < e.cfg.StatsEvery && !local.Before(c.at) {
+	local := s.clock.Now()
+	if !c.at.IsZero() && local.Sub(c.at) < s.every && !local.Before(c.at) {
 		return c.snap, c.now, nil
 	}
-	now := e.now().Truncate(time.Millisecond)
+	now := s.member.now().Truncate(time.Millisecond)
 	// Buckets by clock minute (the first one holds the rest of the
 	// current minute), so that a firing at 09:00:00 is counted in the
 	// 09:00 bucket whenever the snapshot is taken.
-	s, err := e.store.Snapshot(ctx, store.SnapshotParams{Now: now, Buckets: 60, BacklogFrom: now.Truncate(time.Minute)})
+	snap, err := s.store.Snapshot(ctx, store.SnapshotParams{Now: now, Buckets: 60, BacklogFrom: now.Truncate(time.Minute)})
 	if err != nil {
-		e.NoteStoreErr(err)
+		s.member.noteStoreErr(err)
 		return store.Snapshot{}, time.Time{}, fmt.Errorf("snapshot of the queue: %w", err)
 	}
-	c.at, c.snap, c.now = local, s, now
-	return s, now, nil
+	c.at, c.snap, c.now = local, snap, now
+	return snap, now, nil
 }
 
-// Status is the cluster's state as Status computes it.
+// Status is the cluster's state as Stats.Status computes it.
 type Status struct {
 	Now     time.Time
 	StatsAt time.Time // when Snapshot was taken
@@ -274,22 +293,22 @@ type EventCounts = events
 // Status computes the cluster's figures from the store. It first writes
 // this node's own figures (unless it did within the last second), so the
 // node that answers is never behind.
-func (e *Engine) Status(ctx context.Context) (*Status, error) {
-	e.freshStats(ctx)
-	snap, at, err := e.Snapshot(ctx)
+func (s *Stats) Status(ctx context.Context) (*Status, error) {
+	s.fresh(ctx)
+	snap, at, err := s.Snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	nodes, err := e.store.ListNodes(ctx)
+	nodes, err := s.store.ListNodes(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("status: nodes: %w", err)
 	}
-	leases, err := e.store.ListShardLeases(ctx)
+	leases, err := s.store.ListShardLeases(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("status: shard leases: %w", err)
 	}
-	now := e.now()
-	rows, err := e.store.ReadStatMinutes(ctx, now.Add(-time.Hour).Truncate(time.Minute))
+	now := s.member.now()
+	rows, err := s.store.ReadStatMinutes(ctx, now.Add(-time.Hour).Truncate(time.Minute))
 	if err != nil {
 		return nil, fmt.Errorf("status: figures: %w", err)
 	}
@@ -303,7 +322,7 @@ func (e *Engine) Status(ctx context.Context) (*Status, error) {
 	for _, r := range rows {
 		var f minuteFigures
 		if err := json.Unmarshal(r.Data, &f); err != nil {
-			e.log.Warn("status: unreadable figures; skipped", "node", r.NodeID, "minute", r.Minute, "err", err)
+			s.log.Warn("status: unreadable figures; skipped", "node", r.NodeID, "minute", r.Minute, "err", err)
 			continue
 		}
 		if f.LastPass != nil { // rows come by minute: the last one wins
@@ -338,8 +357,8 @@ func addCounts(dst, src []int64) {
 }
 
 // gauges are the store-backed gauges of the metrics (metrics.GaugeSource).
-func (e *Engine) gauges(ctx context.Context) (metrics.Gauges, error) {
-	snap, at, err := e.Snapshot(ctx)
+func (s *Stats) gauges(ctx context.Context) (metrics.Gauges, error) {
+	snap, at, err := s.Snapshot(ctx)
 	if err != nil {
 		return metrics.Gauges{}, err
 	}
@@ -369,9 +388,9 @@ func (e *Engine) gauges(ctx context.Context) (metrics.Gauges, error) {
 		}
 		g.DueBacklog[w] = n
 	}
-	for _, l := range e.member.heldLeases() {
+	for _, l := range s.member.heldLeases() {
 		g.Shards = append(g.Shards, metrics.ShardLease{Shard: l.Shard, Epoch: l.Epoch})
 	}
-	e.metrics.ClockOffset.Set(e.ClockOffset().Seconds())
+	s.metrics.ClockOffset.Set(s.member.clockOffset().Seconds())
 	return g, nil
 }

@@ -23,19 +23,19 @@ func TestStatusAnswersForTheCluster(t *testing.T) {
 	a.plan() // node-a takes the shards (node-b has not joined) and materializes a minute
 	a.clk.Advance(10 * time.Second)
 	gotA := a.claim("q", 4) // 4 first deliveries by node-a
-	gotB, err := b.e.Claim(a.ctx, ClaimRequest{TenantID: tenant, Queue: "q", WorkerID: "w2", Limit: 3, Lease: time.Minute})
+	gotB, err := b.e.Queue.Claim(a.ctx, ClaimRequest{TenantID: tenant, Queue: "q", WorkerID: "w2", Limit: 3, Lease: time.Minute})
 	if err != nil || len(gotA) != 4 || len(gotB) != 3 {
 		t.Fatalf("claims: %d by a, %d by b, %v", len(gotA), len(gotB), err)
 	}
-	if _, err := b.e.AckBatch(a.ctx, tenant, []AckItem{{OccurrenceID: gotB[0].Occurrence.OccurrenceID, Attempt: 1}}); err != nil {
+	if _, err := b.e.Queue.AckBatch(a.ctx, tenant, []AckItem{{OccurrenceID: gotB[0].Occurrence.OccurrenceID, Attempt: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	// Each node's figures reach the store on its own timer (Status writes
 	// the answering node's first).
-	a.e.flushStats(a.ctx)
-	b.e.flushStats(a.ctx)
+	a.e.Stats.flush(a.ctx)
+	b.e.Stats.flush(a.ctx)
 	for name, h := range map[string]*harness{"node-a": a, "node-b": b} {
-		st, err := h.e.Status(a.ctx)
+		st, err := h.e.Stats.Status(a.ctx)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -59,7 +59,7 @@ func TestStatusAnswersForTheCluster(t *testing.T) {
 	// An hour on, the minutes have left the window; two hours on, the
 	// store has dropped them.
 	a.clk.Advance(2*time.Hour + time.Minute)
-	a.e.flushStats(a.ctx)
+	a.e.Stats.flush(a.ctx)
 	rows, err := a.st.ReadStatMinutes(a.ctx, start.Add(-time.Hour))
 	if err != nil {
 		t.Fatal(err)
@@ -91,11 +91,11 @@ func TestDeadReasons(t *testing.T) {
 	if len(got) != 2 {
 		t.Fatalf("claimed %d", len(got))
 	}
-	perm, err := h.e.Nack(h.ctx, tenant, got[0].Occurrence.OccurrenceID, 1, Permanent, "bad input")
+	perm, err := h.e.Queue.Nack(h.ctx, tenant, got[0].Occurrence.OccurrenceID, 1, Permanent, "bad input")
 	if err != nil {
 		t.Fatal(err)
 	}
-	used, err := h.e.Nack(h.ctx, tenant, got[1].Occurrence.OccurrenceID, 1, Retryable, "timeout")
+	used, err := h.e.Queue.Nack(h.ctx, tenant, got[1].Occurrence.OccurrenceID, 1, Retryable, "timeout")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestDeadReasons(t *testing.T) {
 		{perm.OccurrenceID, record.DeadPermanentFailure, "bad input"},
 		{used.OccurrenceID, record.DeadAttemptsExhausted, "timeout"},
 	} {
-		o, err := h.e.Occurrence(h.ctx, tenant, tc.id)
+		o, err := h.e.Queue.Occurrence(h.ctx, tenant, tc.id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +126,7 @@ func TestBulkDLQInBatches(t *testing.T) {
 	h.plan()
 	h.clk.Advance(5 * time.Second)
 	for _, c := range h.claim("q", 5) {
-		if _, err := h.e.Nack(h.ctx, tenant, c.Occurrence.OccurrenceID, 1, Permanent, "no"); err != nil {
+		if _, err := h.e.Queue.Nack(h.ctx, tenant, c.Occurrence.OccurrenceID, 1, Permanent, "no"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -135,13 +135,13 @@ func TestBulkDLQInBatches(t *testing.T) {
 		n    int
 		more bool
 	}{{2, true}, {2, true}, {1, false}, {0, false}} {
-		ids, more, err := h.e.ReplayDead(h.ctx, f, 2)
+		ids, more, err := h.e.Queue.ReplayDead(h.ctx, f, 2)
 		if err != nil || len(ids) != want.n || more != want.more {
 			t.Fatalf("replay: %d ids, more %v, %v; want %d, %v", len(ids), more, err, want.n, want.more)
 		}
 	}
 	for _, c := range h.claim("q", 5) {
-		if _, err := h.e.Nack(h.ctx, tenant, c.Occurrence.OccurrenceID, c.Attempt.Attempt, Permanent, "still no"); err != nil {
+		if _, err := h.e.Queue.Nack(h.ctx, tenant, c.Occurrence.OccurrenceID, c.Attempt.Attempt, Permanent, "still no"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -149,7 +149,7 @@ func TestBulkDLQInBatches(t *testing.T) {
 		n    int
 		more bool
 	}{{3, true}, {2, false}} {
-		n, more, err := h.e.PurgeDead(h.ctx, f, 3)
+		n, more, err := h.e.Queue.PurgeDead(h.ctx, f, 3)
 		if err != nil || n != want.n || more != want.more {
 			t.Fatalf("purge: %d, more %v, %v; want %d, %v", n, more, err, want.n, want.more)
 		}

@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// tcpProxy is a loopback TCP proxy for fault tests (RELIABILITY finding
-// 12: netem is unavailable, so a node is cut from PostgreSQL here). In
+// tcpProxy is a loopback TCP proxy for fault tests (the kernel's netem is
+// not available to tests, so a node is cut from PostgreSQL here). In
 // front of one node's store it forwards, blackholes (accepts and holds
 // connections, forwarding nothing either way), cuts (closes every
 // connection), or, armed, lets one COMMIT through and drops the connection

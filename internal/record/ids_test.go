@@ -13,7 +13,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // change would give every firing a new id and break deduplication across an
 // upgrade: do not update the expected values, revert the change. (They were
 // computed independently of this package, from the encoding documented on
-// OccurrenceID.)
+// OccurrenceID, when every id took one alphabet, before the first release.)
 func TestOccurrenceIDPinned(t *testing.T) {
 	at := time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC) // unix 1772953200
 	for _, tc := range []struct {

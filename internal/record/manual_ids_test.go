@@ -10,7 +10,8 @@ import (
 // trigger (the same idempotency key) must name the same occurrence across
 // an upgrade, so if this test fails, revert the change rather than update
 // the expected values. (They were computed independently of this package,
-// from the encoding documented on ManualOccurrenceID.)
+// from the encoding documented on ManualOccurrenceID, when every id took
+// one alphabet, before the first release.)
 func TestManualOccurrenceIDPinned(t *testing.T) {
 	for _, tc := range []struct {
 		got, want string

@@ -1,3 +1,14 @@
+// Package record holds sched's three records and their vocabulary: a
+// Schedule is the future (what to run, when, and how to treat lateness,
+// overlap and failure), an Occurrence is one scheduled time of one
+// schedule version, an Attempt is one delivery of an occurrence to a
+// worker. Three records, never one: a schedule's change never rewrites its
+// history, and a redelivery never hides the delivery before it. Here too
+// are their states, lanes and policies, and every id sched mints (ids.go).
+//
+// It imports only the time engine, so every layer can speak of records:
+// the stores keep them, the engine decides what happens to them, and
+// schedctl reads them without linking either.
 package record
 
 import (

@@ -47,11 +47,11 @@ func invalidValue(field, format string, args ...any) error {
 	return &ValidationError{Field: field, Message: field + " " + r, reason: r}
 }
 
-// FromSpec turns the time engine's *timetable.InvalidError into a
+// FromTimetable turns the time engine's *timetable.InvalidError into a
 // ValidationError with its message as is. A part of a cron expression
 // ("minute field") is the API's field cron. Other errors are returned
 // unchanged.
-func FromSpec(err error) error {
+func FromTimetable(err error) error {
 	var ie *timetable.InvalidError
 	if !errors.As(err, &ie) {
 		return err

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/timetable"
 )
@@ -22,7 +24,7 @@ func FromRequest(r *api.ScheduleRequest) (Settings, error) {
 	s := Settings{
 		Name: r.Name, Queue: r.Queue, TimeZone: r.TimeZone,
 		DSTGap: timetable.GapPolicy(r.DSTGap), DSTRepeat: timetable.RepeatPolicy(r.DSTRepeat),
-		OverlapPolicy: OverlapPolicy(r.OverlapPolicy),
+		OverlapPolicy: record.OverlapPolicy(r.OverlapPolicy),
 	}
 	var err error
 	if s.Kind, s.Expr, err = ParseKind(r.Cron, r.At, r.Every); err != nil {
@@ -89,13 +91,13 @@ func ParseAnchor(s string) (time.Time, error) {
 	}
 	t, err := timetable.ParseInstant("anchor", s)
 	if err != nil {
-		return time.Time{}, FromSpec(err)
+		return time.Time{}, FromTimetable(err)
 	}
 	return t.UTC(), nil
 }
 
 // ParsePayload checks a schedule's payload, any JSON value of at most
-// MaxPayload bytes as sent, and returns it compact (so a worker gets the
+// record.MaxPayload bytes as sent, and returns it compact (so a worker gets the
 // same bytes on every delivery, whatever the spacing of the request).
 // Absent and JSON null are no payload (nil).
 func ParsePayload(p json.RawMessage) ([]byte, error) {
@@ -103,8 +105,8 @@ func ParsePayload(p json.RawMessage) ([]byte, error) {
 	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
 		return nil, nil
 	}
-	if len(t) > MaxPayload {
-		return nil, Invalid("payload", "%d bytes is over the limit of %d (256 KiB)", len(t), MaxPayload)
+	if len(t) > record.MaxPayload {
+		return nil, Invalid("payload", "%d bytes is over the limit of %d (256 KiB)", len(t), record.MaxPayload)
 	}
 	if !json.Valid(t) {
 		return nil, Invalid("payload", "not valid JSON")
@@ -142,24 +144,24 @@ func CanonicalPayload(p json.RawMessage) (string, error) {
 // ParseMisfire reads a misfire policy as the API spells it: skip,
 // fire_once or catch_up:K. K is checked here (1 to MaxCatchUpK); any other
 // word is returned as is for Normalize to refuse.
-func ParseMisfire(s string) (MisfirePolicy, int, error) {
-	if k, ok := strings.CutPrefix(s, string(MisfireCatchUp)+":"); ok {
+func ParseMisfire(s string) (record.MisfirePolicy, int, error) {
+	if k, ok := strings.CutPrefix(s, string(record.MisfireCatchUp)+":"); ok {
 		n, err := strconv.Atoi(k)
 		if err != nil || n < 1 || n > MaxCatchUpK {
 			return "", 0, invalidValue("misfire_policy", "%q: K must be a whole number from 1 to %d", s, MaxCatchUpK)
 		}
-		return MisfireCatchUp, n, nil
+		return record.MisfireCatchUp, n, nil
 	}
-	if s == string(MisfireCatchUp) {
+	if s == string(record.MisfireCatchUp) {
 		return "", 0, invalidValue("misfire_policy", "%q: say how many to catch up, catch_up:K with K from 1 to %d", s, MaxCatchUpK)
 	}
-	return MisfirePolicy(s), 0, nil
+	return record.MisfirePolicy(s), 0, nil
 }
 
 // FormatMisfire spells a misfire policy as the API does, the inverse of
 // ParseMisfire: catch_up with its K as catch_up:K.
-func FormatMisfire(p MisfirePolicy, k int) string {
-	if p == MisfireCatchUp {
+func FormatMisfire(p record.MisfirePolicy, k int) string {
+	if p == record.MisfireCatchUp {
 		return fmt.Sprintf("%s:%d", p, k)
 	}
 	return string(p)

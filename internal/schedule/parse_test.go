@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/timetable"
 )
@@ -33,7 +35,7 @@ func TestFromRequest(t *testing.T) {
 		{"payload", func(r *api.ScheduleRequest) { r.Payload = json.RawMessage(` {"a": [1, 2]} `) }, "", ""},
 		{"payload not JSON", func(r *api.ScheduleRequest) { r.Payload = json.RawMessage(`{a}`) }, "payload", "payload: not valid JSON"},
 		{"payload over the limit", func(r *api.ScheduleRequest) {
-			r.Payload = json.RawMessage(`"` + strings.Repeat("x", MaxPayload-1) + `"`)
+			r.Payload = json.RawMessage(`"` + strings.Repeat("x", record.MaxPayload-1) + `"`)
 		}, "payload", "payload: 262145 bytes is over the limit of 262144 (256 KiB)"},
 		{"misfire catch_up:5", func(r *api.ScheduleRequest) { r.MisfirePolicy = "catch_up:5" }, "", ""},
 		{"misfire catch_up", func(r *api.ScheduleRequest) { r.MisfirePolicy = "catch_up" }, "misfire_policy", `misfire_policy "catch_up": say how many to catch up, catch_up:K with K from 1 to 1000`},
@@ -72,8 +74,8 @@ func TestFromRequestFields(t *testing.T) {
 	}
 	want := Settings{Name: "n", Queue: "q", Kind: timetable.KindCron, Expr: "0 2 * * *", TimeZone: "Europe/Berlin",
 		DSTGap: timetable.GapShift, DSTRepeat: timetable.RepeatAll, Payload: []byte(`{"b":2,"a":1}`),
-		MisfirePolicy: MisfireCatchUp, CatchUpK: 7, MaxLateness: 2 * time.Minute, OverlapPolicy: OverlapQueueOne,
-		FlexibleWindow: 30 * time.Second, Retry: RetryPolicy{MaxAttempts: 4, BackoffBase: 250 * time.Millisecond, BackoffCap: time.Minute, Deadline: 6 * time.Hour}}
+		MisfirePolicy: record.MisfireCatchUp, CatchUpK: 7, MaxLateness: 2 * time.Minute, OverlapPolicy: record.OverlapQueueOne,
+		FlexibleWindow: 30 * time.Second, Retry: record.RetryPolicy{MaxAttempts: 4, BackoffBase: 250 * time.Millisecond, BackoffCap: time.Minute, Deadline: 6 * time.Hour}}
 	if !equal(s, want) {
 		t.Errorf("read\n %+v\nwant\n %+v", s, want)
 	}
@@ -100,8 +102,8 @@ func TestParsePayload(t *testing.T) {
 		{`1e400`, `1e400`, ""},
 		{`{"a":}`, "", "payload: not valid JSON"},
 		{`1 2`, "", "payload: not valid JSON"},
-		{`"` + strings.Repeat("p", MaxPayload-2) + `"`, `"` + strings.Repeat("p", MaxPayload-2) + `"`, ""},
-		{`"` + strings.Repeat("p", MaxPayload-1) + `"`, "", "payload: 262145 bytes is over the limit of 262144 (256 KiB)"},
+		{`"` + strings.Repeat("p", record.MaxPayload-2) + `"`, `"` + strings.Repeat("p", record.MaxPayload-2) + `"`, ""},
+		{`"` + strings.Repeat("p", record.MaxPayload-1) + `"`, "", "payload: 262145 bytes is over the limit of 262144 (256 KiB)"},
 	}
 	for _, tt := range tests {
 		b, err := ParsePayload(json.RawMessage(tt.in))
@@ -140,17 +142,17 @@ func TestMisfireSpelling(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		in   string
-		p    MisfirePolicy
+		p    record.MisfirePolicy
 		k    int
 		msg  string
 		back string // FormatMisfire of the result
 	}{
 		{"", "", 0, "", ""},
-		{"skip", MisfireSkip, 0, "", "skip"},
-		{"fire_once", MisfireFireOnce, 0, "", "fire_once"},
-		{"catch_up:1", MisfireCatchUp, 1, "", "catch_up:1"},
-		{"catch_up:1000", MisfireCatchUp, 1000, "", "catch_up:1000"},
-		{"catch_up:007", MisfireCatchUp, 7, "", "catch_up:7"},
+		{"skip", record.MisfireSkip, 0, "", "skip"},
+		{"fire_once", record.MisfireFireOnce, 0, "", "fire_once"},
+		{"catch_up:1", record.MisfireCatchUp, 1, "", "catch_up:1"},
+		{"catch_up:1000", record.MisfireCatchUp, 1000, "", "catch_up:1000"},
+		{"catch_up:007", record.MisfireCatchUp, 7, "", "catch_up:7"},
 		{"sometimes", "sometimes", 0, "", "sometimes"},
 		{"catch_up", "", 0, `misfire_policy "catch_up": say how many to catch up, catch_up:K with K from 1 to 1000`, ""},
 		{"catch_up:0", "", 0, `misfire_policy "catch_up:0": K must be a whole number from 1 to 1000`, ""},
@@ -235,16 +237,16 @@ func TestReason(t *testing.T) {
 	}
 }
 
-// TestFromSpec: the time engine's errors keep their message; parts of a
+// TestFromTimetable: the time engine's errors keep their message; parts of a
 // cron expression are the field cron; other errors pass through.
-func TestFromSpec(t *testing.T) {
+func TestFromTimetable(t *testing.T) {
 	t.Parallel()
 	for field, want := range map[string]string{"minute field": "cron", "day-of-week field": "cron", "cron": "cron", "time_zone": "time_zone", "every": "every"} {
-		err := FromSpec(&timetable.InvalidError{Field: field, Msg: "m"})
+		err := FromTimetable(&timetable.InvalidError{Field: field, Msg: "m"})
 		checkErr(t, err, want, "m")
 	}
 	other := json.Unmarshal([]byte("{"), new(any))
-	if got := FromSpec(other); got != other {
-		t.Errorf("FromSpec(%v) = %v, want it unchanged", other, got)
+	if got := FromTimetable(other); got != other {
+		t.Errorf("FromTimetable(%v) = %v, want it unchanged", other, got)
 	}
 }

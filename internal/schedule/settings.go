@@ -7,15 +7,16 @@
 // passes schedd's (bar what needs the store or the clock: a name taken, an
 // at instant already past).
 //
-// It links only the time engine (internal/timetable) and the API's wire types,
-// never the engine, the server, a store or a database driver: schedctl
-// must stay free of those. Its policy types therefore mirror the store's
-// (record.MisfirePolicy, record.OverlapPolicy, record.RetryPolicy) with the
-// same spellings and fields, and a test keeps them equal.
+// It links only the time engine (internal/timetable), the records
+// (internal/record, whose policy types the settings use) and the API's
+// wire types, never the engine, the server, a store or a database driver:
+// schedctl must stay free of those.
 package schedule
 
 import (
 	"time"
+
+	"github.com/sched-dev/sched/internal/record"
 
 	"github.com/sched-dev/sched/internal/timetable"
 )
@@ -40,39 +41,7 @@ const (
 	MaxAttempts        = 1000 // max_attempts is 1 to this
 	MaxRetryBase       = time.Hour
 	MaxRetryCap        = 24 * time.Hour
-	MaxPayload         = 256 << 10 // bytes of a payload, as sent; the store's limit too
 )
-
-// MisfirePolicy says what happens to firings found later than
-// MaxLateness; the store keeps it as record.MisfirePolicy.
-type MisfirePolicy string
-
-// Misfire policies.
-const (
-	MisfireSkip     MisfirePolicy = "skip"      // all late firings are missed
-	MisfireFireOnce MisfirePolicy = "fire_once" // the most recent fires, the rest are missed
-	MisfireCatchUp  MisfirePolicy = "catch_up"  // the most recent CatchUpK fire, oldest first
-)
-
-// OverlapPolicy says what a new occurrence does while one of the same
-// schedule runs; the store keeps it as record.OverlapPolicy.
-type OverlapPolicy string
-
-// Overlap policies.
-const (
-	OverlapAllow         OverlapPolicy = "allow"
-	OverlapSkipIfRunning OverlapPolicy = "skip_if_running"
-	OverlapQueueOne      OverlapPolicy = "queue_one"
-)
-
-// RetryPolicy bounds the retries of a retryable failure. Its fields are
-// record.RetryPolicy's, so one converts to the other.
-type RetryPolicy struct {
-	MaxAttempts int
-	BackoffBase time.Duration
-	BackoffCap  time.Duration
-	Deadline    time.Duration
-}
 
 // Settings is what a caller asks for when creating or updating a schedule.
 // Zero values take the defaults above once normalized.
@@ -89,12 +58,12 @@ type Settings struct {
 
 	Payload []byte // a JSON value; nil for none
 
-	MisfirePolicy  MisfirePolicy
+	MisfirePolicy  record.MisfirePolicy
 	CatchUpK       int
 	MaxLateness    time.Duration
-	OverlapPolicy  OverlapPolicy
+	OverlapPolicy  record.OverlapPolicy
 	FlexibleWindow time.Duration
-	Retry          RetryPolicy
+	Retry          record.RetryPolicy
 }
 
 // Normalize validates s, fills in its defaults, and returns its parsed
@@ -138,24 +107,24 @@ func (s *Settings) Normalize() (*timetable.Timetable, error) {
 	}
 	sp, err := timetable.Parse(timetable.Definition{Kind: s.Kind, Expr: s.Expr, TimeZone: s.TimeZone, Anchor: s.Anchor, DSTGap: s.DSTGap, DSTRepeat: s.DSTRepeat})
 	if err != nil {
-		return nil, FromSpec(err)
+		return nil, FromTimetable(err)
 	}
-	if len(s.Payload) > MaxPayload {
-		return nil, Invalid("payload", "payload of %d bytes is over the limit of %d (256 KiB)", len(s.Payload), MaxPayload)
+	if len(s.Payload) > record.MaxPayload {
+		return nil, Invalid("payload", "payload of %d bytes is over the limit of %d (256 KiB)", len(s.Payload), record.MaxPayload)
 	}
 
 	switch s.MisfirePolicy {
 	case "":
-		s.MisfirePolicy = MisfireFireOnce
-	case MisfireSkip, MisfireFireOnce:
-	case MisfireCatchUp:
+		s.MisfirePolicy = record.MisfireFireOnce
+	case record.MisfireSkip, record.MisfireFireOnce:
+	case record.MisfireCatchUp:
 		if s.CatchUpK < 1 || s.CatchUpK > MaxCatchUpK {
 			return nil, Invalid("misfire_policy", "catch_up:%d: K must be 1 to %d", s.CatchUpK, MaxCatchUpK)
 		}
 	default:
 		return nil, Invalid("misfire_policy", "%q: want skip, fire_once or catch_up:K", s.MisfirePolicy)
 	}
-	if s.MisfirePolicy != MisfireCatchUp && s.CatchUpK != 0 {
+	if s.MisfirePolicy != record.MisfireCatchUp && s.CatchUpK != 0 {
 		return nil, Invalid("misfire_policy", "K only applies to catch_up")
 	}
 	if err := SetDuration("max_lateness", &s.MaxLateness, DefaultMaxLateness, time.Second, MaxSettingDuration); err != nil {
@@ -163,8 +132,8 @@ func (s *Settings) Normalize() (*timetable.Timetable, error) {
 	}
 	switch s.OverlapPolicy {
 	case "":
-		s.OverlapPolicy = OverlapAllow
-	case OverlapAllow, OverlapSkipIfRunning, OverlapQueueOne:
+		s.OverlapPolicy = record.OverlapAllow
+	case record.OverlapAllow, record.OverlapSkipIfRunning, record.OverlapQueueOne:
 	default:
 		return nil, Invalid("overlap_policy", "%q: want allow, skip_if_running or queue_one", s.OverlapPolicy)
 	}

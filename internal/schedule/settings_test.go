@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/internal/timetable"
 )
 
@@ -88,15 +90,15 @@ func TestNormalizeRules(t *testing.T) {
 		{"dst_gap unknown", func(s *Settings) { s.DSTGap = "later" }, "dst_gap", `dst_gap "later": want skip or shift`},
 		{"dst_repeat unknown", func(s *Settings) { s.DSTRepeat = "twice" }, "dst_repeat", `dst_repeat "twice": want first, last or all`},
 		// payload
-		{"payload at the limit", func(s *Settings) { s.Payload = make([]byte, MaxPayload) }, "", ""},
-		{"payload over the limit", func(s *Settings) { s.Payload = make([]byte, MaxPayload+1) }, "payload", "payload: payload of 262145 bytes is over the limit of 262144 (256 KiB)"},
+		{"payload at the limit", func(s *Settings) { s.Payload = make([]byte, record.MaxPayload) }, "", ""},
+		{"payload over the limit", func(s *Settings) { s.Payload = make([]byte, record.MaxPayload+1) }, "payload", "payload: payload of 262145 bytes is over the limit of 262144 (256 KiB)"},
 		// misfire policy
-		{"misfire skip", func(s *Settings) { s.MisfirePolicy = MisfireSkip }, "", ""},
-		{"catch_up:1000", func(s *Settings) { s.MisfirePolicy, s.CatchUpK = MisfireCatchUp, MaxCatchUpK }, "", ""},
-		{"catch_up:1001", func(s *Settings) { s.MisfirePolicy, s.CatchUpK = MisfireCatchUp, MaxCatchUpK+1 }, "misfire_policy", "misfire_policy: catch_up:1001: K must be 1 to 1000"},
-		{"catch_up without K", func(s *Settings) { s.MisfirePolicy = MisfireCatchUp }, "misfire_policy", "misfire_policy: catch_up:0: K must be 1 to 1000"},
+		{"misfire skip", func(s *Settings) { s.MisfirePolicy = record.MisfireSkip }, "", ""},
+		{"catch_up:1000", func(s *Settings) { s.MisfirePolicy, s.CatchUpK = record.MisfireCatchUp, MaxCatchUpK }, "", ""},
+		{"catch_up:1001", func(s *Settings) { s.MisfirePolicy, s.CatchUpK = record.MisfireCatchUp, MaxCatchUpK+1 }, "misfire_policy", "misfire_policy: catch_up:1001: K must be 1 to 1000"},
+		{"catch_up without K", func(s *Settings) { s.MisfirePolicy = record.MisfireCatchUp }, "misfire_policy", "misfire_policy: catch_up:0: K must be 1 to 1000"},
 		{"misfire unknown", func(s *Settings) { s.MisfirePolicy = "later" }, "misfire_policy", `misfire_policy: "later": want skip, fire_once or catch_up:K`},
-		{"K without catch_up", func(s *Settings) { s.MisfirePolicy, s.CatchUpK = MisfireSkip, 3 }, "misfire_policy", "misfire_policy: K only applies to catch_up"},
+		{"K without catch_up", func(s *Settings) { s.MisfirePolicy, s.CatchUpK = record.MisfireSkip, 3 }, "misfire_policy", "misfire_policy: K only applies to catch_up"},
 		{"K with the default policy", func(s *Settings) { s.CatchUpK = 3 }, "misfire_policy", "misfire_policy: K only applies to catch_up"},
 		// max_lateness
 		{"max_lateness 1s", func(s *Settings) { s.MaxLateness = time.Second }, "", ""},
@@ -106,8 +108,8 @@ func TestNormalizeRules(t *testing.T) {
 		{"max_lateness over 30 days", func(s *Settings) { s.MaxLateness = MaxSettingDuration + time.Second }, "max_lateness", "max_lateness: 720h0m1s: must be from 1s to 720h0m0s"},
 		{"max_lateness sub-millisecond", func(s *Settings) { s.MaxLateness = time.Second + time.Microsecond }, "max_lateness", "max_lateness: 1.000001s: must be whole milliseconds"},
 		// overlap policy
-		{"overlap queue_one", func(s *Settings) { s.OverlapPolicy = OverlapQueueOne }, "", ""},
-		{"overlap skip_if_running", func(s *Settings) { s.OverlapPolicy = OverlapSkipIfRunning }, "", ""},
+		{"overlap queue_one", func(s *Settings) { s.OverlapPolicy = record.OverlapQueueOne }, "", ""},
+		{"overlap skip_if_running", func(s *Settings) { s.OverlapPolicy = record.OverlapSkipIfRunning }, "", ""},
 		{"overlap unknown", func(s *Settings) { s.OverlapPolicy = "never" }, "overlap_policy", `overlap_policy: "never": want allow, skip_if_running or queue_one`},
 		// flexible_window
 		{"flexible_window 24h", func(s *Settings) { s.FlexibleWindow = MaxFlexibleWindow }, "", ""},
@@ -172,8 +174,8 @@ func TestNormalizeDefaults(t *testing.T) {
 	}
 	want := Settings{Name: "n", Queue: "q", Kind: timetable.KindEvery, Expr: "90s", TimeZone: "UTC",
 		DSTGap: timetable.GapSkip, DSTRepeat: timetable.RepeatFirst,
-		MisfirePolicy: MisfireFireOnce, MaxLateness: time.Minute, OverlapPolicy: OverlapAllow,
-		Retry: RetryPolicy{MaxAttempts: 10, BackoffBase: time.Second, BackoffCap: 5 * time.Minute, Deadline: 24 * time.Hour}}
+		MisfirePolicy: record.MisfireFireOnce, MaxLateness: time.Minute, OverlapPolicy: record.OverlapAllow,
+		Retry: record.RetryPolicy{MaxAttempts: 10, BackoffBase: time.Second, BackoffCap: 5 * time.Minute, Deadline: 24 * time.Hour}}
 	if !equal(s, want) {
 		t.Errorf("normalized\n %+v\nwant\n %+v", s, want)
 	}
@@ -182,8 +184,8 @@ func TestNormalizeDefaults(t *testing.T) {
 	}
 	given := Settings{Name: "n", Queue: "q", Kind: timetable.KindCron, Expr: "@daily", TimeZone: "Asia/Kolkata",
 		DSTGap: timetable.GapShift, DSTRepeat: timetable.RepeatAll, Payload: []byte(`{"a":1}`),
-		MisfirePolicy: MisfireCatchUp, CatchUpK: 3, MaxLateness: 2 * time.Hour, OverlapPolicy: OverlapSkipIfRunning,
-		FlexibleWindow: time.Minute, Retry: RetryPolicy{MaxAttempts: 3, BackoffBase: 10 * time.Millisecond, BackoffCap: time.Minute, Deadline: time.Hour}}
+		MisfirePolicy: record.MisfireCatchUp, CatchUpK: 3, MaxLateness: 2 * time.Hour, OverlapPolicy: record.OverlapSkipIfRunning,
+		FlexibleWindow: time.Minute, Retry: record.RetryPolicy{MaxAttempts: 3, BackoffBase: 10 * time.Millisecond, BackoffCap: time.Minute, Deadline: time.Hour}}
 	s = given
 	if _, err := s.Normalize(); err != nil {
 		t.Fatal(err)

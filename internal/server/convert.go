@@ -31,7 +31,7 @@ func apiSchedule(sc *record.Schedule, nextFire, now time.Time) api.Schedule {
 		NextFireAt: optTime(nextFire), NextRunAt: optTime(sc.NextRunAt),
 		Kind: string(sc.Kind), Expression: sc.Expr, TimeZone: sc.TimeZone,
 		Queue: sc.Queue, Payload: rawJSON(sc.Payload),
-		MisfirePolicy: schedule.FormatMisfire(schedule.MisfirePolicy(sc.MisfirePolicy), sc.CatchUpK), MaxLateness: sc.MaxLateness.String(),
+		MisfirePolicy: schedule.FormatMisfire(sc.MisfirePolicy, sc.CatchUpK), MaxLateness: sc.MaxLateness.String(),
 		OverlapPolicy: string(sc.OverlapPolicy), FlexibleWindow: sc.FlexibleWindow.String(),
 		MaxAttempts: sc.Retry.MaxAttempts, RetryBase: sc.Retry.BackoffBase.String(),
 		RetryCap: sc.Retry.BackoffCap.String(), RetryDeadline: sc.Retry.Deadline.String(),

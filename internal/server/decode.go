@@ -15,7 +15,7 @@ import (
 
 // Limits on request bodies, so that no client can hold a connection or the
 // server's memory with a huge or deeply nested body. A body holds at most
-// one payload of schedule.MaxPayload (256 KiB) plus the schedule's other
+// one payload of record.MaxPayload (256 KiB) plus the schedule's other
 // fields; MaxBody leaves ample room for those and stops anything bigger
 // before it is read into memory.
 const (

@@ -89,7 +89,7 @@ func (s *Server) createSchedule(r *http.Request, w http.ResponseWriter) (int, an
 	if err != nil {
 		return 0, nil, err
 	}
-	sc, created, err := s.eng.Create(r.Context(), DefaultTenant, key, sp)
+	sc, created, err := s.eng.Control.Create(r.Context(), DefaultTenant, key, sp)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -126,7 +126,7 @@ func (s *Server) listSchedules(r *http.Request, _ http.ResponseWriter) (int, any
 		}
 		p.State = st
 	}
-	scs, err := s.eng.List(r.Context(), p)
+	scs, err := s.eng.Control.List(r.Context(), p)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -148,7 +148,7 @@ func (s *Server) getSchedule(r *http.Request, _ http.ResponseWriter) (int, any, 
 	if err := onlyQuery(r); err != nil {
 		return 0, nil, err
 	}
-	sc, err := s.eng.Get(r.Context(), DefaultTenant, r.PathValue("ref"))
+	sc, err := s.eng.Control.Get(r.Context(), DefaultTenant, r.PathValue("ref"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -162,11 +162,11 @@ func (s *Server) getSchedule(r *http.Request, _ http.ResponseWriter) (int, any, 
 // schedule is sc as the API shows it, with its next firing not yet
 // delivered, which it reads from the store.
 func (s *Server) schedule(ctx context.Context, sc *record.Schedule) (api.Schedule, error) {
-	next, err := s.eng.NextFire(ctx, sc)
+	next, err := s.eng.Control.NextFire(ctx, sc)
 	if err != nil {
 		return api.Schedule{}, err
 	}
-	return apiSchedule(sc, next, s.eng.Now()), nil
+	return apiSchedule(sc, next, s.eng.Cluster.Now()), nil
 }
 
 func (s *Server) updateSchedule(r *http.Request, w http.ResponseWriter) (int, any, error) {
@@ -181,28 +181,28 @@ func (s *Server) updateSchedule(r *http.Request, w http.ResponseWriter) (int, an
 	if err != nil {
 		return 0, nil, err
 	}
-	return s.changed(r.Context())(s.eng.Update(r.Context(), DefaultTenant, r.PathValue("ref"), sp))
+	return s.changed(r.Context())(s.eng.Control.Update(r.Context(), DefaultTenant, r.PathValue("ref"), sp))
 }
 
 func (s *Server) pauseSchedule(r *http.Request, w http.ResponseWriter) (int, any, error) {
 	if err := emptyBody(w, r); err != nil {
 		return 0, nil, err
 	}
-	return s.changed(r.Context())(s.eng.Pause(r.Context(), DefaultTenant, r.PathValue("ref")))
+	return s.changed(r.Context())(s.eng.Control.Pause(r.Context(), DefaultTenant, r.PathValue("ref")))
 }
 
 func (s *Server) resumeSchedule(r *http.Request, w http.ResponseWriter) (int, any, error) {
 	if err := emptyBody(w, r); err != nil {
 		return 0, nil, err
 	}
-	return s.changed(r.Context())(s.eng.Resume(r.Context(), DefaultTenant, r.PathValue("ref")))
+	return s.changed(r.Context())(s.eng.Control.Resume(r.Context(), DefaultTenant, r.PathValue("ref")))
 }
 
 func (s *Server) cancelSchedule(r *http.Request, w http.ResponseWriter) (int, any, error) {
 	if err := emptyBody(w, r); err != nil {
 		return 0, nil, err
 	}
-	return s.changed(r.Context())(s.eng.Cancel(r.Context(), DefaultTenant, r.PathValue("ref")))
+	return s.changed(r.Context())(s.eng.Control.Cancel(r.Context(), DefaultTenant, r.PathValue("ref")))
 }
 
 // emptyBody accepts no body or an empty JSON object: the verbs that take
@@ -255,11 +255,11 @@ func (s *Server) listOccurrences(r *http.Request, _ http.ResponseWriter) (int, a
 	if p.ScheduleID, err = s.scheduleID(r.Context(), q.Get("schedule")); err != nil {
 		return 0, nil, err
 	}
-	occs, err := s.eng.Occurrences(r.Context(), p)
+	occs, err := s.eng.Queue.Occurrences(r.Context(), p)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, apiOccurrences(occs, s.eng.Now(), nextOccurrencePage("occurrences", occs, limit, desc)), nil
+	return http.StatusOK, apiOccurrences(occs, s.eng.Cluster.Now(), nextOccurrencePage("occurrences", occs, limit, desc)), nil
 }
 
 // scheduleID is the id of the schedule ref names (an id or a name), or ""
@@ -268,7 +268,7 @@ func (s *Server) scheduleID(ctx context.Context, ref string) (string, error) {
 	if ref == "" {
 		return "", nil
 	}
-	sc, err := s.eng.Get(ctx, DefaultTenant, ref)
+	sc, err := s.eng.Control.Get(ctx, DefaultTenant, ref)
 	if err != nil {
 		return "", err
 	}
@@ -289,11 +289,11 @@ func (s *Server) listDead(r *http.Request, _ http.ResponseWriter) (int, any, err
 	if p.ScheduleID, err = s.scheduleID(r.Context(), q.Get("schedule")); err != nil {
 		return 0, nil, err
 	}
-	occs, err := s.eng.Occurrences(r.Context(), p)
+	occs, err := s.eng.Queue.Occurrences(r.Context(), p)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, apiOccurrences(occs, s.eng.Now(), nextOccurrencePage("dlq", occs, limit, desc)), nil
+	return http.StatusOK, apiOccurrences(occs, s.eng.Cluster.Now(), nextOccurrencePage("dlq", occs, limit, desc)), nil
 }
 
 // dlqFilter reads the body of a bulk DLQ route.
@@ -316,7 +316,7 @@ func (s *Server) replayDead(r *http.Request, w http.ResponseWriter) (int, any, e
 	if err != nil {
 		return 0, nil, err
 	}
-	ids, more, err := s.eng.ReplayDead(r.Context(), f, api.MaxDLQBatch)
+	ids, more, err := s.eng.Queue.ReplayDead(r.Context(), f, api.MaxDLQBatch)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -328,7 +328,7 @@ func (s *Server) purgeDead(r *http.Request, w http.ResponseWriter) (int, any, er
 	if err != nil {
 		return 0, nil, err
 	}
-	n, more, err := s.eng.PurgeDead(r.Context(), f, api.MaxDLQBatch)
+	n, more, err := s.eng.Queue.PurgeDead(r.Context(), f, api.MaxDLQBatch)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -348,7 +348,7 @@ func (s *Server) trigger(r *http.Request, w http.ResponseWriter) (int, any, erro
 	if err != nil {
 		return 0, nil, err
 	}
-	o, created, err := s.eng.Trigger(r.Context(), DefaultTenant, r.PathValue("ref"), key)
+	o, created, err := s.eng.Control.Trigger(r.Context(), DefaultTenant, r.PathValue("ref"), key)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -356,18 +356,18 @@ func (s *Server) trigger(r *http.Request, w http.ResponseWriter) (int, any, erro
 	if !created {
 		code = http.StatusOK
 	}
-	return code, api.TriggerResult{Occurrence: apiOccurrence(o, s.eng.Now()), Created: created}, nil
+	return code, api.TriggerResult{Occurrence: apiOccurrence(o, s.eng.Cluster.Now()), Created: created}, nil
 }
 
 func (s *Server) getOccurrence(r *http.Request, _ http.ResponseWriter) (int, any, error) {
 	if err := onlyQuery(r); err != nil {
 		return 0, nil, err
 	}
-	o, err := s.eng.Occurrence(r.Context(), DefaultTenant, r.PathValue("id"))
+	o, err := s.eng.Queue.Occurrence(r.Context(), DefaultTenant, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, apiOccurrence(o, s.eng.Now()), nil
+	return http.StatusOK, apiOccurrence(o, s.eng.Cluster.Now()), nil
 }
 
 // listAttempts pages an occurrence's attempts, first first. An
@@ -381,7 +381,7 @@ func (s *Server) listAttempts(r *http.Request, _ http.ResponseWriter) (int, any,
 	if err != nil {
 		return 0, nil, err
 	}
-	as, err := s.eng.Attempts(r.Context(), DefaultTenant, r.PathValue("id"))
+	as, err := s.eng.Queue.Attempts(r.Context(), DefaultTenant, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -421,7 +421,7 @@ func (s *Server) claim(r *http.Request, w http.ResponseWriter) (int, any, error)
 		}
 		// The acks are still taken, so a draining worker does not
 		// have to send them again one by one; no claim is.
-		rs, err := s.eng.AckBatch(r.Context(), DefaultTenant, acks)
+		rs, err := s.eng.Queue.AckBatch(r.Context(), DefaultTenant, acks)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -452,12 +452,12 @@ func (s *Server) claim(r *http.Request, w http.ResponseWriter) (int, any, error)
 		rs  []store.FinishResult
 	)
 	if len(acks) > 0 {
-		rs, got, err = s.eng.AckAndClaim(ctx, creq, acks)
+		rs, got, err = s.eng.Queue.AckAndClaim(ctx, creq, acks)
 		if err != nil && rs == nil {
 			return 0, nil, err // nothing was acked
 		}
 	} else {
-		got, err = s.eng.Claim(ctx, creq)
+		got, err = s.eng.Queue.Claim(ctx, creq)
 	}
 	if err != nil && s.draining() && errors.Is(err, context.Canceled) && r.Context().Err() == nil {
 		// Interrupted by the shutdown: nothing was claimed (a claim
@@ -540,7 +540,7 @@ func (s *Server) heartbeat(r *http.Request, w http.ResponseWriter) (int, any, er
 	if err != nil {
 		return 0, nil, err
 	}
-	res, err := s.eng.Heartbeat(r.Context(), DefaultTenant, r.PathValue("id"), req.Attempt, lease)
+	res, err := s.eng.Queue.Heartbeat(r.Context(), DefaultTenant, r.PathValue("id"), req.Attempt, lease)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -560,11 +560,11 @@ func (s *Server) ack(r *http.Request, w http.ResponseWriter) (int, any, error) {
 	if err := attemptNumber(req.Attempt); err != nil {
 		return 0, nil, err
 	}
-	o, err := s.eng.Ack(r.Context(), DefaultTenant, r.PathValue("id"), req.Attempt)
+	o, err := s.eng.Queue.Ack(r.Context(), DefaultTenant, r.PathValue("id"), req.Attempt)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, apiOccurrence(o, s.eng.Now()), nil
+	return http.StatusOK, apiOccurrence(o, s.eng.Cluster.Now()), nil
 }
 
 func (s *Server) nack(r *http.Request, w http.ResponseWriter) (int, any, error) {
@@ -578,22 +578,22 @@ func (s *Server) nack(r *http.Request, w http.ResponseWriter) (int, any, error) 
 	if err := attemptNumber(req.Attempt); err != nil {
 		return 0, nil, err
 	}
-	o, err := s.eng.Nack(r.Context(), DefaultTenant, r.PathValue("id"), req.Attempt, engine.ErrorClass(req.Class), req.Error)
+	o, err := s.eng.Queue.Nack(r.Context(), DefaultTenant, r.PathValue("id"), req.Attempt, engine.ErrorClass(req.Class), req.Error)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, apiOccurrence(o, s.eng.Now()), nil
+	return http.StatusOK, apiOccurrence(o, s.eng.Cluster.Now()), nil
 }
 
 func (s *Server) replay(r *http.Request, w http.ResponseWriter) (int, any, error) {
 	if err := emptyBody(w, r); err != nil {
 		return 0, nil, err
 	}
-	o, err := s.eng.Replay(r.Context(), DefaultTenant, r.PathValue("id"))
+	o, err := s.eng.Queue.Replay(r.Context(), DefaultTenant, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, apiOccurrence(o, s.eng.Now()), nil
+	return http.StatusOK, apiOccurrence(o, s.eng.Cluster.Now()), nil
 }
 
 // oneOf matches v against states, in any letter case.

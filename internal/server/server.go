@@ -267,7 +267,7 @@ func (s *Server) api(rt route) http.Handler {
 		defer cancel()
 		status, body, err := rt.h(r.WithContext(ctx), w)
 		if err != nil {
-			s.eng.NoteStoreErr(err) // readyz: not ready while writes fail with store_full
+			s.eng.Cluster.NoteStoreErr(err) // readyz: not ready while writes fail with store_full
 			code, detail := classify(err, notFoundMessage(rt.notFound, r))
 			if code >= 500 && r.Context().Err() == nil { // not when the client went away
 				// The error's text stays in the log: it may name internals.
@@ -334,7 +334,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if s.eng.StoreFullWithin(StoreFullWindow) {
+	if s.eng.Cluster.StoreFullWithin(StoreFullWindow) {
 		fail("the store is out of space: a write failed with store_full within the last " + StoreFullWindow.String())
 		return
 	}
@@ -348,7 +348,7 @@ func (s *Server) status(r *http.Request, _ http.ResponseWriter) (int, any, error
 	if err := onlyQuery(r); err != nil {
 		return 0, nil, err
 	}
-	st, err := s.eng.Status(r.Context())
+	st, err := s.eng.Stats.Status(r.Context())
 	if err != nil {
 		return 0, nil, err
 	}
@@ -386,16 +386,16 @@ func (s *Server) cluster(r *http.Request, _ http.ResponseWriter) (int, any, erro
 		return 0, nil, err
 	}
 	ctx := r.Context()
-	nodes, err := s.eng.Nodes(ctx)
+	nodes, err := s.eng.Cluster.Nodes(ctx)
 	if err != nil {
 		return 0, nil, err
 	}
-	leases, err := s.eng.ShardLeases(ctx)
+	leases, err := s.eng.Cluster.ShardLeases(ctx)
 	if err != nil {
 		return 0, nil, err
 	}
-	now := s.eng.Now()
-	return http.StatusOK, apiCluster(s.eng.NodeID(), now, s.cfg.Shards, nodes, leases), nil
+	now := s.eng.Cluster.Now()
+	return http.StatusOK, apiCluster(s.eng.Cluster.NodeID(), now, s.cfg.Shards, nodes, leases), nil
 }
 
 // writeJSON writes v as the JSON answer with status code.

@@ -58,11 +58,11 @@ func TestReadyzWhenTheStoreDoesNotAnswer(t *testing.T) {
 func TestReadyzWhileWritesFailWithStoreFull(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.eng.NoteStoreErr(fmt.Errorf("insert: %w", store.ErrBusy)) // not a full store
+	h.eng.Cluster.NoteStoreErr(fmt.Errorf("insert: %w", store.ErrBusy)) // not a full store
 	if code, raw := h.do("GET", "/readyz", nil); code != 200 {
 		t.Fatalf("readyz after a busy error: %d %s", code, raw)
 	}
-	h.eng.NoteStoreErr(fmt.Errorf("shard 1: %w", fmt.Errorf("insert: %w", store.ErrStoreFull)))
+	h.eng.Cluster.NoteStoreErr(fmt.Errorf("shard 1: %w", fmt.Errorf("insert: %w", store.ErrStoreFull)))
 	d := h.fails(503, api.CodeUnavailable, "", "GET", "/readyz", nil)
 	if !strings.Contains(d.Message, "out of space") {
 		t.Fatalf("readyz message %q does not say the store is out of space", d.Message)

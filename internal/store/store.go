@@ -1,12 +1,11 @@
-// Package store defines sched's durable records and the contract
-// every store driver keeps: the record types and their states, the derived
-// occurrence id, and the sentinel errors drivers translate their native
-// errors into. It imports no database driver; drivers live in
-// subpackages (store/sqlite, later store/postgres) and are checked by one
-// conformance suite (store/storetest).
-//
-// Three records, never one: a Schedule is the future, an Occurrence is one
-// scheduled time, an Attempt is one delivery of an occurrence.
+// Package store is the contract between the engine and a database: the
+// Store interface (the reads, the few batched hot paths, node registration
+// and the figures), Tx (a write transaction of small statements that the
+// engine composes into its rules), and the sentinel errors every driver
+// translates its native errors into. It decides nothing and imports no
+// database driver; the drivers live in store/sqlite and store/postgres, and
+// one conformance suite (store/storetest) holds both to the contract. The
+// records themselves are in internal/record.
 //
 // Time encoding. Drivers keep every instant to the millisecond, in UTC
 // (SQLite: INTEGER unix milliseconds), and every duration to the

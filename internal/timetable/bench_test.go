@@ -33,7 +33,7 @@ var nextBenchCases = []struct{ name, expr, zone string }{
 	{"friday13", "0 0 13 * 5", "UTC"},
 }
 
-func benchSpec(b *testing.B, expr, zone string) *Timetable {
+func benchTimetable(b *testing.B, expr, zone string) *Timetable {
 	b.Helper()
 	s, err := Parse(Definition{Kind: KindCron, Expr: expr, TimeZone: zone})
 	if err != nil {
@@ -45,7 +45,7 @@ func benchSpec(b *testing.B, expr, zone string) *Timetable {
 func BenchmarkNext(b *testing.B) {
 	for _, bc := range nextBenchCases {
 		b.Run(bc.name, func(b *testing.B) {
-			s := benchSpec(b, bc.expr, bc.zone)
+			s := benchTimetable(b, bc.expr, bc.zone)
 			loc := s.Location()
 			b.Run("engine", func(b *testing.B) {
 				b.ReportAllocs()
@@ -108,7 +108,7 @@ func BenchmarkPreview1000(b *testing.B) {
 	}
 	for _, bc := range cases {
 		b.Run(bc.name, func(b *testing.B) {
-			s := benchSpec(b, bc.expr, bc.zone)
+			s := benchTimetable(b, bc.expr, bc.zone)
 			preview := func() (last time.Time, offsets map[int]bool) {
 				t := bc.from
 				offsets = map[int]bool{}

@@ -90,7 +90,7 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("Parse(%s %q, %q): empty InvalidError %+v", k, expr, zone, ie)
 			}
 			if s != nil {
-				t.Fatalf("Parse(%s %q, %q): a spec together with error %v", k, expr, zone, err)
+				t.Fatalf("Parse(%s %q, %q): a timetable together with error %v", k, expr, zone, err)
 			}
 			if d := time.Since(start); d > fuzzLimit {
 				t.Fatalf("Parse(%s %q, %q): rejection took %v", k, expr, zone, d)

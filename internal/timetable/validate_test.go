@@ -231,7 +231,7 @@ func TestParseRejects(t *testing.T) {
 				t.Fatalf("Parse(%.80q) accepted it (canonical %q), want an error", tc.def.Expr, s.Canonical())
 			}
 			if s != nil {
-				t.Errorf("Parse returned a spec together with the error %v", err)
+				t.Errorf("Parse returned a timetable together with the error %v", err)
 			}
 			ie, ok := err.(*InvalidError)
 			if !ok {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/sched-dev/sched/api"
 	rules "github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/timetable"
@@ -26,7 +28,7 @@ type normalForm struct {
 	Kind          timetable.Kind
 	Expr          string // cron: fields joined by one space; at: RFC 3339 UTC; every: a Go duration
 	canonicalCron string // cron: the six-field numeric form, to compare meaning
-	Zone          string
+	TimeZone      string
 	Anchor        string // every: RFC 3339 UTC (the epoch when not given); else ""
 	Gap, Repeat   string // cron only; else ""
 	Payload       string // canonical JSON; "" for none
@@ -56,7 +58,7 @@ func checkRequest(r api.ScheduleRequest) (*normalForm, error) {
 	if err := rules.CheckIdempotencyKey(r.IdempotencyKey); err != nil {
 		return nil, err
 	}
-	s := &normalForm{Name: set.Name, Queue: set.Queue, Zone: set.TimeZone,
+	s := &normalForm{Name: set.Name, Queue: set.Queue, TimeZone: set.TimeZone,
 		Misfire: rules.FormatMisfire(set.MisfirePolicy, set.CatchUpK), MaxLateness: set.MaxLateness,
 		Overlap: string(set.OverlapPolicy), FlexWindow: set.FlexibleWindow, MaxAttempts: set.Retry.MaxAttempts,
 		RetryBase: set.Retry.BackoffBase, RetryCap: set.Retry.BackoffCap, RetryDeadline: set.Retry.Deadline}
@@ -98,7 +100,7 @@ func (s *normalForm) normalTiming(d timetable.Definition, canonical string) {
 // schedctl cannot read is kept as is, so it shows up in a diff rather
 // than being hidden.
 func fromLive(sc api.Schedule) *normalForm {
-	s := &normalForm{Name: sc.Name, Queue: sc.Queue, Kind: timetable.Kind(sc.Kind), Expr: sc.Expression, Zone: sc.TimeZone,
+	s := &normalForm{Name: sc.Name, Queue: sc.Queue, Kind: timetable.Kind(sc.Kind), Expr: sc.Expression, TimeZone: sc.TimeZone,
 		Misfire: sc.MisfirePolicy, Overlap: sc.OverlapPolicy, MaxAttempts: sc.MaxAttempts}
 	def := timetable.Definition{Kind: s.Kind, Expr: sc.Expression, TimeZone: "UTC", DSTGap: timetable.GapPolicy(sc.DSTGap), DSTRepeat: timetable.RepeatPolicy(sc.DSTRepeat)}
 	if sc.Anchor != "" {
@@ -119,7 +121,7 @@ func fromLive(sc api.Schedule) *normalForm {
 		s.Payload = string(sc.Payload)
 	}
 	if s.Misfire == "" {
-		s.Misfire = string(rules.MisfireFireOnce)
+		s.Misfire = string(record.MisfireFireOnce)
 	} else if p, k, err := rules.ParseMisfire(s.Misfire); err == nil {
 		s.Misfire = rules.FormatMisfire(p, k)
 	}
@@ -169,7 +171,7 @@ func (s *normalForm) fields() []change {
 		{Field: "queue", To: s.Queue},
 		{Field: "kind", To: string(s.Kind)},
 		{Field: string(s.Kind), To: s.Expr},
-		{Field: "time_zone", To: s.Zone},
+		{Field: "time_zone", To: s.TimeZone},
 		{Field: "anchor", To: s.Anchor},
 		{Field: "dst_gap", To: s.Gap},
 		{Field: "dst_repeat", To: s.Repeat},

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/sched-dev/sched/internal/record"
+
 	"github.com/spf13/pflag"
 
 	"github.com/sched-dev/sched/api"
@@ -17,10 +19,10 @@ import (
 
 // scheduleFlags are the settings flags of create and update.
 type scheduleFlags struct {
-	Name, Queue, Cron, At, Every, TZ, Anchor string
-	Payload, Misfire, MaxLateness, Overlap   string
-	FlexWindow, DSTGap, DSTRepeat            string
-	MaxAttempts                              int
+	Name, Queue, Cron, At, Every, TimeZone, Anchor string
+	Payload, Misfire, MaxLateness, Overlap         string
+	FlexWindow, DSTGap, DSTRepeat                  string
+	MaxAttempts                                    int
 }
 
 // flagField maps a flag to the request field it sets, and back.
@@ -47,7 +49,7 @@ func (sf *scheduleFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&sf.Cron, "cron", "", "cron expression: 5 fields, or 6 with leading seconds, or a macro such as @daily")
 	fl.StringVar(&sf.At, "at", "", "one instant, RFC 3339 with any offset")
 	fl.StringVar(&sf.Every, "every", "", "fixed interval of elapsed time, e.g. 90s, 15m, 24h")
-	fl.StringVar(&sf.TZ, "tz", "", "IANA time zone, e.g. Europe/Berlin (required with --cron; default UTC otherwise)")
+	fl.StringVar(&sf.TimeZone, "tz", "", "IANA time zone, e.g. Europe/Berlin (required with --cron; default UTC otherwise)")
 	fl.StringVar(&sf.Anchor, "anchor", "", "instant an --every interval counts from (default: the Unix epoch)")
 	fl.StringVar(&sf.Payload, "payload", "", "JSON handed to the worker; @FILE reads a file, @- standard input")
 	fl.StringVar(&sf.Misfire, "misfire", "", "firings later than --max-lateness: skip, fire_once or catch_up:K (default fire_once)")
@@ -101,7 +103,7 @@ func readPayload(v string, stdin io.Reader) (json.RawMessage, error) {
 	if name, ok := strings.CutPrefix(v, "@"); ok {
 		var err error
 		if name == "-" {
-			b, err = io.ReadAll(io.LimitReader(stdin, rules.MaxPayload+1))
+			b, err = io.ReadAll(io.LimitReader(stdin, record.MaxPayload+1))
 		} else {
 			b, err = os.ReadFile(name)
 		}
@@ -112,8 +114,8 @@ func readPayload(v string, stdin io.Reader) (json.RawMessage, error) {
 	if strings.TrimSpace(string(b)) == "" {
 		return nil, nil
 	}
-	if len(b) > rules.MaxPayload {
-		return nil, cmdutil.UsageErrorf("--payload: %d bytes is over the limit of %d (256 KiB)", len(b), rules.MaxPayload)
+	if len(b) > record.MaxPayload {
+		return nil, cmdutil.UsageErrorf("--payload: %d bytes is over the limit of %d (256 KiB)", len(b), record.MaxPayload)
 	}
 	if !json.Valid(b) {
 		var v any
@@ -147,7 +149,7 @@ func (p *schedulePatch) apply(r *api.ScheduleRequest) {
 		"dst-gap": &r.DSTGap, "dst-repeat": &r.DSTRepeat,
 	}
 	val := map[string]string{
-		"name": v.Name, "queue": v.Queue, "tz": v.TZ, "anchor": v.Anchor, "misfire": v.Misfire,
+		"name": v.Name, "queue": v.Queue, "tz": v.TimeZone, "anchor": v.Anchor, "misfire": v.Misfire,
 		"max-lateness": v.MaxLateness, "overlap": v.Overlap, "flex-window": v.FlexWindow,
 		"dst-gap": v.DSTGap, "dst-repeat": v.DSTRepeat,
 	}

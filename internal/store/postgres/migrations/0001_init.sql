@@ -1,4 +1,4 @@
--- 0001_init: the three records of SPEC §2, shard leases, and the indexes the
+-- 0001_init: the three records (schedules, occurrences, attempts), shard leases, and the indexes the
 -- planner and the queue need: the same tables, columns and constraints as
 -- the SQLite store's 0001_init.sql, translated to PostgreSQL, so that the
 -- two drivers behave identically.
@@ -26,7 +26,8 @@
 --     tie-break of claims among occurrences available at the same instant.
 --
 -- Correctness rests on the UNIQUE keys and on conditional UPDATEs under READ
--- COMMITTED, never on isolation levels (RELIABILITY finding 11).
+-- COMMITTED, never on isolation levels, so they hold whatever isolation level a
+-- connection runs at.
 --
 -- Indexes are few on purpose: every index is written on the hot paths. The
 -- queue's indexes are partial, so the history (SUCCEEDED, MISSED, CANCELED,
@@ -64,8 +65,8 @@ CREATE TABLE schedules (
     retry_deadline_ms  BIGINT  NOT NULL CHECK (retry_deadline_ms >= 0),
     idempotency_key    TEXT COLLATE "C",
     -- Firings the planner found too late and only counted, without a row
-    -- (SPEC §6: a bounded number of MISSED rows per recovery, a count for
-    -- the rest).
+    -- (a recovery writes a bounded number of MISSED rows and counts the
+    -- rest here).
     missed_count       BIGINT  NOT NULL DEFAULT 0 CHECK (missed_count >= 0),
     created_at         BIGINT  NOT NULL,
     updated_at         BIGINT  NOT NULL,
@@ -201,7 +202,7 @@ CREATE TABLE attempts (
 );
 
 -- Shard leases for the planners. epoch only grows: every planner write is
--- conditional on the epoch it holds (RELIABILITY finding 10).
+-- conditional on the epoch it holds, so a node that lost the shard cannot write.
 CREATE TABLE shard_leases (
     shard      BIGINT NOT NULL PRIMARY KEY CHECK (shard >= 0),
     owner      TEXT   NOT NULL,

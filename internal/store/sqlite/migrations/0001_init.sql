@@ -1,4 +1,4 @@
--- 0001_init: the three records of SPEC §2, shard leases, and the indexes the
+-- 0001_init: the three records (schedules, occurrences, attempts), shard leases, and the indexes the
 -- planner and the queue need.
 --
 -- This file is edited in place until the first release: nothing has been
@@ -12,7 +12,8 @@
 -- package store; the conformance suite round-trips every value.
 --
 -- Correctness rests on the UNIQUE keys and on conditional UPDATEs, never on
--- isolation levels (RELIABILITY finding 11).
+-- isolation levels, so they hold whatever isolation level a
+-- connection runs at.
 --
 -- Indexes are few on purpose: every index is written on the hot paths
 -- (materializing, claiming, finishing). The queue's indexes are partial, so a
@@ -63,8 +64,8 @@ CREATE TABLE schedules (
     retry_deadline_ms  INTEGER NOT NULL CHECK (retry_deadline_ms >= 0),
     idempotency_key    TEXT,
     -- Firings the planner found too late and only counted, without a row
-    -- (SPEC §6: a bounded number of MISSED rows per recovery, a count for
-    -- the rest).
+    -- (a recovery writes a bounded number of MISSED rows and counts the
+    -- rest here).
     missed_count       INTEGER NOT NULL DEFAULT 0 CHECK (missed_count >= 0),
     created_at         INTEGER NOT NULL,
     updated_at         INTEGER NOT NULL,
@@ -132,7 +133,7 @@ END;
 -- The natural key is declared as (schedule_row, scheduled_for,
 -- schedule_version, trigger_key). schedule_row stands for schedule_id: each
 -- names the other, for ever (schedules.row is never reused nor changed, and
--- schedule_id is UNIQUE there), so this is SPEC's UNIQUE(schedule_id,
+-- schedule_id is UNIQUE there), so this is the natural key UNIQUE(schedule_id,
 -- schedule_version, scheduled_for), keyed by an integer, with the manual
 -- trigger's key added (see trigger_key): the index is
 -- written by every occurrence, and its text keys shared long prefixes
@@ -286,7 +287,7 @@ CREATE TABLE stat_minutes (
 ) STRICT;
 
 -- Shard leases for the planners. epoch only grows: every planner write is
--- conditional on the epoch it holds (RELIABILITY finding 10). A system
+-- conditional on the epoch it holds, so a node that lost the shard cannot write. A system
 -- table: shards are not any tenant's.
 CREATE TABLE shard_leases (
     shard      INTEGER NOT NULL PRIMARY KEY CHECK (shard >= 0),

@@ -1,4 +1,4 @@
-// Package spec is sched's time engine: it parses and validates the three
+// Package timetable is sched's time engine: it parses and validates the three
 // schedule kinds (cron in an IANA zone, a one-time "at", a fixed "every"
 // interval) and answers one question fast and exactly: given an instant, when
 // is the next firing, and why is it where it is?
@@ -224,7 +224,7 @@ func checkYear(part string, t time.Time) error {
 	return nil
 }
 
-// Definition returns the definition the spec was parsed from, with defaults
+// Definition returns the definition the timetable was parsed from, with defaults
 // filled in.
 func (s *Timetable) Definition() Definition { return s.def }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sched-dev/sched/internal/record"
+	"github.com/sched-dev/sched/internal/store/rowcodec"
 
 	"github.com/jackc/pgx/v5"
 
@@ -253,17 +254,10 @@ func (t *tx) ExpiredAttempts(ctx context.Context, now time.Time, limit int) ([]s
 	defer rows.Close()
 	var out []store.ExpiredAttempt
 	for rows.Next() {
-		var (
-			x                     store.ExpiredAttempt
-			state                 string
-			from, base, capMS, dl int64
-		)
-		if err := rows.Scan(&x.OccurrenceID, &x.TenantID, &x.Attempt, &x.AttemptFloor, &from, &x.OccurrenceVersion,
-			&x.ScheduleVersion, &state, &x.Retry.MaxAttempts, &base, &capMS, &dl); err != nil {
+		x, err := rowcodec.ScanExpiredAttempt(rows)
+		if err != nil {
 			return nil, translate(err)
 		}
-		x.RetryFrom, x.ScheduleState = fromMS(from), record.ScheduleState(state)
-		x.Retry.BackoffBase, x.Retry.BackoffCap, x.Retry.Deadline = fromDurMS(base), fromDurMS(capMS), fromDurMS(dl)
 		out = append(out, x)
 	}
 	return out, translate(rows.Err())

@@ -1,6 +1,11 @@
 package store
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/sched-dev/sched/internal/record"
+)
 
 // The checks below refuse requests the engine should never send. They are
 // the same for every driver, so they live here rather than in each one.
@@ -40,4 +45,36 @@ func ListLimit(n int) int {
 		return MaxListLimit
 	}
 	return n
+}
+
+// Check refuses a finish the engine should never send: a state a finish
+// cannot end in, a RETRY_WAIT without its time, a CANCELED end of anything
+// but a retryable failure, or a result a worker cannot report.
+func (p *FinishParams) Check() error {
+	switch p.State {
+	case record.OccurrenceSucceeded, record.OccurrenceDead:
+	case record.OccurrenceRetryWait:
+		if p.RetryAt.IsZero() {
+			return errors.New("RETRY_WAIT without a retry time")
+		}
+	case record.OccurrenceCanceled:
+		if p.Result != record.ResultFailedRetryable {
+			return fmt.Errorf("result %q: only a FAILED_RETRYABLE attempt ends CANCELED", p.Result)
+		}
+	default:
+		return fmt.Errorf("state %q: a finish ends in SUCCEEDED, RETRY_WAIT, DEAD or CANCELED", p.State)
+	}
+	switch p.Result {
+	case record.ResultSucceeded, record.ResultFailedRetryable, record.ResultFailedPermanent:
+	default:
+		return fmt.Errorf("result %q: a worker's attempt ends SUCCEEDED, FAILED_RETRYABLE or FAILED_PERMANENT", p.Result)
+	}
+	return nil
+}
+
+// IsItemOutcome tells the answer of one item of a batch (stale, not
+// found: the item fails, the batch goes on) from an error of the store,
+// which fails the whole batch.
+func IsItemOutcome(err error) bool {
+	return errors.Is(err, ErrStaleAttempt) || errors.Is(err, ErrNotFound)
 }

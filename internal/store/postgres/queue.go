@@ -153,7 +153,7 @@ func (s *Store) finishTx(ctx context.Context, tx pgx.Tx, ps []store.FinishParams
 			o, err := refinish(ctx, tx, p)
 			if err != nil {
 				res[i].Err = fmt.Errorf("finish %s attempt %d: %w", p.OccurrenceID, p.Attempt, err)
-				if !isOutcome(err) {
+				if !store.IsItemOutcome(err) {
 					return res[i].Err
 				}
 				continue
@@ -166,7 +166,7 @@ func (s *Store) finishTx(ctx context.Context, tx pgx.Tx, ps []store.FinishParams
 	}
 	for i := range ps {
 		p := &ps[i]
-		if err := checkFinish(p); err != nil {
+		if err := p.Check(); err != nil {
 			res[i].Err = fmt.Errorf("finish %s attempt %d: %w", p.OccurrenceID, p.Attempt, err)
 			continue
 		}
@@ -200,35 +200,6 @@ func (s *Store) finishTx(ctx context.Context, tx pgx.Tx, ps []store.FinishParams
 		}
 	}
 	return res, nil
-}
-
-// isOutcome tells a per-item answer (stale, not found) from an error of
-// the store.
-func isOutcome(err error) bool {
-	return errors.Is(err, store.ErrStaleAttempt) || errors.Is(err, store.ErrNotFound)
-}
-
-// checkFinish refuses a finish the engine should never send.
-func checkFinish(p *store.FinishParams) error {
-	switch p.State {
-	case record.OccurrenceSucceeded, record.OccurrenceDead:
-	case record.OccurrenceRetryWait:
-		if p.RetryAt.IsZero() {
-			return errors.New("RETRY_WAIT without a retry time")
-		}
-	case record.OccurrenceCanceled:
-		if p.Result != record.ResultFailedRetryable {
-			return fmt.Errorf("result %q: only a FAILED_RETRYABLE attempt ends CANCELED", p.Result)
-		}
-	default:
-		return fmt.Errorf("state %q: a finish ends in SUCCEEDED, RETRY_WAIT, DEAD or CANCELED", p.State)
-	}
-	switch p.Result {
-	case record.ResultSucceeded, record.ResultFailedRetryable, record.ResultFailedPermanent:
-	default:
-		return fmt.Errorf("result %q: a worker's attempt ends SUCCEEDED, FAILED_RETRYABLE or FAILED_PERMANENT", p.Result)
-	}
-	return nil
 }
 
 // refinish answers a finish that found nothing to write: the same finish

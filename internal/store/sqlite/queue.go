@@ -196,7 +196,7 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 			o, err := s.refinish(ctx, tx, p)
 			if err != nil {
 				res[i].Err = fmt.Errorf("finish %s attempt %d: %w", p.OccurrenceID, p.Attempt, err)
-				if !isOutcome(err) {
+				if !store.IsItemOutcome(err) {
 					return res[i].Err
 				}
 				continue
@@ -220,7 +220,7 @@ func (s *Store) finishTx(ctx context.Context, tx *sql.Tx, ps []store.FinishParam
 	}
 	for i := range ps {
 		p := &ps[i]
-		if err := checkFinish(p); err != nil {
+		if err := p.Check(); err != nil {
 			res[i].Err = fmt.Errorf("finish %s attempt %d: %w", p.OccurrenceID, p.Attempt, err)
 			continue
 		}
@@ -263,35 +263,6 @@ func (s *Store) hintedRows(ps []store.FinishParams, group []int) (string, bool) 
 		return "", false
 	}
 	return string(jsonInts(make([]byte, 0, 2+8*len(rows)), rows)), true
-}
-
-// isOutcome tells a per-item answer (stale, not found) from an error of
-// the store.
-func isOutcome(err error) bool {
-	return errors.Is(err, store.ErrStaleAttempt) || errors.Is(err, store.ErrNotFound)
-}
-
-// checkFinish refuses a finish the engine should never send.
-func checkFinish(p *store.FinishParams) error {
-	switch p.State {
-	case record.OccurrenceSucceeded, record.OccurrenceDead:
-	case record.OccurrenceRetryWait:
-		if p.RetryAt.IsZero() {
-			return errors.New("RETRY_WAIT without a retry time")
-		}
-	case record.OccurrenceCanceled:
-		if p.Result != record.ResultFailedRetryable {
-			return fmt.Errorf("result %q: only a FAILED_RETRYABLE attempt ends CANCELED", p.Result)
-		}
-	default:
-		return fmt.Errorf("state %q: a finish ends in SUCCEEDED, RETRY_WAIT, DEAD or CANCELED", p.State)
-	}
-	switch p.Result {
-	case record.ResultSucceeded, record.ResultFailedRetryable, record.ResultFailedPermanent:
-	default:
-		return fmt.Errorf("result %q: a worker's attempt ends SUCCEEDED, FAILED_RETRYABLE or FAILED_PERMANENT", p.Result)
-	}
-	return nil
 }
 
 // refinish answers a finish that found nothing to write: the same finish

@@ -142,16 +142,26 @@ func diffRun(opts *ApplyOptions) error {
 	return &cmdutil.StatusError{Status: cmdutil.ExitTrouble, Err: err}
 }
 
-func diffPlan(opts *ApplyOptions) error {
+// loadPlan reads the file and compares it with the daemon's schedules:
+// what diff shows and apply carries out.
+func loadPlan(opts *ApplyOptions) ([]planned, cmdutil.API, error) {
 	entries, err := readScheduleFile(opts.File, opts.IO.In)
 	if err != nil {
-		return &cmdutil.UsageError{Err: err}
+		return nil, nil, &cmdutil.UsageError{Err: err}
 	}
 	c, err := opts.API()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	plan, err := makePlan(opts.Ctx, c, entries)
+	if err != nil {
+		return nil, nil, err
+	}
+	return plan, c, nil
+}
+
+func diffPlan(opts *ApplyOptions) error {
+	plan, _, err := loadPlan(opts)
 	if err != nil {
 		return err
 	}
@@ -264,15 +274,7 @@ invalid (exit 2). Apply stops at the first schedule schedd refuses.
 }
 
 func applyRun(opts *ApplyOptions) error {
-	entries, err := readScheduleFile(opts.File, opts.IO.In)
-	if err != nil {
-		return &cmdutil.UsageError{Err: err}
-	}
-	c, err := opts.API()
-	if err != nil {
-		return err
-	}
-	plan, err := makePlan(opts.Ctx, c, entries)
+	plan, c, err := loadPlan(opts)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 // occurrence id, tenant, attempt, attempt floor, retry start (ms),
 // occurrence version, schedule version, schedule state, max attempts,
 // backoff base, backoff cap and retry deadline (ms).
-func ScanExpiredAttempt(row Scanner) (store.ExpiredAttempt, error) {
+func ScanExpiredAttempt(row Scanner) (*store.ExpiredAttempt, error) {
 	var (
 		x                     store.ExpiredAttempt
 		state                 string
@@ -17,9 +17,9 @@ func ScanExpiredAttempt(row Scanner) (store.ExpiredAttempt, error) {
 	)
 	if err := row.Scan(&x.OccurrenceID, &x.TenantID, &x.Attempt, &x.AttemptFloor, &from, &x.OccurrenceVersion,
 		&x.ScheduleVersion, &state, &x.Retry.MaxAttempts, &base, &capMS, &dl); err != nil {
-		return x, err
+		return nil, err
 	}
 	x.RetryFrom, x.ScheduleState = FromMS(from), record.ScheduleState(state)
 	x.Retry.BackoffBase, x.Retry.BackoffCap, x.Retry.Deadline = FromDurMS(base), FromDurMS(capMS), FromDurMS(dl)
-	return x, nil
+	return &x, nil
 }

@@ -173,16 +173,7 @@ func (t *tx) ExpiredAttempts(ctx context.Context, now time.Time, limit int) ([]s
 	if err != nil {
 		return nil, translate(err)
 	}
-	defer rows.Close()
-	var out []store.ExpiredAttempt
-	for rows.Next() {
-		x, err := rowcodec.ScanExpiredAttempt(rows)
-		if err != nil {
-			return nil, translate(err)
-		}
-		out = append(out, x)
-	}
-	return out, translate(rows.Err())
+	return collect(rows, rowcodec.ScanExpiredAttempt)
 }
 
 // EndExpired writes the ends in one UPDATE (qEndExpired).

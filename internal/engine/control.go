@@ -62,7 +62,7 @@ func (c *Control) Create(ctx context.Context, tenantID, idempotencyKey string, r
 		return nil, false, err
 	}
 	now := c.now().Truncate(time.Millisecond)
-	first, ok, err := firstFiring(sp, req, now)
+	first, after, ok, err := firstFiring(sp, req, now)
 	if err != nil {
 		return nil, false, err
 	}
@@ -77,9 +77,15 @@ func (c *Control) Create(ctx context.Context, tenantID, idempotencyKey string, r
 	}
 	setSettings(sc, &req)
 	if !ok {
-		sc.State, sc.NextRunAt = record.ScheduleCompleted, time.Time{}
+		sc.State, sc.NextRunAt, after = record.ScheduleCompleted, time.Time{}, time.Time{}
 	}
-	err = c.store.InsertSchedule(ctx, sc)
+	// The schedule and its first version row commit together.
+	err = store.InTx(ctx, c.store, func(tx store.Tx) error {
+		if err := tx.InsertSchedule(ctx, sc); err != nil {
+			return err
+		}
+		return tx.InsertScheduleVersion(ctx, store.NewScheduleVersion(sc, now, after))
+	})
 	if errors.Is(err, store.ErrConflict) {
 		if idempotencyKey != "" {
 			prev, gerr := c.store.GetScheduleByIdempotencyKey(ctx, tenantID, idempotencyKey)
@@ -102,20 +108,21 @@ func (c *Control) Create(ctx context.Context, tenantID, idempotencyKey string, r
 // firstFiring is where a new schedule's cursor starts: the first firing
 // strictly after now. An at instant already past is still taken if it is
 // within max_lateness (a create racing its own instant); older ones are
-// refused, since they would never fire.
-func firstFiring(sp *timetable.Timetable, req schedule.Settings, now time.Time) (time.Time, bool, error) {
-	after := now
+// refused, since they would never fire. after is the instant it searched
+// from, which the version history records as the version's lower bound.
+func firstFiring(sp *timetable.Timetable, req schedule.Settings, now time.Time) (first, after time.Time, ok bool, err error) {
+	after = now
 	if req.Kind == timetable.KindAt {
 		after = now.Add(-req.MaxLateness)
 	}
 	f, ok := sp.Next(after)
 	if !ok && req.Kind == timetable.KindAt {
-		return time.Time{}, false, schedule.Invalid("at", "%s is more than max_lateness (%s) in the past", req.Expr, req.MaxLateness)
+		return time.Time{}, time.Time{}, false, schedule.Invalid("at", "%s is more than max_lateness (%s) in the past", req.Expr, req.MaxLateness)
 	}
 	if !ok {
-		return time.Time{}, false, nil
+		return time.Time{}, time.Time{}, false, nil
 	}
-	return f.At, true, nil
+	return f.At, after, true, nil
 }
 
 // setSettings copies a schedule's settings, normalized, into its record.
@@ -252,14 +259,22 @@ func (c *Control) Cancel(ctx context.Context, tenantID, ref string) (ChangeResul
 // nextFunc computes a new version's cursor from the last firing kept.
 type nextFunc func(lastKept time.Time) time.Time
 
-// nextAfter is the first firing strictly after both now and lastKept.
-func nextAfter(sp *timetable.Timetable, now time.Time) nextFunc {
+// startsAfter is the bound a changed schedule's firings start strictly
+// after: the later of the change's time and the last firing kept.
+func startsAfter(now time.Time) func(lastKept time.Time) time.Time {
 	return func(lastKept time.Time) time.Time {
-		from := now
-		if lastKept.After(from) {
-			from = lastKept
+		if lastKept.After(now) {
+			return lastKept
 		}
-		f, ok := sp.Next(from)
+		return now
+	}
+}
+
+// nextAfter is the first firing strictly after startsAfter(now).
+func nextAfter(sp *timetable.Timetable, now time.Time) nextFunc {
+	bound := startsAfter(now)
+	return func(lastKept time.Time) time.Time {
+		f, ok := sp.Next(bound(lastKept))
 		if !ok {
 			return time.Time{}
 		}
@@ -288,7 +303,11 @@ func (c *Control) change(ctx context.Context, tenantID, ref string, mutate func(
 		}
 		sc.UpdatedAt = now
 		sc.NextRunAt = time.Time{}
-		res, err := WriteVersion(ctx, c.store, VersionChange{Schedule: sc, PrevVersion: prev, Now: now, Next: next})
+		vc := VersionChange{Schedule: sc, PrevVersion: prev, Now: now, Next: next}
+		if next != nil {
+			vc.StartsAfter = startsAfter(now)
+		}
+		res, err := WriteVersion(ctx, c.store, vc)
 		if errors.Is(err, store.ErrConflict) && try < updateConflictTries {
 			continue // another change won the race; read it and try again
 		}

@@ -31,6 +31,10 @@ type VersionChange struct {
 	// zero cursor means nothing is left to fire: the new version is
 	// COMPLETED. Without Next, Schedule.NextRunAt is kept as given.
 	Next func(lastKept time.Time) time.Time
+	// StartsAfter, when set, is the bound Next searched from, given
+	// lastKept: the version history records it as the new version's
+	// lower bound. Without it the bound recorded is lastKept.
+	StartsAfter func(lastKept time.Time) time.Time
 }
 
 // WriteVersion writes a new version of a schedule in one transaction of
@@ -48,7 +52,11 @@ type VersionChange struct {
 //  3. an ACTIVE new version with c.Next gets the cursor c.Next(lastKept),
 //     where lastKept is computed after step 2, and becomes COMPLETED when
 //     that is zero;
-//  4. the new version is written, conditional on c.PrevVersion.
+//  4. the new version is written, conditional on c.PrevVersion;
+//  5. the version history follows: the previous version's row is closed
+//     (superseded at c.Now, its firings ending at lastKept), and a row of
+//     the new version is written, starting after the bound its cursor was
+//     searched from (none when it fires nothing).
 //
 // All of it commits together or not at all, so an update that leaves a
 // schedule nothing to fire completes it in the same version. It is the
@@ -75,18 +83,31 @@ func WriteVersion(ctx context.Context, st store.Store, c VersionChange) (ChangeR
 		}
 		next := *sc
 		next.Version = version
-		if next.State == record.ScheduleActive && c.Next != nil {
-			last, err := tx.LastKeptFiring(ctx, sc.ScheduleID)
-			if err != nil {
-				return err
+		last, err := tx.LastKeptFiring(ctx, sc.ScheduleID)
+		if err != nil {
+			return err
+		}
+		var after time.Time // the new version's lower bound; zero: it fires nothing
+		if next.State == record.ScheduleActive {
+			after = last
+			if c.StartsAfter != nil {
+				after = c.StartsAfter(last)
 			}
-			next.NextRunAt = c.Next(last)
-			if next.NextRunAt.IsZero() {
-				next.State = record.ScheduleCompleted
+			if c.Next != nil {
+				next.NextRunAt = c.Next(last)
+				if next.NextRunAt.IsZero() {
+					next.State, after = record.ScheduleCompleted, time.Time{}
+				}
 			}
 		}
 		stored, err := tx.WriteScheduleVersion(ctx, &next, c.PrevVersion)
 		if err != nil {
+			return err
+		}
+		if err := tx.CloseScheduleVersion(ctx, sc.ScheduleID, c.PrevVersion, c.Now, last); err != nil {
+			return err
+		}
+		if err := tx.InsertScheduleVersion(ctx, store.NewScheduleVersion(stored, c.Now, after)); err != nil {
 			return err
 		}
 		res.Schedule = *stored

@@ -73,6 +73,9 @@ type Store interface {
 	// Nodes (see NodeStore).
 	NodeStore
 
+	// The schedules' version history (see HistoryStore).
+	HistoryStore
+
 	Close() error
 }
 

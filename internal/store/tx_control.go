@@ -45,4 +45,7 @@ type ControlTx interface {
 	// count: a trigger's time is when someone asked, possibly later than
 	// firings not yet materialized.
 	LastKeptFiring(ctx context.Context, scheduleID string) (time.Time, error)
+
+	// The version history written with the schedule (see HistoryTx).
+	HistoryTx
 }

@@ -653,3 +653,31 @@ RETURNING ` + nodeColumns
 
 	qRemoveNode = `DELETE FROM nodes WHERE node_id = $1`
 )
+
+// The schedules' version history (store.HistoryStore, store.HistoryTx):
+// the table schedule_versions, keyed (schedule_id, version).
+const (
+	versionColumns = `schedule_id, version, tenant_id, kind, expr, time_zone, anchor, dst_gap, dst_repeat, state,
+    misfire_policy, max_lateness_ms, catch_up_k, overlap_policy, flexible_window_ms, written_at, starts_after,
+    first_firing, superseded_at, ends_at`
+
+	qInsertVersion = `INSERT INTO schedule_versions (` + versionColumns + `)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`
+
+	// Only an open row: a closed one is history.
+	qCloseVersion = `UPDATE schedule_versions SET superseded_at = $3, ends_at = $4
+WHERE schedule_id = $1 AND version = $2 AND superseded_at IS NULL`
+
+	// The key's order, from after ($3, $4); one schedule's rows are one
+	// range of the key (qListScheduleVersions), every schedule's a walk
+	// of it.
+	qListVersions = `SELECT ` + versionColumns + ` FROM schedule_versions
+WHERE ($1::text = '' OR tenant_id = $1) AND (schedule_id, version) > ($3::text, $4::bigint) AND $2::text = ''
+ORDER BY schedule_id, version
+LIMIT $5`
+	qListScheduleVersions = `SELECT ` + versionColumns + ` FROM schedule_versions
+WHERE ($1::text = '' OR tenant_id = $1) AND schedule_id = $2
+    AND version > (CASE WHEN $3::text < $2::text THEN 0 ELSE $4::bigint END) AND $3::text <= $2::text
+ORDER BY version
+LIMIT $5`
+)

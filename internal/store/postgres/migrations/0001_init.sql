@@ -240,3 +240,40 @@ CREATE TABLE meta (
     key   TEXT COLLATE "C" NOT NULL PRIMARY KEY,
     value TEXT NOT NULL
 );
+
+-- ---------------------------------------------------------------------
+-- The schedules' version history (store.ScheduleVersion): one row per
+-- version of a schedule, written in the transaction that writes the
+-- schedule's row (its create, and every new version, which also closes
+-- the row of the version before it). The schedules row holds only the
+-- current version; these rows say, for any past firing, which version
+-- should have produced it, so that an audit (internal/reconcile) can
+-- compare what the timetables promised with what the occurrences record.
+-- Firings of a version lie in (starts_after, ends_at] once it is
+-- superseded, after starts_after while it is current; starts_after is
+-- NULL when the version fires nothing (paused, canceled, completed).
+-- The key is the listing's order: a reader pages through it by
+-- (schedule_id, version) and finds one schedule's rows as one range.
+CREATE TABLE schedule_versions (
+    schedule_id        TEXT COLLATE "C" NOT NULL CHECK (schedule_id <> ''),
+    version            BIGINT NOT NULL CHECK (version >= 1),
+    tenant_id          TEXT COLLATE "C" NOT NULL CHECK (tenant_id <> ''),
+    kind               TEXT   NOT NULL CHECK (kind IN ('cron', 'at', 'every')),
+    expr               TEXT   NOT NULL,
+    time_zone          TEXT   NOT NULL,
+    anchor             BIGINT,
+    dst_gap            TEXT   NOT NULL CHECK (dst_gap IN ('skip', 'shift')),
+    dst_repeat         TEXT   NOT NULL CHECK (dst_repeat IN ('first', 'last', 'all')),
+    state              TEXT   NOT NULL CHECK (state IN ('ACTIVE', 'PAUSED', 'CANCELED', 'COMPLETED')),
+    misfire_policy     TEXT   NOT NULL CHECK (misfire_policy IN ('skip', 'fire_once', 'catch_up')),
+    max_lateness_ms    BIGINT NOT NULL CHECK (max_lateness_ms >= 0),
+    catch_up_k         BIGINT NOT NULL CHECK (catch_up_k BETWEEN 0 AND 1000),
+    overlap_policy     TEXT   NOT NULL CHECK (overlap_policy IN ('allow', 'skip_if_running', 'queue_one')),
+    flexible_window_ms BIGINT NOT NULL CHECK (flexible_window_ms >= 0),
+    written_at         BIGINT NOT NULL,
+    starts_after       BIGINT,
+    first_firing       BIGINT,
+    superseded_at      BIGINT,
+    ends_at            BIGINT,
+    PRIMARY KEY (schedule_id, version)
+);

@@ -1,0 +1,161 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/sched-dev/sched/internal/engine"
+	"github.com/sched-dev/sched/internal/record"
+	"github.com/sched-dev/sched/internal/store"
+)
+
+// testVersions pins the version history: a create writes the first row
+// with the schedule, every new version closes the previous row and writes
+// its own in the same transaction, and the listing pages by (schedule,
+// version) with its filters.
+func testVersions(t *testing.T, open func(t *testing.T) Store) {
+	t.Run("WrittenWithEachVersion", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		sc := NewSchedule("tenant-a", "sch_hist")
+		sc.NextRunAt = at(time.Minute)
+		created := store.NewScheduleVersion(sc, at(0), at(0))
+		if err := store.InTx(ctx, s, func(tx store.Tx) error {
+			if err := tx.InsertSchedule(ctx, sc); err != nil {
+				return err
+			}
+			return tx.InsertScheduleVersion(ctx, created)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		assertScheduleEqual(t, mustGetSchedule(t, s, "tenant-a", "sch_hist"), sc)
+		assertVersions(t, s, store.ListScheduleVersionsParams{}, created)
+
+		// A firing kept, then a pause: version 1 ends at it, version 2
+		// fires nothing.
+		kept := NewOccurrence(sc, at(time.Minute))
+		kept.State, kept.Lane, kept.FinishedAt = record.OccurrenceMissed, record.LaneCatchUp, at(time.Minute) // history: not canceled
+		mustInsertOccurrences(t, s, 1, kept)
+		paused := *mustGetSchedule(t, s, "tenant-a", "sch_hist")
+		paused.State, paused.NextRunAt = record.SchedulePaused, time.Time{}
+		if _, err := engine.WriteVersion(ctx, s, engine.VersionChange{Schedule: &paused, PrevVersion: 1, Now: at(90 * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+		v1 := created
+		v1.SupersededAt, v1.EndsAt = at(90*time.Second), at(time.Minute)
+		v2 := store.NewScheduleVersion(&paused, at(90*time.Second), time.Time{})
+		v2.Version = 2
+		assertVersions(t, s, store.ListScheduleVersionsParams{TenantID: "tenant-a"}, v1, v2)
+
+		// A resume searches after the later of its time and the firing
+		// kept: that bound is recorded, with the cursor it found.
+		resumed := *mustGetSchedule(t, s, "tenant-a", "sch_hist")
+		resumed.State = record.ScheduleActive
+		if _, err := engine.WriteVersion(ctx, s, engine.VersionChange{Schedule: &resumed, PrevVersion: 2, Now: at(30 * time.Second),
+			StartsAfter: func(last time.Time) time.Time { return last },
+			Next:        func(last time.Time) time.Time { return last.Add(time.Hour) }}); err != nil {
+			t.Fatal(err)
+		}
+		v2.SupersededAt, v2.EndsAt = at(30*time.Second), at(time.Minute)
+		resumed.Version, resumed.NextRunAt = 3, at(time.Minute+time.Hour)
+		v3 := store.NewScheduleVersion(&resumed, at(30*time.Second), at(time.Minute))
+		assertVersions(t, s, store.ListScheduleVersionsParams{ScheduleID: "sch_hist"}, v1, v2, v3)
+
+		// A change that loses its race writes no history.
+		stale := resumed
+		if _, err := engine.WriteVersion(ctx, s, engine.VersionChange{Schedule: &stale, PrevVersion: 1, Now: at(time.Hour)}); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("a change of version 1 when 3 is stored: %v, want ErrConflict", err)
+		}
+		assertVersions(t, s, store.ListScheduleVersionsParams{}, v1, v2, v3)
+
+		// A row is written once.
+		err := store.InTx(ctx, s, func(tx store.Tx) error { return tx.InsertScheduleVersion(ctx, v3) })
+		wantErr(t, "the same version row twice", err, store.ErrConflict)
+		// Closing a row that does not exist, or again, writes nothing.
+		if err := store.InTx(ctx, s, func(tx store.Tx) error {
+			if err := tx.CloseScheduleVersion(ctx, "sch_none", 1, at(0), at(0)); err != nil {
+				return err
+			}
+			return tx.CloseScheduleVersion(ctx, "sch_hist", 1, at(time.Hour), at(time.Hour))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		assertVersions(t, s, store.ListScheduleVersionsParams{}, v1, v2, v3)
+	})
+
+	t.Run("ListPagesAndFilters", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		var all, tenantB []store.ScheduleVersion
+		for i, tenant := range []string{"tenant-a", "tenant-b", "tenant-a"} {
+			sc := NewSchedule(tenant, fmt.Sprintf("sch_page_%d", i))
+			sc.IdempotencyKey = ""
+			for v := int64(1); v <= 3; v++ {
+				sc.Version = v
+				row := store.NewScheduleVersion(sc, at(time.Duration(v)*time.Second), at(0))
+				if v < 3 {
+					row.SupersededAt, row.EndsAt = at(time.Duration(v+1)*time.Second), time.Time{}
+				}
+				if err := store.InTx(ctx, s, func(tx store.Tx) error { return tx.InsertScheduleVersion(ctx, row) }); err != nil {
+					t.Fatal(err)
+				}
+				all = append(all, row)
+				if tenant == "tenant-b" {
+					tenantB = append(tenantB, row)
+				}
+			}
+		}
+		for _, limit := range []int{1, 2, 4, 100} {
+			var got []store.ScheduleVersion
+			p := store.ListScheduleVersionsParams{Limit: limit}
+			for {
+				page, err := s.ListScheduleVersions(ctx, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, page...)
+				if len(page) < limit {
+					break
+				}
+				last := page[len(page)-1]
+				p.AfterScheduleID, p.AfterVersion = last.ScheduleID, last.Version
+			}
+			if !reflect.DeepEqual(got, all) {
+				t.Fatalf("pages of %d: %d rows %v, want %d", limit, len(got), versionKeys(got), len(all))
+			}
+		}
+		assertVersions(t, s, store.ListScheduleVersionsParams{TenantID: "tenant-b"}, tenantB...)
+		assertVersions(t, s, store.ListScheduleVersionsParams{TenantID: "tenant-a", ScheduleID: "sch_page_1"})
+		// A schedule's rows after a keyset position: its own later
+		// versions, all of them from before it, none from after it.
+		assertVersions(t, s, store.ListScheduleVersionsParams{ScheduleID: "sch_page_1", AfterScheduleID: "sch_page_1", AfterVersion: 1}, tenantB[1:]...)
+		assertVersions(t, s, store.ListScheduleVersionsParams{ScheduleID: "sch_page_1", AfterScheduleID: "sch_page_0", AfterVersion: 9}, tenantB...)
+		assertVersions(t, s, store.ListScheduleVersionsParams{ScheduleID: "sch_page_1", AfterScheduleID: "sch_page_2"})
+		assertVersions(t, s, store.ListScheduleVersionsParams{AfterScheduleID: "sch_page_1", AfterVersion: 2}, all[5:]...)
+	})
+}
+
+func assertVersions(t *testing.T, s Store, p store.ListScheduleVersionsParams, want ...store.ScheduleVersion) {
+	t.Helper()
+	got, err := s.ListScheduleVersions(t.Context(), p)
+	if err != nil {
+		t.Fatalf("ListScheduleVersions(%+v): %v", p, err)
+	}
+	if len(got) == 0 && len(want) == 0 {
+		return
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("ListScheduleVersions(%+v):\n got %+v\nwant %+v", p, got, want)
+	}
+}
+
+func versionKeys(vs []store.ScheduleVersion) []string {
+	var out []string
+	for _, v := range vs {
+		out = append(out, fmt.Sprintf("%s/v%d", v.ScheduleID, v.Version))
+	}
+	return out
+}

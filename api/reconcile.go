@@ -1,0 +1,61 @@
+package api
+
+import "time"
+
+// ReconcileCounts counts the firings and occurrences of a reconcile by
+// class (docs/api.md, reconcile, says what each class means). Absent and
+// Unexpected are the problems.
+type ReconcileCounts struct {
+	Succeeded        int `json:"succeeded"`
+	Dead             int `json:"dead"`
+	Canceled         int `json:"canceled"`
+	Missed           int `json:"missed"`
+	MissedCounted    int `json:"missed_counted"`
+	SkippedOverlap   int `json:"skipped_overlap"`
+	Pending          int `json:"pending"`
+	Absent           int `json:"absent"`
+	CanceledByChange int `json:"canceled_by_change"`
+	Manual           int `json:"manual"`
+	Unexpected       int `json:"unexpected"`
+}
+
+// ReconcileSchedule is one schedule's summary.
+type ReconcileSchedule struct {
+	TenantID   string `json:"tenant_id"`
+	ScheduleID string `json:"schedule_id"`
+	Name       string `json:"name"`
+	Versions   int    `json:"versions"` // version rows read
+	ReconcileCounts
+}
+
+// ReconcileFinding is one firing or occurrence worth naming: an absent
+// firing, an unexpected occurrence, or a manual one.
+type ReconcileFinding struct {
+	TenantID     string    `json:"tenant_id"`
+	ScheduleID   string    `json:"schedule_id"`
+	Name         string    `json:"name"`
+	Version      int64     `json:"version"`
+	ScheduledFor time.Time `json:"scheduled_for"`
+	// OccurrenceID is the row's id, or for an absent firing the id its
+	// row would have had.
+	OccurrenceID string `json:"occurrence_id"`
+	State        string `json:"state"` // the row's state; "" when there is no row
+	Reason       string `json:"reason"`
+}
+
+// ReconcileReport is the answer of GET /v1/reconcile and the JSON of
+// `schedd reconcile` and `schedctl reconcile`: what each schedule's
+// timetable promised in [From, To] against what its occurrences record.
+type ReconcileReport struct {
+	From      time.Time           `json:"from"`
+	To        time.Time           `json:"to"`
+	Totals    ReconcileCounts     `json:"totals"`
+	Schedules []ReconcileSchedule `json:"schedules"`
+	Absent    []ReconcileFinding  `json:"absent"`
+	// Unexpected holds the occurrences no version explains, and the
+	// firings of a late run that broke its misfire policy.
+	Unexpected []ReconcileFinding `json:"unexpected"`
+	Manual     []ReconcileFinding `json:"manual"`
+	// Problem is true when anything is absent or unexpected.
+	Problem bool `json:"problem"`
+}

@@ -1,0 +1,235 @@
+// Package reconcile audits a store: for every schedule, what its
+// timetables promised over a range of time, version by version, against
+// the occurrences the store records. Each expected firing gets a class
+// (succeeded, dead, canceled, missed, counted as missed, skipped for
+// overlap, pending, or absent), and every occurrence no version explains
+// is unexpected.
+//
+// It reads the version history (store.HistoryStore), the schedules and
+// their occurrences, and asks the time engine for the firings; it does not
+// import the engine. A reconcile that reused the planner's code would
+// share its mistakes: here the expected firings come from the timetable
+// alone, bounded by what the history says each version covered, and the
+// planner's state enters only as how far planning has got (the schedule's
+// cursor).
+//
+// It streams: schedules are read a page at a time, and one schedule's
+// occurrences are walked beside its expected firings in time order, so
+// memory does not grow with the number of schedules nor with the
+// occurrences of one.
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sched-dev/sched/internal/record"
+	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/timetable"
+)
+
+// Class is what became of one expected firing, or what explains one
+// occurrence.
+type Class string
+
+// Classes. The first eight classify the firings the timetables promised;
+// the last three the occurrences that are not one of those.
+const (
+	Succeeded      Class = "succeeded"       // its occurrence SUCCEEDED
+	Dead           Class = "dead"            // its occurrence is DEAD
+	Canceled       Class = "canceled"        // its occurrence was CANCELED
+	Missed         Class = "missed"          // a MISSED row
+	MissedCounted  Class = "missed_counted"  // no row: the misfire rule counted it
+	SkippedOverlap Class = "skipped_overlap" // SKIPPED_OVERLAP by the overlap rule
+	Pending        Class = "pending"         // not finished, or not yet planned
+	Absent         Class = "absent"          // planned, yet no row and not counted
+
+	CanceledByChange Class = "canceled_by_change" // an older version's row a change canceled
+	Manual           Class = "manual"             // a trigger outside the timetable
+	Unexpected       Class = "unexpected"         // no version explains it
+)
+
+// Counts counts by class.
+type Counts map[Class]int
+
+// Problem reports whether anything was absent or unexpected.
+func (c Counts) Problem() bool { return c[Absent] > 0 || c[Unexpected] > 0 }
+
+// add adds o to c.
+func (c Counts) add(o Counts) {
+	for k, v := range o {
+		c[k] += v
+	}
+}
+
+// Options select what to reconcile.
+type Options struct {
+	// From and To bound the firings and occurrences looked at, both
+	// inclusive, by scheduled time. From must be before To.
+	From, To time.Time
+	// TenantID, when set, limits the audit to one tenant.
+	TenantID string
+	// ScheduleID, when set, limits it to one schedule.
+	ScheduleID string
+	// PageSize is the rows read per query; 0 means store.MaxListLimit.
+	PageSize int
+}
+
+// Check reports a bad range.
+func (o Options) Check() error {
+	if o.From.IsZero() || o.To.IsZero() {
+		return errors.New("reconcile: the range needs both ends")
+	}
+	if !o.From.Before(o.To) {
+		return fmt.Errorf("reconcile: the range's start %s is not before its end %s",
+			o.From.UTC().Format(time.RFC3339), o.To.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// Summary is one schedule's counts.
+type Summary struct {
+	TenantID   string
+	ScheduleID string
+	Name       string
+	Versions   int
+	Counts     Counts
+}
+
+// Finding names one firing or occurrence: absent, unexpected or manual.
+type Finding struct {
+	Class        Class
+	TenantID     string
+	ScheduleID   string
+	Name         string
+	Version      int64
+	ScheduledFor time.Time
+	OccurrenceID string                 // the row's, or the id an absent firing's row would have had
+	State        record.OccurrenceState // the row's; empty without one
+	Reason       string
+}
+
+// Sink receives a reconcile's results as they are found: a schedule's
+// findings, then its summary. A schedule with nothing in the range sends
+// nothing. An error stops the reconcile.
+type Sink interface {
+	Finding(Finding) error
+	Schedule(Summary) error
+}
+
+// Run reconciles the schedules opt selects, sending what it finds to sink,
+// and returns the totals.
+func Run(ctx context.Context, st store.Store, opt Options, sink Sink) (Counts, error) {
+	if err := opt.Check(); err != nil {
+		return nil, err
+	}
+	if opt.PageSize <= 0 {
+		opt.PageSize = store.MaxListLimit
+	}
+	r := &run{st: st, opt: opt, sink: sink, total: Counts{}, specs: map[timetable.Definition]*timetable.Timetable{}}
+	p := store.ListScheduleVersionsParams{TenantID: opt.TenantID, ScheduleID: opt.ScheduleID, Limit: opt.PageSize}
+	var group []store.ScheduleVersion // one schedule's rows, which may span pages
+	for {
+		page, err := st.ListScheduleVersions(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("reconcile: %w", err)
+		}
+		for _, v := range page {
+			if len(group) > 0 && group[0].ScheduleID != v.ScheduleID {
+				if err := r.schedule(ctx, group); err != nil {
+					return nil, err
+				}
+				group = group[:0]
+			}
+			group = append(group, v)
+		}
+		if len(page) < p.Limit {
+			break
+		}
+		last := page[len(page)-1]
+		p.AfterScheduleID, p.AfterVersion = last.ScheduleID, last.Version
+	}
+	if len(group) > 0 {
+		if err := r.schedule(ctx, group); err != nil {
+			return nil, err
+		}
+	}
+	return r.total, nil
+}
+
+// run is one reconcile.
+type run struct {
+	st    store.Store
+	opt   Options
+	sink  Sink
+	total Counts
+	// specs keeps parsed timetables: a fleet shares few definitions. At
+	// most maxSpecs entries, so memory stays flat.
+	specs map[timetable.Definition]*timetable.Timetable
+}
+
+const maxSpecs = 4096
+
+func (r *run) parse(d timetable.Definition) (*timetable.Timetable, error) {
+	if sp := r.specs[d]; sp != nil {
+		return sp, nil
+	}
+	sp, err := timetable.Parse(d)
+	if err != nil {
+		return nil, err
+	}
+	if len(r.specs) >= maxSpecs {
+		clear(r.specs)
+	}
+	r.specs[d] = sp
+	return sp, nil
+}
+
+// schedule reconciles one schedule from its version rows.
+func (r *run) schedule(ctx context.Context, versions []store.ScheduleVersion) error {
+	first := versions[0]
+	sc, err := r.st.GetSchedule(ctx, first.TenantID, first.ScheduleID)
+	if err != nil {
+		return fmt.Errorf("reconcile schedule %s: %w", first.ScheduleID, err)
+	}
+	if last := versions[len(versions)-1]; last.Version < sc.Version {
+		// A change committed between the two reads: read its history
+		// again, now that the schedule read is the newer one.
+		if versions, err = r.history(ctx, sc); err != nil {
+			return err
+		}
+	}
+	c, err := r.newChecker(sc, versions)
+	if err != nil {
+		return err
+	}
+	if err := c.walk(ctx); err != nil {
+		return fmt.Errorf("reconcile schedule %s: %w", sc.ScheduleID, err)
+	}
+	if len(c.counts) == 0 {
+		return nil
+	}
+	r.total.add(c.counts)
+	return r.sink.Schedule(Summary{TenantID: sc.TenantID, ScheduleID: sc.ScheduleID, Name: sc.Name,
+		Versions: len(versions), Counts: c.counts})
+}
+
+// history reads all of one schedule's version rows.
+func (r *run) history(ctx context.Context, sc *record.Schedule) ([]store.ScheduleVersion, error) {
+	var out []store.ScheduleVersion
+	p := store.ListScheduleVersionsParams{TenantID: sc.TenantID, ScheduleID: sc.ScheduleID, Limit: r.opt.PageSize}
+	for {
+		page, err := r.st.ListScheduleVersions(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("reconcile schedule %s: %w", sc.ScheduleID, err)
+		}
+		out = append(out, page...)
+		if len(page) < p.Limit {
+			return out, nil
+		}
+		last := page[len(page)-1]
+		p.AfterScheduleID, p.AfterVersion = last.ScheduleID, last.Version
+	}
+}

@@ -1,0 +1,399 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sched-dev/sched/internal/record"
+	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/timetable"
+)
+
+// maxLookahead bounds the firings walked past the range's end to settle a
+// late run that straddles it (see checker.walk).
+const maxLookahead = 1_000_000
+
+// version is one version row and the firings it may produce: those of sp
+// in (lo, hi], hi zero meaning no upper bound (the current version). Of
+// those, the ones at or after planned are not planned yet (zero: all are).
+type version struct {
+	row     store.ScheduleVersion
+	sp      *timetable.Timetable // nil: it fires nothing
+	lo, hi  time.Time
+	planned time.Time
+	keep    int // the late firings its misfire policy fires
+}
+
+// firing is an expected firing with no row, held until what follows it
+// tells whether a late run counted it.
+type firing struct {
+	at      time.Time
+	inRange bool
+}
+
+// checker walks one schedule: its expected firings (version by version,
+// in time order: the versions' spans do not overlap) beside its
+// occurrence rows (in scheduled time order).
+type checker struct {
+	r      *run
+	sc     *record.Schedule
+	vs     []version
+	counts Counts
+	err    error // the sink's first error
+
+	// The expected firings: version vi at cur.
+	vi    int
+	cur   time.Time
+	curOK bool
+
+	// The rows: a page, the position in it, where the next page starts.
+	rows     []record.Occurrence
+	ri       int
+	after    store.OccurrenceKey
+	rowsDone bool
+
+	// The late run being read: the rowless firings waiting to be settled,
+	// and the catch-up rows of one planner pass (runStamp) of version runV.
+	rowless  []firing
+	runV     int
+	runOpen  bool
+	runStamp time.Time
+	runFired int
+	budget   int64 // the schedule's missed count not yet used by rowless firings
+}
+
+func (r *run) newChecker(sc *record.Schedule, rows []store.ScheduleVersion) (*checker, error) {
+	c := &checker{r: r, sc: sc, counts: Counts{}, vi: -1, runV: -1, budget: sc.MissedCount,
+		after: store.OccurrenceKey{ScheduledFor: r.opt.From}}
+	for i, row := range rows {
+		v := version{row: row, keep: keepOf(row)}
+		if row.State == record.ScheduleActive && !row.StartsAfter.IsZero() {
+			sp, err := r.parse(row.Definition)
+			if err != nil {
+				return nil, fmt.Errorf("reconcile schedule %s version %d: %w", sc.ScheduleID, row.Version, err)
+			}
+			v.sp, v.lo = sp, row.StartsAfter
+			switch {
+			case row.Superseded():
+				v.hi = row.EndsAt
+				if v.hi.IsZero() {
+					v.sp = nil // no firing of it was kept
+				}
+			case i == len(rows)-1 && row.Version == sc.Version && sc.State == record.ScheduleActive:
+				v.planned = sc.NextRunAt
+			}
+		}
+		c.vs = append(c.vs, v)
+	}
+	c.nextVersion()
+	return c, nil
+}
+
+// keepOf is how many firings of one late run the version's misfire
+// policy fires.
+func keepOf(v store.ScheduleVersion) int {
+	switch v.MisfirePolicy {
+	case record.MisfireFireOnce:
+		return 1
+	case record.MisfireCatchUp:
+		return v.CatchUpK
+	}
+	return 0
+}
+
+// nextVersion moves the expected firings to the first firing of the next
+// version that has one in the range (from the range's start on).
+func (c *checker) nextVersion() {
+	for c.vi++; c.vi < len(c.vs); c.vi++ {
+		v := &c.vs[c.vi]
+		if v.sp == nil {
+			continue
+		}
+		from := v.lo
+		if start := c.r.opt.From.Add(-time.Nanosecond); start.After(from) {
+			from = start
+		}
+		if c.set(v.sp.Next(from)) {
+			return
+		}
+	}
+	c.curOK = false
+}
+
+// set takes f as the current expected firing if the version covers it.
+func (c *checker) set(f timetable.Firing, ok bool) bool {
+	v := &c.vs[c.vi]
+	if !ok || (!v.hi.IsZero() && f.At.After(v.hi)) {
+		return false
+	}
+	c.cur, c.curOK = f.At, true
+	return true
+}
+
+func (c *checker) advance() {
+	if !c.set(c.vs[c.vi].sp.Next(c.cur)) {
+		c.nextVersion()
+	}
+}
+
+// peekRow returns the next row, reading a page when needed; nil at the end.
+func (c *checker) peekRow(ctx context.Context) (*record.Occurrence, error) {
+	if c.ri < len(c.rows) {
+		return &c.rows[c.ri], nil
+	}
+	if c.rowsDone {
+		return nil, nil
+	}
+	after := c.after
+	page, err := c.r.st.ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: c.sc.TenantID, ScheduleID: c.sc.ScheduleID,
+		Limit: c.r.opt.PageSize, After: &after})
+	if err != nil {
+		return nil, err
+	}
+	c.rows, c.ri, c.rowsDone = page, 0, len(page) < c.r.opt.PageSize
+	if len(page) == 0 {
+		return nil, nil
+	}
+	last := page[len(page)-1]
+	c.after = store.OccurrenceKey{ScheduledFor: last.ScheduledFor, OccurrenceID: last.OccurrenceID}
+	return &c.rows[0], nil
+}
+
+// walk merges the expected firings with the rows, instant by instant. It
+// stops at the range's end, except that a run of rowless firings that
+// reaches it is followed further, until a row settles it (a late run's
+// catch-up rows may lie past the end).
+func (c *checker) walk(ctx context.Context) error {
+	to := c.r.opt.To
+	var group []record.Occurrence
+	for beyond := 0; beyond < maxLookahead; {
+		row, err := c.peekRow(ctx)
+		if err != nil {
+			return err
+		}
+		if !c.curOK && row == nil {
+			break
+		}
+		t := c.cur
+		if row != nil && (!c.curOK || row.ScheduledFor.Before(t)) {
+			t = row.ScheduledFor
+		}
+		inRange := !t.After(to)
+		if !inRange {
+			if len(c.rowless) == 0 {
+				break
+			}
+			beyond++
+		}
+		group = group[:0]
+		for row != nil && row.ScheduledFor.Equal(t) {
+			group = append(group, *row)
+			c.ri++
+			if row, err = c.peekRow(ctx); err != nil {
+				return err
+			}
+		}
+		matched := -1
+		if c.curOK && c.cur.Equal(t) {
+			want := c.vs[c.vi].row.Version
+			for i := range group {
+				if !manual(&group[i]) && group[i].ScheduleVersion == want {
+					matched = i
+				}
+			}
+			var m *record.Occurrence
+			if matched >= 0 {
+				m = &group[matched]
+			}
+			c.expected(t, m, inRange)
+			c.advance()
+		}
+		if inRange {
+			for i := range group {
+				if i != matched {
+					c.explain(&group[i])
+				}
+			}
+		}
+	}
+	c.endRun()
+	return c.err
+}
+
+// expected classifies the current expected firing, at t, given its row
+// (nil when there is none).
+func (c *checker) expected(t time.Time, o *record.Occurrence, inRange bool) {
+	v := &c.vs[c.vi]
+	if c.runV != c.vi {
+		c.endRun()
+		c.runV = c.vi
+	}
+	if o == nil {
+		if !v.planned.IsZero() && !t.Before(v.planned) {
+			c.endRun()
+			if inRange {
+				c.counts[Pending]++
+			}
+			return
+		}
+		c.rowless = append(c.rowless, firing{at: t, inRange: inRange})
+		return
+	}
+	if o.Lane != record.LaneCatchUp {
+		c.endRun()
+		if inRange {
+			c.counts[classOf(o.State)]++
+		}
+		return
+	}
+	// A catch-up row: the planner's misfire rule wrote it for one of the
+	// most recent firings of a late run, and counted the older ones of the
+	// run without a row.
+	c.settleRowless()
+	stamp := o.EnqueuedAt
+	if stamp.IsZero() {
+		stamp = o.FinishedAt // a MISSED row: the pass's time
+	}
+	if !c.runOpen || !stamp.Equal(c.runStamp) {
+		c.runOpen, c.runStamp, c.runFired = true, stamp, 0
+	}
+	violation := ""
+	if o.State != record.OccurrenceMissed {
+		c.runFired++
+		if c.runFired > v.keep {
+			violation = fmt.Sprintf("late run fired %d firings; misfire policy %s keeps %d", c.runFired, policyOf(v.row), v.keep)
+		}
+	} else if c.runFired > 0 {
+		violation = "MISSED after a fired firing of the same late run: the firings it fires must be the most recent"
+	}
+	if !inRange {
+		return
+	}
+	if violation != "" {
+		c.find(Unexpected, v.row.Version, t, o.OccurrenceID, o.State, violation)
+		return
+	}
+	c.counts[classOf(o.State)]++
+}
+
+// settleRowless counts the rowless firings waiting as missed: a catch-up
+// row followed them, so the misfire rule counted them, as far as the
+// schedule's missed count allows; any beyond it are absent.
+func (c *checker) settleRowless() {
+	for _, f := range c.rowless {
+		if c.budget > 0 {
+			c.budget--
+			if f.inRange {
+				c.counts[MissedCounted]++
+			}
+			continue
+		}
+		if f.inRange {
+			c.find(Absent, c.vs[c.runV].row.Version, f.at, "", "",
+				fmt.Sprintf("no occurrence; a late run follows, but the schedule's missed count (%d) is used up", c.sc.MissedCount))
+		}
+	}
+	c.rowless = c.rowless[:0]
+}
+
+// endRun ends the late run being read: rowless firings that no catch-up
+// row followed are absent.
+func (c *checker) endRun() {
+	for _, f := range c.rowless {
+		if f.inRange {
+			c.find(Absent, c.vs[c.runV].row.Version, f.at, "", "", "no occurrence, and no late run of the version counts it")
+		}
+	}
+	c.rowless = c.rowless[:0]
+	c.runOpen = false
+}
+
+// explain classifies a row that is not an expected firing's.
+func (c *checker) explain(o *record.Occurrence) {
+	if manual(o) {
+		c.find(Manual, o.ScheduleVersion, o.ScheduledFor, o.OccurrenceID, o.State, "a trigger outside the timetable")
+		return
+	}
+	var v *version
+	for i := range c.vs {
+		if c.vs[i].row.Version == o.ScheduleVersion {
+			v = &c.vs[i]
+		}
+	}
+	if v != nil && o.State == record.OccurrenceCanceled && v.row.Superseded() &&
+		(v.row.EndsAt.IsZero() || o.ScheduledFor.After(v.row.EndsAt)) {
+		c.counts[CanceledByChange]++
+		return
+	}
+	c.find(Unexpected, o.ScheduleVersion, o.ScheduledFor, o.OccurrenceID, o.State, c.whyNot(v, o))
+}
+
+// whyNot says why no version explains o (of version v, nil when the
+// history has no such version).
+func (c *checker) whyNot(v *version, o *record.Occurrence) string {
+	t := o.ScheduledFor
+	switch {
+	case v == nil:
+		return fmt.Sprintf("the schedule's history has no version %d", o.ScheduleVersion)
+	case v.row.State != record.ScheduleActive || v.row.StartsAfter.IsZero():
+		return fmt.Sprintf("version %d fires nothing (written %s)", v.row.Version, v.row.State)
+	case !t.After(v.row.StartsAfter):
+		return fmt.Sprintf("version %d fires only after %s", v.row.Version, v.row.StartsAfter.UTC().Format(time.RFC3339))
+	case v.row.Superseded() && (v.row.EndsAt.IsZero() || t.After(v.row.EndsAt)):
+		return fmt.Sprintf("after the last firing version %d kept (%s), yet not CANCELED", v.row.Version, fmtTime(v.row.EndsAt))
+	}
+	if f, ok := v.sp.Next(t.Add(-time.Nanosecond)); !ok || !f.At.Equal(t) {
+		return fmt.Sprintf("version %d's timetable does not fire at this time", v.row.Version)
+	}
+	return "a second occurrence of one firing"
+}
+
+func (c *checker) find(class Class, ver int64, t time.Time, id string, state record.OccurrenceState, reason string) {
+	c.counts[class]++
+	if id == "" {
+		id = record.OccurrenceID(c.sc.ScheduleID, ver, t)
+	}
+	if c.err != nil {
+		return
+	}
+	c.err = c.r.sink.Finding(Finding{Class: class, TenantID: c.sc.TenantID, ScheduleID: c.sc.ScheduleID, Name: c.sc.Name,
+		Version: ver, ScheduledFor: t, OccurrenceID: id, State: state, Reason: reason})
+}
+
+// classOf is the class of an expected firing whose row is in state s.
+func classOf(s record.OccurrenceState) Class {
+	switch s {
+	case record.OccurrenceSucceeded:
+		return Succeeded
+	case record.OccurrenceDead:
+		return Dead
+	case record.OccurrenceCanceled:
+		return Canceled
+	case record.OccurrenceMissed:
+		return Missed
+	case record.OccurrenceSkippedOverlap:
+		return SkippedOverlap
+	}
+	return Pending // SCHEDULED, ENQUEUED, RUNNING, RETRY_WAIT
+}
+
+// manual reports whether o is a trigger's, outside the timetable.
+func manual(o *record.Occurrence) bool {
+	return o.Manual() || strings.HasPrefix(o.OccurrenceID, record.OccurrencePrefix+"z")
+}
+
+func policyOf(v store.ScheduleVersion) string {
+	if v.MisfirePolicy == record.MisfireCatchUp {
+		return fmt.Sprintf("%s:%d", v.MisfirePolicy, v.CatchUpK)
+	}
+	return string(v.MisfirePolicy)
+}
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "none"
+	}
+	return t.UTC().Format(time.RFC3339)
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/sched-dev/sched/internal/cli/dlq"
 	"github.com/sched-dev/sched/internal/cli/occurrence"
 	"github.com/sched-dev/sched/internal/cli/preview"
+	"github.com/sched-dev/sched/internal/cli/reconcile"
 	"github.com/sched-dev/sched/internal/cli/schedule"
 	"github.com/sched-dev/sched/internal/cli/status"
 	"github.com/sched-dev/sched/internal/cli/version"
@@ -115,6 +116,7 @@ differences found, and its other failures exit 3.`,
 		schedule.NewCmdDiff(f, nil),
 		schedule.NewCmdValidate(f, nil),
 		completion.NewCmdCompletion(f, nil),
+		reconcile.NewCmdReconcile(f, nil),
 	)
 	root.InitDefaultHelpCmd()
 	// Unknown commands and bad arguments are invalid input too.

@@ -21,7 +21,6 @@ package reconcile
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -71,8 +70,12 @@ type Options struct {
 	From, To time.Time
 	// TenantID, when set, limits the audit to one tenant.
 	TenantID string
-	// ScheduleID, when set, limits it to one schedule.
+	// ScheduleID, when set, limits it to one schedule. Schedule may name
+	// it instead, by id or by name; a name is looked up in TenantID, or
+	// in NameTenant when no tenant is set.
 	ScheduleID string
+	Schedule   string
+	NameTenant string
 	// PageSize is the rows read per query; 0 means store.MaxListLimit.
 	PageSize int
 }
@@ -80,10 +83,10 @@ type Options struct {
 // Check reports a bad range.
 func (o Options) Check() error {
 	if o.From.IsZero() || o.To.IsZero() {
-		return errors.New("reconcile: the range needs both ends")
+		return inputErr("from", "the range needs both ends")
 	}
 	if !o.From.Before(o.To) {
-		return fmt.Errorf("reconcile: the range's start %s is not before its end %s",
+		return inputErr("from", "the range's start %s is not before its end %s",
 			o.From.UTC().Format(time.RFC3339), o.To.UTC().Format(time.RFC3339))
 	}
 	return nil
@@ -123,6 +126,9 @@ type Sink interface {
 // and returns the totals.
 func Run(ctx context.Context, st store.Store, opt Options, sink Sink) (Counts, error) {
 	if err := opt.Check(); err != nil {
+		return nil, err
+	}
+	if err := resolve(ctx, st, &opt); err != nil {
 		return nil, err
 	}
 	if opt.PageSize <= 0 {

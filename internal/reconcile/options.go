@@ -1,0 +1,80 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sched-dev/sched/internal/record"
+	"github.com/sched-dev/sched/internal/store"
+)
+
+// DefaultSpan is how far back a reconcile looks when no start is given.
+const DefaultSpan = 24 * time.Hour
+
+// InputError is a bad part of a reconcile's request: Field names it
+// (from, to, schedule).
+type InputError struct {
+	Field string
+	Err   error
+}
+
+func (e *InputError) Error() string { return e.Field + ": " + e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+func inputErr(field, format string, args ...any) error {
+	return &InputError{Field: field, Err: fmt.Errorf(format, args...)}
+}
+
+// ParseRange reads a range given as RFC 3339 strings, either of them
+// empty: the end defaults to now, the start to DefaultSpan before the
+// end. The API and schedd reconcile both read their ranges with it.
+func ParseRange(from, to string, now time.Time) (time.Time, time.Time, error) {
+	end := now
+	if to != "" {
+		t, err := time.Parse(time.RFC3339, to)
+		if err != nil {
+			return time.Time{}, time.Time{}, inputErr("to", "%q is not an RFC 3339 time (2027-03-14T07:00:00Z)", to)
+		}
+		end = t
+	}
+	start := end.Add(-DefaultSpan)
+	if from != "" {
+		t, err := time.Parse(time.RFC3339, from)
+		if err != nil {
+			return time.Time{}, time.Time{}, inputErr("from", "%q is not an RFC 3339 time (2027-03-14T07:00:00Z)", from)
+		}
+		start = t
+	}
+	if !start.Before(end) {
+		return time.Time{}, time.Time{}, inputErr("from", "the range's start %s is not before its end %s",
+			start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339))
+	}
+	return start.UTC(), end.UTC(), nil
+}
+
+// resolve turns opt.Schedule (an id or a name) into opt.ScheduleID.
+func resolve(ctx context.Context, st store.Store, opt *Options) error {
+	ref := opt.Schedule
+	if ref == "" || opt.ScheduleID != "" {
+		return nil
+	}
+	if record.IsScheduleID(ref) {
+		opt.ScheduleID = ref
+		return nil
+	}
+	tenant := opt.TenantID
+	if tenant == "" {
+		tenant = opt.NameTenant
+	}
+	sc, err := st.GetScheduleByName(ctx, tenant, ref)
+	if errors.Is(err, store.ErrNotFound) {
+		return &InputError{Field: "schedule", Err: fmt.Errorf("no live schedule named %q in tenant %q: %w", ref, tenant, err)}
+	}
+	if err != nil {
+		return fmt.Errorf("reconcile: %w", err)
+	}
+	opt.ScheduleID = sc.ScheduleID
+	return nil
+}

@@ -1,0 +1,57 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/sched-dev/sched/api"
+	"github.com/sched-dev/sched/internal/reconcile"
+	"github.com/sched-dev/sched/internal/store"
+)
+
+// ReconcileFunc runs a reconcile over the daemon's store (the daemon
+// injects reconcile.Report on its store): the audit reads the store
+// directly, not through the engine, whose planner it checks.
+type ReconcileFunc func(ctx context.Context, opt reconcile.Options) (*api.ReconcileReport, error)
+
+// ReconcileOptions reads a reconcile's request, the API's query or schedd
+// reconcile's flags: the range (RFC 3339, by default the last 24 hours up
+// to now), a schedule by id or name (a name is looked up in tenant, or in
+// DefaultTenant), and a tenant to keep to (every tenant when empty).
+func ReconcileOptions(from, to, schedule, tenant string, now time.Time) (reconcile.Options, error) {
+	start, end, err := reconcile.ParseRange(from, to, now)
+	if err != nil {
+		return reconcile.Options{}, err
+	}
+	return reconcile.Options{From: start, To: end, Schedule: schedule, TenantID: tenant, NameTenant: DefaultTenant}, nil
+}
+
+// reconcile answers GET /v1/reconcile. Every tenant's schedules are
+// audited unless one is named: an operator's view, to be given to an admin
+// role once tenants have credentials of their own.
+func (s *Server) reconcile(r *http.Request, _ http.ResponseWriter) (int, any, error) {
+	if err := onlyQuery(r, "from", "to", "schedule", "tenant"); err != nil {
+		return 0, nil, err
+	}
+	if s.cfg.Reconcile == nil {
+		return 0, nil, unavailable("this daemon does not reconcile")
+	}
+	q := r.URL.Query()
+	opt, err := ReconcileOptions(q.Get("from"), q.Get("to"), q.Get("schedule"), q.Get("tenant"), s.eng.Cluster.Now())
+	if err == nil {
+		var rep *api.ReconcileReport
+		if rep, err = s.cfg.Reconcile(r.Context(), opt); err == nil {
+			return http.StatusOK, rep, nil
+		}
+	}
+	var in *reconcile.InputError
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return 0, nil, err // a schedule name that names none: 404
+	case errors.As(err, &in):
+		return 0, nil, invalidArg(in.Field, in.Error())
+	}
+	return 0, nil, err
+}

@@ -174,11 +174,7 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 	}
 
 	var err error
-	if strings.HasPrefix(store, "postgres://") || strings.HasPrefix(store, "postgresql://") {
-		if cfg.PostgresDSN, cfg.PostgresSchema, err = parsePostgres(store); err != nil {
-			return cfg, err
-		}
-	} else if cfg.StorePath, cfg.DefaultStore, err = parseStore(store, env); err != nil {
+	if err = cfg.setStore(store, env); err != nil {
 		return cfg, err
 	}
 	if cfg.Listen, err = parseListen(listen, env); err != nil {
@@ -276,6 +272,17 @@ func parsePostgres(s string) (dsn, schema string, err error) {
 		u.RawQuery = q.Encode()
 	}
 	return u.String(), schema, nil
+}
+
+// setStore reads --store (or SCHED_STORE): a postgres:// URL, or a SQLite
+// file (the default one when s is empty).
+func (c *Config) setStore(s string, env paths.Env) (err error) {
+	if strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://") {
+		c.PostgresDSN, c.PostgresSchema, err = parsePostgres(s)
+		return err
+	}
+	c.StorePath, c.DefaultStore, err = parseStore(s, env)
+	return err
 }
 
 // RedactedStore names the store for logs and errors, without a password.

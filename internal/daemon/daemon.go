@@ -30,10 +30,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/metrics"
 	"github.com/sched-dev/sched/internal/paths"
+	"github.com/sched-dev/sched/internal/reconcile"
 	"github.com/sched-dev/sched/internal/server"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/postgres"
@@ -65,6 +67,9 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 	// Everything schedd creates (database, socket, lock file) is private to
 	// its user: the database holds payloads.
 	syscall.Umask(0o077)
+	if len(args) > 0 && args[0] == "reconcile" {
+		return Reconcile(args[1:], os.LookupEnv, stdout, stderr)
+	}
 	cfg, err := ParseConfig(args, os.LookupEnv, version, stdout)
 	switch {
 	case errors.Is(err, ErrHelp), errors.Is(err, ErrVersion):
@@ -142,6 +147,9 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 	srv, err := server.New(server.Config{
 		Engine: eng, Version: opt.Version, NodeID: cfg.NodeID, Shards: cfg.Shards,
 		StoreDriver: driver, Token: cfg.Token, Logger: log, Metrics: m,
+		Reconcile: func(ctx context.Context, o reconcile.Options) (*api.ReconcileReport, error) {
+			return reconcile.Report(ctx, st, o)
+		},
 		Ready: func(ctx context.Context) error {
 			_, err := st.ListShardLeases(ctx)
 			return err
@@ -228,7 +236,7 @@ func openStore(ctx context.Context, cfg Config) (store.Store, string, error) {
 	st, err := sqlite.Open(ctx, cfg.StorePath)
 	switch {
 	case errors.Is(err, sqlite.ErrInUse):
-		return nil, "", fmt.Errorf("another schedd is running on %s (%v)", cfg.StorePath, unwrapInUse(err))
+		return nil, "", &inUseError{path: cfg.StorePath, holder: unwrapInUse(err)}
 	case errors.Is(err, store.ErrCorrupt):
 		return nil, "", fmt.Errorf("the database %s is corrupt; refusing to serve it (restore a backup): %w", cfg.StorePath, err)
 	case err != nil:
@@ -286,6 +294,15 @@ func hostOf(hostport string) string {
 	}
 	return strings.Trim(hostport, "[]")
 }
+
+// inUseError is a SQLite database another process holds: it names the
+// file and the holder, and is sqlite.ErrInUse to errors.Is.
+type inUseError struct{ path, holder string }
+
+func (e *inUseError) Error() string {
+	return fmt.Sprintf("another schedd is running on %s (%v)", e.path, e.holder)
+}
+func (e *inUseError) Unwrap() error { return sqlite.ErrInUse }
 
 // unwrapInUse keeps the lock holder's part of the store's message.
 func unwrapInUse(err error) string {

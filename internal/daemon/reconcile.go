@@ -1,0 +1,144 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/sched-dev/sched/internal/cli/cmdutil"
+	clireconcile "github.com/sched-dev/sched/internal/cli/reconcile"
+	"github.com/sched-dev/sched/internal/paths"
+	"github.com/sched-dev/sched/internal/reconcile"
+	"github.com/sched-dev/sched/internal/server"
+	"github.com/sched-dev/sched/internal/store/sqlite"
+)
+
+const reconcileLong = `schedd reconcile audits a store without a daemon: for every schedule,
+version by version, the firings its timetable promised in the range (by
+default the last 24 hours up to now) against the occurrences the store
+records. It prints a summary per schedule, then the firings absent and the
+occurrences unexpected; docs/reconcile.md says what each class means.
+
+On SQLite it refuses to run beside a schedd that holds the database (the
+daemon's lock keeps every other process out): ask that daemon instead,
+with schedctl reconcile. On PostgreSQL it reads beside running nodes.
+
+Exit status: 0 when every firing and occurrence is explained, 1 when
+something is absent or unexpected (or the audit could not run: the reason
+is on stderr), 2 on bad flags.`
+
+const reconcileExamples = `  schedd reconcile --store sqlite:/var/lib/sched/sched.db
+  schedd reconcile --store 'postgres://sched@db:5432/sched' --from 2027-03-13T00:00:00Z --to 2027-03-14T00:00:00Z -o json
+  # from cron, mailing only a problem:
+  schedd reconcile --store sqlite:/var/lib/sched/sched.db > /tmp/reconcile.txt || mail -s reconcile ops < /tmp/reconcile.txt`
+
+// Reconcile is schedd reconcile: it audits the store --store names (a
+// flag wins over SCHED_STORE) and prints the report on stdout, as a table
+// or as JSON (the API's ReconcileReport). It returns the exit status.
+//
+// On SQLite the running daemon holds the database's lock for its whole
+// life, and Reconcile takes it too, so it refuses to run beside a daemon
+// (naming it) rather than open the file without the lock: a second
+// process on the file would also run migrations and checkpoints on it,
+// and the daemon can answer the same question itself (GET /v1/reconcile).
+func Reconcile(args []string, env paths.Env, stdout, stderr io.Writer) int {
+	var (
+		store, from, to, schedule, tenant, output string
+		ran                                       bool
+	)
+	cmd := &cobra.Command{
+		Use:           "schedd reconcile",
+		Short:         "Audit a store: expected firings against stored occurrences",
+		Long:          reconcileLong,
+		Example:       reconcileExamples,
+		Args:          cobra.NoArgs,
+		RunE:          func(*cobra.Command, []string) error { ran = true; return nil },
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	cmd.CompletionOptions.DisableDefaultCmd = true
+	cmd.SetOut(stdout)
+	cmd.SetErr(io.Discard)
+	fs := cmd.Flags()
+	fs.StringVar(&store, "store", "", "the store: `sqlite:PATH` or a postgres:// URL (optional schema=NAME parameter) (env SCHED_STORE)")
+	fs.StringVar(&from, "from", "", "the range's `start`, RFC 3339 (default 24 hours before its end)")
+	fs.StringVar(&to, "to", "", "the range's `end`, RFC 3339 (default now)")
+	fs.StringVar(&schedule, "schedule", "", "one schedule, by id or `name`")
+	fs.StringVar(&tenant, "tenant", "", "one `tenant` (default every tenant)")
+	fs.StringVarP(&output, "output", "o", "table", "output `format`: table or json")
+	cmd.SetArgs(args)
+	if err := cmd.Execute(); err != nil {
+		fmt.Fprintf(stderr, "schedd reconcile: %v (see schedd reconcile --help)\n", err)
+		return ExitUsage
+	}
+	if !ran {
+		return ExitOK // --help
+	}
+	if output != "table" && output != "json" {
+		fmt.Fprintf(stderr, "schedd reconcile: -o %q: want table or json\n", output)
+		return ExitUsage
+	}
+	if !fs.Changed("store") {
+		store = envOr(env, "SCHED_STORE", "")
+	}
+	var cfg Config
+	if err := cfg.setStore(store, env); err != nil {
+		fmt.Fprintf(stderr, "schedd reconcile: %v\n", err)
+		return ExitUsage
+	}
+	opt, err := server.ReconcileOptions(from, to, schedule, tenant, time.Now())
+	if err != nil {
+		fmt.Fprintf(stderr, "schedd reconcile: --%v\n", err)
+		return ExitUsage
+	}
+	if cfg.PostgresDSN == "" {
+		if _, err := os.Stat(cfg.StorePath); err != nil {
+			fmt.Fprintf(stderr, "schedd reconcile: no database at %s: %v\n", cfg.StorePath, err)
+			return ExitUsage
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	st, _, err := openStore(ctx, cfg)
+	if errors.Is(err, sqlite.ErrInUse) {
+		err = fmt.Errorf("%w; ask that daemon instead: schedctl reconcile", err)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "schedd reconcile: %s\n", oneLine(err.Error()))
+		return ExitError
+	}
+	defer st.Close()
+	rep, err := reconcile.Report(ctx, st, opt)
+	var in *reconcile.InputError
+	switch {
+	case errors.As(err, &in):
+		fmt.Fprintf(stderr, "schedd reconcile: --%v\n", err)
+		return ExitUsage
+	case err != nil:
+		fmt.Fprintf(stderr, "schedd reconcile: %s\n", oneLine(err.Error()))
+		return ExitError
+	}
+	if output == "json" {
+		err = cmdutil.WriteJSON(stdout, rep)
+	} else {
+		f, ok := stdout.(*os.File)
+		err = clireconcile.WriteReport(stdout, ok && term.IsTerminal(int(f.Fd())), rep)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "schedd reconcile: %v\n", err)
+		return ExitError
+	}
+	if rep.Problem {
+		return ExitError
+	}
+	return ExitOK
+}

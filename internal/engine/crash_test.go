@@ -44,6 +44,7 @@ import (
 
 	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/faultinject"
+	"github.com/sched-dev/sched/internal/reconcile"
 	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/sqlite"
@@ -594,6 +595,22 @@ func (r *crashRun) check(t *testing.T, point string) {
 		if len(redelivered) == 0 {
 			t.Errorf("%s: no occurrence has an effect of the killed worker, a LEASE_EXPIRED attempt and a later delivery", point)
 		}
+	}
+
+	// The reconciler, which shares none of the planner's code, agrees:
+	// every firing from the first creation to run-until is explained.
+	from := r.until
+	for _, s := range r.schedules {
+		if s.createdAt.Before(from) {
+			from = s.createdAt
+		}
+	}
+	rep, err := reconcile.Report(ctx, st, reconcile.Options{From: from, To: r.until})
+	if err != nil {
+		t.Fatalf("%s: reconcile: %v", point, err)
+	}
+	if rep.Problem || rep.Totals.Succeeded == 0 {
+		t.Errorf("%s: reconcile: totals %+v, absent %+v, unexpected %+v", point, rep.Totals, rep.Absent, rep.Unexpected)
 	}
 }
 

@@ -13,6 +13,7 @@ package e2e
 // not what a node says it holds.
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -1049,7 +1050,36 @@ func (c *pgCluster) drainAndReconcile(cutoff time.Time) []occRow {
 	checkFence(t, rows)
 	c.mon.check(t)
 	c.lag(rows, cut)
+	c.scheddReconcile(cutoff)
 	return rows
+}
+
+// scheddReconcile runs schedd reconcile on the cluster's schema, beside
+// the running nodes, from the first schedule's first firing to the
+// cut-off: the reconciler, which shares none of the planner's code, must
+// explain every firing and occurrence (exit 0).
+func (c *pgCluster) scheddReconcile(cutoff time.Time) {
+	t := c.t
+	t.Helper()
+	from := cutoff.Unix()
+	for _, s := range c.scheds {
+		from = min(from, s.first)
+	}
+	var out, errOut bytes.Buffer
+	cmd := exec.Command(scheddBin, "reconcile", "--store", c.storeURL, "-o", "json",
+		"--from", time.Unix(from, 0).UTC().Format(time.RFC3339), "--to", cutoff.UTC().Format(time.RFC3339))
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("schedd reconcile: %v\nstdout: %s\nstderr: %s", err, first([]string{out.String()}, 1)[0], errOut.String())
+	}
+	var rep api.ReconcileReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("schedd reconcile: %v: %s", err, out.String())
+	}
+	if rep.Problem || len(rep.Schedules) != len(c.scheds) || rep.Totals.Succeeded == 0 {
+		t.Fatalf("schedd reconcile: %d schedules, totals %+v, absent %v, unexpected %v", len(rep.Schedules), rep.Totals, rep.Absent, rep.Unexpected)
+	}
+	t.Logf("schedd reconcile: %d schedules, totals %+v: clean", len(rep.Schedules), rep.Totals)
 }
 
 func first(xs []string, n int) []string {

@@ -62,15 +62,18 @@ type world struct {
 	dsn       string // PostgreSQL
 	schema    string
 	storeFlag string
+	mut       func(*engine.Config) // changes the engine's configuration; nil: none
 }
 
-func newSQLiteWorld(t *testing.T, start time.Time) *world {
+func newSQLiteWorld(t *testing.T, start time.Time) *world { return newSQLiteWorldWith(t, start, nil) }
+
+func newSQLiteWorldWith(t *testing.T, start time.Time, mut func(*engine.Config)) *world {
 	path := filepath.Join(t.TempDir(), "sched.db")
 	st, err := sqlite.Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, path: path, storeFlag: "sqlite:" + path}
+	w := &world{t: t, path: path, storeFlag: "sqlite:" + path, mut: mut}
 	t.Cleanup(func() { w.st.Close() })
 	return w.start(st, start, false)
 }
@@ -108,8 +111,12 @@ func newPGWorld(t *testing.T, start time.Time) *world {
 
 func (w *world) start(st store.Store, start time.Time, ignoreStoreClock bool) *world {
 	w.ctx, w.st, w.clk = w.t.Context(), st, clock.NewVirtual(start)
-	e, err := engine.New(w.ctx, engine.Config{Store: st, Clock: w.clk, Shards: 4, Horizon: 20 * time.Minute,
-		NodeID: "reconcile-test", IgnoreStoreClock: ignoreStoreClock})
+	cfg := engine.Config{Store: st, Clock: w.clk, Shards: 4, Horizon: 20 * time.Minute,
+		NodeID: "reconcile-test", IgnoreStoreClock: ignoreStoreClock}
+	if w.mut != nil {
+		w.mut(&cfg)
+	}
+	e, err := engine.New(w.ctx, cfg)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -343,6 +350,42 @@ func TestDSTWeek(t *testing.T) {
 			"repeat-last America/New_York": 18, "repeat-last Europe/Berlin": 17}[s.Name]
 		if want != 0 && s.Succeeded != want {
 			t.Errorf("%s: %d succeeded, want %d", s.Name, s.Succeeded, want)
+		}
+	}
+}
+
+// TestCleanAfterOutage: the planner's misfire rule, as the real planner
+// applies it after a long outage (rows for the most recent late firings
+// only, the older ones counted), reconciles clean under every policy.
+func TestCleanAfterOutage(t *testing.T) {
+	start := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	w := newSQLiteWorldWith(t, start, func(c *engine.Config) { c.MaxMissedRows = 2 })
+	for _, p := range []struct {
+		name   string
+		policy record.MisfirePolicy
+		k      int
+	}{{"skip", record.MisfireSkip, 0}, {"fire-once", record.MisfireFireOnce, 0}, {"catch-up", record.MisfireCatchUp, 3}} {
+		w.create(p.name, "*/5 * * * *", "UTC", func(s *schedule.Settings) {
+			s.MisfirePolicy, s.CatchUpK, s.MaxLateness = p.policy, p.k, time.Minute
+		})
+	}
+	w.run(time.Hour, 5*time.Minute)
+	w.clk.Advance(5 * time.Hour) // down: nothing planned
+	w.run(time.Hour, 5*time.Minute)
+	rep := w.report(start, w.clk.Now().Add(-30*time.Minute))
+	w.mustBeClean(rep)
+	late := -1
+	for _, s := range rep.Schedules {
+		fired := map[string]int{"skip": 0, "fire-once": 1, "catch-up": 3}[s.Name]
+		// Every policy saw the same late run (about 5 hours of firings
+		// every 5 minutes): 2 MISSED rows, the policy's fired ones, and
+		// the rest counted without a row.
+		n := s.MissedCounted + s.Missed + fired
+		if late == -1 {
+			late = n
+		}
+		if s.Missed != 2 || n != late || n < 50 {
+			t.Errorf("%s: %+v, a late run of %d", s.Name, s.ReconcileCounts, n)
 		}
 	}
 }

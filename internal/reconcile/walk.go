@@ -182,8 +182,8 @@ func (c *checker) walk(ctx context.Context) error {
 		}
 		inRange := !t.After(to)
 		if !inRange {
-			if len(c.rowless) == 0 {
-				break
+			if len(c.rowless) == 0 || !c.curOK {
+				break // nothing to settle, or nothing left that could
 			}
 			beyond++
 		}

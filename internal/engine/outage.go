@@ -142,6 +142,23 @@ func (o *Outages) Current(ctx context.Context) (*store.Outage, error) {
 	return cur, nil
 }
 
+// InProgress returns the outage this node last read (at its last planner
+// pass, claim or request), when it is still in progress now; nil
+// otherwise. It reads no store: probes and gauges ask it often.
+func (o *Outages) InProgress() *store.Outage {
+	o.watch.mu.Lock()
+	cur := o.watch.cur
+	o.watch.mu.Unlock()
+	if !outageOn(cur, o.member.now()) {
+		return nil
+	}
+	return cur
+}
+
+// Now is the time the node acts on (Cluster.Now), for answers that say
+// how long an outage has left.
+func (o *Outages) Now() time.Time { return o.member.now() }
+
 // shardsText is a log field's value for an outage's shards.
 func shardsText(shards []int) string {
 	if len(shards) == 0 {

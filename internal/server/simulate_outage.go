@@ -96,4 +96,3 @@ func outageReady(o *store.Outage) string {
 	}
 	return "; simulated outage in progress until " + o.EndsAt.UTC().Format(time.RFC3339) + " (planning and claims paused)"
 }
-

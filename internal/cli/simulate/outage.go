@@ -78,10 +78,7 @@ func NewCmdOutage(f *cmdutil.Factory, runF func(*OutageOptions) error) *cobra.Co
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Ctx, opts.JSON, opts.Action = cmd.Context(), f.JSONOut(), "status"
 			if cmd.Flags().Changed("for") {
-				if opts.For <= 0 {
-					return cmdutil.UsageErrorf("--for %s: must be positive", opts.For)
-				}
-				opts.Action = "start"
+				opts.Action = "start" // schedd judges the duration
 			}
 			if cmd.Flags().Changed("shards") {
 				if opts.Action != "start" {

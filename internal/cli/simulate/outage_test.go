@@ -132,7 +132,7 @@ func TestOutageCommands(t *testing.T) {
 		want string
 	}{
 		{[]string{"--for", "soon"}, `"soon"`},
-		{[]string{"--for", "0s"}, "--for 0s"},
+		{[]string{"--for", "0s"}, "for"},
 		{[]string{"--for", "25h"}, "for"},
 		{[]string{"--shards", "1"}, "--shards needs --for"},
 		{[]string{"--for", "1m", "--shards", "1,x"}, `"x" is not a shard number`},

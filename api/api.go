@@ -350,6 +350,9 @@ type Status struct {
 	LastHour EventCounts `json:"last_hour"`
 	// Throughput is claims and acks per second over the last minute.
 	Throughput Throughput `json:"throughput"`
+	// Outage is the simulated outage in progress (schedctl simulate
+	// outage); null when none is.
+	Outage *SimulatedOutage `json:"outage"`
 }
 
 // MaxStatusQueues bounds Status.Queues, so that a status stays small

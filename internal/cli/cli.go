@@ -26,6 +26,7 @@ import (
 	"github.com/sched-dev/sched/internal/cli/preview"
 	"github.com/sched-dev/sched/internal/cli/reconcile"
 	"github.com/sched-dev/sched/internal/cli/schedule"
+	"github.com/sched-dev/sched/internal/cli/simulate"
 	"github.com/sched-dev/sched/internal/cli/status"
 	"github.com/sched-dev/sched/internal/cli/version"
 	"github.com/sched-dev/sched/internal/cli/worker"
@@ -117,6 +118,7 @@ differences found, and its other failures exit 3.`,
 		schedule.NewCmdValidate(f, nil),
 		completion.NewCmdCompletion(f, nil),
 		reconcile.NewCmdReconcile(f, nil),
+		simulate.NewCmdSimulate(f),
 	)
 	root.InitDefaultHelpCmd()
 	// Unknown commands and bad arguments are invalid input too.

@@ -20,15 +20,29 @@ func (q *Queue) AckAndClaim(ctx context.Context, req ClaimRequest, acks []AckIte
 		return nil, nil, err
 	}
 	now := q.now().Truncate(time.Millisecond)
+	all, hold, _, err := q.claimOutage(ctx, now)
+	if err != nil {
+		return nil, nil, fmt.Errorf("ack %d attempts and claim from %s: %w", len(acks), req.Queue, err)
+	}
+	if all {
+		// A simulated outage of every shard: the acks are taken, no claim
+		// is; a claim with a wait waits as Claim does.
+		rs, err := q.AckBatch(ctx, req.TenantID, acks)
+		if err != nil || req.Wait <= 0 {
+			return rs, []store.Claimed{}, err
+		}
+		got, err := q.Claim(ctx, req)
+		return rs, got, err
+	}
 	if err := q.sweeper.maybe(ctx, now); err != nil {
 		return nil, nil, err
 	}
 	skipped := 0
 	ps := ackParams(req.TenantID, acks, now)
-	rs, got, err := FinishAndClaim(ctx, q.store, ps, store.ClaimParams{
+	rs, got, err := finishAndClaim(ctx, q.store, ps, store.ClaimParams{
 		TenantID: req.TenantID, Queue: req.Queue, WorkerID: req.WorkerID,
 		Limit: req.Limit, Lease: req.Lease, Now: now, Skipped: &skipped,
-	})
+	}, hold)
 	if err != nil {
 		return nil, nil, fmt.Errorf("ack %d attempts and claim from %s: %w", len(acks), req.Queue, err)
 	}

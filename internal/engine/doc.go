@@ -17,7 +17,7 @@
 //
 // Its parts. Engine builds a node in New and runs its background work
 // between Start and Stop (PlanOnce runs one planner pass, for tests); the
-// API server calls its four exported parts:
+// API server calls its exported parts:
 //
 //   - Control, the control plane: create, get, list, pause, resume,
 //     update, cancel, trigger, next firing (control.go, manual.go,
@@ -30,6 +30,9 @@
 //     the store errors behind readiness (clusterview.go);
 //   - Stats, the cluster-wide figures: the queue's snapshot and the
 //     status summed over every node's per-minute figures (stats.go).
+//   - Outages, simulated outages: start, cancel and read the one in
+//     progress, which pauses planning, claims and the lease sweep on
+//     every node (outage.go).
 //
 // Behind them are the planner (planner.go), the node's membership of the
 // cluster (member, cluster.go: registry heartbeat, shard leases and how

@@ -147,6 +147,8 @@ type Engine struct {
 	Queue   *Queue
 	Cluster *Cluster
 	Stats   *Stats
+	// Outages starts, ends and reports simulated outages (outage.go).
+	Outages *Outages
 
 	store store.Store
 	log   *slog.Logger
@@ -186,19 +188,27 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	obs := &observer{metrics: cfg.Metrics}
 	notify := newNotifier()
+	watch := &outageWatch{store: cfg.Store, shards: cfg.Shards, metrics: cfg.Metrics}
 	sweep := &sweeper{store: cfg.Store, obs: obs, notify: notify}
 	pl := newPlanner(plannerConfig{
 		Shards: cfg.Shards, Horizon: cfg.Horizon, ShardLease: cfg.ShardLease, Tick: cfg.Tick, PlanBatch: cfg.PlanBatch,
 		MaxFirings: cfg.MaxFirings, LateScan: cfg.LateScan, MaxMissedRows: cfg.MaxMissedRows, CatchUpRate: cfg.CatchUpRate,
 	}, cfg.Store, cfg.Clock, cfg.Logger, obs, mem, sweep, notify)
+	pl.outage = watch
 	e := &Engine{
 		Control: &Control{shards: cfg.Shards, store: cfg.Store, member: mem, metrics: cfg.Metrics, planner: pl, notify: notify},
 		Queue: &Queue{retryBudget: cfg.RetryBudget, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger, member: mem,
-			obs: obs, sweeper: sweep, notify: notify},
+			obs: obs, sweeper: sweep, notify: notify, outage: watch},
 		Cluster: &Cluster{nodeID: cfg.NodeID, store: cfg.Store, member: mem},
 		Stats: &Stats{nodeID: cfg.NodeID, every: cfg.StatsEvery, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger,
 			member: mem, rec: &obs.rec, metrics: cfg.Metrics},
+		Outages: &Outages{nodeID: cfg.NodeID, shards: cfg.Shards, store: cfg.Store, log: cfg.Logger, member: mem,
+			watch: watch, notify: notify, planner: pl},
 		store: cfg.Store, log: cfg.Logger, planner: pl, member: mem, notify: notify,
+	}
+	// A node that starts ends any simulated outage in progress (outage.go).
+	if err := endsOutages(ctx, e.Outages); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
 	}
 	cfg.Metrics.SetGaugeSource(e.Stats.gauges)
 	return e, nil

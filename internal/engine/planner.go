@@ -26,6 +26,7 @@ type PlanStats struct {
 	Duplicates int // occurrences that were already stored
 	Expired    int // claim leases that lapsed
 	Fenced     int // batches refused because a shard's epoch moved on
+	Paused     int // shards held but not planned: a simulated outage covers them
 }
 
 func (s *PlanStats) add(r store.PlanResult) {
@@ -61,6 +62,7 @@ type planner struct {
 	member *member
 	sweep  *sweeper
 	notify *notifier
+	outage *outageWatch // a simulated outage pauses planning (outage.go)
 
 	wakeC  chan struct{}
 	pacing map[string]time.Time // tenant -> next catch-up slot (pacing only; not durable)
@@ -145,18 +147,30 @@ func (p *planner) pass(ctx context.Context) (PlanStats, error) {
 	var st PlanStats
 	local, now := p.member.beat(ctx)
 	var errs []error
+	// A simulated outage keeps the leases (beat, above) but plans nothing
+	// on the shards it covers; on a failed read the last one read holds.
+	outage, err := p.outage.refresh(ctx, local, now)
+	if err != nil {
+		errs = append(errs, err)
+	}
 	var latest time.Time // the latest firing the pass put on the queue
 	for _, h := range p.member.trusted(local) {
 		st.Shards++
+		if outageCovers(outage, now, h.lease.Shard) {
+			st.Paused++
+			continue
+		}
 		if err := p.planShard(ctx, h, now, &st, &latest); err != nil {
 			errs = append(errs, fmt.Errorf("shard %d: %w", h.lease.Shard, err))
 		}
 	}
-	n, err := p.sweep.expire(ctx, now)
-	if err != nil {
-		errs = append(errs, err)
+	if !outageAll(outage, now) { // a down engine sweeps no claim lease
+		n, err := p.sweep.expire(ctx, now)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		st.Expired = n
 	}
-	st.Expired = n
 	p.obs.observePass(now, p.clock.Now().Sub(start), st, latest, p.member.clockOffset())
 	return st, errors.Join(errs...)
 }

@@ -51,6 +51,7 @@ type Queue struct {
 	obs         *observer
 	sweeper     *sweeper  // claims end lapsed claim leases themselves
 	notify      *notifier // what a waiting claim waits for
+	outage      *outageWatch
 }
 
 // now is the time the queue acts on (member.now).
@@ -66,31 +67,45 @@ func (q *Queue) Claim(ctx context.Context, req ClaimRequest) ([]store.Claimed, e
 	for {
 		woken := q.notify.wait() // before the claim, so no notification is lost
 		now := q.now().Truncate(time.Millisecond)
-		if err := q.sweeper.maybe(ctx, now); err != nil {
-			return nil, err
-		}
-		skipped := 0
-		got, err := ClaimOccurrences(ctx, q.store, store.ClaimParams{
-			TenantID: req.TenantID, Queue: req.Queue, WorkerID: req.WorkerID,
-			Limit: req.Limit, Lease: req.Lease, Now: now, Skipped: &skipped,
-		})
+		all, hold, until, err := q.claimOutage(ctx, now)
 		if err != nil {
 			return nil, fmt.Errorf("claim from %s: %w", req.Queue, err)
 		}
-		q.obs.observeClaims(now, got, skipped)
-		faultinject.Crash(faultinject.ClaimAfterCommit)
+		var got []store.Claimed
+		if !all {
+			if err := q.sweeper.maybe(ctx, now); err != nil {
+				return nil, err
+			}
+			skipped := 0
+			got, err = claimOccurrences(ctx, q.store, store.ClaimParams{
+				TenantID: req.TenantID, Queue: req.Queue, WorkerID: req.WorkerID,
+				Limit: req.Limit, Lease: req.Lease, Now: now, Skipped: &skipped,
+			}, hold)
+			if err != nil {
+				return nil, fmt.Errorf("claim from %s: %w", req.Queue, err)
+			}
+			q.obs.observeClaims(now, got, skipped)
+			faultinject.Crash(faultinject.ClaimAfterCommit)
+		}
 		if len(got) > 0 || !now.Before(deadline) {
 			return got, nil
 		}
 		// Sleep until the next occurrence is due, a notification, or the
-		// deadline, whichever is first.
+		// deadline, whichever is first; during a simulated outage, until
+		// it ends or for outageRefresh, when it is read again (another
+		// node may cancel it).
 		sleep := deadline.Sub(now)
-		next, err := q.store.NextAvailable(ctx, req.TenantID, req.Queue)
-		if err != nil {
-			return nil, fmt.Errorf("claim from %s: %w", req.Queue, err)
+		if !until.IsZero() {
+			sleep = min(sleep, max(until.Sub(now), time.Millisecond), outageRefresh)
 		}
-		if !next.IsZero() && next.Sub(now) < sleep {
-			sleep = max(next.Sub(now), time.Millisecond)
+		if !all {
+			next, err := q.store.NextAvailable(ctx, req.TenantID, req.Queue)
+			if err != nil {
+				return nil, fmt.Errorf("claim from %s: %w", req.Queue, err)
+			}
+			if !next.IsZero() && next.Sub(now) < sleep {
+				sleep = max(next.Sub(now), time.Millisecond)
+			}
 		}
 		t := q.clock.NewTimer(sleep)
 		select {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -34,6 +35,13 @@ var lanes = [...]record.Lane{record.LaneStrict, record.LaneFlexible, record.Lane
 // occurrences marked SKIPPED_OVERLAP are added to *p.Skipped once the
 // claim has committed.
 func ClaimOccurrences(ctx context.Context, st store.Store, p store.ClaimParams) ([]store.Claimed, error) {
+	return claimOccurrences(ctx, st, p, nil)
+}
+
+// claimOccurrences is ClaimOccurrences leaving the candidates hold names
+// (nil: none) on the queue, untouched: a simulated outage of some shards
+// withholds their occurrences (outage.go).
+func claimOccurrences(ctx context.Context, st store.Store, p store.ClaimParams, hold func(scheduleID string) bool) ([]store.Claimed, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
@@ -42,7 +50,7 @@ func ClaimOccurrences(ctx context.Context, st store.Store, p store.ClaimParams) 
 		skipped int
 	)
 	err := store.InTx(ctx, st, func(tx store.Tx) (err error) {
-		out, skipped, err = claimTx(ctx, tx, p)
+		out, skipped, err = claimTx(ctx, tx, p, hold)
 		return err
 	})
 	if err != nil {
@@ -59,6 +67,12 @@ func ClaimOccurrences(ctx context.Context, st store.Store, p store.ClaimParams) 
 // error fails both and writes nothing; a bad claim request fails before
 // anything is written.
 func FinishAndClaim(ctx context.Context, st store.Store, fs []store.FinishParams, p store.ClaimParams) ([]store.FinishResult, []store.Claimed, error) {
+	return finishAndClaim(ctx, st, fs, p, nil)
+}
+
+// finishAndClaim is FinishAndClaim whose claim leaves the candidates hold
+// names, as claimOccurrences does.
+func finishAndClaim(ctx context.Context, st store.Store, fs []store.FinishParams, p store.ClaimParams, hold func(string) bool) ([]store.FinishResult, []store.Claimed, error) {
 	if err := p.Check(); err != nil {
 		return nil, nil, fmt.Errorf("finish and claim: %w", err)
 	}
@@ -71,7 +85,7 @@ func FinishAndClaim(ctx context.Context, st store.Store, fs []store.FinishParams
 		if res, err = tx.FinishAttempts(ctx, fs); err != nil {
 			return fmt.Errorf("finish attempts: %w", err)
 		}
-		if out, skipped, err = claimTx(ctx, tx, p); err != nil {
+		if out, skipped, err = claimTx(ctx, tx, p, hold); err != nil {
 			return fmt.Errorf("claim %s: %w", p.Queue, err)
 		}
 		return nil
@@ -95,12 +109,18 @@ func addSkipped(p store.ClaimParams, n int) {
 // was a seventh of a claim's CPU.
 var candidatePool = sync.Pool{New: func() any { return new([]store.ClaimCandidate) }}
 
+// withheldRead is the least a claim reads at once while some shards'
+// occurrences are withheld from it.
+const withheldRead = 256
+
 // claimTx is the claim of ClaimOccurrences within tx: per lane, a read of
 // candidates with their facts, the overlap decision, and at most two
 // writes (the skips, the claims). When every candidate's policy is allow,
 // a round is the read and the claim's write alone. It also returns how
-// many occurrences it marked SKIPPED_OVERLAP.
-func claimTx(ctx context.Context, tx store.QueueTx, p store.ClaimParams) ([]store.Claimed, int, error) {
+// many occurrences it marked SKIPPED_OVERLAP. Candidates hold names (nil:
+// none) are left as they are, neither claimed nor skipped, and reads are
+// then at least withheldRead long, so that a run of them costs few reads.
+func claimTx(ctx context.Context, tx store.QueueTx, p store.ClaimParams, hold func(string) bool) ([]store.Claimed, int, error) {
 	buf := candidatePool.Get().(*[]store.ClaimCandidate)
 	used := 0
 	defer func() {
@@ -117,14 +137,25 @@ func claimTx(ctx context.Context, tx store.QueueTx, p store.ClaimParams) ([]stor
 		var after store.CandidatePos
 		for len(out) < p.Limit {
 			want := p.Limit - len(out)
+			read := want
+			if hold != nil {
+				read = max(want, withheldRead)
+			}
 			cands, err := tx.ClaimCandidates(ctx, store.CandidateRead{TenantID: p.TenantID, Queue: p.Queue, Lane: lane,
-				Now: p.Now, After: after, Limit: want}, (*buf)[:0])
+				Now: p.Now, After: after, Limit: read}, (*buf)[:0])
 			if cap(cands) > cap(*buf) {
 				*buf = cands[:0]
 			}
 			used = max(used, len(cands))
 			if err != nil {
 				return nil, 0, fmt.Errorf("read %s lane: %w", lane, err)
+			}
+			short := len(cands) < read // the lane has no more
+			if len(cands) > 0 {
+				after = cands[len(cands)-1].After()
+			}
+			if hold != nil {
+				cands = slices.DeleteFunc(cands, func(c store.ClaimCandidate) bool { return hold(c.Occurrence.ScheduleID) })
 			}
 			claim, skip = decideOverlap(cands, want, claim[:0], skip[:0])
 			if len(skip) > 0 {
@@ -143,10 +174,9 @@ func claimTx(ctx context.Context, tx store.QueueTx, p store.ClaimParams) ([]stor
 					return nil, 0, fmt.Errorf("claim rows: %w", err)
 				}
 			}
-			if len(cands) < want {
-				break // the lane has no more
+			if short {
+				break
 			}
-			after = cands[len(cands)-1].After()
 		}
 	}
 	return out, skipped, nil

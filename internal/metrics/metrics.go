@@ -71,6 +71,10 @@ type Metrics struct {
 
 	gaugesMu sync.Mutex
 	gauges   GaugeSource
+
+	// A simulated outage (engine.Outages), as this node last read it.
+	OutageActive prometheus.Gauge
+	OutageEnds   prometheus.Gauge
 }
 
 // New returns Metrics registered on a registry of their own, with the Go
@@ -133,6 +137,12 @@ func New() *Metrics {
 	}, []string{"route"})
 	f(m.HTTPDuration)
 	f(&gaugeCollector{m: m})
+	m.OutageActive = prometheus.NewGauge(prometheus.GaugeOpts{Name: "sched_simulated_outage_active",
+		Help: "1 while a simulated outage (schedctl simulate outage) pauses this node's planning or claims, as the node last read it; 0 otherwise."})
+	m.OutageEnds = prometheus.NewGauge(prometheus.GaugeOpts{Name: "sched_simulated_outage_ends_at_seconds",
+		Help: "When the simulated outage in progress ends, in Unix seconds; 0 when none is in progress."})
+	f(m.OutageActive)
+	f(m.OutageEnds)
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -153,6 +153,9 @@ func (s *Server) routes() http.Handler {
 		{"POST", "/v1/dlq/replay", s.replayDead, "no such schedule"},
 		{"POST", "/v1/dlq/purge", s.purgeDead, "no such schedule"},
 		{"GET", "/v1/reconcile", s.reconcile, "no such schedule"},
+		{"GET", "/v1/simulate/outage", s.getOutage, ""},
+		{"POST", "/v1/simulate/outage", s.startOutage, ""},
+		{"POST", "/v1/simulate/outage/cancel", s.cancelOutage, ""},
 	}
 	allowed := map[string][]string{}
 	var paths []string
@@ -342,7 +345,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Write([]byte("ok\n"))
+	w.Write([]byte("ok" + outageReady(s.eng.Outages.InProgress()) + "\n"))
 }
 
 // status answers GET /v1/status: this daemon, and the whole cluster's
@@ -355,7 +358,12 @@ func (s *Server) status(r *http.Request, _ http.ResponseWriter) (int, any, error
 	if err != nil {
 		return 0, nil, err
 	}
+	outage, err := s.eng.Outages.Current(r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
 	out := apiStatus(st, s.cfg.Shards)
+	out.Outage = apiOutage(outage, st.Now)
 	out.Version, out.TZVersion, out.NodeID, out.Store = s.cfg.Version, timetable.TZVersion(), s.cfg.NodeID, s.cfg.StoreDriver
 	return http.StatusOK, out, nil
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"time"
 
@@ -75,6 +76,8 @@ type Store interface {
 
 	// The schedules' version history (see HistoryStore).
 	HistoryStore
+	// Simulated outages (see OutageStore).
+	OutageStore
 
 	Close() error
 }
@@ -422,4 +425,58 @@ type StatMinute struct {
 	NodeID string
 	Minute time.Time // the start of the minute, UTC
 	Data   []byte
+}
+
+// Simulated outages. An operator may ask every node on a store to behave
+// for a while as if the engine were down (`schedctl simulate outage`), to
+// rehearse what the schedules' misfire policies do after one. The request
+// must reach every node of a cluster, so it is a row here that each node
+// reads at every planner pass. The engine decides what an outage stops;
+// the store only keeps the rows.
+//
+// These methods are part of the Store interface (OutageStore is embedded
+// in it).
+type OutageStore interface {
+	// InsertOutage stores o with a new id, which it returns, unless an
+	// outage is in progress at o.StartedAt (one not canceled whose EndsAt
+	// is after it): then it writes nothing and returns ErrConflict.
+	// o.CanceledAt is ignored (a new outage is not canceled). Two inserts
+	// racing on PostgreSQL may both succeed; CurrentOutage then answers
+	// the later one.
+	InsertOutage(ctx context.Context, o Outage) (int64, error)
+	// CurrentOutage returns the outage in progress at now (not canceled,
+	// EndsAt after now), the latest started when there are several; nil
+	// when there is none. A small read: the engine calls it every pass.
+	CurrentOutage(ctx context.Context, now time.Time) (*Outage, error)
+	// CancelOutages sets CanceledAt = now on every outage in progress at
+	// now and returns them as canceled, by id; none is not an error.
+	CancelOutages(ctx context.Context, now time.Time) ([]Outage, error)
+}
+
+// Outage is one simulated outage.
+type Outage struct {
+	ID int64
+	// Shards are the shards it stops, ascending; empty: all of them.
+	Shards     []int
+	StartedAt  time.Time
+	EndsAt     time.Time
+	CanceledAt time.Time // zero while not canceled
+	// CreatedBy is the node that took the request.
+	CreatedBy string
+}
+
+// Check reports what is wrong with o as a row to insert.
+func (o *Outage) Check() error {
+	switch {
+	case o.CreatedBy == "":
+		return errors.New("outage: empty created_by")
+	case !o.EndsAt.After(o.StartedAt):
+		return fmt.Errorf("outage: ends_at %s is not after started_at %s", o.EndsAt, o.StartedAt)
+	}
+	for i, sh := range o.Shards {
+		if sh < 0 || (i > 0 && sh <= o.Shards[i-1]) {
+			return fmt.Errorf("outage: shards %v must be ascending, distinct and not negative", o.Shards)
+		}
+	}
+	return nil
 }

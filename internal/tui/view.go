@@ -109,8 +109,8 @@ func (m *Model) headerLine(w int) string {
 }
 
 // statusLine is, in order of precedence: the banner while the daemon does
-// not answer, a notice (a replay's outcome), a failing request of the view,
-// or when the figures were read.
+// not answer, a notice (a replay's outcome), the banner of a simulated
+// outage, a failing request of the view, or when the figures were read.
 func (m *Model) statusLine(w int) string {
 	st := m.st
 	if d := m.down; d != nil {
@@ -138,6 +138,9 @@ func (m *Model) statusLine(w int) string {
 			return st.bad.Render(clean(m.note.text))
 		}
 		return st.notice.Render(clean(m.note.text))
+	}
+	if text := m.outageBanner(); text != "" {
+		return st.banner.Render(padRight(text, w))
 	}
 	for k := range numKinds {
 		if err := m.polls[k].err; err != nil && m.wants(k) {
@@ -243,4 +246,27 @@ func (m *Model) tabName(v view) string {
 		return fmt.Sprintf("DLQ %d", m.status.DLQSize)
 	}
 	return v.String()
+}
+
+// outageBanner says that a simulated outage (schedctl simulate outage)
+// is in progress and when it ends, by the daemon's clock; empty when none
+// is, or when the last status's outage has ended since.
+func (m *Model) outageBanner() string {
+	if m.status == nil || m.status.Outage == nil || !m.status.Outage.Active {
+		return ""
+	}
+	o := m.status.Outage
+	left := o.EndsAt.Sub(m.daemonNow())
+	if left <= 0 {
+		return ""
+	}
+	text := fmt.Sprintf(" SIMULATED OUTAGE until %s (%ds left)", m.clock(o.EndsAt), int(left.Round(time.Second).Seconds()))
+	if len(o.Shards) > 0 {
+		shards := make([]string, len(o.Shards))
+		for i, s := range o.Shards {
+			shards[i] = fmt.Sprint(s)
+		}
+		text += " · shards " + strings.Join(shards, ",")
+	}
+	return text + " · planning and claims paused"
 }

@@ -113,6 +113,18 @@ func printStatus(f *cmdutil.Factory, st *api.Status) error {
 	kv.Row("last_hour", fmt.Sprintf("%d materialized, %d MISSED, %d SKIPPED_OVERLAP, %d claims, %d acks, %d DEAD, %d redeliveries",
 		h.Materialized, h.Missed, h.SkippedOverlap, h.Claims, h.Acks, h.Dead, h.Redeliveries))
 	kv.Row("throughput", fmt.Sprintf("%.2f claims/s, %.2f acks/s (last minute)", st.Throughput.ClaimsPerSecond, st.Throughput.AcksPerSecond))
+	if o := st.Outage; o != nil && o.Active {
+		shards := "all shards"
+		if len(o.Shards) > 0 {
+			parts := make([]string, len(o.Shards))
+			for i, sh := range o.Shards {
+				parts[i] = strconv.Itoa(sh)
+			}
+			shards = "shards " + strings.Join(parts, ",")
+		}
+		kv.Row("outage", fmt.Sprintf("SIMULATED OUTAGE until %s (%s left) on %s: planning and claims paused (schedctl simulate cancel ends it)",
+			cmdutil.TSV(o.EndsAt), o.Remaining, shards))
+	}
 	if err := kv.Print(); err != nil {
 		return err
 	}

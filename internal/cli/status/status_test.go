@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/cli/internal/clitest"
@@ -52,6 +53,14 @@ func TestStatusTable(t *testing.T) {
 		{"status-idle-tty.golden", true, func() api.Status {
 			return api.Status{Version: "1.0", TZVersion: "2026a", NodeID: "n1", Store: "sqlite", Shards: 1, ShardsOwned: 1,
 				Now: clitest.FixedNow, StatsAt: clitest.FixedNow, DueBacklog: clitest.Backlog(clitest.FixedNow, nil)}
+		}},
+		// A simulated outage in progress: a row says until when.
+		{"status-outage-plain.golden", false, func() api.Status {
+			st := api.Status{Version: "1.0", TZVersion: "2026a", NodeID: "n1", Store: "sqlite", Shards: 4, ShardsOwned: 4,
+				Now: clitest.FixedNow, StatsAt: clitest.FixedNow, DueBacklog: clitest.Backlog(clitest.FixedNow, nil)}
+			st.Outage = &api.SimulatedOutage{ID: 2, Shards: []int{0, 3}, StartedAt: clitest.FixedNow.Add(-time.Minute),
+				EndsAt: clitest.FixedNow.Add(9 * time.Minute), CreatedBy: "n1", Active: true, Remaining: "9m0s"}
+			return st
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -681,3 +681,27 @@ WHERE ($1::text = '' OR tenant_id = $1) AND schedule_id = $2
 ORDER BY version
 LIMIT $5`
 )
+
+// Simulated outages (store.OutageStore). The table is tiny (a row per
+// outage ever asked for); the partial index keeps the read of the one in
+// progress, made every planner pass, to the rows not canceled.
+const (
+	// The columns rowcodec.ScanOutage reads, in its order.
+	outageColumns = `outage_id, shards, started_at, ends_at, canceled_at, created_by`
+
+	// A new outage, only when none is in progress at its start ($2).
+	qInsertOutage = `INSERT INTO simulated_outages (shards, started_at, ends_at, created_by)
+SELECT $1, $2, $3, $4
+WHERE NOT EXISTS (SELECT 1 FROM simulated_outages WHERE canceled_at IS NULL AND ends_at > $2)
+RETURNING outage_id`
+
+	// The outage in progress at $1, the latest started.
+	qCurrentOutage = `SELECT ` + outageColumns + ` FROM simulated_outages
+WHERE canceled_at IS NULL AND ends_at > $1
+ORDER BY started_at DESC, outage_id DESC LIMIT 1`
+
+	// Cancel every outage in progress at $1.
+	qCancelOutages = `UPDATE simulated_outages SET canceled_at = $1
+WHERE canceled_at IS NULL AND ends_at > $1
+RETURNING ` + outageColumns
+)

@@ -277,3 +277,16 @@ CREATE TABLE schedule_versions (
     ends_at            BIGINT,
     PRIMARY KEY (schedule_id, version)
 );
+
+-- Simulated outages (store.OutageStore): an operator's request that every
+-- node behave for a while as if the engine were down. shards is a comma
+-- list ('' = all); canceled_at is NULL until the outage is ended early.
+CREATE TABLE simulated_outages (
+    outage_id   BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    shards      TEXT   NOT NULL,
+    started_at  BIGINT NOT NULL,
+    ends_at     BIGINT NOT NULL CHECK (ends_at > started_at),
+    canceled_at BIGINT,
+    created_by  TEXT COLLATE "C" NOT NULL CHECK (created_by <> '')
+);
+CREATE INDEX simulated_outages_open ON simulated_outages (ends_at) WHERE canceled_at IS NULL;

@@ -351,3 +351,16 @@ CREATE TABLE schedule_versions (
     ends_at            INTEGER,
     PRIMARY KEY (schedule_id, version)
 ) STRICT, WITHOUT ROWID;
+
+-- Simulated outages (store.OutageStore): an operator's request that every
+-- node behave for a while as if the engine were down. shards is a comma
+-- list ('' = all); canceled_at is NULL until the outage is ended early.
+CREATE TABLE simulated_outages (
+    outage_id   INTEGER NOT NULL PRIMARY KEY,
+    shards      TEXT    NOT NULL,
+    started_at  INTEGER NOT NULL,
+    ends_at     INTEGER NOT NULL CHECK (ends_at > started_at),
+    canceled_at INTEGER,
+    created_by  TEXT    NOT NULL CHECK (created_by <> '')
+) STRICT;
+CREATE INDEX simulated_outages_open ON simulated_outages (ends_at) WHERE canceled_at IS NULL;

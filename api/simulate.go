@@ -58,8 +58,9 @@ type SimulateResult struct {
 	NodeDown       []SimNodeDown `json:"node_down"`
 	// Schedules are in the request's order, each with its timeline.
 	Schedules []SimSchedule `json:"schedules"`
-	// Shards is each shard's lease when the simulation ended: with
-	// several nodes, an epoch above 1 means the shard changed hands.
+	// Shards is each shard's lease when the simulation ended, with
+	// several nodes (empty with one): an epoch above 1 means the shard
+	// changed hands.
 	Shards []SimShard `json:"shards"`
 	// Summary covers every schedule.
 	Summary SimSummary `json:"summary"`
@@ -74,6 +75,10 @@ type SimSchedule struct {
 	OverlapPolicy string `json:"overlap_policy"`
 	// Firings are the firings scheduled between From and To, in order.
 	Firings []SimFiring `json:"firings"`
+	// DSTSkipped lists the wall times of the timetable that a daylight
+	// saving gap swallowed (dst_gap skip): they never fire, so they have
+	// no firing above.
+	DSTSkipped []SimSkipped `json:"dst_skipped"`
 	// MissedUncounted is how many more firings were missed than have a
 	// MISSED row: the engine writes at most 100 rows per recovery.
 	MissedUncounted int64      `json:"missed_uncounted"`
@@ -116,8 +121,15 @@ type SimFiring struct {
 	DeadReason string `json:"dead_reason,omitempty"`
 	// Note is the time engine's note on a firing moved or doubled by a
 	// daylight saving change (gap_shifted, repeat_first, repeat_last,
-	// repeat_both, offset_changed); empty for an ordinary one.
+	// repeat_all, offset_changed); empty for an ordinary one.
 	Note string `json:"note,omitempty"`
+}
+
+// SimSkipped is a wall time that did not exist: Wall is local, without an
+// offset; GapEnd is the first instant after the gap.
+type SimSkipped struct {
+	Wall   string `json:"wall_time"`
+	GapEnd string `json:"gap_end"`
 }
 
 // SimSummary counts outcomes and measures delivery lag.

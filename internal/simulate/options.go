@@ -82,7 +82,7 @@ type nodeDown struct {
 // entry is one schedule to simulate.
 type entry struct {
 	name     string
-	settings schedule.Settings
+	settings schedule.Settings // as the request gives them, for the engine
 	sp       *timetable.Timetable
 	flexible time.Duration
 }
@@ -199,7 +199,13 @@ func (o *Options) addSchedules(rs []api.ScheduleRequest, lim Limits) error {
 			return schedule.Invalid(field+".name", "%q is also the name of schedules[%d]; names must be unique", set.Name, j)
 		}
 		names[set.Name] = i
-		o.schedules = append(o.schedules, entry{name: set.Name, settings: set, sp: sp, flexible: set.FlexibleWindow})
+		// The engine normalizes what it is given itself, and a normal form
+		// is not given again (it carries defaults that only some kinds take).
+		raw, err := schedule.FromRequest(&r)
+		if err != nil {
+			return schedule.Invalid(field, "%s", err.Error())
+		}
+		o.schedules = append(o.schedules, entry{name: set.Name, settings: raw, sp: sp, flexible: set.FlexibleWindow})
 		// Count this schedule's firings up to the limit left, in the
 		// range and the drain after it (the planner makes those too).
 		left := lim.MaxFirings - o.estimate

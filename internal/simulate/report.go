@@ -51,6 +51,11 @@ func (r *run) report(ctx context.Context) (*api.SimulateResult, error) {
 	}
 	total.Lag = lagOf(all)
 	res.Summary = total
+	if o.nodes == 1 {
+		// One node has nothing to hand over; it also skips the renewals of
+		// idle stretches (passDue), so its epochs count those, not moves.
+		return res, nil
+	}
 	leases, err := r.st.ListShardLeases(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("simulate: shard leases: %w", err)
@@ -79,7 +84,9 @@ func (r *run) timeline(ctx context.Context, i int, e entry) (api.SimSchedule, []
 	}
 	s := api.SimSchedule{Name: e.name, ScheduleID: id, Queue: sc.Queue, OverlapPolicy: string(sc.OverlapPolicy),
 		MisfirePolicy: misfireText(sc), MissedUncounted: sc.MissedCount, Firings: []api.SimFiring{}, Summary: newSummary()}
-	notes := dstNotes(e.sp, r.o.from, r.o.to)
+	s.DSTSkipped = []api.SimSkipped{}
+	notes, skipped := dstNotes(e.sp, r.o.from, r.o.to)
+	s.DSTSkipped = skipped
 	var lags []int64
 	p := store.ListOccurrencesParams{TenantID: tenant, ScheduleID: id, Limit: store.MaxListLimit}
 	for {
@@ -166,17 +173,24 @@ func firing(oc *record.Occurrence, flexible time.Duration) (api.SimFiring, *int6
 }
 
 // dstNotes are the time engine's notes on the firings in [from, to] that
-// daylight saving moved or doubled, by unix second.
-func dstNotes(sp *timetable.Timetable, from, to time.Time) map[int64]string {
+// daylight saving moved or doubled, by unix second, and the wall times a
+// gap swallowed.
+func dstNotes(sp *timetable.Timetable, from, to time.Time) (map[int64]string, []api.SimSkipped) {
 	notes := map[int64]string{}
-	f, ok := sp.Next(from.Add(-time.Nanosecond))
+	skipped := []api.SimSkipped{}
+	observe := func(w timetable.SkippedWall) {
+		if end := time.Unix(w.GapEnd, 0); !end.Before(from) && !end.After(to) {
+			skipped = append(skipped, api.SimSkipped{Wall: timetable.FormatWall(w.Wall), GapEnd: fmtTime(end)})
+		}
+	}
+	f, ok := sp.NextObserved(from.Add(-time.Second), observe)
 	for ok && !f.At.After(to) {
 		if f.Note != timetable.NoteNone {
 			notes[f.At.Unix()] = f.Note.String()
 		}
-		f, ok = sp.Next(f.At)
+		f, ok = sp.NextObserved(f.At, observe)
 	}
-	return notes
+	return notes, skipped
 }
 
 // lagOf is the distribution of lags (nearest-rank percentiles).

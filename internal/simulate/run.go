@@ -77,21 +77,42 @@ type run struct {
 	queues []string  // the schedules' queues, sorted
 	ids    []string  // schedule ids, by entry
 
-	works      []*work     // running, by finish time then occurrence id
-	lastPass   []time.Time // by node; zero: never
-	wasUp      []bool
-	minCursor  time.Time            // the earliest planner cursor; zero: none
-	nextAvail  map[string]time.Time // by queue: when an occurrence next becomes claimable; zero: none
-	dirty      map[string]bool      // queues to claim from at this instant
-	boundaries []time.Time          // outage and node-down edges, sorted
-	made       int                  // firings the planner made
+	works       []*work     // running, by finish time then occurrence id
+	lastPass    []time.Time // by node; zero: never
+	wasUp       []bool
+	minCursor   time.Time            // the earliest planner cursor; zero: none
+	cursorKnown bool                 // minCursor has been read
+	nextAvail   map[string]time.Time // by queue: when an occurrence next becomes claimable; zero: none
+	dirty       map[string]bool      // queues to claim from at this instant
+	boundaries  []time.Time          // outage and node-down edges, sorted
+	made        int                  // firings the planner made
 }
 
 // Run runs a checked simulation. It opens a private store in a temporary
 // directory and removes it on return.
-func Run(ctx context.Context, o *Options, lim Limits) (*api.SimulateResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, lim.MaxWall)
+func Run(parent context.Context, o *Options, lim Limits) (*api.SimulateResult, error) {
+	ctx, cancel := context.WithTimeout(parent, lim.MaxWall)
 	defer cancel()
+	r := &run{o: o, lim: lim}
+	res, err := r.run(ctx)
+	if err != nil && ctx.Err() != nil && parent.Err() == nil {
+		// The wall-time limit, not the caller, stopped it.
+		return nil, schedule.Invalid("to", "the simulation ran over its limit of %s of wall time (at %s simulated); simulate a shorter range or fewer schedules",
+			lim.MaxWall, r.simulatedNow())
+	}
+	return res, err
+}
+
+// simulatedNow is how far the clock got, for messages.
+func (r *run) simulatedNow() string {
+	if r.clk == nil {
+		return "the start"
+	}
+	return fmtTime(r.clk.Now())
+}
+
+func (r *run) run(ctx context.Context) (*api.SimulateResult, error) {
+	o := r.o
 	dir, err := scratchDir()
 	if err != nil {
 		return nil, fmt.Errorf("simulate: %w", err)
@@ -103,8 +124,9 @@ func Run(ctx context.Context, o *Options, lim Limits) (*api.SimulateResult, erro
 	}
 	defer st.Close()
 
-	r := &run{o: o, lim: lim, st: st, end: o.to.Add(o.drain()), nextAvail: map[string]time.Time{}, dirty: map[string]bool{},
-		lastPass: make([]time.Time, o.nodes), wasUp: make([]bool, o.nodes), shards: 1}
+	r.st, r.end, r.shards = st, o.to.Add(o.drain()), 1
+	r.nextAvail, r.dirty = map[string]time.Time{}, map[string]bool{}
+	r.lastPass, r.wasUp = make([]time.Time, o.nodes), make([]bool, o.nodes)
 	if o.nodes > 1 {
 		r.shards = 2 * o.nodes // two each, so that a node's going down moves some
 	}
@@ -220,7 +242,7 @@ func firstUp(up []bool) int {
 func (r *run) loop(ctx context.Context) error {
 	for {
 		if err := ctx.Err(); err != nil {
-			return r.wallError(err)
+			return err
 		}
 		now := r.clk.Now()
 		up := r.up(now)
@@ -235,13 +257,13 @@ func (r *run) loop(ctx context.Context) error {
 		r.wasUp = up
 		if firstUp(up) >= 0 {
 			if err := r.finish(ctx, now, up); err != nil {
-				return r.wallError(err)
+				return err
 			}
 			if err := r.pass(ctx, now, up); err != nil {
-				return r.wallError(err)
+				return err
 			}
 			if err := r.claim(ctx, now, up); err != nil {
-				return r.wallError(err)
+				return err
 			}
 		}
 		next := r.next(now, up)
@@ -250,15 +272,6 @@ func (r *run) loop(ctx context.Context) error {
 		}
 		r.clk.Set(next)
 	}
-}
-
-// wallError words a run stopped by its wall-time limit as a refusal.
-func (r *run) wallError(err error) error {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return schedule.Invalid("to", "the simulation ran over its limit of %s of wall time at %s simulated; simulate a shorter range or fewer schedules",
-			r.lim.MaxWall, fmtTime(r.clk.Now()))
-	}
-	return err
 }
 
 // finish reports the workers whose attempt is done: acks in one batch per
@@ -310,21 +323,28 @@ func (r *run) finish(ctx context.Context, now time.Time, up []bool) error {
 	return nil
 }
 
-// passDue is when node i passes next: a tick after its last pass at the
-// soonest, and no later than its lease renewal or the moment the earliest
-// cursor comes within the horizon.
+// passDue is when node i passes next, zero when it need not: when the
+// earliest cursor comes within the horizon (a firing to materialize),
+// and, with several nodes, when its shard leases are due for renewal, as
+// a live node's would be; never sooner than a tick after its last pass.
+// A single node skips the renewals of idle stretches: nobody else could
+// take its shards, and its next pass takes them again (at a new epoch),
+// so only the epochs tell.
 func (r *run) passDue(i int) time.Time {
 	last := r.lastPass[i]
 	if last.IsZero() {
 		return time.Time{}
 	}
-	due := last.Add(engine.RenewAfter(shardLease))
+	var due time.Time
+	if len(r.engs) > 1 {
+		due = last.Add(engine.RenewAfter(shardLease))
+	}
 	if !r.minCursor.IsZero() {
-		if c := r.minCursor.Add(-horizon); c.Before(due) {
+		if c := r.minCursor.Add(-horizon); due.IsZero() || c.Before(due) {
 			due = c
 		}
 	}
-	if soonest := last.Add(tick); due.Before(soonest) {
+	if soonest := last.Add(tick); !due.IsZero() && due.Before(soonest) {
 		due = soonest
 	}
 	return due
@@ -332,16 +352,17 @@ func (r *run) passDue(i int) time.Time {
 
 // pass runs the planner pass of every node up whose pass is due.
 func (r *run) pass(ctx context.Context, now time.Time, up []bool) error {
-	passed := false
+	passed := false // a cursor may have moved
 	for i, e := range r.engs {
-		if !up[i] || now.Before(r.passDue(i)) {
+		if due := r.passDue(i); !up[i] || (!r.lastPass[i].IsZero() && (due.IsZero() || now.Before(due))) {
 			continue
 		}
 		ps, err := e.PlanOnce(ctx)
 		if err != nil {
 			return fmt.Errorf("simulate: %s: planner pass: %w", nodeName(i), err)
 		}
-		r.lastPass[i], passed = now, true
+		r.lastPass[i] = now
+		passed = passed || ps.Schedules > 0 || !r.cursorKnown
 		r.made += ps.Enqueued + ps.Missed
 		if r.made > r.lim.MaxFirings {
 			return schedule.Invalid("schedules", "the planner made over %d firings by %s (the limit); simulate a shorter range or fewer schedules",
@@ -358,6 +379,7 @@ func (r *run) pass(ctx context.Context, now time.Time, up []bool) error {
 	}
 	var err error
 	r.minCursor, err = r.earliestCursor(ctx)
+	r.cursorKnown = err == nil
 	return err
 }
 

@@ -84,6 +84,7 @@ type run struct {
 	cursorKnown bool                 // minCursor has been read
 	nextAvail   map[string]time.Time // by queue: when an occurrence next becomes claimable; zero: none
 	dirty       map[string]bool      // queues to claim from at this instant
+	blocked     map[string]bool      // queues with a firing available but held back (queue_one)
 	boundaries  []time.Time          // outage and node-down edges, sorted
 	made        int                  // firings the planner made
 }
@@ -125,7 +126,7 @@ func (r *run) run(ctx context.Context) (*api.SimulateResult, error) {
 	defer st.Close()
 
 	r.st, r.end, r.shards = st, o.to.Add(o.drain()), 1
-	r.nextAvail, r.dirty = map[string]time.Time{}, map[string]bool{}
+	r.nextAvail, r.dirty, r.blocked = map[string]time.Time{}, map[string]bool{}, map[string]bool{}
 	r.lastPass, r.wasUp = make([]time.Time, o.nodes), make([]bool, o.nodes)
 	if o.nodes > 1 {
 		r.shards = 2 * o.nodes // two each, so that a node's going down moves some
@@ -294,7 +295,9 @@ func (r *run) finish(ctx context.Context, now time.Time, up []bool) error {
 		if !up[node] {
 			node = firstUp(up)
 		}
-		r.dirty[w.queue] = true // a finish may free a waiting queue_one firing, a failure schedules a retry
+		if w.fail || r.blocked[w.queue] {
+			r.dirty[w.queue] = true // a failure schedules a retry; a finish may free a waiting queue_one firing
+		}
 		if !w.fail {
 			acks[node] = append(acks[node], engine.AckItem{OccurrenceID: w.occ, Attempt: w.attempt})
 			continue
@@ -427,11 +430,11 @@ func (r *run) claim(ctx context.Context, now time.Time, up []bool) error {
 				break
 			}
 		}
-		a, err := r.nextAvailable(ctx, queue, now)
+		a, blocked, err := r.nextAvailable(ctx, queue, now)
 		if err != nil {
 			return err
 		}
-		r.nextAvail[queue], r.dirty[queue] = a, false
+		r.nextAvail[queue], r.blocked[queue], r.dirty[queue] = a, blocked, false
 	}
 	return nil
 }
@@ -479,14 +482,14 @@ func (r *run) fails(occ string, attempt int64) bool {
 // claimable after now; zero when none waits. The store's answer is the
 // earliest open occurrence; when that one is available already (a
 // queue_one firing waiting for the one that runs), the later ones are
-// read to find the next.
-func (r *run) nextAvailable(ctx context.Context, queue string, now time.Time) (time.Time, error) {
+// read to find the next, and blocked is true.
+func (r *run) nextAvailable(ctx context.Context, queue string, now time.Time) (next time.Time, blocked bool, err error) {
 	t, err := r.st.NextAvailable(ctx, tenant, queue)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("simulate: %w", err)
+		return time.Time{}, false, fmt.Errorf("simulate: %w", err)
 	}
 	if t.IsZero() || t.After(now) {
-		return t, nil
+		return t, false, nil
 	}
 	var min time.Time
 	for _, state := range []record.OccurrenceState{record.OccurrenceEnqueued, record.OccurrenceRetryWait} {
@@ -494,7 +497,7 @@ func (r *run) nextAvailable(ctx context.Context, queue string, now time.Time) (t
 		for {
 			page, err := r.st.ListOccurrences(ctx, p)
 			if err != nil {
-				return time.Time{}, fmt.Errorf("simulate: %w", err)
+				return time.Time{}, false, fmt.Errorf("simulate: %w", err)
 			}
 			for _, o := range page {
 				if o.AvailableAt.After(now) && (min.IsZero() || o.AvailableAt.Before(min)) {
@@ -508,7 +511,7 @@ func (r *run) nextAvailable(ctx context.Context, queue string, now time.Time) (t
 			p.After = &store.OccurrenceKey{ScheduledFor: last.ScheduledFor, OccurrenceID: last.OccurrenceID}
 		}
 	}
-	return min, nil
+	return min, true, nil
 }
 
 // next is the next instant anything can happen: a worker finishing, an

@@ -98,6 +98,9 @@ const (
 	SimPending        = "PENDING"         // still open when the simulation ended
 )
 
+// SimOutcomes lists every outcome, in the order summaries show them.
+var SimOutcomes = []string{SimOnTime, SimLate, SimCaughtUp, SimRetried, SimMissed, SimSkippedOverlap, SimDead, SimCanceled, SimPending}
+
 // SimFiring is one firing of a schedule and what became of it.
 type SimFiring struct {
 	ScheduledFor string `json:"scheduled_for"`

@@ -25,6 +25,7 @@ import (
 	"github.com/sched-dev/sched/internal/cli/occurrence"
 	"github.com/sched-dev/sched/internal/cli/preview"
 	"github.com/sched-dev/sched/internal/cli/schedule"
+	"github.com/sched-dev/sched/internal/cli/simulate"
 	"github.com/sched-dev/sched/internal/cli/status"
 	"github.com/sched-dev/sched/internal/cli/version"
 	"github.com/sched-dev/sched/internal/cli/worker"
@@ -114,6 +115,7 @@ differences found, and its other failures exit 3.`,
 		schedule.NewCmdApply(f, nil),
 		schedule.NewCmdDiff(f, nil),
 		schedule.NewCmdValidate(f, nil),
+		simulate.NewCmdSimulate(f),
 		completion.NewCmdCompletion(f, nil),
 	)
 	root.InitDefaultHelpCmd()

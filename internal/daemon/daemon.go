@@ -35,6 +35,7 @@ import (
 	"github.com/sched-dev/sched/internal/metrics"
 	"github.com/sched-dev/sched/internal/paths"
 	"github.com/sched-dev/sched/internal/server"
+	"github.com/sched-dev/sched/internal/simulate"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/postgres"
 	"github.com/sched-dev/sched/internal/store/sqlite"
@@ -62,6 +63,12 @@ const (
 // Main is schedd's main: it parses args, runs until SIGTERM or SIGINT, and
 // returns the exit status. Fatal errors are one line on stderr.
 func Main(version string, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "simulate":
+			return simulateMain(args[1:], os.Stdin, stdout, stderr)
+		}
+	}
 	// Everything schedd creates (database, socket, lock file) is private to
 	// its user: the database holds payloads.
 	syscall.Umask(0o077)
@@ -142,6 +149,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 	srv, err := server.New(server.Config{
 		Engine: eng, Version: opt.Version, NodeID: cfg.NodeID, Shards: cfg.Shards,
 		StoreDriver: driver, Token: cfg.Token, Logger: log, Metrics: m,
+		WhatIf: simulate.Server{Limits: APISimulateLimits},
 		Ready: func(ctx context.Context) error {
 			_, err := st.ListShardLeases(ctx)
 			return err

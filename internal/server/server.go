@@ -71,6 +71,8 @@ type Config struct {
 	// Metrics are served at /metrics (with the token, when one is set)
 	// and count the API's requests. Nil: no /metrics and no counts.
 	Metrics *metrics.Metrics
+	// WhatIf runs POST /v1/simulate; nil answers it 503 unavailable.
+	WhatIf WhatIf
 }
 
 // Server is the API. Its handler is safe for concurrent use.
@@ -150,6 +152,7 @@ func (s *Server) routes() http.Handler {
 		{"GET", "/v1/dlq", s.listDead, "no such schedule"},
 		{"POST", "/v1/dlq/replay", s.replayDead, "no such schedule"},
 		{"POST", "/v1/dlq/purge", s.purgeDead, "no such schedule"},
+		{"POST", "/v1/simulate", s.simulate, ""},
 	}
 	allowed := map[string][]string{}
 	var paths []string

@@ -12,14 +12,6 @@ import (
 	"github.com/sched-dev/sched/internal/timetable"
 )
 
-// outcomes lists every outcome, in the order a summary shows them.
-var outcomes = []string{api.SimOnTime, api.SimLate, api.SimCaughtUp, api.SimRetried, api.SimMissed,
-	api.SimSkippedOverlap, api.SimDead, api.SimCanceled, api.SimPending}
-
-// Outcomes lists every outcome of a simulated firing, in the order a
-// summary shows them.
-func Outcomes() []string { return slices.Clone(outcomes) }
-
 // report reads back what the engine did to each schedule's firings in
 // [From, To] and sums it up.
 func (r *run) report(ctx context.Context) (*api.SimulateResult, error) {
@@ -69,7 +61,7 @@ func (r *run) report(ctx context.Context) (*api.SimulateResult, error) {
 
 func newSummary() api.SimSummary {
 	s := api.SimSummary{Outcomes: map[string]int{}}
-	for _, k := range outcomes {
+	for _, k := range api.SimOutcomes {
 		s.Outcomes[k] = 0
 	}
 	return s

@@ -6,6 +6,7 @@
 package whatif
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strconv"
@@ -101,7 +102,24 @@ const minRun = 3
 // WriteTable prints a simulation for people: what was simulated, each
 // schedule's timeline (a run of on-time firings folded into one row; the
 // JSON has every firing), and the summary per schedule and in total.
-func WriteTable(w io.Writer, res *api.SimulateResult) error {
+func WriteTable(out io.Writer, res *api.SimulateResult) error {
+	var b bytes.Buffer
+	if err := writeTable(&b, res); err != nil {
+		return err
+	}
+	// The last column is often empty: no line ends in the padding.
+	lines := strings.SplitAfter(b.String(), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(strings.TrimSuffix(l, "\n"), " ")
+		if strings.HasSuffix(l, "\n") {
+			lines[i] += "\n"
+		}
+	}
+	_, err := io.WriteString(out, strings.Join(lines, ""))
+	return err
+}
+
+func writeTable(w io.Writer, res *api.SimulateResult) error {
 	fmt.Fprintf(w, "Simulated %s to %s: %s, workers take %s, fail rate %s, seed %d.\n", res.From, res.To,
 		plural(res.Nodes, "node"), res.WorkerDuration, strconv.FormatFloat(res.WorkerFailRate, 'g', -1, 64), res.Seed)
 	for _, o := range res.Outages {

@@ -197,7 +197,7 @@ func note(f api.SimFiring) string {
 		parts = append(parts, "dst "+f.Note)
 	}
 	if f.Retries > 0 {
-		parts = append(parts, fmt.Sprintf("retried %d times", f.Retries))
+		parts = append(parts, "retried "+plural(f.Retries, "time"))
 	}
 	if f.DeadReason != "" {
 		parts = append(parts, f.DeadReason)
@@ -214,6 +214,9 @@ func ms(v *int64) string {
 }
 
 func plural(n int, word string) string {
+	if n == 1 && word == "time" {
+		return "once"
+	}
 	if n == 1 {
 		return "1 " + word
 	}

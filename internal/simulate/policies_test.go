@@ -79,3 +79,20 @@ func TestNodeDown(t *testing.T) {
 	})
 	golden(t, "node-down.json", b)
 }
+
+// TestWorkerFailures: workers that fail half their attempts, on a schedule
+// allowed two: some firings succeed first time, some on the retry after
+// the engine's backoff, some go DEAD; the seed decides which, the same in
+// every run.
+func TestWorkerFailures(t *testing.T) {
+	b := simulate(t, &api.SimulateRequest{
+		Schedules:      []api.ScheduleRequest{{Name: "every-1m", Queue: "q", Every: "1m", MaxAttempts: 2, RetryBase: "5s"}},
+		From:           "2027-03-15T09:00:00Z", To: "2027-03-15T09:15:00Z",
+		WorkerFailRate: 0.5,
+	})
+	golden(t, "worker-failures.json", b)
+	o := decode(t, b).Summary.Outcomes
+	if o[api.SimOnTime] == 0 || o[api.SimRetried] == 0 || o[api.SimDead] == 0 {
+		t.Errorf("outcomes %v: want some of each of ON_TIME, RETRIED and DEAD", o)
+	}
+}

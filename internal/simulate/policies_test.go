@@ -86,8 +86,8 @@ func TestNodeDown(t *testing.T) {
 // every run.
 func TestWorkerFailures(t *testing.T) {
 	b := simulate(t, &api.SimulateRequest{
-		Schedules:      []api.ScheduleRequest{{Name: "every-1m", Queue: "q", Every: "1m", MaxAttempts: 2, RetryBase: "5s"}},
-		From:           "2027-03-15T09:00:00Z", To: "2027-03-15T09:15:00Z",
+		Schedules: []api.ScheduleRequest{{Name: "every-1m", Queue: "q", Every: "1m", MaxAttempts: 2, RetryBase: "5s"}},
+		From:      "2027-03-15T09:00:00Z", To: "2027-03-15T09:15:00Z",
 		WorkerFailRate: 0.5,
 	})
 	golden(t, "worker-failures.json", b)

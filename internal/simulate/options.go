@@ -98,7 +98,6 @@ type Options struct {
 	nodes          int
 	seed           int64
 	estimate       int // firings between from and to, by the timetables
-	req            *api.SimulateRequest
 }
 
 // nodeName is the NodeID of node i (0-based): node-1 to node-N.
@@ -109,7 +108,7 @@ func nodeName(i int) string { return fmt.Sprintf("node-%d", i+1) }
 // *schedule.ValidationError, naming the field (schedules[2].cron, from,
 // outages[0].end, ...).
 func FromRequest(r *api.SimulateRequest, lim Limits) (*Options, error) {
-	o := &Options{req: r, workerDuration: DefaultWorkerDuration, nodes: 1, seed: DefaultSeed, failRate: r.WorkerFailRate}
+	o := &Options{workerDuration: DefaultWorkerDuration, nodes: 1, seed: DefaultSeed, failRate: r.WorkerFailRate}
 	var err error
 	if o.from, err = instant("from", r.From); err != nil {
 		return nil, err

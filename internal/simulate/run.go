@@ -85,6 +85,7 @@ type run struct {
 	nextAvail   map[string]time.Time // by queue: when an occurrence next becomes claimable; zero: none
 	dirty       map[string]bool      // queues to claim from at this instant
 	blocked     map[string]bool      // queues with a firing available but held back (queue_one)
+	stale       map[string]bool      // queues whose nextAvail a pass may have changed
 	boundaries  []time.Time          // outage and node-down edges, sorted
 	made        int                  // firings the planner made
 }
@@ -126,7 +127,7 @@ func (r *run) run(ctx context.Context) (*api.SimulateResult, error) {
 	defer st.Close()
 
 	r.st, r.end, r.shards = st, o.to.Add(o.drain()), 1
-	r.nextAvail, r.dirty, r.blocked = map[string]time.Time{}, map[string]bool{}, map[string]bool{}
+	r.nextAvail, r.dirty, r.blocked, r.stale = map[string]time.Time{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
 	r.lastPass, r.wasUp = make([]time.Time, o.nodes), make([]bool, o.nodes)
 	if o.nodes > 1 {
 		r.shards = 2 * o.nodes // two each, so that a node's going down moves some
@@ -373,7 +374,7 @@ func (r *run) pass(ctx context.Context, now time.Time, up []bool) error {
 		}
 		if ps.Enqueued+ps.Expired > 0 {
 			for _, q := range r.queues {
-				r.dirty[q] = true
+				r.stale[q] = true
 			}
 		}
 	}
@@ -413,6 +414,20 @@ func (r *run) claim(ctx context.Context, now time.Time, up []bool) error {
 	node := firstUp(up)
 	q := r.engs[node].Queue
 	for _, queue := range r.queues {
+		if r.stale[queue] && !r.dirty[queue] {
+			// A pass put firings on the queue, most of them due later:
+			// learn when, and claim only if something is due now.
+			t, err := r.st.NextAvailable(ctx, tenant, queue)
+			if err != nil {
+				return fmt.Errorf("simulate: %w", err)
+			}
+			r.stale[queue] = false
+			if t.IsZero() || t.After(now) {
+				r.nextAvail[queue], r.blocked[queue] = t, false
+				continue
+			}
+			r.dirty[queue] = true
+		}
 		if a := r.nextAvail[queue]; !r.dirty[queue] && (a.IsZero() || now.Before(a)) {
 			continue
 		}

@@ -30,7 +30,7 @@ func TestSimulateMain(t *testing.T) {
 	if code != ExitOK || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	want, err := os.ReadFile(filepath.Join("..", "simulate", "testdata", "misfire-catch_up:3.json"))
+	want, err := os.ReadFile(filepath.Join("..", "simulate", "testdata", "misfire-catch_up-3.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/sched-dev/sched/api"
@@ -16,7 +17,7 @@ func TestMisfirePolicies(t *testing.T) {
 				From:      "2027-03-15T09:50:00Z", To: "2027-03-15T10:10:00Z",
 				Outages: []api.SimWindow{{Start: "2027-03-15T09:55:00Z", End: "2027-03-15T10:05:00Z"}},
 			})
-			golden(t, "misfire-"+policy+".json", b)
+			golden(t, "misfire-"+strings.ReplaceAll(policy, ":", "-")+".json", b)
 		})
 	}
 }

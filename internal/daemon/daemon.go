@@ -37,6 +37,7 @@ import (
 	"github.com/sched-dev/sched/internal/paths"
 	"github.com/sched-dev/sched/internal/reconcile"
 	"github.com/sched-dev/sched/internal/server"
+	"github.com/sched-dev/sched/internal/simulate"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/postgres"
 	"github.com/sched-dev/sched/internal/store/sqlite"
@@ -64,11 +65,16 @@ const (
 // Main is schedd's main: it parses args, runs until SIGTERM or SIGINT, and
 // returns the exit status. Fatal errors are one line on stderr.
 func Main(version string, args []string, stdout, stderr io.Writer) int {
-	// Everything schedd creates (database, socket, lock file) is private to
+	// Everything schedd creates (database, socket, lock file, a simulation's scratch store) is private to
 	// its user: the database holds payloads.
 	syscall.Umask(0o077)
-	if len(args) > 0 && args[0] == "reconcile" {
-		return Reconcile(args[1:], os.LookupEnv, stdout, stderr)
+	if len(args) > 0 {
+		switch args[0] {
+		case "simulate":
+			return simulateMain(args[1:], os.Stdin, stdout, stderr)
+		case "reconcile":
+			return Reconcile(args[1:], os.LookupEnv, stdout, stderr)
+		}
 	}
 	cfg, err := ParseConfig(args, os.LookupEnv, version, stdout)
 	switch {
@@ -150,6 +156,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 		Reconcile: func(ctx context.Context, o reconcile.Options) (*api.ReconcileReport, error) {
 			return reconcile.Report(ctx, st, o)
 		},
+		WhatIf: simulate.Server{Limits: APISimulateLimits},
 		Ready: func(ctx context.Context) error {
 			_, err := st.ListShardLeases(ctx)
 			return err

@@ -3,9 +3,9 @@ package engine
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/sched-dev/sched/internal/record"
@@ -35,7 +35,8 @@ type ChangeResult struct {
 // fires next. It writes schedules and manual occurrences; the planner,
 // which it wakes after every write, turns schedules into occurrences.
 type Control struct {
-	shards  int // the store's shard count: a new schedule's shard
+	shards  int       // the store's shard count: a new schedule's shard
+	rand    io.Reader // the random part of new ids (Config.Rand)
 	store   store.Store
 	member  *member // the node's clock (now)
 	metrics *metrics.Metrics
@@ -66,7 +67,7 @@ func (c *Control) Create(ctx context.Context, tenantID, idempotencyKey string, r
 	if err != nil {
 		return nil, false, err
 	}
-	id, err := record.NewScheduleID(now, rand.Reader)
+	id, err := record.NewScheduleID(now, c.rand)
 	if err != nil {
 		return nil, false, err
 	}

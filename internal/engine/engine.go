@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -85,6 +87,12 @@ type Config struct {
 	// the store, and how long a store snapshot is reused (status, top and
 	// the gauges read it); DefaultStatsEvery when zero.
 	StatsEvery time.Duration
+	// Rand is where the engine draws the random part of the ids it mints
+	// (a new schedule's id, a trigger's key when none is given). Nil is
+	// crypto/rand; the what-if simulator passes a seeded stream, so that
+	// the same input mints the same ids and gives byte-identical answers.
+	// The engine serializes its reads, so any io.Reader will do.
+	Rand io.Reader
 }
 
 func (c *Config) setDefaults() error {
@@ -113,6 +121,11 @@ func (c *Config) setDefaults() error {
 		c.Metrics = metrics.New()
 	}
 	setDur(&c.StatsEvery, DefaultStatsEvery)
+	if c.Rand == nil {
+		c.Rand = rand.Reader
+	} else {
+		c.Rand = &lockedReader{r: c.Rand}
+	}
 	if c.Shards > 4096 {
 		return fmt.Errorf("engine: %d shards is over 4096", c.Shards)
 	}
@@ -196,7 +209,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	}, cfg.Store, cfg.Clock, cfg.Logger, obs, mem, sweep, notify)
 	pl.outage = watch
 	e := &Engine{
-		Control: &Control{shards: cfg.Shards, store: cfg.Store, member: mem, metrics: cfg.Metrics, planner: pl, notify: notify},
+		Control: &Control{shards: cfg.Shards, rand: cfg.Rand, store: cfg.Store, member: mem, metrics: cfg.Metrics, planner: pl, notify: notify},
 		Queue: &Queue{retryBudget: cfg.RetryBudget, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger, member: mem,
 			obs: obs, sweeper: sweep, notify: notify, outage: watch},
 		Cluster: &Cluster{nodeID: cfg.NodeID, store: cfg.Store, member: mem},
@@ -337,4 +350,18 @@ func (s *sweeper) maybe(ctx context.Context, now time.Time) error {
 	}
 	_, err := s.expire(ctx, now)
 	return err
+}
+
+// lockedReader serializes the reads of a reader that is not safe for
+// concurrent use (a seeded stream), since requests create schedules
+// concurrently.
+type lockedReader struct {
+	mu sync.Mutex
+	r  io.Reader
+}
+
+func (l *lockedReader) Read(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Read(p)
 }

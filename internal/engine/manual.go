@@ -2,10 +2,10 @@ package engine
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/sched-dev/sched/internal/record"
@@ -38,7 +38,7 @@ func (c *Control) Trigger(ctx context.Context, tenantID, ref, key string) (*reco
 	}
 	if key == "" {
 		var b [16]byte
-		if _, err := rand.Read(b[:]); err != nil {
+		if _, err := io.ReadFull(c.rand, b[:]); err != nil {
 			return nil, false, fmt.Errorf("trigger %s: %w", sc.ScheduleID, err)
 		}
 		key = "auto-" + hex.EncodeToString(b[:])

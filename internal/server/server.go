@@ -73,6 +73,8 @@ type Config struct {
 	Metrics *metrics.Metrics
 	// Reconcile serves GET /v1/reconcile; nil: the route answers 503.
 	Reconcile ReconcileFunc
+	// WhatIf runs POST /v1/simulate; nil answers it 503 unavailable.
+	WhatIf WhatIf
 }
 
 // Server is the API. Its handler is safe for concurrent use.
@@ -156,6 +158,7 @@ func (s *Server) routes() http.Handler {
 		{"GET", "/v1/simulate/outage", s.getOutage, ""},
 		{"POST", "/v1/simulate/outage", s.startOutage, ""},
 		{"POST", "/v1/simulate/outage/cancel", s.cancelOutage, ""},
+		{"POST", "/v1/simulate", s.simulate, ""},
 	}
 	allowed := map[string][]string{}
 	var paths []string

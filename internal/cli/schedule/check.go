@@ -8,6 +8,7 @@ import (
 	"github.com/sched-dev/sched/internal/record"
 
 	"github.com/sched-dev/sched/api"
+	"github.com/sched-dev/sched/internal/schedfile"
 	rules "github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/timetable"
 )
@@ -47,15 +48,8 @@ var epoch = time.Unix(0, 0).UTC()
 // checkRequest validates r with schedd's rules and returns its normal
 // form. Errors are *rules.ValidationError.
 func checkRequest(r api.ScheduleRequest) (*normalForm, error) {
-	set, err := rules.FromRequest(&r)
+	set, sp, err := schedfile.Check(r)
 	if err != nil {
-		return nil, err
-	}
-	sp, err := set.Normalize()
-	if err != nil {
-		return nil, err
-	}
-	if err := rules.CheckIdempotencyKey(r.IdempotencyKey); err != nil {
 		return nil, err
 	}
 	s := &normalForm{Name: set.Name, Queue: set.Queue, TimeZone: set.TimeZone,

@@ -1,87 +1,19 @@
 package schedule
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
-	"math"
-	"os"
-	"regexp"
-	"strconv"
-	"strings"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/sched-dev/sched/api"
-	rules "github.com/sched-dev/sched/internal/schedule"
+	"github.com/sched-dev/sched/internal/schedfile"
 )
 
-// Schedules as code: a YAML file of schedules keyed by name.
-//
-//	schedules:
-//	  - name: nightly-report
-//	    queue: reports
-//	    cron: "0 2 * * *"
-//	    time_zone: Europe/Berlin
-//	    payload: {format: pdf}       # any YAML value, sent as JSON
-//	    misfire_policy: catch_up:3
-//
-// The fields are those of the API's schedule request (api.ScheduleRequest);
-// an unknown field is an error, not silently ignored.
+// Schedules as code: the file format and its parser are package
+// schedfile's, shared with the what-if simulator; apply, diff and validate
+// add each schedule's normal form, which they compare with schedd's.
 
-// maxFileSize bounds a schedules file: 1,000 schedules with big payloads.
-const maxFileSize = 64 << 20
-
-// scheduleFile is the YAML document.
-type scheduleFile struct {
-	Schedules []fileSchedule `yaml:"schedules"`
-}
-
-// fileSchedule is one schedule in the file: the API's request, with the
-// payload as any YAML value.
-type fileSchedule struct {
-	api.ScheduleRequest `yaml:",inline"`
-	Payload             yaml.Node `yaml:"payload"`
-}
-
-// FileError is an invalid schedules file: where, which schedule, which
-// field, and what is wrong. schedctl exits 2 on it.
-type FileError struct {
-	File     string
-	Line     int    // 0 when unknown
-	Index    int    // 1-based position in schedules; 0 when not in one
-	Schedule string // its name, when it has one
-	Field    string
-	Msg      string
-}
-
-func (e *FileError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d", e.Line)
-	}
-	b.WriteString(": ")
-	switch {
-	case e.Schedule != "":
-		fmt.Fprintf(&b, "schedule %q (#%d)", e.Schedule, e.Index)
-	case e.Index > 0:
-		fmt.Fprintf(&b, "schedule #%d", e.Index)
-	}
-	if e.Field != "" {
-		if e.Index > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "field %s", e.Field)
-	}
-	if e.Index > 0 || e.Field != "" {
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
+// FileError is an invalid schedules file (schedfile.Error); schedctl exits
+// 2 on it.
+type FileError = schedfile.Error
 
 // fileEntry is one valid schedule of a file, with its normal form.
 type fileEntry struct {
@@ -93,223 +25,31 @@ type fileEntry struct {
 // readScheduleFile reads and validates a schedules file offline. It stops
 // at the first bad schedule; the error is a *FileError.
 func readScheduleFile(name string, stdin io.Reader) ([]fileEntry, error) {
-	var data []byte
-	var err error
-	if name == "-" {
-		data, err = io.ReadAll(io.LimitReader(stdin, maxFileSize+1))
-		name = "(stdin)"
-	} else {
-		var f *os.File
-		if f, err = os.Open(name); err == nil {
-			data, err = io.ReadAll(io.LimitReader(f, maxFileSize+1))
-			f.Close()
-		}
-	}
+	es, err := schedfile.Read(name, stdin)
 	if err != nil {
-		return nil, &FileError{File: name, Msg: err.Error()}
+		return nil, err
 	}
-	if len(data) > maxFileSize {
-		return nil, &FileError{File: name, Msg: fmt.Sprintf("over the limit of %d MiB", maxFileSize>>20)}
-	}
-	return parseScheduleFile(name, data)
+	return withNormalForms(es)
 }
-
-var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 
 func parseScheduleFile(name string, data []byte) ([]fileEntry, error) {
-	// The node tree tells which schedule and field a line belongs to.
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		fe := &FileError{File: name, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
-		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-			fe.Line, _ = strconv.Atoi(m[1])
-			fe.Msg = m[2]
-		}
-		return nil, fe
+	es, err := schedfile.Parse(name, data)
+	if err != nil {
+		return nil, err
 	}
-	if root.Kind == 0 {
-		return nil, &FileError{File: name, Msg: "the file is empty; want a list under schedules:"}
-	}
-	items := scheduleNodes(&root)
+	return withNormalForms(es)
+}
 
-	// KnownFields: a misspelled field (max_latenes) is an error, not a
-	// setting silently left at its default.
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	var doc scheduleFile
-	if err := dec.Decode(&doc); err != nil {
-		return nil, decodeError(name, err, items)
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		return nil, &FileError{File: name, Line: extra.Line, Msg: "more than one YAML document; put every schedule in one schedules: list"}
-	}
-	if doc.Schedules == nil && root.Content[0].Kind != yaml.MappingNode {
-		return nil, &FileError{File: name, Line: root.Content[0].Line, Msg: "want a mapping with a schedules: list"}
-	}
-
-	entries := make([]fileEntry, 0, len(doc.Schedules))
-	byName := map[string]int{}
-	for i, fs := range doc.Schedules {
-		item := items[i]
-		fail := func(field, msg string) error {
-			return &FileError{File: name, Line: fieldLine(item, field), Index: i + 1, Schedule: fs.Name, Field: field, Msg: msg}
-		}
-		r := fs.ScheduleRequest
-		if fs.Payload.Kind != 0 {
-			p, err := yamlToJSON(&fs.Payload)
-			if err != nil {
-				return nil, fail("payload", err.Error())
-			}
-			r.Payload = p
-		}
-		norm, err := checkRequest(r)
+// withNormalForms adds the normal form of each entry, which schedfile has
+// already validated.
+func withNormalForms(es []schedfile.Entry) ([]fileEntry, error) {
+	out := make([]fileEntry, len(es))
+	for i, e := range es {
+		norm, err := checkRequest(e.Request)
 		if err != nil {
-			var fe *rules.ValidationError
-			if errors.As(err, &fe) {
-				return nil, fail(fe.Field, fe.Reason())
-			}
-			return nil, fail("", err.Error())
+			return nil, err
 		}
-		if j, dup := byName[r.Name]; dup {
-			return nil, fail("name", fmt.Sprintf("also the name of schedule #%d; names are the key and must be unique", j+1))
-		}
-		byName[r.Name] = i
-		entries = append(entries, fileEntry{Request: r, Norm: norm, Line: item.Line})
+		out[i] = fileEntry{Request: e.Request, Norm: norm, Line: e.Line}
 	}
-	return entries, nil
-}
-
-// scheduleNodes returns the nodes of the schedules list, if the document
-// has one.
-func scheduleNodes(root *yaml.Node) []*yaml.Node {
-	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
-		return nil
-	}
-	m := root.Content[0]
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == "schedules" && m.Content[i+1].Kind == yaml.SequenceNode {
-			return m.Content[i+1].Content
-		}
-	}
-	return nil
-}
-
-// fieldLine is the line of a schedule's field, or of the schedule.
-func fieldLine(item *yaml.Node, field string) int {
-	if item == nil {
-		return 0
-	}
-	for i := 0; i+1 < len(item.Content); i += 2 {
-		if item.Content[i].Value == field {
-			return item.Content[i].Line
-		}
-	}
-	return item.Line
-}
-
-var (
-	unknownField = regexp.MustCompile(`^field (\S+) not found in type`)
-)
-
-// decodeError turns the decoder's first error into a FileError naming the
-// schedule and the field at its line.
-func decodeError(name string, err error, items []*yaml.Node) error {
-	msg := err.Error()
-	var te *yaml.TypeError
-	if errors.As(err, &te) && len(te.Errors) > 0 {
-		msg = te.Errors[0]
-	}
-	fe := &FileError{File: name, Msg: strings.TrimPrefix(msg, "yaml: ")}
-	m := yamlLine.FindStringSubmatch(msg)
-	if m == nil {
-		return fe
-	}
-	fe.Line, _ = strconv.Atoi(m[1])
-	fe.Msg = m[2]
-	if u := unknownField.FindStringSubmatch(fe.Msg); u != nil {
-		fe.Field = u[1]
-		fe.Msg = fmt.Sprintf("unknown field %q", u[1])
-	}
-	// The schedule is the last one starting at or before the line.
-	for i, it := range items {
-		if it.Line > fe.Line {
-			break
-		}
-		fe.Index = i + 1
-		fe.Schedule = ""
-		for j := 0; j+1 < len(it.Content); j += 2 {
-			k, v := it.Content[j], it.Content[j+1]
-			if k.Value == "name" && v.Kind == yaml.ScalarNode {
-				fe.Schedule = v.Value
-			}
-			if fe.Field == "" && (k.Line == fe.Line || v.Line == fe.Line) {
-				fe.Field = k.Value
-			}
-		}
-	}
-	if fe.Index == 0 && fe.Field != "" {
-		fe.Msg += "; the file wants a schedules: list"
-	}
-	return fe
-}
-
-// yamlToJSON converts a YAML value to JSON: mappings become objects (keys
-// as text), sequences arrays, scalars what YAML says they are. A value
-// JSON cannot hold (.inf, .nan) is an error.
-func yamlToJSON(n *yaml.Node) (json.RawMessage, error) {
-	var v any
-	if err := n.Decode(&v); err != nil {
-		return nil, err
-	}
-	v, err := jsonValue(v)
-	if err != nil {
-		return nil, err
-	}
-	if v == nil {
-		return nil, nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
-func jsonValue(v any) (any, error) {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			j, err := jsonValue(e)
-			if err != nil {
-				return nil, err
-			}
-			x[k] = j
-		}
-		return x, nil
-	case map[any]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			j, err := jsonValue(e)
-			if err != nil {
-				return nil, err
-			}
-			m[fmt.Sprint(k)] = j
-		}
-		return m, nil
-	case []any:
-		for i, e := range x {
-			j, err := jsonValue(e)
-			if err != nil {
-				return nil, err
-			}
-			x[i] = j
-		}
-		return x, nil
-	case float64:
-		if math.IsInf(x, 0) || math.IsNaN(x) {
-			return nil, fmt.Errorf("%v has no JSON form", x)
-		}
-	}
-	return v, nil
+	return out, nil
 }

@@ -22,15 +22,15 @@ import (
 // start is the daemon's virtual clock at the start of every test.
 var start = time.Date(2027, 1, 4, 10, 0, 0, 0, time.UTC)
 
-// daemon is schedd's API on a real engine and SQLite file, served over
+// outageDaemon is schedd's API on a real engine and SQLite file, served over
 // loopback TCP, and a schedctl factory pointed at it.
-type daemon struct {
+type outageDaemon struct {
 	clk  *clock.Virtual
 	eng  *engine.Engine
 	addr string
 }
 
-func newDaemon(t *testing.T) *daemon {
+func newDaemon(t *testing.T) *outageDaemon {
 	t.Helper()
 	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "sched.db"))
 	if err != nil {
@@ -48,12 +48,12 @@ func newDaemon(t *testing.T) *daemon {
 	}
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
-	return &daemon{clk: clk, eng: eng, addr: "tcp:" + strings.TrimPrefix(ts.URL, "http://")}
+	return &outageDaemon{clk: clk, eng: eng, addr: "tcp:" + strings.TrimPrefix(ts.URL, "http://")}
 }
 
 // run runs schedctl args against d and returns its exit status, stdout
 // and stderr.
-func (d *daemon) run(t *testing.T, tty bool, args ...string) (int, string, string) {
+func (d *outageDaemon) run(t *testing.T, tty bool, args ...string) (int, string, string) {
 	t.Helper()
 	f, out, errOut := clitest.NewFactory(tty)
 	f.LookupEnv = func(k string) (string, bool) {
@@ -169,17 +169,21 @@ func TestOutageCommands(t *testing.T) {
 	}
 }
 
-// The simulate root runs nothing itself: it prints its help, listing the
-// three outage commands.
-func TestSimulateRootIsHelp(t *testing.T) {
+// The simulate root is the what-if form: without -f it is bad input that
+// says so, and its help lists the three outage commands beside its flags.
+func TestSimulateRoot(t *testing.T) {
 	t.Parallel()
-	f, out, _ := clitest.NewFactory(false)
-	if code := cli.Run(f, []string{"simulate"}); code != 0 {
-		t.Fatalf("simulate: exit %d", code)
+	f, _, errOut := clitest.NewFactory(false)
+	if code := cli.Run(f, []string{"simulate"}); code != 2 || !strings.Contains(errOut.String(), "-f FILE is required") {
+		t.Errorf("simulate without -f: exit %d, stderr %q; want 2 naming -f", code, errOut)
 	}
-	for _, sub := range []string{"outage", "cancel", "status"} {
-		if !strings.Contains(out.String(), "\n  "+sub+" ") {
-			t.Errorf("simulate's help lacks %s:\n%s", sub, out)
+	f, out, _ := clitest.NewFactory(false)
+	if code := cli.Run(f, []string{"simulate", "--help"}); code != 0 {
+		t.Fatalf("simulate --help: exit %d", code)
+	}
+	for _, want := range []string{"\n  outage ", "\n  cancel ", "\n  status ", "--outage", "--worker-duration"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("simulate's help lacks %q:\n%s", want, out)
 		}
 	}
 }

@@ -1,6 +1,8 @@
 // Package simulate is schedctl simulate: rehearsals of what the schedules
-// do in circumstances an operator would rather not wait for, such as an
-// outage of the engine (outage.go).
+// do in circumstances an operator would rather not wait for. With -f it
+// asks schedd for a what-if run of a schedules file on a private store
+// (whatif.go); its subcommands start, show and end a live simulated outage
+// of the connected daemons (outage.go).
 package simulate
 
 import (
@@ -9,16 +11,15 @@ import (
 	"github.com/sched-dev/sched/internal/cli/cmdutil"
 )
 
-// NewCmdSimulate builds schedctl simulate, the root of the simulations.
-// It runs nothing by itself (it prints its help); its subcommands do.
+// NewCmdSimulate builds schedctl simulate: the what-if form on the root
+// (-f FILE --from --to ...), and the live outage as its subcommands.
 func NewCmdSimulate(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "simulate",
-		Short: "Rehearse what the schedules do in an outage, without one",
-		Example: `  schedctl simulate outage --for 10m
-  schedctl simulate status
-  schedctl simulate cancel`,
+		Use:   "simulate -f FILE --from TIME --to TIME",
+		Short: "Rehearse what the schedules do in an outage, with slow workers or a node down",
 	}
+	AddWhatIf(cmd, f, nil)
+	cmd.Example += "  schedctl simulate outage --for 10m\n  schedctl simulate status\n  schedctl simulate cancel"
 	cmd.AddCommand(NewCmdOutage(f, nil), NewCmdCancel(f, nil), NewCmdStatus(f, nil))
 	return cmd
 }

@@ -39,7 +39,8 @@ type options struct {
 	// synchronous is the synchronous pragma of every connection: FULL,
 	// always, outside the power-loss test's control run
 	// (powerloss_test.go), which sets NORMAL to show that the test can
-	// tell a store that loses acknowledged commits.
+	// tell a store that loses acknowledged commits, and a scratch store
+	// (WithScratch), which sets OFF.
 	synchronous string
 }
 
@@ -52,6 +53,15 @@ func WithBusyTimeout(d time.Duration) Option {
 // WithReadConns sets the size of the read-only connection pool (default 8).
 func WithReadConns(n int) Option {
 	return func(o *options) { o.readConns = n }
+}
+
+// WithScratch opens a throwaway store: synchronous=OFF, so no commit
+// waits for the disk at all and a crash of the machine may corrupt the
+// file. Only for a store nobody keeps, such as the what-if simulator's
+// private one, which is removed when the simulation ends; never for
+// schedd's store.
+func WithScratch() Option {
+	return func(o *options) { o.synchronous = "OFF" }
 }
 
 // Store is a sched store on one SQLite file. It is safe for concurrent use.

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/record"
 	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/store"
@@ -380,4 +382,72 @@ func TestOutageAcrossCluster(t *testing.T) {
 			t.Error("neither node planned after the cancel")
 		}
 	})
+}
+
+// timerLog is the engine's clock, counting the timers it is asked for.
+type timerLog struct {
+	*clock.Virtual
+	n atomic.Int64
+}
+
+func (l *timerLog) NewTimer(d time.Duration) clock.Timer {
+	l.n.Add(1)
+	return l.Virtual.NewTimer(d)
+}
+
+// A long poll during an outage of the shard of the only due occurrence
+// sleeps until the outage is read again, rather than waking every
+// millisecond for the occurrence it holds back.
+func TestHeldClaimDoesNotSpin(t *testing.T) {
+	t.Parallel()
+	var log *timerLog
+	h := newHarness(t, utc("2027-01-04T10:00:00Z"), func(c *Config) {
+		log = &timerLog{Virtual: c.Clock.(*clock.Virtual)}
+		c.Clock = log
+	})
+	for i := 0; ; i++ {
+		if i > 100 {
+			t.Fatal("no schedule on shard 0 in 100 tries")
+		}
+		if sc := h.create(every(fmt.Sprintf("s%d", i), "1m")); sc.Shard == 0 {
+			break
+		}
+		if _, err := h.e.Control.Cancel(h.ctx, tenant, fmt.Sprintf("s%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.plan()
+	h.advance(time.Minute) // shard 0's firing of 10:01 is due
+	if _, err := h.e.Outages.Start(h.ctx, 5*time.Minute, []int{0}); err != nil {
+		t.Fatal(err)
+	}
+	before := log.n.Load()
+	done := make(chan error, 1)
+	go func() {
+		got, err := h.e.Queue.Claim(h.ctx, ClaimRequest{TenantID: tenant, Queue: "q", WorkerID: "w", Wait: 3 * time.Second})
+		if err == nil && len(got) != 0 {
+			err = fmt.Errorf("claimed %d during the outage", len(got))
+		}
+		done <- err
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A wake for each outageRefresh of the 3 s wait, not one per
+			// 100 ms the clock moved.
+			if n := log.n.Load() - before; n > 5 {
+				t.Errorf("the long poll set %d timers in 3 s", n)
+			}
+			return
+		case <-time.After(5 * time.Millisecond):
+			if time.Now().After(deadline) {
+				t.Fatal("the long poll did not return")
+			}
+			log.Advance(100 * time.Millisecond)
+		}
+	}
 }

@@ -103,7 +103,10 @@ func (q *Queue) Claim(ctx context.Context, req ClaimRequest) ([]store.Claimed, e
 			if err != nil {
 				return nil, fmt.Errorf("claim from %s: %w", req.Queue, err)
 			}
-			if !next.IsZero() && next.Sub(now) < sleep {
+			// Under an outage of some shards the first one due may be
+			// held: one due already and not taken is no reason to wake
+			// every millisecond.
+			if !next.IsZero() && next.Sub(now) < sleep && (hold == nil || next.After(now)) {
 				sleep = max(next.Sub(now), time.Millisecond)
 			}
 		}

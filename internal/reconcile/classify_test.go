@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -284,9 +285,14 @@ func TestClassify(t *testing.T) {
 }
 
 func TestOptionsCheck(t *testing.T) {
-	for _, o := range []reconcile.Options{{}, {From: h(1), To: h(1)}, {From: h(2), To: h(1)}} {
-		if err := o.Check(); err == nil {
-			t.Errorf("%+v: no error", o)
+	for _, o := range []reconcile.Options{{}, {From: h(1), To: h(1)}, {From: h(2), To: h(1)},
+		{From: h(0), To: h(0).Add(reconcile.MaxSpan + time.Second)}} {
+		var in *reconcile.InputError
+		if err := o.Check(); !errors.As(err, &in) || in.Field != "from" {
+			t.Errorf("%+v: %v, want an input error on from", o, err)
 		}
+	}
+	if err := (reconcile.Options{From: h(0), To: h(0).Add(reconcile.MaxSpan)}).Check(); err != nil {
+		t.Errorf("a range of MaxSpan: %v", err)
 	}
 }

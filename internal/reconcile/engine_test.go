@@ -86,7 +86,9 @@ func pgDSN(t *testing.T) string {
 	return dsn
 }
 
-func newPGWorld(t *testing.T, start time.Time) *world {
+func newPGWorld(t *testing.T, start time.Time) *world { return newPGWorldWith(t, start, nil) }
+
+func newPGWorldWith(t *testing.T, start time.Time, mut func(*engine.Config)) *world {
 	dsn := pgDSN(t)
 	var b [8]byte
 	_, _ = rand.Read(b[:])
@@ -104,13 +106,16 @@ func newPGWorld(t *testing.T, start time.Time) *world {
 	if strings.Contains(dsn, "?") {
 		sep = "&"
 	}
-	w := &world{t: t, dsn: dsn, schema: schema, storeFlag: dsn + sep + "schema=" + schema}
+	w := &world{t: t, dsn: dsn, schema: schema, storeFlag: dsn + sep + "schema=" + schema, mut: mut}
 	t.Cleanup(func() { w.st.Close() })
 	return w.start(st, start, true)
 }
 
 func (w *world) start(st store.Store, start time.Time, ignoreStoreClock bool) *world {
-	w.ctx, w.st, w.clk = w.t.Context(), st, clock.NewVirtual(start)
+	w.ctx, w.st = w.t.Context(), st
+	if w.clk == nil { // a reopened store keeps the world's clock
+		w.clk = clock.NewVirtual(start)
+	}
 	cfg := engine.Config{Store: st, Clock: w.clk, Shards: 4, Horizon: 20 * time.Minute,
 		NodeID: "reconcile-test", IgnoreStoreClock: ignoreStoreClock}
 	if w.mut != nil {

@@ -13,6 +13,11 @@ import (
 // DefaultSpan is how far back a reconcile looks when no start is given.
 const DefaultSpan = 24 * time.Hour
 
+// MaxSpan bounds a reconcile's range: a little over a year. The audit
+// walks every firing in the range, so a start mistyped by decades would
+// keep it busy for hours over a schedule that fires every second.
+const MaxSpan = 400 * 24 * time.Hour
+
 // InputError is a bad part of a reconcile's request: Field names it
 // (from, to, schedule).
 type InputError struct {

@@ -89,6 +89,10 @@ func (o Options) Check() error {
 		return inputErr("from", "the range's start %s is not before its end %s",
 			o.From.UTC().Format(time.RFC3339), o.To.UTC().Format(time.RFC3339))
 	}
+	if o.To.Sub(o.From) > MaxSpan {
+		return inputErr("from", "the range from %s to %s is longer than %d days: audit it a part at a time",
+			o.From.UTC().Format(time.RFC3339), o.To.UTC().Format(time.RFC3339), MaxSpan/(24*time.Hour))
+	}
 	return nil
 }
 
@@ -143,6 +147,7 @@ func Run(ctx context.Context, st store.Store, opt Options, sink Sink) (Counts, e
 			return nil, fmt.Errorf("reconcile: %w", err)
 		}
 		for _, v := range page {
+			r.seen = true
 			if len(group) > 0 && group[0].ScheduleID != v.ScheduleID {
 				if err := r.schedule(ctx, group); err != nil {
 					return nil, err
@@ -162,6 +167,9 @@ func Run(ctx context.Context, st store.Store, opt Options, sink Sink) (Counts, e
 			return nil, err
 		}
 	}
+	if opt.ScheduleID != "" && !r.seen {
+		return nil, &InputError{Field: "schedule", Err: fmt.Errorf("no schedule %s (in tenant %q): %w", opt.ScheduleID, opt.TenantID, store.ErrNotFound)}
+	}
 	return r.total, nil
 }
 
@@ -171,6 +179,7 @@ type run struct {
 	opt   Options
 	sink  Sink
 	total Counts
+	seen  bool // a version row was read
 	// specs keeps parsed timetables: a fleet shares few definitions. At
 	// most maxSpecs entries, so memory stays flat.
 	specs map[timetable.Definition]*timetable.Timetable

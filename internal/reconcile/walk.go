@@ -168,7 +168,15 @@ func (c *checker) peekRow(ctx context.Context) (*record.Occurrence, error) {
 func (c *checker) walk(ctx context.Context) error {
 	to := c.r.opt.To
 	var group []record.Occurrence
-	for beyond := 0; beyond < maxLookahead; {
+	for beyond, steps := 0, 0; beyond < maxLookahead; steps++ {
+		if steps%4096 == 4095 {
+			// Firings past the last row are walked without a read: a
+			// canceled request or schedd reconcile's interrupt stops
+			// here.
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		row, err := c.peekRow(ctx)
 		if err != nil {
 			return err
@@ -251,10 +259,17 @@ func (c *checker) expected(t time.Time, o *record.Occurrence, inRange bool) {
 	// A catch-up row: the planner's misfire rule wrote it for one of the
 	// most recent firings of a late run, and counted the older ones of the
 	// run without a row.
-	c.settleRowless()
 	stamp := o.EnqueuedAt
 	if stamp.IsZero() {
 		stamp = o.FinishedAt // a MISSED row: the pass's time
+	}
+	if c.runOpen && stamp.Equal(c.runStamp) {
+		// Rowless firings after a row of the same pass: the pass counted
+		// only firings older than every row it wrote, so nothing counted
+		// these, whatever the missed count says.
+		c.absentRowless("no occurrence, yet it lies among the rows one late run wrote, which are its most recent firings")
+	} else {
+		c.settleRowless()
 	}
 	if !c.runOpen || !stamp.Equal(c.runStamp) {
 		c.runOpen, c.runStamp, c.runFired = true, stamp, 0
@@ -301,13 +316,18 @@ func (c *checker) settleRowless() {
 // endRun ends the late run being read: rowless firings that no catch-up
 // row followed are absent.
 func (c *checker) endRun() {
+	c.absentRowless("no occurrence, and no late run of the version counts it")
+	c.runOpen = false
+}
+
+// absentRowless reports the rowless firings waiting as absent, for reason.
+func (c *checker) absentRowless(reason string) {
 	for _, f := range c.rowless {
 		if f.inRange {
-			c.find(Absent, c.vs[c.runV].row.Version, f.at, "", "", "no occurrence, and no late run of the version counts it")
+			c.find(Absent, c.vs[c.runV].row.Version, f.at, "", "", reason)
 		}
 	}
 	c.rowless = c.rowless[:0]
-	c.runOpen = false
 }
 
 // explain classifies a row that is not an expected firing's.

@@ -95,8 +95,12 @@ its own; search_path=NAME also works for a schema that exists.
 Flags are spelled with two dashes (--store); the one-dash spelling of
 earlier releases (-store) is still accepted.
 
-schedd simulate -f FILE --from T --to T runs a what-if simulation of a
-schedules file without a daemon (schedd simulate --help).
+Two subcommands work without a running daemon:
+  schedd simulate -f FILE --from T --to T   a what-if simulation of a
+      schedules file on a private store (schedd simulate --help)
+  schedd reconcile --store URL              an audit of a store: every
+      firing each schedule version should have produced, against the
+      occurrences stored (schedd reconcile --help)
 
 Exit status: 0 after a clean shutdown, 2 on invalid input (a bad flag or
 value; nothing is touched), 1 on any other failure; errors are one line on

@@ -79,35 +79,52 @@ func (r *run) timeline(ctx context.Context, i int, e entry) (api.SimSchedule, []
 	s.DSTSkipped = []api.SimSkipped{}
 	notes, skipped := dstNotes(e.sp, r.o.from, r.o.to)
 	s.DSTSkipped = skipped
+	fs, lags, err := readFirings(ctx, r.st, tenant, id, r.o.from, r.o.to, e.flexible, notes)
+	if err != nil {
+		return api.SimSchedule{}, nil, fmt.Errorf("simulate: occurrences of %q: %w", e.name, err)
+	}
+	for _, f := range fs {
+		s.Firings = append(s.Firings, f)
+		s.Summary.Firings++
+		s.Summary.Outcomes[f.Outcome]++
+	}
+	s.Summary.Lag = lagOf(lags)
+	return s, lags, nil
+}
+
+// readFirings reads what became of schedule id's firings in [from, to]
+// from st, in the store's order (scheduled time, then id), each classified
+// by firing and given its DST note; lags are the delivered ones'. The
+// simulator's report and the test that holds it against a live engine's
+// store both read timelines through it, so they classify alike.
+func readFirings(ctx context.Context, st store.Store, tenantID, id string, from, to time.Time, flexible time.Duration,
+	notes map[int64]string) ([]api.SimFiring, []int64, error) {
+	var out []api.SimFiring
 	var lags []int64
-	p := store.ListOccurrencesParams{TenantID: tenant, ScheduleID: id, Limit: store.MaxListLimit}
+	p := store.ListOccurrencesParams{TenantID: tenantID, ScheduleID: id, Limit: store.MaxListLimit}
 	for {
-		page, err := r.st.ListOccurrences(ctx, p)
+		page, err := st.ListOccurrences(ctx, p)
 		if err != nil {
-			return api.SimSchedule{}, nil, fmt.Errorf("simulate: occurrences of %q: %w", e.name, err)
+			return nil, nil, err
 		}
 		for j := range page {
 			oc := &page[j]
-			if oc.ScheduledFor.Before(r.o.from) || oc.ScheduledFor.After(r.o.to) {
+			if oc.ScheduledFor.Before(from) || oc.ScheduledFor.After(to) {
 				continue
 			}
-			f, lag := firing(oc, e.flexible)
+			f, lag := firing(oc, flexible)
 			f.Note = notes[oc.ScheduledFor.Unix()]
-			s.Firings = append(s.Firings, f)
-			s.Summary.Firings++
-			s.Summary.Outcomes[f.Outcome]++
+			out = append(out, f)
 			if lag != nil {
 				lags = append(lags, *lag)
 			}
 		}
 		if len(page) < p.Limit {
-			break
+			return out, lags, nil
 		}
 		last := page[len(page)-1]
 		p.After = &store.OccurrenceKey{ScheduledFor: last.ScheduledFor, OccurrenceID: last.OccurrenceID}
 	}
-	s.Summary.Lag = lagOf(lags)
-	return s, lags, nil
 }
 
 // misfireText is a schedule's misfire policy as the API spells it.

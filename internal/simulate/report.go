@@ -27,13 +27,22 @@ func (r *run) report(ctx context.Context) (*api.SimulateResult, error) {
 	for _, d := range o.nodeDowns {
 		res.NodeDown = append(res.NodeDown, api.SimNodeDown{Node: nodeName(d.node), Start: fmtTime(d.start), End: fmtTime(d.end)})
 	}
+	scs, err := r.schedules(ctx)
+	if err != nil {
+		return nil, err
+	}
+	occs, err := r.occurrences(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var all []int64 // every delivered firing's lag
 	total := newSummary()
 	for i, e := range o.schedules {
-		s, lags, err := r.timeline(ctx, i, e)
-		if err != nil {
-			return nil, err
+		sc := scs[r.ids[i]]
+		if sc == nil {
+			return nil, fmt.Errorf("simulate: schedule %q (%s) is gone from the private store", e.name, r.ids[i])
 		}
+		s, lags := r.timeline(i, e, sc, occs[r.ids[i]])
 		res.Schedules = append(res.Schedules, s)
 		all = append(all, lags...)
 		total.Firings += s.Summary.Firings
@@ -67,64 +76,109 @@ func newSummary() api.SimSummary {
 	return s
 }
 
-// timeline is schedule i's firings in [From, To] and their lags.
-func (r *run) timeline(ctx context.Context, i int, e entry) (api.SimSchedule, []int64, error) {
-	id := r.ids[i]
-	sc, err := r.st.GetSchedule(ctx, tenant, id)
+// occurrences reads every occurrence scheduled in [From, To] in a few
+// pages of the whole tenant (rather than a query per schedule), grouped by
+// schedule, each group in the store's order.
+func (r *run) occurrences(ctx context.Context) (map[string][]*record.Occurrence, error) {
+	by := make(map[string][]*record.Occurrence, len(r.ids))
+	err := eachOccurrence(ctx, r.st, store.ListOccurrencesParams{TenantID: tenant}, r.o.from, r.o.to, func(oc *record.Occurrence) {
+		by[oc.ScheduleID] = append(by[oc.ScheduleID], oc)
+	})
 	if err != nil {
-		return api.SimSchedule{}, nil, fmt.Errorf("simulate: schedule %q: %w", e.name, err)
+		return nil, fmt.Errorf("simulate: occurrences: %w", err)
 	}
+	return by, nil
+}
+
+// schedules reads the simulation's schedules, a page at a time, by id.
+func (r *run) schedules(ctx context.Context) (map[string]*record.Schedule, error) {
+	by := make(map[string]*record.Schedule, len(r.ids))
+	p := store.ListSchedulesParams{TenantID: tenant, Limit: store.MaxListLimit}
+	for {
+		page, err := r.st.ListSchedules(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("simulate: schedules: %w", err)
+		}
+		for j := range page {
+			by[page[j].ScheduleID] = &page[j]
+		}
+		if len(page) < p.Limit {
+			return by, nil
+		}
+		p.After = page[len(page)-1].ScheduleID
+	}
+}
+
+// timeline is schedule i's firings in [From, To] (occs, in the store's
+// order) and their lags; sc is the schedule as the store has it at the end.
+func (r *run) timeline(i int, e entry, sc *record.Schedule, occs []*record.Occurrence) (api.SimSchedule, []int64) {
+	id := r.ids[i]
 	s := api.SimSchedule{Name: e.name, ScheduleID: id, Queue: sc.Queue, OverlapPolicy: string(sc.OverlapPolicy),
 		MisfirePolicy: misfireText(sc), MissedUncounted: sc.MissedCount, Firings: []api.SimFiring{}, Summary: newSummary()}
 	s.DSTSkipped = []api.SimSkipped{}
 	notes, skipped := dstNotes(e.sp, r.o.from, r.o.to)
 	s.DSTSkipped = skipped
-	fs, lags, err := readFirings(ctx, r.st, tenant, id, r.o.from, r.o.to, e.flexible, notes)
-	if err != nil {
-		return api.SimSchedule{}, nil, fmt.Errorf("simulate: occurrences of %q: %w", e.name, err)
-	}
-	for _, f := range fs {
+	var lags []int64
+	for _, oc := range occs {
+		f, lag := classify(oc, e.flexible, notes)
 		s.Firings = append(s.Firings, f)
 		s.Summary.Firings++
 		s.Summary.Outcomes[f.Outcome]++
+		if lag != nil {
+			lags = append(lags, *lag)
+		}
 	}
 	s.Summary.Lag = lagOf(lags)
-	return s, lags, nil
+	return s, lags
 }
 
 // readFirings reads what became of schedule id's firings in [from, to]
-// from st, in the store's order (scheduled time, then id), each classified
-// by firing and given its DST note; lags are the delivered ones'. The
-// simulator's report and the test that holds it against a live engine's
-// store both read timelines through it, so they classify alike.
+// from st, in the store's order (scheduled time, then id), classified as
+// the report classifies them (classify); lags are the delivered ones'. The
+// test that holds the simulator against a live engine reads the live
+// store's timeline through it, so both are classified by the same code.
 func readFirings(ctx context.Context, st store.Store, tenantID, id string, from, to time.Time, flexible time.Duration,
 	notes map[int64]string) ([]api.SimFiring, []int64, error) {
 	var out []api.SimFiring
 	var lags []int64
-	p := store.ListOccurrencesParams{TenantID: tenantID, ScheduleID: id, Limit: store.MaxListLimit}
+	err := eachOccurrence(ctx, st, store.ListOccurrencesParams{TenantID: tenantID, ScheduleID: id}, from, to, func(oc *record.Occurrence) {
+		f, lag := classify(oc, flexible, notes)
+		out = append(out, f)
+		if lag != nil {
+			lags = append(lags, *lag)
+		}
+	})
+	return out, lags, err
+}
+
+// eachOccurrence calls fn on every occurrence p lists that is scheduled in
+// [from, to], in the store's order, reading pages of the most rows a page
+// may hold.
+func eachOccurrence(ctx context.Context, st store.Store, p store.ListOccurrencesParams, from, to time.Time, fn func(*record.Occurrence)) error {
+	p.Limit = store.MaxListLimit
 	for {
 		page, err := st.ListOccurrences(ctx, p)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		for j := range page {
-			oc := &page[j]
-			if oc.ScheduledFor.Before(from) || oc.ScheduledFor.After(to) {
-				continue
-			}
-			f, lag := firing(oc, flexible)
-			f.Note = notes[oc.ScheduledFor.Unix()]
-			out = append(out, f)
-			if lag != nil {
-				lags = append(lags, *lag)
+			if oc := &page[j]; !oc.ScheduledFor.Before(from) && !oc.ScheduledFor.After(to) {
+				fn(oc)
 			}
 		}
 		if len(page) < p.Limit {
-			return out, lags, nil
+			return nil
 		}
 		last := page[len(page)-1]
 		p.After = &store.OccurrenceKey{ScheduledFor: last.ScheduledFor, OccurrenceID: last.OccurrenceID}
 	}
+}
+
+// classify is firing with the firing's DST note from notes.
+func classify(oc *record.Occurrence, flexible time.Duration, notes map[int64]string) (api.SimFiring, *int64) {
+	f, lag := firing(oc, flexible)
+	f.Note = notes[oc.ScheduledFor.Unix()]
+	return f, lag
 }
 
 // misfireText is a schedule's misfire policy as the API spells it.

@@ -31,10 +31,6 @@ func (r *run) report(ctx context.Context) (*api.SimulateResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	occs, err := r.occurrences(ctx)
-	if err != nil {
-		return nil, err
-	}
 	var all []int64 // every delivered firing's lag
 	total := newSummary()
 	for i, e := range o.schedules {
@@ -42,7 +38,10 @@ func (r *run) report(ctx context.Context) (*api.SimulateResult, error) {
 		if sc == nil {
 			return nil, fmt.Errorf("simulate: schedule %q (%s) is gone from the private store", e.name, r.ids[i])
 		}
-		s, lags := r.timeline(i, e, sc, occs[r.ids[i]])
+		s, lags, err := r.timeline(ctx, i, e, sc)
+		if err != nil {
+			return nil, err
+		}
 		res.Schedules = append(res.Schedules, s)
 		all = append(all, lags...)
 		total.Firings += s.Summary.Firings
@@ -76,20 +75,6 @@ func newSummary() api.SimSummary {
 	return s
 }
 
-// occurrences reads every occurrence scheduled in [From, To] in a few
-// pages of the whole tenant (rather than a query per schedule), grouped by
-// schedule, each group in the store's order.
-func (r *run) occurrences(ctx context.Context) (map[string][]*record.Occurrence, error) {
-	by := make(map[string][]*record.Occurrence, len(r.ids))
-	err := eachOccurrence(ctx, r.st, store.ListOccurrencesParams{TenantID: tenant}, r.o.from, r.o.to, func(oc *record.Occurrence) {
-		by[oc.ScheduleID] = append(by[oc.ScheduleID], oc)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("simulate: occurrences: %w", err)
-	}
-	return by, nil
-}
-
 // schedules reads the simulation's schedules, a page at a time, by id.
 func (r *run) schedules(ctx context.Context) (map[string]*record.Schedule, error) {
 	by := make(map[string]*record.Schedule, len(r.ids))
@@ -109,27 +94,28 @@ func (r *run) schedules(ctx context.Context) (map[string]*record.Schedule, error
 	}
 }
 
-// timeline is schedule i's firings in [From, To] (occs, in the store's
-// order) and their lags; sc is the schedule as the store has it at the end.
-func (r *run) timeline(i int, e entry, sc *record.Schedule, occs []*record.Occurrence) (api.SimSchedule, []int64) {
+// timeline is schedule i's firings in [From, To] and their lags; sc is
+// the schedule as the store has it at the end. Each schedule's
+// occurrences are read by their own index: a listing of the whole tenant
+// in time order has none and sorts them all again for every page.
+func (r *run) timeline(ctx context.Context, i int, e entry, sc *record.Schedule) (api.SimSchedule, []int64, error) {
 	id := r.ids[i]
 	s := api.SimSchedule{Name: e.name, ScheduleID: id, Queue: sc.Queue, OverlapPolicy: string(sc.OverlapPolicy),
 		MisfirePolicy: misfireText(sc), MissedUncounted: sc.MissedCount, Firings: []api.SimFiring{}, Summary: newSummary()}
 	s.DSTSkipped = []api.SimSkipped{}
 	notes, skipped := dstNotes(e.sp, r.o.from, r.o.to)
 	s.DSTSkipped = skipped
-	var lags []int64
-	for _, oc := range occs {
-		f, lag := classify(oc, e.flexible, notes)
+	fs, lags, err := readFirings(ctx, r.st, tenant, id, r.o.from, r.o.to, e.flexible, notes)
+	if err != nil {
+		return api.SimSchedule{}, nil, fmt.Errorf("simulate: occurrences of %q: %w", e.name, err)
+	}
+	for _, f := range fs {
 		s.Firings = append(s.Firings, f)
 		s.Summary.Firings++
 		s.Summary.Outcomes[f.Outcome]++
-		if lag != nil {
-			lags = append(lags, *lag)
-		}
 	}
 	s.Summary.Lag = lagOf(lags)
-	return s, lags
+	return s, lags, nil
 }
 
 // readFirings reads what became of schedule id's firings in [from, to]

@@ -123,7 +123,7 @@ func (p *planner) run(ctx context.Context) {
 			}
 			p.log.Warn("planner pass failed; retrying next tick", "err", err)
 		}
-		t := p.clock.NewTimer(p.cfg.Tick)
+		t := p.clock.NewTimer(p.sleep())
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -133,6 +133,24 @@ func (p *planner) run(ctx context.Context) {
 		case <-t.C():
 		}
 	}
+}
+
+// sleep is how long the background planner waits for its next pass: a
+// tick, or less when the simulated outage it last read ends sooner, so
+// that planning resumes at the outage's very end, as a daemon started
+// again then would pass at once (and as a waiting claim wakes then). A
+// pass up to a tick later would judge the firings it finds late by that
+// much more, and could turn one that was just within its max_lateness
+// into a misfire that the real outage would not have made.
+func (p *planner) sleep() time.Duration {
+	d := p.cfg.Tick
+	p.outage.mu.Lock()
+	cur := p.outage.cur
+	p.outage.mu.Unlock()
+	if now := p.member.now(); outageOn(cur, now) {
+		d = min(d, max(cur.EndsAt.Sub(now), time.Millisecond))
+	}
+	return d
 }
 
 // pass is one round of the planner. Only one runs at a time: the

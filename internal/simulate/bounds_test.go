@@ -129,3 +129,39 @@ func BenchmarkDay1000(b *testing.B) {
 		b.ReportMetric(float64(res.Summary.Firings), "firings")
 	}
 }
+
+// fleet is n schedules as a typical fleet has them: hourly crons at
+// spread minutes and daily crons at spread times in several zones, and
+// every 15m and every 30m, over a few queues; no minutely ones.
+func fleet(n int) []api.ScheduleRequest {
+	zones := []string{"UTC", "Europe/Berlin", "America/New_York", "Asia/Tokyo", "Australia/Sydney"}
+	out := make([]api.ScheduleRequest, n)
+	for i := range out {
+		r := api.ScheduleRequest{Name: fmt.Sprintf("f%04d", i), Queue: fmt.Sprintf("q%d", i%4)}
+		switch i % 4 {
+		case 0:
+			r.Cron, r.TimeZone = fmt.Sprintf("%d * * * *", i%60), zones[i%len(zones)]
+		case 1:
+			r.Cron, r.TimeZone = fmt.Sprintf("%d %d * * *", i%60, i%24), zones[i%len(zones)]
+		case 2:
+			r.Every = "15m"
+		default:
+			r.Every = "30m"
+		}
+		out[i] = r
+	}
+	return out
+}
+
+// BenchmarkFleet1000: a simulated day of a typical fleet of 1,000
+// schedules (fleet) on one node.
+func BenchmarkFleet1000(b *testing.B) {
+	r := &api.SimulateRequest{Schedules: fleet(1000), From: "2027-03-15T00:00:00Z", To: "2027-03-16T00:00:00Z"}
+	for b.Loop() {
+		res, err := Simulate(context.Background(), r, DefaultLimits)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(res.Summary.Firings), "firings")
+	}
+}

@@ -12,13 +12,20 @@ import (
 func TestMisfirePolicies(t *testing.T) {
 	for _, policy := range []string{"skip", "fire_once", "catch_up:3"} {
 		t.Run(policy, func(t *testing.T) {
-			b := simulate(t, &api.SimulateRequest{
-				Schedules: []api.ScheduleRequest{{Name: "minutely", Queue: "q", Cron: "* * * * *", TimeZone: "UTC", MisfirePolicy: policy}},
-				From:      "2027-03-15T09:50:00Z", To: "2027-03-15T10:10:00Z",
-				Outages: []api.SimWindow{{Start: "2027-03-15T09:55:00Z", End: "2027-03-15T10:05:00Z"}},
-			})
+			b := simulate(t, misfireRequest(policy))
 			golden(t, "misfire-"+strings.ReplaceAll(policy, ":", "-")+".json", b)
 		})
+	}
+}
+
+// misfireRequest is the request of TestMisfirePolicies (and of the live
+// run held against it): a minutely cron under policy, 09:50 to 10:10, with
+// an outage from 09:55 to 10:05.
+func misfireRequest(policy string) *api.SimulateRequest {
+	return &api.SimulateRequest{
+		Schedules: []api.ScheduleRequest{{Name: "minutely", Queue: "q", Cron: "* * * * *", TimeZone: "UTC", MisfirePolicy: policy}},
+		From:      "2027-03-15T09:50:00Z", To: "2027-03-15T10:10:00Z",
+		Outages: []api.SimWindow{{Start: "2027-03-15T09:55:00Z", End: "2027-03-15T10:05:00Z"}},
 	}
 }
 

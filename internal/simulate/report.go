@@ -27,10 +27,18 @@ func (r *run) report(ctx context.Context) (*api.SimulateResult, error) {
 	for _, d := range o.nodeDowns {
 		res.NodeDown = append(res.NodeDown, api.SimNodeDown{Node: nodeName(d.node), Start: fmtTime(d.start), End: fmtTime(d.end)})
 	}
+	scs, err := r.schedules(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var all []int64 // every delivered firing's lag
 	total := newSummary()
 	for i, e := range o.schedules {
-		s, lags, err := r.timeline(ctx, i, e)
+		sc := scs[r.ids[i]]
+		if sc == nil {
+			return nil, fmt.Errorf("simulate: schedule %q (%s) is gone from the private store", e.name, r.ids[i])
+		}
+		s, lags, err := r.timeline(ctx, i, e, sc)
 		if err != nil {
 			return nil, err
 		}
@@ -67,47 +75,96 @@ func newSummary() api.SimSummary {
 	return s
 }
 
-// timeline is schedule i's firings in [From, To] and their lags.
-func (r *run) timeline(ctx context.Context, i int, e entry) (api.SimSchedule, []int64, error) {
-	id := r.ids[i]
-	sc, err := r.st.GetSchedule(ctx, tenant, id)
-	if err != nil {
-		return api.SimSchedule{}, nil, fmt.Errorf("simulate: schedule %q: %w", e.name, err)
+// schedules reads the simulation's schedules, a page at a time, by id.
+func (r *run) schedules(ctx context.Context) (map[string]*record.Schedule, error) {
+	by := make(map[string]*record.Schedule, len(r.ids))
+	p := store.ListSchedulesParams{TenantID: tenant, Limit: store.MaxListLimit}
+	for {
+		page, err := r.st.ListSchedules(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("simulate: schedules: %w", err)
+		}
+		for j := range page {
+			by[page[j].ScheduleID] = &page[j]
+		}
+		if len(page) < p.Limit {
+			return by, nil
+		}
+		p.After = page[len(page)-1].ScheduleID
 	}
+}
+
+// timeline is schedule i's firings in [From, To] and their lags; sc is
+// the schedule as the store has it at the end. Each schedule's
+// occurrences are read by their own index: a listing of the whole tenant
+// in time order has none and sorts them all again for every page.
+func (r *run) timeline(ctx context.Context, i int, e entry, sc *record.Schedule) (api.SimSchedule, []int64, error) {
+	id := r.ids[i]
 	s := api.SimSchedule{Name: e.name, ScheduleID: id, Queue: sc.Queue, OverlapPolicy: string(sc.OverlapPolicy),
 		MisfirePolicy: misfireText(sc), MissedUncounted: sc.MissedCount, Firings: []api.SimFiring{}, Summary: newSummary()}
 	s.DSTSkipped = []api.SimSkipped{}
 	notes, skipped := dstNotes(e.sp, r.o.from, r.o.to)
 	s.DSTSkipped = skipped
+	fs, lags, err := readFirings(ctx, r.st, tenant, id, r.o.from, r.o.to, e.flexible, notes)
+	if err != nil {
+		return api.SimSchedule{}, nil, fmt.Errorf("simulate: occurrences of %q: %w", e.name, err)
+	}
+	for _, f := range fs {
+		s.Firings = append(s.Firings, f)
+		s.Summary.Firings++
+		s.Summary.Outcomes[f.Outcome]++
+	}
+	s.Summary.Lag = lagOf(lags)
+	return s, lags, nil
+}
+
+// readFirings reads what became of schedule id's firings in [from, to]
+// from st, in the store's order (scheduled time, then id), classified as
+// the report classifies them (classify); lags are the delivered ones'. The
+// test that holds the simulator against a live engine reads the live
+// store's timeline through it, so both are classified by the same code.
+func readFirings(ctx context.Context, st store.Store, tenantID, id string, from, to time.Time, flexible time.Duration,
+	notes map[int64]string) ([]api.SimFiring, []int64, error) {
+	var out []api.SimFiring
 	var lags []int64
-	p := store.ListOccurrencesParams{TenantID: tenant, ScheduleID: id, Limit: store.MaxListLimit}
+	err := eachOccurrence(ctx, st, store.ListOccurrencesParams{TenantID: tenantID, ScheduleID: id}, from, to, func(oc *record.Occurrence) {
+		f, lag := classify(oc, flexible, notes)
+		out = append(out, f)
+		if lag != nil {
+			lags = append(lags, *lag)
+		}
+	})
+	return out, lags, err
+}
+
+// eachOccurrence calls fn on every occurrence p lists that is scheduled in
+// [from, to], in the store's order, reading pages of the most rows a page
+// may hold.
+func eachOccurrence(ctx context.Context, st store.Store, p store.ListOccurrencesParams, from, to time.Time, fn func(*record.Occurrence)) error {
+	p.Limit = store.MaxListLimit
 	for {
-		page, err := r.st.ListOccurrences(ctx, p)
+		page, err := st.ListOccurrences(ctx, p)
 		if err != nil {
-			return api.SimSchedule{}, nil, fmt.Errorf("simulate: occurrences of %q: %w", e.name, err)
+			return err
 		}
 		for j := range page {
-			oc := &page[j]
-			if oc.ScheduledFor.Before(r.o.from) || oc.ScheduledFor.After(r.o.to) {
-				continue
-			}
-			f, lag := firing(oc, e.flexible)
-			f.Note = notes[oc.ScheduledFor.Unix()]
-			s.Firings = append(s.Firings, f)
-			s.Summary.Firings++
-			s.Summary.Outcomes[f.Outcome]++
-			if lag != nil {
-				lags = append(lags, *lag)
+			if oc := &page[j]; !oc.ScheduledFor.Before(from) && !oc.ScheduledFor.After(to) {
+				fn(oc)
 			}
 		}
 		if len(page) < p.Limit {
-			break
+			return nil
 		}
 		last := page[len(page)-1]
 		p.After = &store.OccurrenceKey{ScheduledFor: last.ScheduledFor, OccurrenceID: last.OccurrenceID}
 	}
-	s.Summary.Lag = lagOf(lags)
-	return s, lags, nil
+}
+
+// classify is firing with the firing's DST note from notes.
+func classify(oc *record.Occurrence, flexible time.Duration, notes map[int64]string) (api.SimFiring, *int64) {
+	f, lag := firing(oc, flexible)
+	f.Note = notes[oc.ScheduledFor.Unix()]
+	return f, lag
 }
 
 // misfireText is a schedule's misfire policy as the API spells it.

@@ -54,7 +54,10 @@ type VersionChange struct {
 //     that is zero;
 //  4. the new version is written, conditional on c.PrevVersion;
 //  5. the version history follows: the previous version's row is closed
-//     (superseded at c.Now, its firings ending at lastKept), and a row of
+//     (superseded at c.Now, its firings ending at lastKept, the planner
+//     having got to the cursor read in step 1 if the schedule was ACTIVE
+//     then: the firings between lastKept and that cursor were planned,
+//     and the change canceled them), and a row of
 //     the new version is written, starting after the bound its cursor was
 //     searched from (none when it fires nothing).
 //
@@ -73,8 +76,12 @@ func WriteVersion(ctx context.Context, st store.Store, c VersionChange) (ChangeR
 		if err != nil {
 			return err
 		}
-		if have != c.PrevVersion {
-			return fmt.Errorf("%w: version %d was read, the stored version is %d", store.ErrConflict, c.PrevVersion, have)
+		if have.Version != c.PrevVersion {
+			return fmt.Errorf("%w: version %d was read, the stored version is %d", store.ErrConflict, c.PrevVersion, have.Version)
+		}
+		var plannedUntil time.Time // how far the planner got under the version superseded
+		if have.State == record.ScheduleActive {
+			plannedUntil = have.NextRunAt
 		}
 		version := c.PrevVersion + 1
 		res.Canceled, res.InFlight, err = tx.CancelOlderOccurrences(ctx, sc.ScheduleID, version, c.Now)
@@ -104,7 +111,7 @@ func WriteVersion(ctx context.Context, st store.Store, c VersionChange) (ChangeR
 		if err != nil {
 			return err
 		}
-		if err := tx.CloseScheduleVersion(ctx, sc.ScheduleID, c.PrevVersion, c.Now, last); err != nil {
+		if err := tx.CloseScheduleVersion(ctx, sc.ScheduleID, c.PrevVersion, c.Now, last, plannedUntil); err != nil {
 			return err
 		}
 		if err := tx.InsertScheduleVersion(ctx, store.NewScheduleVersion(stored, c.Now, after)); err != nil {

@@ -277,6 +277,38 @@ var adversaries = []struct {
 		w.tamper(setState(victim, record.OccurrenceCanceled, record.OccurrenceSucceeded))
 		return verdict{from: advStart, to: w.clk.Now(), unexpected: []string{victim}, reasons: []string{"yet not CANCELED"}}
 	}},
+	{"the last row of a version deleted just before an update", nil, func(w *world) verdict {
+		sc := w.create("hourly", "0 * * * *", "UTC", nil)
+		w.run(6*time.Hour+5*time.Minute, 5*time.Minute) // 06:00 is the last row; the cursor is at 07:00
+		victim := record.OccurrenceID(sc.ScheduleID, 1, at(6*time.Hour))
+		w.tamper(del(victim))
+		// The update keeps 05:00 as version 1's last firing: the deleted
+		// one is after it, yet the planner had planned it.
+		w.update("hourly", func(s *schedule.Settings) { s.Expr = "30 * * * *" })
+		w.run(time.Hour, 5*time.Minute)
+		return verdict{from: advStart, to: w.clk.Now(), absent: []string{victim}, reasons: []string{"the planner had planned it"},
+			check: func(rep *api.ReconcileReport) error {
+				if rep.Totals.Succeeded != 5+1 || rep.Totals.CanceledByChange != 0 {
+					return fmt.Errorf("totals %+v, want 6 succeeded (01:00-05:00, 06:30)", rep.Totals)
+				}
+				return nil
+			}}
+	}},
+	{"a row planned ahead deleted just before an update", nil, func(w *world) verdict {
+		sc := w.create("ten", "*/10 * * * *", "UTC", nil)
+		w.run(6*time.Hour, 5*time.Minute) // 06:10 and 06:20 planned ahead; the cursor is at 06:30
+		victim := record.OccurrenceID(sc.ScheduleID, 1, at(6*time.Hour+20*time.Minute))
+		w.tamper(del(victim))
+		w.update("ten", func(s *schedule.Settings) { s.Expr = "5-59/10 * * * *" })
+		w.run(time.Hour, 5*time.Minute)
+		return verdict{from: advStart, to: w.clk.Now(), absent: []string{victim}, reasons: []string{"the planner had planned it"},
+			check: func(rep *api.ReconcileReport) error {
+				if rep.Totals.CanceledByChange != 1 { // 06:10
+					return fmt.Errorf("totals %+v, want the 06:10 firing canceled by the change", rep.Totals)
+				}
+				return nil
+			}}
+	}},
 	{"fire_once fired twice after an outage", func(c *engine.Config) { c.MaxMissedRows = 2 }, func(w *world) verdict {
 		sc := w.create("five", "*/5 * * * *", "UTC", lateOnce)
 		w.run(time.Hour, 5*time.Minute)

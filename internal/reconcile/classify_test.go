@@ -46,6 +46,13 @@ func closed(v store.ScheduleVersion, at, ends time.Time) store.ScheduleVersion {
 	return v
 }
 
+// plannedTo records that the planner had got to until under v when it was
+// superseded.
+func plannedTo(v store.ScheduleVersion, until time.Time) store.ScheduleVersion {
+	v.PlannedUntil = until
+	return v
+}
+
 func policy(v store.ScheduleVersion, p record.MisfirePolicy, k int) store.ScheduleVersion {
 	v.MisfirePolicy, v.CatchUpK = p, k
 	return v
@@ -219,6 +226,42 @@ func TestClassify(t *testing.T) {
 			rows: append(succeededEach(1, 0, 2), strict(1, h(3), record.OccurrenceCanceled),
 				strict(2, h(3.5), record.OccurrenceSucceeded), strict(2, h(4.5), record.OccurrenceSucceeded), strict(2, h(5.5), record.OccurrenceSucceeded))},
 		from: h(0), to: h(6), want: reconcile.Counts{reconcile.Succeeded: 6, reconcile.CanceledByChange: 1},
+	}, {
+		// The same, the history recording the cursor at the change (4h):
+		// the 3h firing was planned, and canceled by it.
+		name: "an update, planned until", f: fixture{versions: []store.ScheduleVersion{plannedTo(closed(v1, h(2.5), h(2)), h(4)), hourly(2, 30, h(2.5), h(2.5))}, cursor: h(6.5),
+			rows: append(succeededEach(1, 0, 2), strict(1, h(3), record.OccurrenceCanceled),
+				strict(2, h(3.5), record.OccurrenceSucceeded), strict(2, h(4.5), record.OccurrenceSucceeded), strict(2, h(5.5), record.OccurrenceSucceeded))},
+		from: h(0), to: h(6), want: reconcile.Counts{reconcile.Succeeded: 6, reconcile.CanceledByChange: 1},
+	}, {
+		// The 2h row deleted before the update moved the last firing
+		// kept back to 1h: 2h was planned all the same.
+		name: "the last row of a version deleted before an update", f: fixture{versions: []store.ScheduleVersion{plannedTo(closed(v1, h(2.5), h(1)), h(4)), hourly(2, 30, h(2.5), h(2.5))}, cursor: h(6.5),
+			rows: append(succeededEach(1, 0, 1), strict(1, h(3), record.OccurrenceCanceled),
+				strict(2, h(3.5), record.OccurrenceSucceeded), strict(2, h(4.5), record.OccurrenceSucceeded), strict(2, h(5.5), record.OccurrenceSucceeded))},
+		from: h(0), to: h(6), want: reconcile.Counts{reconcile.Succeeded: 5, reconcile.CanceledByChange: 1, reconcile.Absent: 1},
+		absent: []string{"v1@2h0m0s"},
+	}, {
+		name: "a firing planned ahead of an update, deleted", f: fixture{versions: []store.ScheduleVersion{plannedTo(closed(v1, h(2.5), h(2)), h(4)), hourly(2, 30, h(2.5), h(2.5))}, cursor: h(6.5),
+			rows: append(succeededEach(1, 0, 2),
+				strict(2, h(3.5), record.OccurrenceSucceeded), strict(2, h(4.5), record.OccurrenceSucceeded), strict(2, h(5.5), record.OccurrenceSucceeded))},
+		from: h(0), to: h(6), want: reconcile.Counts{reconcile.Succeeded: 6, reconcile.Absent: 1},
+		absent: []string{"v1@3h0m0s"},
+	}, {
+		name: "a firing planned ahead of an update, not canceled", f: fixture{versions: []store.ScheduleVersion{plannedTo(closed(v1, h(2.5), h(2)), h(4)), hourly(2, 30, h(2.5), h(2.5))}, cursor: h(6.5),
+			rows: append(succeededEach(1, 0, 3),
+				strict(2, h(3.5), record.OccurrenceSucceeded), strict(2, h(4.5), record.OccurrenceSucceeded), strict(2, h(5.5), record.OccurrenceSucceeded))},
+		from: h(0), to: h(6), want: reconcile.Counts{reconcile.Succeeded: 6, reconcile.Unexpected: 1},
+		unexpected: []string{"v1@3h0m0s"}, reason: "yet not CANCELED",
+	}, {
+		// A late run (pass at 4.2h) counted 1h-3h and fired 4h, which an
+		// update at 4.3h canceled: the last firing kept is 0h, and the
+		// counted ones were planned.
+		name: "a late run canceled by an update", f: fixture{versions: []store.ScheduleVersion{plannedTo(closed(v1, h(4.3), h(0)), h(5)), hourly(2, 30, h(4.3), h(4.3))},
+			cursor: h(6.5), missed: 3, rows: []record.Occurrence{strict(1, h(0), record.OccurrenceSucceeded),
+				occ(1, h(4), record.OccurrenceCanceled, record.LaneCatchUp, h(4.2)),
+				strict(2, h(4.5), record.OccurrenceSucceeded), strict(2, h(5.5), record.OccurrenceSucceeded)}},
+		from: h(0), to: h(6), want: reconcile.Counts{reconcile.Succeeded: 3, reconcile.MissedCounted: 3, reconcile.CanceledByChange: 1},
 	}, {
 		name: "a pause and a resume", f: fixture{versions: []store.ScheduleVersion{closed(v1, h(1.5), h(1)),
 			closed(store.ScheduleVersion{TenantID: "default", ScheduleID: "sch_fix", Version: 2, Definition: v1.Definition,

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,12 +19,57 @@ const maxLookahead = 1_000_000
 // version is one version row and the firings it may produce: those of sp
 // in (lo, hi], hi zero meaning no upper bound (the current version). Of
 // those, the ones at or after planned are not planned yet (zero: all are).
+//
+// A superseded version whose row records how far the planner had got
+// (until, its PlannedUntil) produced every firing in (lo, until): each has
+// a row, or was counted by a late run, and those after hi were canceled by
+// the change. Those up to the change (row.SupersededAt) are walked with
+// the firings it kept, in the one stream of the schedule's versions; those
+// after it (the tail, planned ahead of the change) lie among the next
+// versions' firings and are walked apart (see tail).
 type version struct {
 	row     store.ScheduleVersion
 	sp      *timetable.Timetable // nil: it fires nothing
 	lo, hi  time.Time
+	until   time.Time // zero: not recorded
 	planned time.Time
 	keep    int // the late firings its misfire policy fires
+}
+
+// covers reports whether t, a firing of v after lo, is in the stream of
+// v's firings.
+func (v *version) covers(t time.Time) bool {
+	switch {
+	case v.until.IsZero():
+		return v.hi.IsZero() || !t.After(v.hi)
+	case !v.hi.IsZero() && !t.After(v.hi):
+		return true
+	}
+	return !t.After(v.row.SupersededAt) && t.Before(v.until)
+}
+
+// pastEnd reports whether t, a firing of v, was planned yet lies after the
+// last firing v kept: its row, if any, must be CANCELED.
+func (v *version) pastEnd(t time.Time) bool {
+	return !v.until.IsZero() && (v.hi.IsZero() || t.After(v.hi))
+}
+
+// tailAfter is the exclusive lower bound of v's tail: its firings planned
+// ahead of the change that superseded it.
+func (v *version) tailAfter() time.Time {
+	after := v.row.SupersededAt
+	for _, b := range []time.Time{v.lo, v.hi} {
+		if b.After(after) {
+			after = b
+		}
+	}
+	return after
+}
+
+// tail is the next firing of version vi's tail, at.
+type tail struct {
+	vi int
+	at time.Time
 }
 
 // firing is an expected firing with no row, held until what follows it
@@ -54,6 +100,11 @@ type checker struct {
 	after    store.OccurrenceKey
 	rowsDone bool
 
+	// The superseded versions' tails still to walk in the range, and the
+	// rows of one instant taken by an expected firing.
+	tails []tail
+	taken []bool
+
 	// The late run being read: the rowless firings waiting to be settled,
 	// and the catch-up rows of one planner pass (runStamp) of version runV.
 	rowless  []firing
@@ -77,8 +128,8 @@ func (r *run) newChecker(sc *record.Schedule, rows []store.ScheduleVersion) (*ch
 			v.sp, v.lo = sp, row.StartsAfter
 			switch {
 			case row.Superseded():
-				v.hi = row.EndsAt
-				if v.hi.IsZero() {
+				v.hi, v.until = row.EndsAt, row.PlannedUntil
+				if v.hi.IsZero() && v.until.IsZero() {
 					v.sp = nil // no firing of it was kept
 				}
 			case i == len(rows)-1 && row.Version == sc.Version && sc.State == record.ScheduleActive:
@@ -87,8 +138,38 @@ func (r *run) newChecker(sc *record.Schedule, rows []store.ScheduleVersion) (*ch
 		}
 		c.vs = append(c.vs, v)
 	}
+	for i := range c.vs {
+		if v := &c.vs[i]; v.sp != nil && !v.until.IsZero() {
+			from := v.tailAfter()
+			if start := r.opt.From.Add(-time.Nanosecond); start.After(from) {
+				from = start
+			}
+			c.nextTail(tail{vi: i}, from)
+		}
+	}
 	c.nextVersion()
 	return c, nil
+}
+
+// nextTail keeps version tl.vi's tail at its next firing after from, if
+// that is still planned and in the range.
+func (c *checker) nextTail(tl tail, from time.Time) {
+	v := &c.vs[tl.vi]
+	if f, ok := v.sp.Next(from); ok && f.At.Before(v.until) && !f.At.After(c.r.opt.To) {
+		tl.at = f.At
+		c.tails = append(c.tails, tl)
+	}
+}
+
+// firstTail returns the index of the earliest tail firing; -1 for none.
+func (c *checker) firstTail() int {
+	first := -1
+	for i := range c.tails {
+		if first < 0 || c.tails[i].at.Before(c.tails[first].at) {
+			first = i
+		}
+	}
+	return first
 }
 
 // keepOf is how many firings of one late run the version's misfire
@@ -125,7 +206,7 @@ func (c *checker) nextVersion() {
 // set takes f as the current expected firing if the version covers it.
 func (c *checker) set(f timetable.Firing, ok bool) bool {
 	v := &c.vs[c.vi]
-	if !ok || (!v.hi.IsZero() && f.At.After(v.hi)) {
+	if !ok || !v.covers(f.At) {
 		return false
 	}
 	c.cur, c.curOK = f.At, true
@@ -181,12 +262,16 @@ func (c *checker) walk(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if !c.curOK && row == nil {
+		ti := c.firstTail()
+		if !c.curOK && row == nil && ti < 0 {
 			break
 		}
-		t := c.cur
-		if row != nil && (!c.curOK || row.ScheduledFor.Before(t)) {
-			t = row.ScheduledFor
+		t, have := c.cur, c.curOK
+		if row != nil && (!have || row.ScheduledFor.Before(t)) {
+			t, have = row.ScheduledFor, true
+		}
+		if ti >= 0 && (!have || c.tails[ti].at.Before(t)) {
+			t = c.tails[ti].at // in the range: a tail ends there
 		}
 		inRange := !t.After(to)
 		if !inRange {
@@ -203,24 +288,23 @@ func (c *checker) walk(ctx context.Context) error {
 				return err
 			}
 		}
-		matched := -1
+		c.taken = append(c.taken[:0], make([]bool, len(group))...)
 		if c.curOK && c.cur.Equal(t) {
-			want := c.vs[c.vi].row.Version
-			for i := range group {
-				if !manual(&group[i]) && group[i].ScheduleVersion == want {
-					matched = i
-				}
-			}
-			var m *record.Occurrence
-			if matched >= 0 {
-				m = &group[matched]
-			}
-			c.expected(t, m, inRange)
+			c.expected(t, c.take(group, c.vs[c.vi].row.Version), inRange)
 			c.advance()
+		}
+		for i := 0; i < len(c.tails); {
+			if tl := c.tails[i]; tl.at.Equal(t) {
+				c.tailFiring(&c.vs[tl.vi], t, c.take(group, c.vs[tl.vi].row.Version))
+				c.tails = slices.Delete(c.tails, i, i+1)
+				c.nextTail(tl, t)
+				continue
+			}
+			i++
 		}
 		if inRange {
 			for i := range group {
-				if i != matched {
+				if !c.taken[i] {
 					c.explain(&group[i])
 				}
 			}
@@ -230,6 +314,39 @@ func (c *checker) walk(ctx context.Context) error {
 	return c.err
 }
 
+// take returns the row of version ver among the rows of one instant not
+// taken yet, and takes it; nil when there is none.
+func (c *checker) take(group []record.Occurrence, ver int64) *record.Occurrence {
+	for i := len(group) - 1; i >= 0; i-- {
+		if !c.taken[i] && !manual(&group[i]) && group[i].ScheduleVersion == ver {
+			c.taken[i] = true
+			return &group[i]
+		}
+	}
+	return nil
+}
+
+// tailFiring classifies a firing of v planned ahead of the change that
+// superseded it, at t, given its row (nil when there is none): the change
+// canceled it, so its row must be there, CANCELED.
+func (c *checker) tailFiring(v *version, t time.Time, o *record.Occurrence) {
+	switch {
+	case o == nil:
+		c.find(Absent, v.row.Version, t, "", "", plannedReason(v))
+	case o.State == record.OccurrenceCanceled:
+		c.counts[CanceledByChange]++
+	default:
+		c.find(Unexpected, v.row.Version, t, o.OccurrenceID, o.State, c.whyNot(v, o))
+	}
+}
+
+// plannedReason is why a rowless firing of v after its last kept one is
+// absent.
+func plannedReason(v *version) string {
+	return fmt.Sprintf("no occurrence, yet the planner had planned it before version %d was superseded (its cursor was then %s); a change cancels the firings planned ahead, it does not remove them",
+		v.row.Version, fmtTime(v.until))
+}
+
 // expected classifies the current expected firing, at t, given its row
 // (nil when there is none).
 func (c *checker) expected(t time.Time, o *record.Occurrence, inRange bool) {
@@ -237,6 +354,18 @@ func (c *checker) expected(t time.Time, o *record.Occurrence, inRange bool) {
 	if c.runV != c.vi {
 		c.endRun()
 		c.runV = c.vi
+	}
+	class := classOf
+	if v.pastEnd(t) && o != nil {
+		// Planned, then canceled by the change: CANCELED, or a problem.
+		if o.State != record.OccurrenceCanceled {
+			c.endRun()
+			if inRange {
+				c.find(Unexpected, v.row.Version, t, o.OccurrenceID, o.State, c.whyNot(v, o))
+			}
+			return
+		}
+		class = canceledByChange
 	}
 	if o == nil {
 		if !v.planned.IsZero() && !t.Before(v.planned) {
@@ -252,7 +381,7 @@ func (c *checker) expected(t time.Time, o *record.Occurrence, inRange bool) {
 	if o.Lane != record.LaneCatchUp {
 		c.endRun()
 		if inRange {
-			c.counts[classOf(o.State)]++
+			c.counts[class(o.State)]++
 		}
 		return
 	}
@@ -290,7 +419,7 @@ func (c *checker) expected(t time.Time, o *record.Occurrence, inRange bool) {
 		c.find(Unexpected, v.row.Version, t, o.OccurrenceID, o.State, violation)
 		return
 	}
-	c.counts[classOf(o.State)]++
+	c.counts[class(o.State)]++
 }
 
 // settleRowless counts the rowless firings waiting as missed: a catch-up
@@ -320,11 +449,17 @@ func (c *checker) endRun() {
 	c.runOpen = false
 }
 
-// absentRowless reports the rowless firings waiting as absent, for reason.
+// absentRowless reports the rowless firings waiting as absent, for reason
+// (or, for one after the last firing its version kept, because it was
+// planned).
 func (c *checker) absentRowless(reason string) {
 	for _, f := range c.rowless {
 		if f.inRange {
-			c.find(Absent, c.vs[c.runV].row.Version, f.at, "", "", reason)
+			v, why := &c.vs[c.runV], reason
+			if v.pastEnd(f.at) {
+				why = plannedReason(v)
+			}
+			c.find(Absent, v.row.Version, f.at, "", "", why)
 		}
 	}
 	c.rowless = c.rowless[:0]
@@ -398,6 +533,10 @@ func classOf(s record.OccurrenceState) Class {
 	}
 	return Pending // SCHEDULED, ENQUEUED, RUNNING, RETRY_WAIT
 }
+
+// canceledByChange is the class of a CANCELED row of a firing a change
+// canceled.
+func canceledByChange(record.OccurrenceState) Class { return CanceledByChange }
 
 // manual reports whether o is a trigger's, outside the timetable.
 func manual(o *record.Occurrence) bool {

@@ -15,11 +15,11 @@ import (
 // or writes what it says, under the condition it states.
 type ControlTx interface {
 	// LockScheduleVersion returns the stored version of the tenant's
-	// schedule and keeps any other writer of the schedule (an update, a
-	// planner's advance) waiting until the transaction ends, so the
-	// version read stays the stored one until then. ErrNotFound when the
-	// tenant has no such schedule.
-	LockScheduleVersion(ctx context.Context, tenantID, scheduleID string) (int64, error)
+	// schedule, its state and its cursor as the planner last advanced it,
+	// and keeps any other writer of the schedule (an update, a planner's
+	// advance) waiting until the transaction ends, so what it read stays
+	// stored until then. ErrNotFound when the tenant has no such schedule.
+	LockScheduleVersion(ctx context.Context, tenantID, scheduleID string) (LockedSchedule, error)
 
 	// WriteScheduleVersion writes sc (all its fields) as version
 	// prevVersion+1, whatever sc.Version says, only while the stored
@@ -48,4 +48,17 @@ type ControlTx interface {
 
 	// The version history written with the schedule (see HistoryTx).
 	HistoryTx
+}
+
+// LockedSchedule is what LockScheduleVersion reads of the schedule it
+// locks: the version a change is made from, and how far the planner had
+// got under it, which the version history records when the change
+// supersedes it.
+type LockedSchedule struct {
+	Version int64
+	State   record.ScheduleState
+	// NextRunAt is the schedule's cursor: every firing before it was
+	// materialized (or counted missed) by the planner. Zero when it has
+	// none.
+	NextRunAt time.Time
 }

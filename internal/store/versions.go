@@ -17,8 +17,9 @@ import (
 // which version should have produced it.
 //
 // The firings a version may produce are those of its timetable in
-// (StartsAfter, EndsAt] once it is superseded, and after StartsAfter while
-// it is the current one. A version that fires nothing (PAUSED, CANCELED,
+// (StartsAfter, EndsAt] once it is superseded (and, when PlannedUntil is
+// recorded, the canceled ones up to it), and after StartsAfter while it
+// is the current one. A version that fires nothing (PAUSED, CANCELED,
 // or COMPLETED when it was written) has a zero StartsAfter.
 type ScheduleVersion struct {
 	TenantID   string
@@ -54,6 +55,15 @@ type ScheduleVersion struct {
 	// were canceled by the change. Zero when none was kept (or while the
 	// version is current).
 	EndsAt time.Time
+	// PlannedUntil is how far the planner had got under a superseded
+	// version: the schedule's cursor when the next version was written,
+	// if it was ACTIVE then. Every firing of the version in (StartsAfter,
+	// PlannedUntil) was materialized or counted missed, and those after
+	// EndsAt were canceled by the change, so each of them has a row even
+	// when a row at the end of the version went missing and EndsAt moved
+	// back. Zero when the version was not ACTIVE when superseded (or
+	// while it is current).
+	PlannedUntil time.Time
 }
 
 // Superseded reports whether a newer version was written after v.
@@ -106,9 +116,10 @@ type HistoryTx interface {
 	InsertScheduleVersion(ctx context.Context, v ScheduleVersion) error
 
 	// CloseScheduleVersion marks the schedule's version row superseded at
-	// supersededAt, its firings ending at endsAt (zero: none kept). Only
-	// an open row is written; a schedule stored without history (no row
-	// for the version) or a row already closed is left alone, without an
-	// error.
-	CloseScheduleVersion(ctx context.Context, scheduleID string, version int64, supersededAt, endsAt time.Time) error
+	// supersededAt, its firings ending at endsAt (zero: none kept), the
+	// planner having got to plannedUntil under it (zero: not recorded).
+	// Only an open row is written; a schedule stored without history (no
+	// row for the version) or a row already closed is left alone, without
+	// an error.
+	CloseScheduleVersion(ctx context.Context, scheduleID string, version int64, supersededAt, endsAt, plannedUntil time.Time) error
 }

@@ -144,8 +144,10 @@ RETURNING ` + scheduleColumns
 	// the commit, so no other update or planner's advance of the schedule
 	// runs in between. FOR NO KEY UPDATE is the lock the UPDATE that
 	// writes the version takes anyway (it changes no key column), only
-	// taken earlier in the transaction.
-	qLockScheduleVersion = `SELECT version FROM schedules WHERE tenant_id = $1 AND schedule_id = $2 FOR NO KEY UPDATE`
+	// taken earlier in the transaction. It reads the state and cursor the
+	// superseded version's history row records.
+	qLockScheduleVersion = `SELECT version, state, next_run_at FROM schedules
+WHERE tenant_id = $1 AND schedule_id = $2 FOR NO KEY UPDATE`
 
 	// A new version cancels its older versions' pending occurrences,
 	// from the schedule's open occurrences (index occurrences_open). A row a claim holds (FOR UPDATE) is waited for and
@@ -659,13 +661,13 @@ RETURNING ` + nodeColumns
 const (
 	versionColumns = `schedule_id, version, tenant_id, kind, expr, time_zone, anchor, dst_gap, dst_repeat, state,
     misfire_policy, max_lateness_ms, catch_up_k, overlap_policy, flexible_window_ms, written_at, starts_after,
-    first_firing, superseded_at, ends_at`
+    first_firing, superseded_at, ends_at, planned_until`
 
 	qInsertVersion = `INSERT INTO schedule_versions (` + versionColumns + `)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`
 
 	// Only an open row: a closed one is history.
-	qCloseVersion = `UPDATE schedule_versions SET superseded_at = $3, ends_at = $4
+	qCloseVersion = `UPDATE schedule_versions SET superseded_at = $3, ends_at = $4, planned_until = $5
 WHERE schedule_id = $1 AND version = $2 AND superseded_at IS NULL`
 
 	// The key's order, from after ($3, $4); one schedule's rows are one

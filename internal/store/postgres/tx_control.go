@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/rowcodec"
 )
 
@@ -24,17 +25,23 @@ import (
 // count (qCountInFlightOlder) come out as if each had run wholly before or
 // after the change.
 
-// LockScheduleVersion returns the stored version of the tenant's schedule
-// and locks its row until the transaction ends.
-func (t *tx) LockScheduleVersion(ctx context.Context, tenantID, scheduleID string) (int64, error) {
+// LockScheduleVersion returns the stored version of the tenant's
+// schedule, its state and its cursor, and locks its row until the
+// transaction ends.
+func (t *tx) LockScheduleVersion(ctx context.Context, tenantID, scheduleID string) (store.LockedSchedule, error) {
 	if !storable(tenantID, scheduleID) {
-		return 0, fmt.Errorf("read version of schedule %q: %w", scheduleID, notStorable())
+		return store.LockedSchedule{}, fmt.Errorf("read version of schedule %q: %w", scheduleID, notStorable())
 	}
-	var v int64
-	if err := t.tx.QueryRow(ctx, qLockScheduleVersion, tenantID, scheduleID).Scan(&v); err != nil {
-		return 0, fmt.Errorf("read version of schedule %s: %w", scheduleID, translate(err))
+	var (
+		l      store.LockedSchedule
+		state  string
+		cursor pgtype.Int8
+	)
+	if err := t.tx.QueryRow(ctx, qLockScheduleVersion, tenantID, scheduleID).Scan(&l.Version, &state, &cursor); err != nil {
+		return store.LockedSchedule{}, fmt.Errorf("read version of schedule %s: %w", scheduleID, translate(err))
 	}
-	return v, nil
+	l.State, l.NextRunAt = record.ScheduleState(state), fromNullMS(cursor)
+	return l, nil
 }
 
 // WriteScheduleVersion writes sc as version prevVersion+1 while the stored

@@ -42,11 +42,11 @@ func (t *tx) InsertScheduleVersion(ctx context.Context, v store.ScheduleVersion)
 
 // CloseScheduleVersion marks an open version row superseded (see
 // store.HistoryTx).
-func (t *tx) CloseScheduleVersion(ctx context.Context, scheduleID string, version int64, supersededAt, endsAt time.Time) error {
+func (t *tx) CloseScheduleVersion(ctx context.Context, scheduleID string, version int64, supersededAt, endsAt, plannedUntil time.Time) error {
 	if !storable(scheduleID) {
 		return fmt.Errorf("close version of schedule %q: %w", scheduleID, notStorable())
 	}
-	if _, err := t.tx.Exec(ctx, qCloseVersion, scheduleID, version, ms(supersededAt), nullMS(endsAt)); err != nil {
+	if _, err := t.tx.Exec(ctx, qCloseVersion, scheduleID, version, ms(supersededAt), nullMS(endsAt), nullMS(plannedUntil)); err != nil {
 		return fmt.Errorf("close version %d of schedule %s: %w", version, scheduleID, translate(err))
 	}
 	return nil

@@ -98,6 +98,12 @@ RETURNING ` + scheduleColumns
 
 	qScheduleVersion = `SELECT version FROM schedules WHERE tenant_id = ? AND schedule_id = ?`
 
+	// The first statement of a new version: the version, the state and
+	// the planner's cursor (its copy in schedule_cursors while there is
+	// one). The writer transaction holds the one write lock already.
+	qLockScheduleVersion = `SELECT version, state, ` + scheduleCursor + ` FROM schedules
+WHERE tenant_id = ? AND schedule_id = ?`
+
 	// The schedule's row, for its occurrences' schedule_row.
 	qScheduleRow = `SELECT row FROM schedules WHERE tenant_id = ? AND schedule_id = ?`
 
@@ -646,13 +652,13 @@ RETURNING ` + nodeColumns
 const (
 	versionColumns = `schedule_id, version, tenant_id, kind, expr, time_zone, anchor, dst_gap, dst_repeat, state,
     misfire_policy, max_lateness_ms, catch_up_k, overlap_policy, flexible_window_ms, written_at, starts_after,
-    first_firing, superseded_at, ends_at`
+    first_firing, superseded_at, ends_at, planned_until`
 
 	qInsertVersion = `INSERT INTO schedule_versions (` + versionColumns + `)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)`
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)`
 
 	// Only an open row: a closed one is history.
-	qCloseVersion = `UPDATE schedule_versions SET superseded_at = ?3, ends_at = ?4
+	qCloseVersion = `UPDATE schedule_versions SET superseded_at = ?3, ends_at = ?4, planned_until = ?5
 WHERE schedule_id = ?1 AND version = ?2 AND superseded_at IS NULL`
 
 	// The key's order, from after (?3, ?4); one schedule's rows are one

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sched-dev/sched/internal/record"
 
+	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/rowcodec"
 )
 
@@ -16,13 +17,19 @@ import (
 // transaction already holds SQLite's one write lock, so reading a row is
 // enough to keep it: nobody else can write it before the commit.
 
-// LockScheduleVersion returns the stored version of the tenant's schedule.
-func (t *tx) LockScheduleVersion(ctx context.Context, tenantID, scheduleID string) (int64, error) {
-	var v int64
-	if err := t.tx.QueryRowContext(ctx, qScheduleVersion, tenantID, scheduleID).Scan(&v); err != nil {
-		return 0, fmt.Errorf("read version of schedule %s: %w", scheduleID, translate(err))
+// LockScheduleVersion returns the stored version of the tenant's
+// schedule, its state and its cursor (see store.ControlTx).
+func (t *tx) LockScheduleVersion(ctx context.Context, tenantID, scheduleID string) (store.LockedSchedule, error) {
+	var (
+		l      store.LockedSchedule
+		state  string
+		cursor sql.Null[int64]
+	)
+	if err := t.tx.QueryRowContext(ctx, qLockScheduleVersion, tenantID, scheduleID).Scan(&l.Version, &state, &cursor); err != nil {
+		return store.LockedSchedule{}, fmt.Errorf("read version of schedule %s: %w", scheduleID, translate(err))
 	}
-	return v, nil
+	l.State, l.NextRunAt = record.ScheduleState(state), fromNullMS(cursor)
+	return l, nil
 }
 
 // WriteScheduleVersion writes sc as version prevVersion+1 while the stored

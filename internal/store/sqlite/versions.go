@@ -35,8 +35,8 @@ func (t *tx) InsertScheduleVersion(ctx context.Context, v store.ScheduleVersion)
 
 // CloseScheduleVersion marks an open version row superseded (see
 // store.HistoryTx).
-func (t *tx) CloseScheduleVersion(ctx context.Context, scheduleID string, version int64, supersededAt, endsAt time.Time) error {
-	if _, err := t.tx.ExecContext(ctx, qCloseVersion, scheduleID, version, ms(supersededAt), nullMS(endsAt)); err != nil {
+func (t *tx) CloseScheduleVersion(ctx context.Context, scheduleID string, version int64, supersededAt, endsAt, plannedUntil time.Time) error {
+	if _, err := t.tx.ExecContext(ctx, qCloseVersion, scheduleID, version, ms(supersededAt), nullMS(endsAt), nullMS(plannedUntil)); err != nil {
 		return fmt.Errorf("close version %d of schedule %s: %w", version, scheduleID, translate(err))
 	}
 	return nil

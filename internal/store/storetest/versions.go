@@ -34,24 +34,36 @@ func testVersions(t *testing.T, open func(t *testing.T) Store) {
 		assertScheduleEqual(t, mustGetSchedule(t, s, "tenant-a", "sch_hist"), sc)
 		assertVersions(t, s, store.ListScheduleVersionsParams{}, created)
 
-		// A firing kept, then a pause: version 1 ends at it, version 2
+		// The planner plans a firing, kept, and one after it, canceled
+		// by the pause that follows; its cursor moves on to 3 min. The
+		// pause closes version 1: its firings end at the one kept, and
+		// the planner had got to 3 min under it (the cursor the planner
+		// advanced, not the one the version was written with). Version 2
 		// fires nothing.
 		kept := NewOccurrence(sc, at(time.Minute))
 		kept.State, kept.Lane, kept.FinishedAt = record.OccurrenceMissed, record.LaneCatchUp, at(time.Minute) // history: not canceled
-		mustInsertOccurrences(t, s, 1, kept)
+		ahead := NewOccurrence(sc, at(2*time.Minute))
+		ahead.State = record.OccurrenceEnqueued
+		lease := mustAcquire(t, s, sc.Shard, "node-a", at(0))
+		if res, err := s.CommitPlan(ctx, store.Plan{Lease: lease, Now: at(time.Second), Items: []store.PlanItem{{
+			TenantID: sc.TenantID, ScheduleID: sc.ScheduleID, Version: 1, Cursor: at(time.Minute), NextRunAt: at(3 * time.Minute),
+			State: record.ScheduleActive, Occurrences: []record.Occurrence{kept, ahead}}}}); err != nil || res.Applied != 1 {
+			t.Fatalf("CommitPlan: %+v, %v", res, err)
+		}
 		paused := *mustGetSchedule(t, s, "tenant-a", "sch_hist")
 		paused.State, paused.NextRunAt = record.SchedulePaused, time.Time{}
-		if _, err := engine.WriteVersion(ctx, s, engine.VersionChange{Schedule: &paused, PrevVersion: 1, Now: at(90 * time.Second)}); err != nil {
-			t.Fatal(err)
+		if res, err := engine.WriteVersion(ctx, s, engine.VersionChange{Schedule: &paused, PrevVersion: 1, Now: at(90 * time.Second)}); err != nil || res.Canceled != 1 {
+			t.Fatalf("pause: %+v, %v; want the firing planned ahead canceled", res, err)
 		}
 		v1 := created
-		v1.SupersededAt, v1.EndsAt = at(90*time.Second), at(time.Minute)
+		v1.SupersededAt, v1.EndsAt, v1.PlannedUntil = at(90*time.Second), at(time.Minute), at(3*time.Minute)
 		v2 := store.NewScheduleVersion(&paused, at(90*time.Second), time.Time{})
 		v2.Version = 2
 		assertVersions(t, s, store.ListScheduleVersionsParams{TenantID: "tenant-a"}, v1, v2)
 
 		// A resume searches after the later of its time and the firing
-		// kept: that bound is recorded, with the cursor it found.
+		// kept: that bound is recorded, with the cursor it found. The
+		// paused version records no planning: the planner skips it.
 		resumed := *mustGetSchedule(t, s, "tenant-a", "sch_hist")
 		resumed.State = record.ScheduleActive
 		if _, err := engine.WriteVersion(ctx, s, engine.VersionChange{Schedule: &resumed, PrevVersion: 2, Now: at(30 * time.Second),
@@ -64,26 +76,39 @@ func testVersions(t *testing.T, open func(t *testing.T) Store) {
 		v3 := store.NewScheduleVersion(&resumed, at(30*time.Second), at(time.Minute))
 		assertVersions(t, s, store.ListScheduleVersionsParams{ScheduleID: "sch_hist"}, v1, v2, v3)
 
+		// An update of the resumed version, never planned: the planner
+		// had got to its first firing.
+		updated := *mustGetSchedule(t, s, "tenant-a", "sch_hist")
+		if _, err := engine.WriteVersion(ctx, s, engine.VersionChange{Schedule: &updated, PrevVersion: 3, Now: at(time.Hour),
+			Next: func(last time.Time) time.Time { return last.Add(2 * time.Hour) }}); err != nil {
+			t.Fatal(err)
+		}
+		v3.SupersededAt, v3.EndsAt, v3.PlannedUntil = at(time.Hour), at(time.Minute), at(time.Minute+time.Hour)
+		updated.Version, updated.NextRunAt = 4, at(time.Minute+2*time.Hour)
+		v4 := store.NewScheduleVersion(&updated, at(time.Hour), at(time.Minute))
+		assertVersions(t, s, store.ListScheduleVersionsParams{ScheduleID: "sch_hist"}, v1, v2, v3, v4)
+		resumed = updated
+
 		// A change that loses its race writes no history.
 		stale := resumed
 		if _, err := engine.WriteVersion(ctx, s, engine.VersionChange{Schedule: &stale, PrevVersion: 1, Now: at(time.Hour)}); !errors.Is(err, store.ErrConflict) {
-			t.Fatalf("a change of version 1 when 3 is stored: %v, want ErrConflict", err)
+			t.Fatalf("a change of version 1 when 4 is stored: %v, want ErrConflict", err)
 		}
-		assertVersions(t, s, store.ListScheduleVersionsParams{}, v1, v2, v3)
+		assertVersions(t, s, store.ListScheduleVersionsParams{}, v1, v2, v3, v4)
 
 		// A row is written once.
-		err := store.InTx(ctx, s, func(tx store.Tx) error { return tx.InsertScheduleVersion(ctx, v3) })
+		err := store.InTx(ctx, s, func(tx store.Tx) error { return tx.InsertScheduleVersion(ctx, v4) })
 		wantErr(t, "the same version row twice", err, store.ErrConflict)
 		// Closing a row that does not exist, or again, writes nothing.
 		if err := store.InTx(ctx, s, func(tx store.Tx) error {
-			if err := tx.CloseScheduleVersion(ctx, "sch_none", 1, at(0), at(0)); err != nil {
+			if err := tx.CloseScheduleVersion(ctx, "sch_none", 1, at(0), at(0), at(0)); err != nil {
 				return err
 			}
-			return tx.CloseScheduleVersion(ctx, "sch_hist", 1, at(time.Hour), at(time.Hour))
+			return tx.CloseScheduleVersion(ctx, "sch_hist", 1, at(time.Hour), at(time.Hour), at(time.Hour))
 		}); err != nil {
 			t.Fatal(err)
 		}
-		assertVersions(t, s, store.ListScheduleVersionsParams{}, v1, v2, v3)
+		assertVersions(t, s, store.ListScheduleVersionsParams{}, v1, v2, v3, v4)
 	})
 
 	t.Run("ListPagesAndFilters", func(t *testing.T) {

@@ -252,6 +252,10 @@ CREATE TABLE meta (
 -- Firings of a version lie in (starts_after, ends_at] once it is
 -- superseded, after starts_after while it is current; starts_after is
 -- NULL when the version fires nothing (paused, canceled, completed).
+-- planned_until is the schedule's cursor when the next version was
+-- written, if it was ACTIVE then: every firing of the version before it
+-- has a row (or was counted missed), those after ends_at canceled by the
+-- change, so a row deleted at a version's end is still seen missing.
 -- The key is the listing's order: a reader pages through it by
 -- (schedule_id, version) and finds one schedule's rows as one range.
 CREATE TABLE schedule_versions (
@@ -275,6 +279,7 @@ CREATE TABLE schedule_versions (
     first_firing       BIGINT,
     superseded_at      BIGINT,
     ends_at            BIGINT,
+    planned_until      BIGINT,
     PRIMARY KEY (schedule_id, version)
 );
 

@@ -3,8 +3,6 @@ package simulate_test
 import (
 	"encoding/json"
 	"maps"
-	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,57 +11,14 @@ import (
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/cli"
 	"github.com/sched-dev/sched/internal/cli/internal/clitest"
-	"github.com/sched-dev/sched/internal/clock"
-	"github.com/sched-dev/sched/internal/engine"
-	"github.com/sched-dev/sched/internal/server"
-	"github.com/sched-dev/sched/internal/store/sqlite"
+	"github.com/sched-dev/sched/internal/cli/internal/testdaemon"
 )
 
 // start is the daemon's virtual clock at the start of every test.
 var start = time.Date(2027, 1, 4, 10, 0, 0, 0, time.UTC)
 
-// outageDaemon is schedd's API on a real engine and SQLite file, served over
-// loopback TCP, and a schedctl factory pointed at it.
-type outageDaemon struct {
-	clk  *clock.Virtual
-	eng  *engine.Engine
-	addr string
-}
-
-func newDaemon(t *testing.T) *outageDaemon {
-	t.Helper()
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "sched.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	clk := clock.NewVirtual(start)
-	eng, err := engine.New(t.Context(), engine.Config{Store: st, Clock: clk, Shards: 4, NodeID: "node-a"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Config{Engine: eng, NodeID: "node-a", Shards: 4, StoreDriver: "sqlite"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
-	return &outageDaemon{clk: clk, eng: eng, addr: "tcp:" + strings.TrimPrefix(ts.URL, "http://")}
-}
-
-// run runs schedctl args against d and returns its exit status, stdout
-// and stderr.
-func (d *outageDaemon) run(t *testing.T, tty bool, args ...string) (int, string, string) {
-	t.Helper()
-	f, out, errOut := clitest.NewFactory(tty)
-	f.LookupEnv = func(k string) (string, bool) {
-		if k == "SCHED_ADDR" {
-			return d.addr, true
-		}
-		return "", false
-	}
-	code := cli.Run(f, args)
-	return code, out.String(), errOut.String()
+func newDaemon(t *testing.T) *testdaemon.Daemon {
+	return testdaemon.New(t, testdaemon.Config{Start: start})
 }
 
 func decode(t *testing.T, s string) api.SimulatedOutageStatus {
@@ -83,31 +38,31 @@ func TestOutageCommands(t *testing.T) {
 	t.Parallel()
 	d := newDaemon(t)
 
-	code, out, errOut := d.run(t, true, "simulate", "status")
+	code, out, errOut := d.Run(t, true, "simulate", "status")
 	if code != 0 || out != "No simulated outage is in progress.\n" || errOut != "" {
 		t.Errorf("status with none = %d %q %q", code, out, errOut)
 	}
-	code, out, _ = d.run(t, false, "simulate", "outage")
+	code, out, _ = d.Run(t, false, "simulate", "outage")
 	if code != 0 || out != "" {
 		t.Errorf("outage without flags, not a tty, with none = %d %q; want nothing", code, out)
 	}
 
-	code, out, errOut = d.run(t, true, "simulate", "outage", "--for", "10m", "--shards", "3,1")
+	code, out, errOut = d.Run(t, true, "simulate", "outage", "--for", "10m", "--shards", "3,1")
 	want := "OUTAGE  STATE   SHARDS  STARTED AT            ENDS AT               LEFT   CANCELED AT  BY\n" +
 		"1       active  1,3     2027-01-04T10:00:00Z  2027-01-04T10:10:00Z  10m0s  -            node-a\n"
 	if code != 0 || out != want || errOut != "" {
 		t.Errorf("outage --for 10m --shards 3,1 = %d\n%s%s\nwant\n%s", code, out, errOut, want)
 	}
-	if o := d.eng.Outages.InProgress(); o == nil || len(o.Shards) != 2 {
+	if o := d.Engine.Outages.InProgress(); o == nil || len(o.Shards) != 2 {
 		t.Errorf("the engine's outage = %+v; want shards 1 and 3", o)
 	}
 
-	d.clk.Advance(4 * time.Minute)
-	code, out, _ = d.run(t, false, "simulate", "status")
+	d.Clock.Advance(4 * time.Minute)
+	code, out, _ = d.Run(t, false, "simulate", "status")
 	if want := "1\tactive\t1,3\t2027-01-04T10:00:00Z\t2027-01-04T10:10:00Z\t6m0s\t-\tnode-a\n"; code != 0 || out != want {
 		t.Errorf("status, not a tty = %d %q; want %q", code, out, want)
 	}
-	code, out, _ = d.run(t, false, "simulate", "outage", "-o", "json")
+	code, out, _ = d.Run(t, false, "simulate", "outage", "-o", "json")
 	st := decode(t, out)
 	if code != 0 || st.Outage == nil || !st.Outage.Active || st.Outage.Remaining != "6m0s" || !st.Now.Equal(start.Add(4*time.Minute)) ||
 		st.Outage.CanceledAt != nil || st.Outage.CreatedBy != "node-a" || st.Outage.ID != 1 {
@@ -122,7 +77,7 @@ func TestOutageCommands(t *testing.T) {
 	}
 
 	// Another one while it runs: a conflict, exit 1, naming its end.
-	code, _, errOut = d.run(t, true, "simulate", "outage", "--for", "1m")
+	code, _, errOut = d.Run(t, true, "simulate", "outage", "--for", "1m")
 	if code != 1 || !strings.Contains(errOut, "in progress until 2027-01-04T10:10:00Z") {
 		t.Errorf("a second outage = %d %q; want exit 1 naming the end", code, errOut)
 	}
@@ -138,30 +93,30 @@ func TestOutageCommands(t *testing.T) {
 		{[]string{"--for", "1m", "--shards", "1,x"}, `"x" is not a shard number`},
 		{[]string{"--for", "1m", "--shards", "9"}, "shard 9"},
 	} {
-		code, _, errOut := d.run(t, false, append([]string{"simulate", "outage"}, c.args...)...)
+		code, _, errOut := d.Run(t, false, append([]string{"simulate", "outage"}, c.args...)...)
 		if code != 2 || !strings.Contains(errOut, c.want) {
 			t.Errorf("outage %v = %d %q; want exit 2 with %q", c.args, code, errOut, c.want)
 		}
 	}
 
-	code, out, _ = d.run(t, false, "simulate", "cancel", "-o", "json")
+	code, out, _ = d.Run(t, false, "simulate", "cancel", "-o", "json")
 	st = decode(t, out)
 	if code != 0 || st.Outage == nil || st.Outage.Active || st.Outage.CanceledAt == nil || !st.Outage.CanceledAt.Equal(start.Add(4*time.Minute)) {
 		t.Errorf("cancel -o json = %d %+v; want outage 1 canceled at 10:04", code, st.Outage)
 	}
-	code, out, _ = d.run(t, true, "simulate", "cancel")
+	code, out, _ = d.Run(t, true, "simulate", "cancel")
 	if code != 0 || out != "No simulated outage was in progress.\n" {
 		t.Errorf("cancel with none = %d %q", code, out)
 	}
-	code, out, _ = d.run(t, false, "simulate", "status", "-o", "json")
+	code, out, _ = d.Run(t, false, "simulate", "status", "-o", "json")
 	if st := decode(t, out); code != 0 || st.Outage != nil {
 		t.Errorf("status -o json after cancel = %d %+v; want outage null", code, st.Outage)
 	}
 
 	// A cancel shown as a table.
-	d.run(t, true, "simulate", "outage", "--for", "30s")
-	d.clk.Advance(10 * time.Second)
-	code, out, _ = d.run(t, true, "simulate", "cancel")
+	d.Run(t, true, "simulate", "outage", "--for", "30s")
+	d.Clock.Advance(10 * time.Second)
+	code, out, _ = d.Run(t, true, "simulate", "cancel")
 	want = "OUTAGE  STATE     SHARDS  STARTED AT            ENDS AT               LEFT  CANCELED AT           BY\n" +
 		"2       canceled  all     2027-01-04T10:04:00Z  2027-01-04T10:04:30Z  0s    2027-01-04T10:04:10Z  node-a\n"
 	if code != 0 || out != want {

@@ -1,145 +1,305 @@
-package reconcile
+package reconcile_test
 
 import (
-	"context"
-	"errors"
-	"sort"
+	"database/sql"
+	"encoding/json"
+	"maps"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	_ "modernc.org/sqlite" // a connection of its own to the daemon's file, to delete a row behind its back
+
 	"github.com/sched-dev/sched/api"
-	"github.com/sched-dev/sched/client"
-	"github.com/sched-dev/sched/internal/cli/cmdutil"
+	"github.com/sched-dev/sched/internal/cli/internal/clidaemon"
 	"github.com/sched-dev/sched/internal/cli/internal/clitest"
+	"github.com/sched-dev/sched/internal/engine"
+	"github.com/sched-dev/sched/internal/record"
+	"github.com/sched-dev/sched/internal/schedule"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
-var at = time.Date(2027, 3, 13, 12, 0, 0, 0, time.UTC)
+// start is the daemon's virtual clock when the schedules are created; the
+// world runs six hours from there.
+var start = time.Date(2027, 3, 13, 0, 0, 0, 0, time.UTC)
 
-// fixed answers every reconcile with its report and keeps what it was
-// asked.
-type fixed struct {
-	rep   api.ReconcileReport
-	asked []client.ReconcileOptions
+// world is a real daemon six hours into the life of two schedules:
+// "hourly" on queue q, whose worker acked every firing and one manual
+// trigger, and "halfhourly" on queue idle, which nobody works (its
+// firings are pending).
+type world struct {
+	d                  *clidaemon.Daemon
+	hourly, halfhourly *record.Schedule
+	manual             *record.Occurrence
 }
 
-func (f *fixed) Reconcile(_ context.Context, o client.ReconcileOptions) (*api.ReconcileReport, error) {
-	f.asked = append(f.asked, o)
-	r := f.rep
-	return &r, nil
-}
-
-func report(problem bool) *fixed {
-	rep := api.ReconcileReport{From: at.Add(-24 * time.Hour), To: at,
-		Schedules: []api.ReconcileSchedule{{TenantID: "default", ScheduleID: "sch_1", Name: "nightly", Versions: 2,
-			ReconcileCounts: api.ReconcileCounts{Succeeded: 5, CanceledByChange: 1}}},
-		Absent: []api.ReconcileFinding{}, Unexpected: []api.ReconcileFinding{}, Manual: []api.ReconcileFinding{}}
-	rep.Totals = rep.Schedules[0].ReconcileCounts
-	if problem {
-		rep.Problem = true
-		rep.Totals.Absent, rep.Schedules[0].Absent = 1, 1
-		rep.Absent = append(rep.Absent, api.ReconcileFinding{TenantID: "default", ScheduleID: "sch_1", Name: "nightly", Version: 2,
-			ScheduledFor: at.Add(-time.Hour), OccurrenceID: "occ_x", Reason: "no occurrence"})
-	}
-	return &fixed{rep: rep}
-}
-
-func run(t *testing.T, tty, json bool, f *fixed, args ...string) (string, error) {
+func newWorld(t *testing.T) *world {
 	t.Helper()
-	fac, out, _ := clitest.NewFactory(tty)
-	cmd := NewCmdReconcile(fac, func(o *ReconcileOptions) error {
-		o.API = func() (API, error) { return f, nil }
-		o.JSON = json
-		return reconcileRun(o)
-	})
-	err := clitest.Exec(t, cmd, args...)
-	return out.String(), err
+	// Seeded ids: the same schedule ids every run, for the golden tables.
+	d := clidaemon.New(t, clidaemon.Config{Start: start, Shards: 1, Horizon: time.Hour,
+		Rand: rand.NewChaCha8([32]byte{'r', 'e', 'c', 'o', 'n', 'c', 'i', 'l', 'e'})})
+	w := &world{d: d}
+	create := func(name, queue, expr string) *record.Schedule {
+		sc, _, err := d.Engine.Control.Create(t.Context(), "default", "", schedule.Settings{Name: name, Queue: queue,
+			Kind: timetable.KindCron, Expr: expr, TimeZone: "UTC"})
+		if err != nil {
+			t.Fatalf("create %s: %v", name, err)
+		}
+		return sc
+	}
+	w.hourly, w.halfhourly = create("hourly", "q", "0 * * * *"), create("halfhourly", "idle", "*/30 * * * *")
+	for i := range 12 {
+		d.Clock.Advance(30 * time.Minute)
+		if _, err := d.Engine.PlanOnce(t.Context()); err != nil {
+			t.Fatalf("plan: %v", err)
+		}
+		if i == 4 { // 02:30
+			var err error
+			if w.manual, _, err = d.Engine.Control.Trigger(t.Context(), "default", "hourly", "by-hand"); err != nil {
+				t.Fatalf("trigger: %v", err)
+			}
+		}
+		cs, err := d.Engine.Queue.Claim(t.Context(), engine.ClaimRequest{TenantID: "default", Queue: "q", WorkerID: "w", Limit: 100})
+		if err != nil {
+			t.Fatalf("claim: %v", err)
+		}
+		for _, c := range cs {
+			if _, err := d.Engine.Queue.Ack(t.Context(), "default", c.Occurrence.OccurrenceID, c.Attempt.Attempt); err != nil {
+				t.Fatalf("ack: %v", err)
+			}
+		}
+	}
+	return w
 }
 
-// TestFlagsReachTheDaemon: the range, schedule and tenant are sent as
-// given; a malformed time is invalid input, sent nowhere.
-func TestFlagsReachTheDaemon(t *testing.T) {
-	f := report(false)
-	if _, err := run(t, false, false, f, "--from", "2027-03-12T00:00:00Z", "--to", "2027-03-13T00:00:00+01:00",
-		"--schedule", "nightly", "--tenant", "default"); err != nil {
+// report runs schedctl reconcile -o json with args and decodes its report,
+// refusing any field the API does not declare.
+func (w *world) report(t *testing.T, args ...string) (int, api.ReconcileReport, string) {
+	t.Helper()
+	code, out, errOut := w.d.Run(t, false, append([]string{"reconcile", "-o", "json"}, args...)...)
+	var rep api.ReconcileReport
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rep); err != nil {
+		t.Fatalf("reconcile %v: exit %d, not the report JSON: %v\n%s%s", args, code, err, out, errOut)
+	}
+	return code, rep, out
+}
+
+// names are the schedules a report summarizes, by name, sorted.
+func names(rep api.ReconcileReport) string {
+	var n []string
+	for _, s := range rep.Schedules {
+		n = append(n, s.Name)
+	}
+	slices.Sort(n)
+	return strings.Join(n, " ")
+}
+
+// keys are the field names of the JSON object v, sorted.
+func keys(t *testing.T, v any) string {
+	t.Helper()
+	obj, ok := v.(map[string]any)
+	if !ok {
+		t.Fatalf("not an object: %v", v)
+	}
+	return strings.Join(slices.Sorted(maps.Keys(obj)), " ")
+}
+
+// Every field docs/api.md documents of a report, a count set, a schedule's
+// summary and a finding: scripts depend on them.
+const (
+	reportKeys  = "absent from manual problem schedules to totals unexpected"
+	countKeys   = "absent canceled canceled_by_change dead manual missed missed_counted pending skipped_overlap succeeded unexpected"
+	summaryKeys = "absent canceled canceled_by_change dead manual missed missed_counted name pending schedule_id skipped_overlap succeeded tenant_id unexpected versions"
+	findingKeys = "name occurrence_id reason schedule_id scheduled_for state tenant_id version"
+)
+
+// checkKeys pins the field names of a report's JSON, with a finding in
+// list (absent, unexpected or manual).
+func checkKeys(t *testing.T, out, list string) {
+	t.Helper()
+	v := clitest.MustJSON(t, []byte(out)).(map[string]any)
+	if got := keys(t, v); got != reportKeys {
+		t.Errorf("report fields\n got %s\nwant %s", got, reportKeys)
+	}
+	if got := keys(t, v["totals"]); got != countKeys {
+		t.Errorf("totals fields\n got %s\nwant %s", got, countKeys)
+	}
+	for _, s := range v["schedules"].([]any) {
+		if got := keys(t, s); got != summaryKeys {
+			t.Errorf("schedules[] fields\n got %s\nwant %s", got, summaryKeys)
+		}
+	}
+	for _, l := range []string{"absent", "unexpected", "manual"} {
+		a, ok := v[l].([]any)
+		if !ok {
+			t.Errorf("%s is %v, want an array (empty rather than null)", l, v[l])
+		}
+		if l == list && len(a) == 0 {
+			t.Errorf("%s is empty, want a finding", l)
+		}
+		for _, f := range a {
+			if got := keys(t, f); got != findingKeys {
+				t.Errorf("%s[] fields\n got %s\nwant %s", l, got, findingKeys)
+			}
+		}
+	}
+}
+
+// TestCleanRange: over the last 24 hours (the default) every firing is
+// explained: exit 0, the summaries as tables (golden, on a terminal and
+// not) and as JSON with every documented field.
+func TestCleanRange(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	now := start.Add(6 * time.Hour)
+
+	code, rep, out := w.report(t)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0", code)
+	}
+	checkKeys(t, out, "manual")
+	if !rep.From.Equal(now.Add(-24*time.Hour)) || !rep.To.Equal(now) || rep.Problem {
+		t.Errorf("from %s to %s problem %v; want the 24 hours up to the daemon's %s, no problem", rep.From, rep.To, rep.Problem, now)
+	}
+	if names(rep) != "halfhourly hourly" || len(rep.Absent)+len(rep.Unexpected) != 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	for _, s := range rep.Schedules {
+		want := api.ReconcileCounts{Succeeded: 6, Manual: 1} // 01:00 to 06:00, and the trigger
+		if s.Name == "halfhourly" {
+			want = api.ReconcileCounts{Pending: 12} // 00:30 to 06:00, never claimed
+		}
+		if s.ReconcileCounts != want || s.TenantID != "default" || s.Versions != 1 {
+			t.Errorf("%s: %+v, want %+v in tenant default, 1 version", s.Name, s, want)
+		}
+	}
+	if want := (api.ReconcileCounts{Succeeded: 6, Pending: 12, Manual: 1}); rep.Totals != want {
+		t.Errorf("totals %+v, want %+v", rep.Totals, want)
+	}
+	if m := rep.Manual; len(m) != 1 || m[0].OccurrenceID != w.manual.OccurrenceID || m[0].ScheduleID != w.hourly.ScheduleID ||
+		m[0].Name != "hourly" || m[0].State != "SUCCEEDED" || !m[0].ScheduledFor.Equal(start.Add(150*time.Minute)) {
+		t.Errorf("manual %+v, want the 02:30 trigger %s, succeeded", m, w.manual.OccurrenceID)
+	}
+
+	code, out, errOut := w.d.Run(t, true, "reconcile")
+	if code != 0 || errOut != "" {
+		t.Errorf("tty: exit %d, stderr %q; want 0 and nothing", code, errOut)
+	}
+	clitest.Golden(t, "clean.tty", out)
+	code, out, _ = w.d.Run(t, false, "reconcile")
+	if code != 0 {
+		t.Errorf("not a tty: exit %d", code)
+	}
+	clitest.Golden(t, "clean.tsv", out)
+}
+
+// TestDeletedRow: an acked occurrence deleted from the SQLite file behind
+// the daemon's back is named absent, in the table and the JSON, and the
+// exit status is 1 with no error line (the report says what).
+func TestDeletedRow(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	victim := record.OccurrenceID(w.hourly.ScheduleID, 1, start.Add(3*time.Hour))
+	db, err := sql.Open("sqlite", w.d.Path)
+	if err != nil {
 		t.Fatal(err)
 	}
-	want := client.ReconcileOptions{From: time.Date(2027, 3, 12, 0, 0, 0, 0, time.UTC),
-		To: time.Date(2027, 3, 12, 23, 0, 0, 0, time.UTC), Schedule: "nightly", Tenant: "default"}
-	if len(f.asked) != 1 || !f.asked[0].From.Equal(want.From) || !f.asked[0].To.Equal(want.To) ||
-		f.asked[0].Schedule != want.Schedule || f.asked[0].Tenant != want.Tenant {
-		t.Fatalf("asked %+v, want %+v", f.asked, want)
+	defer db.Close()
+	r, err := db.Exec(`DELETE FROM occurrences WHERE occurrence_id = ?`, victim)
+	if err != nil {
+		t.Fatal(err)
 	}
-	_, err := run(t, false, false, f, "--from", "yesterday")
-	clitest.WantErr(t, err, `--from "yesterday"`, cmdutil.ExitInvalid)
-	if len(f.asked) != 1 {
-		t.Errorf("a bad flag reached the daemon")
+	if n, err := r.RowsAffected(); err != nil || n != 1 {
+		t.Fatalf("deleted %d rows (%v), want the one of 03:00", n, err)
+	}
+
+	code, rep, out := w.report(t)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	checkKeys(t, out, "absent")
+	if a := rep.Absent; !rep.Problem || len(a) != 1 || a[0].OccurrenceID != victim || a[0].ScheduleID != w.hourly.ScheduleID ||
+		a[0].Name != "hourly" || a[0].TenantID != "default" || a[0].Version != 1 || !a[0].ScheduledFor.Equal(start.Add(3*time.Hour)) ||
+		a[0].State != "" || a[0].Reason == "" || len(rep.Unexpected) != 0 {
+		t.Fatalf("absent %+v unexpected %+v, want %s alone, without a state, with a reason", a, rep.Unexpected, victim)
+	}
+	if want := (api.ReconcileCounts{Succeeded: 5, Absent: 1, Pending: 12, Manual: 1}); rep.Totals != want {
+		t.Errorf("totals %+v, want %+v", rep.Totals, want)
+	}
+
+	code, out, errOut := w.d.Run(t, true, "reconcile")
+	if code != 1 || errOut != "" {
+		t.Errorf("tty: exit %d, stderr %q; want 1 and no error line", code, errOut)
+	}
+	clitest.Golden(t, "absent.tty", out)
+	code, out, errOut = w.d.Run(t, false, "reconcile")
+	if code != 1 || errOut != "" {
+		t.Errorf("not a tty: exit %d, stderr %q; want 1 and no error line", code, errOut)
+	}
+	clitest.Golden(t, "absent.tsv", out)
+	if !strings.Contains(out, "absent\t"+w.hourly.ScheduleID+"\thourly\t1\t2027-03-13T03:00:00Z\t"+victim+"\t") {
+		t.Errorf("no absent line for %s:\n%s", victim, out)
 	}
 }
 
-// TestExitStatus: 1 when something is absent or unexpected (the report
-// says what, no error line), 0 when all is explained.
-func TestExitStatus(t *testing.T) {
-	if _, err := run(t, false, false, report(false)); cmdutil.ExitCode(err) != 0 {
-		t.Errorf("clean: %v", err)
-	}
-	_, err := run(t, false, true, report(true))
-	var se *cmdutil.StatusError
-	if cmdutil.ExitCode(err) != 1 || !errors.As(err, &se) || !se.Silent {
-		t.Errorf("a problem: %v (exit %d), want a silent status 1", err, cmdutil.ExitCode(err))
-	}
-}
+// TestFlagsReachTheDaemon: --from, --to, --schedule (by name or id) and
+// --tenant narrow the report schedd makes; a malformed time is bad input,
+// sent nowhere; a schedule schedd does not know is a failure naming it.
+func TestFlagsReachTheDaemon(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
 
-// TestJSONFields pins the report's field names: scripts depend on them.
-func TestJSONFields(t *testing.T) {
-	out, _ := run(t, false, true, report(true))
-	v := clitest.MustJSON(t, []byte(out)).(map[string]any)
-	for part, want := range map[string]string{
-		"":          "absent from manual problem schedules to totals unexpected",
-		"totals":    "absent canceled canceled_by_change dead manual missed missed_counted pending skipped_overlap succeeded unexpected",
-		"schedules": "absent canceled canceled_by_change dead manual missed missed_counted name pending schedule_id skipped_overlap succeeded tenant_id unexpected versions",
-		"absent":    "name occurrence_id reason schedule_id scheduled_for state tenant_id version",
-	} {
-		obj := v
-		switch x := v[part].(type) {
-		case map[string]any:
-			obj = x
-		case []any:
-			obj = x[0].(map[string]any)
+	// 01:00 to 03:00 UTC, the end given in another offset.
+	code, rep, _ := w.report(t, "--from", "2027-03-13T01:00:00Z", "--to", "2027-03-13T04:00:00+01:00")
+	if code != 0 || !rep.From.Equal(start.Add(time.Hour)) || !rep.To.Equal(start.Add(3*time.Hour)) {
+		t.Errorf("range: exit %d, from %s to %s; want 01:00 to 03:00 UTC", code, rep.From, rep.To)
+	}
+	if want := (api.ReconcileCounts{Succeeded: 3, Pending: 5, Manual: 1}); rep.Totals != want || names(rep) != "halfhourly hourly" {
+		t.Errorf("range: %s %+v, want both, %+v (01:00, 02:00, 03:00; 01:00 to 03:00 every half hour; the 02:30 trigger)",
+			names(rep), rep.Totals, want)
+	}
+
+	code, rep, _ = w.report(t, "--schedule", "hourly")
+	if code != 0 || names(rep) != "hourly" || rep.Schedules[0].ScheduleID != w.hourly.ScheduleID || rep.Totals.Pending != 0 {
+		t.Errorf("--schedule hourly: exit %d, %+v", code, rep.Schedules)
+	}
+	code, rep, _ = w.report(t, "--schedule", w.halfhourly.ScheduleID, "--tenant", "default")
+	if code != 0 || names(rep) != "halfhourly" || rep.Totals.Pending != 12 || len(rep.Manual) != 0 {
+		t.Errorf("--schedule <halfhourly's id>: exit %d, %+v", code, rep.Schedules)
+	}
+	code, rep, _ = w.report(t, "--tenant", "default")
+	if code != 0 || names(rep) != "halfhourly hourly" {
+		t.Errorf("--tenant default: exit %d, %s", code, names(rep))
+	}
+	code, rep, _ = w.report(t, "--tenant", "another")
+	if code != 0 || len(rep.Schedules) != 0 || rep.Totals != (api.ReconcileCounts{}) || rep.Problem {
+		t.Errorf("--tenant another: exit %d, %+v; want nothing", code, rep)
+	}
+
+	// Bad input: exit 2 naming the flag, and not a request sent.
+	sent := w.d.Requests()
+	for _, args := range [][]string{{"--from", "yesterday"}, {"--to", "2027-03-13"}} {
+		code, out, errOut := w.d.Run(t, false, append([]string{"reconcile"}, args...)...)
+		if code != 2 || out != "" || !strings.Contains(errOut, args[0]+` "`+args[1]+`"`) || !strings.Contains(errOut, "RFC 3339") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 naming the flag", args, code, out, errOut)
 		}
-		var got []string
-		for k := range obj {
-			got = append(got, k)
-		}
-		sort.Strings(got)
-		if strings.Join(got, " ") != want {
-			t.Errorf("%q fields\n got %s\nwant %s", part, strings.Join(got, " "), want)
-		}
 	}
-}
-
-// TestTables: a summary per schedule and a total, then the absent
-// firings; headers on a terminal, tagged tab-separated lines otherwise.
-func TestTables(t *testing.T) {
-	out, _ := run(t, true, false, report(true))
-	want := `Reconciled 2027-03-12T12:00:00Z to 2027-03-13T12:00:00Z: 1 firing absent, 0 occurrences unexpected.
-
-SCHEDULE  NAME     TENANT   VERSIONS  SUCCEEDED  DEAD  CANCELED  MISSED  COUNTED  SKIPPED  PENDING  ABSENT  BY CHANGE  MANUAL  UNEXPECTED
-sch_1     nightly  default  2         5          0     0         0       0        0        0        1       1          0       0
-total     -        -        -         5          0     0         0       0        0        0        1       1          0       0
-
-absent (1):
-SCHEDULE  NAME     VERSION  SCHEDULED FOR         OCCURRENCE  STATE  REASON
-sch_1     nightly  2        2027-03-13T11:00:00Z  occ_x       -      no occurrence
-`
-	if out != want {
-		t.Errorf("tty:\n%s\nwant:\n%s", out, want)
+	if n := w.d.Requests(); n != sent {
+		t.Errorf("a bad flag reached the daemon: %d requests", n-sent)
 	}
-	out, _ = run(t, false, false, report(true))
-	want = "schedule\tsch_1\tnightly\tdefault\t2\t5\t0\t0\t0\t0\t0\t0\t1\t1\t0\t0\n" +
-		"total\ttotal\t-\t-\t-\t5\t0\t0\t0\t0\t0\t0\t1\t1\t0\t0\n" +
-		"absent\tsch_1\tnightly\t2\t2027-03-13T11:00:00Z\tocc_x\t-\tno occurrence\n"
-	if out != want {
-		t.Errorf("not a tty:\n%q\nwant:\n%q", out, want)
+	// schedd judges the range itself: from after to is its invalid_argument.
+	code, out, errOut := w.d.Run(t, false, "reconcile", "--from", "2027-03-13T05:00:00Z", "--to", "2027-03-13T01:00:00Z")
+	if code != 2 || out != "" || !strings.Contains(errOut, "from: the range's start 2027-03-13T05:00:00Z is not before its end") {
+		t.Errorf("--from after --to: exit %d, stdout %q, stderr %q; want 2 naming from", code, out, errOut)
+	}
+	// A schedule schedd does not have: its 404, a failure (exit 1 as for
+	// every not_found), naming what was asked.
+	code, out, errOut = w.d.Run(t, false, "reconcile", "--schedule", "nope")
+	if code != 1 || out != "" || !strings.Contains(errOut, `no such schedule "nope"`) {
+		t.Errorf("--schedule nope: exit %d, stdout %q, stderr %q; want 1 naming it", code, out, errOut)
 	}
 }

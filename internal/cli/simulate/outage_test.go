@@ -10,15 +10,15 @@ import (
 
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/cli"
+	"github.com/sched-dev/sched/internal/cli/internal/clidaemon"
 	"github.com/sched-dev/sched/internal/cli/internal/clitest"
-	"github.com/sched-dev/sched/internal/cli/internal/testdaemon"
 )
 
 // start is the daemon's virtual clock at the start of every test.
 var start = time.Date(2027, 1, 4, 10, 0, 0, 0, time.UTC)
 
-func newDaemon(t *testing.T) *testdaemon.Daemon {
-	return testdaemon.New(t, testdaemon.Config{Start: start})
+func newDaemon(t *testing.T) *clidaemon.Daemon {
+	return clidaemon.New(t, clidaemon.Config{Start: start})
 }
 
 func decode(t *testing.T, s string) api.SimulatedOutageStatus {

@@ -1,4 +1,4 @@
-// Package testdaemon is a real schedd for the tests of schedctl's commands:
+// Package clidaemon is a real schedd for the tests of schedctl's commands:
 // a real engine on a real SQLite file under a virtual clock, the real API
 // handler served over loopback TCP, and schedctl's root pointed at it. The
 // commands' tests run through it so that what they check is what schedctl
@@ -7,13 +7,16 @@
 // Only tests import it: schedctl itself must never link the engine or a
 // store (cmd/schedctl's dependency test). It imports the CLI's root, so
 // tests that use it live in external test packages (package x_test).
-package testdaemon
+package clidaemon
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,6 +39,10 @@ type Config struct {
 	Start   time.Time // the virtual clock's start; required
 	Shards  int
 	Horizon time.Duration
+	// Rand is where the engine draws the random part of the ids it mints;
+	// a seeded stream makes them the same every run (for golden files).
+	// Nil: crypto/rand.
+	Rand io.Reader
 }
 
 // Daemon is schedd's API on a real engine and SQLite file, served over
@@ -47,6 +54,8 @@ type Daemon struct {
 	Store  *sqlite.Store
 	Path   string // the SQLite file
 	Addr   string // as SCHED_ADDR says it
+
+	requests atomic.Int64
 }
 
 // New starts a daemon for t; it stops when t ends. It is wired as schedd
@@ -64,7 +73,8 @@ func New(t testing.TB, cfg Config) *Daemon {
 	}
 	t.Cleanup(func() { st.Close() })
 	clk := clock.NewVirtual(cfg.Start)
-	eng, err := engine.New(t.Context(), engine.Config{Store: st, Clock: clk, Shards: cfg.Shards, Horizon: cfg.Horizon, NodeID: NodeID})
+	eng, err := engine.New(t.Context(), engine.Config{Store: st, Clock: clk, Shards: cfg.Shards, Horizon: cfg.Horizon,
+		NodeID: NodeID, Rand: cfg.Rand})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,10 +85,20 @@ func New(t testing.TB, cfg Config) *Daemon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv.Handler())
+	d := &Daemon{Clock: clk, Engine: eng, Store: st, Path: path}
+	h := srv.Handler()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d.requests.Add(1)
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(ts.Close)
-	return &Daemon{Clock: clk, Engine: eng, Store: st, Path: path, Addr: "tcp:" + strings.TrimPrefix(ts.URL, "http://")}
+	d.Addr = "tcp:" + strings.TrimPrefix(ts.URL, "http://")
+	return d
 }
+
+// Requests is how many requests the daemon has been sent: a command that
+// refuses its input must send none.
+func (d *Daemon) Requests() int64 { return d.requests.Load() }
 
 // Run runs schedctl args through its root against d, on a terminal or
 // not, and returns its exit status, stdout and stderr.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/reconcile"
-	"github.com/sched-dev/sched/internal/store"
 )
 
 // ReconcileFunc runs a reconcile over the daemon's store (the daemon
@@ -46,11 +45,10 @@ func (s *Server) reconcile(r *http.Request, _ http.ResponseWriter) (int, any, er
 			return http.StatusOK, rep, nil
 		}
 	}
-	var in *reconcile.InputError
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return 0, nil, err // a schedule name that names none: 404
-	case errors.As(err, &in):
+	// A --schedule that names none is bad input too, not a 404: a caller
+	// (often cron or CI) must be able to tell "the audit found a problem"
+	// (exit 1) from "the audit was asked wrongly" (exit 2).
+	if in := (*reconcile.InputError)(nil); errors.As(err, &in) {
 		return 0, nil, invalidArg(in.Field, in.Error())
 	}
 	return 0, nil, err

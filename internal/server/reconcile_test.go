@@ -14,7 +14,7 @@ import (
 
 // TestReconcileRoute: GET /v1/reconcile audits the store the daemon
 // injected, over the last 24 hours by default or the range asked; bad
-// input names its parameter; an unknown schedule is a 404.
+// input, an unknown schedule among it, names its parameter.
 func TestReconcileRoute(t *testing.T) {
 	t.Parallel()
 	var st store.Store
@@ -49,8 +49,8 @@ func TestReconcileRoute(t *testing.T) {
 	}
 	h.fails(http.StatusBadRequest, api.CodeInvalidArgument, "from", "GET", "/v1/reconcile?from=yesterday", nil)
 	h.fails(http.StatusBadRequest, api.CodeInvalidArgument, "from", "GET", "/v1/reconcile?from="+start.Format(time.RFC3339)+"&to="+start.Format(time.RFC3339), nil)
-	h.fails(http.StatusNotFound, api.CodeNotFound, "", "GET", "/v1/reconcile?schedule=nope", nil)
-	h.fails(http.StatusNotFound, api.CodeNotFound, "", "GET", "/v1/reconcile?schedule=sch_06f80unc029skosuqsmij5iqk0", nil)
+	h.fails(http.StatusBadRequest, api.CodeInvalidArgument, "schedule", "GET", "/v1/reconcile?schedule=nope", nil)
+	h.fails(http.StatusBadRequest, api.CodeInvalidArgument, "schedule", "GET", "/v1/reconcile?schedule=sch_06f80unc029skosuqsmij5iqk0", nil)
 	h.fails(http.StatusBadRequest, api.CodeInvalidArgument, "from", "GET", "/v1/reconcile?from=2000-01-01T00:00:00Z", nil)
 	h.fails(http.StatusBadRequest, api.CodeInvalidArgument, "limit", "GET", "/v1/reconcile?limit=3", nil)
 }

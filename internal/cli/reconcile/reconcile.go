@@ -53,8 +53,8 @@ manual triggers are listed apart. docs/api.md says more of each class.
 
 It prints a summary per schedule, then the absent and unexpected firings.
 Exit status 1 when anything is absent or unexpected (or schedd cannot
-answer, e.g. no schedule has the --schedule given), 0 when all is
-explained, 2 on a bad flag or range. Without a running daemon, schedd
+answer), 0 when all is explained, 2 on a bad flag or range, or a
+--schedule that names no schedule. Without a running daemon, schedd
 reconcile --store reads the store itself.`,
 		Example: "  schedctl reconcile\n  schedctl reconcile --from 2027-03-13T00:00:00Z --to 2027-03-14T00:00:00Z --schedule nightly\n" +
 			"  schedctl reconcile -o json | jq '.absent[]'",

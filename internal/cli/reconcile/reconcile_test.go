@@ -296,10 +296,10 @@ func TestFlagsReachTheDaemon(t *testing.T) {
 	if code != 2 || out != "" || !strings.Contains(errOut, "from: the range's start 2027-03-13T05:00:00Z is not before its end") {
 		t.Errorf("--from after --to: exit %d, stdout %q, stderr %q; want 2 naming from", code, out, errOut)
 	}
-	// A schedule schedd does not have: its 404, a failure (exit 1 as for
-	// every not_found), naming what was asked.
+	// A schedule schedd does not have is bad input (exit 2), not a
+	// finding: exit 1 is kept for "something is absent or unexpected".
 	code, out, errOut = w.d.Run(t, false, "reconcile", "--schedule", "nope")
-	if code != 1 || out != "" || !strings.Contains(errOut, `no such schedule "nope"`) {
-		t.Errorf("--schedule nope: exit %d, stdout %q, stderr %q; want 1 naming it", code, out, errOut)
+	if code != 2 || out != "" || !strings.Contains(errOut, `"nope"`) || !strings.Contains(errOut, "schedule") {
+		t.Errorf("--schedule nope: exit %d, stdout %q, stderr %q; want 2 naming it", code, out, errOut)
 	}
 }

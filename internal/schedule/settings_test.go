@@ -52,6 +52,9 @@ func TestNormalizeRules(t *testing.T) {
 		{"name with NUL", func(s *Settings) { s.Name = "a\x00b" }, "name", `name: "a\x00b" contains a control character`},
 		{"name with newline", func(s *Settings) { s.Name = "a\nb" }, "name", `name: "a\nb" contains a control character`},
 		{"name with trailing space", func(s *Settings) { s.Name = "nightly " }, "name", `name: "nightly " has leading or trailing space`},
+		{"name shaped like an id", func(s *Settings) { s.Name = "sch_nightly" }, "name", `name: "sch_nightly" starts with "sch_", the prefix of an id: a name must not look like an id`},
+		{"name ..", func(s *Settings) { s.Name = ".." }, "name", `name: "..": a name must not be only dots`},
+		{"name with a bidi override", func(s *Settings) { s.Name = "a\u202eb" }, "name", `name: "a\u202eb" contains an invisible or bidirectional formatting character (U+202E)`},
 		// queue
 		{"queue of every allowed character", func(s *Settings) { s.Queue = "jobs.eu-1:high_prio" }, "", ""},
 		{"queue of 64 bytes", func(s *Settings) { s.Queue = strings.Repeat("q", MaxQueueLen) }, "", ""},

@@ -109,7 +109,8 @@ func (c *Control) Create(ctx context.Context, tenantID, idempotencyKey string, r
 // firstFiring is where a new schedule's cursor starts: the first firing
 // strictly after now. An at instant already past is still taken if it is
 // within max_lateness (a create racing its own instant); older ones are
-// refused, since they would never fire. after is the instant it searched
+// refused, since they would never fire, and so is an every schedule with
+// no firing left before the end of the computable range. after is the instant it searched
 // from, which the version history records as the version's lower bound.
 func firstFiring(sp *timetable.Timetable, req schedule.Settings, now time.Time) (first, after time.Time, ok bool, err error) {
 	after = now
@@ -119,6 +120,12 @@ func firstFiring(sp *timetable.Timetable, req schedule.Settings, now time.Time) 
 	f, ok := sp.Next(after)
 	if !ok && req.Kind == timetable.KindAt {
 		return time.Time{}, time.Time{}, false, schedule.Invalid("at", "%s is more than max_lateness (%s) in the past", req.Expr, req.MaxLateness)
+	}
+	if !ok && req.Kind == timetable.KindEvery {
+		// An anchor past the end is refused by Normalize; this is the
+		// rest: a clock so near the end that no interval fits.
+		return time.Time{}, time.Time{}, false, schedule.Invalid("every", "%s has no firing after %s before %s, the last instant an every schedule can fire at",
+			req.Expr, now.UTC().Format(time.RFC3339), timetable.LastEveryInstant().Format(time.RFC3339))
 	}
 	if !ok {
 		return time.Time{}, time.Time{}, false, nil

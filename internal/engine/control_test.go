@@ -49,6 +49,12 @@ func TestCreateRejectsBadInput(t *testing.T) {
 		{"at in the past", func(s *schedule.Settings) { s.Kind, s.Expr = timetable.KindAt, "2097-02-28T00:00:00Z" }, "at", ""},
 		{"at year 10000", func(s *schedule.Settings) { s.Kind, s.Expr = timetable.KindAt, "10000-01-01T00:00:00Z" }, "at", ""},
 		{"bad kind", func(s *schedule.Settings) { s.Kind = "sometimes" }, "kind", ""},
+		{"name shaped like an id", func(s *schedule.Settings) { s.Name = "sch_01jabcdefghijklmnopqrstuv" }, "name", `name: "sch_01jabcdefghijklmnopqrstuv" starts with "sch_"`},
+		{"name ..", func(s *schedule.Settings) { s.Name = ".." }, "name", `name: "..": a name must not be only dots`},
+		{"name with a bidi override", func(s *schedule.Settings) { s.Name = "evil\u202egnp.exe" }, "name", `name: "evil\u202egnp.exe" contains an invisible`},
+		{"every anchored past the last firing", func(s *schedule.Settings) {
+			s.Kind, s.Expr, s.TimeZone, s.Anchor = timetable.KindEvery, "87600h", "UTC", utc("9999-12-31T23:59:59Z")
+		}, "anchor", "anchor 9999-12-31T23:59:59Z: after 9999-12-31T09:59:59Z"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -223,5 +229,29 @@ func TestResumePastInstantCompletes(t *testing.T) {
 		got.State != record.ScheduleCompleted || got.Version != 3 {
 		t.Fatalf("resume past the instant: %s version %d next %v (stored %s version %d); want COMPLETED at version 3, no cursor",
 			res.Schedule.State, res.Schedule.Version, res.Schedule.NextRunAt, got.State, got.Version)
+	}
+}
+
+// TestCreateEveryWithNoFiringLeft: an every schedule whose first firing
+// after now would be past the last computable instant is refused, naming
+// every, rather than stored already finished; one that still has a firing
+// is taken.
+func TestCreateEveryWithNoFiringLeft(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, utc("9999-12-31T09:00:00Z"), nil)
+	late := schedule.Settings{Name: "late", Queue: "q", Kind: timetable.KindEvery, Expr: "2h"}
+	_, _, err := h.e.Control.Create(h.ctx, tenant, "", late)
+	var ve *schedule.ValidationError
+	if !errors.As(err, &ve) || ve.Field != "every" ||
+		ve.Message != "every: 2h has no firing after 9999-12-31T09:00:00Z before 9999-12-31T09:59:59Z, the last instant an every schedule can fire at" {
+		t.Fatalf("err = %v, want a ValidationError of every", err)
+	}
+	if n, _ := h.e.Control.List(h.ctx, store.ListSchedulesParams{TenantID: tenant}); len(n) != 0 {
+		t.Fatalf("stored %d schedules", len(n))
+	}
+	ok := schedule.Settings{Name: "ok", Queue: "q", Kind: timetable.KindEvery, Expr: "30m"}
+	sc, _, err := h.e.Control.Create(h.ctx, tenant, "", ok)
+	if err != nil || sc.State != record.ScheduleActive || !sc.NextRunAt.Equal(utc("9999-12-31T09:30:00Z")) {
+		t.Fatalf("every 30m: %v %+v, want active, next 09:30", err, sc)
 	}
 }

@@ -52,6 +52,9 @@ func TestNormalizeRules(t *testing.T) {
 		{"name with NUL", func(s *Settings) { s.Name = "a\x00b" }, "name", `name: "a\x00b" contains a control character`},
 		{"name with newline", func(s *Settings) { s.Name = "a\nb" }, "name", `name: "a\nb" contains a control character`},
 		{"name with trailing space", func(s *Settings) { s.Name = "nightly " }, "name", `name: "nightly " has leading or trailing space`},
+		{"every anchored past the last firing", func(s *Settings) {
+			s.Kind, s.Expr, s.TimeZone, s.Anchor = timetable.KindEvery, "87600h", "UTC", time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+		}, "anchor", "anchor 9999-12-31T23:59:59Z: after 9999-12-31T09:59:59Z, the last instant an every schedule can fire at, so it would never fire"},
 		{"name shaped like an id", func(s *Settings) { s.Name = "sch_nightly" }, "name", `name: "sch_nightly" starts with "sch_", the prefix of an id: a name must not look like an id`},
 		{"name ..", func(s *Settings) { s.Name = ".." }, "name", `name: "..": a name must not be only dots`},
 		{"name with a bidi override", func(s *Settings) { s.Name = "a\u202eb" }, "name", `name: "a\u202eb" contains an invisible or bidirectional formatting character (U+202E)`},

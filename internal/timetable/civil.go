@@ -11,6 +11,10 @@ const (
 	// maxWall is 9999-12-31T23:59:59 in wall seconds: nothing is computed past
 	// it, because RFC 3339 and encoding/json cannot express year 10000.
 	maxWall = 253402300799
+	// lastEvery is the last unix second an every schedule fires at: its
+	// wall time must stay within maxWall in every zone, and offsets reach
+	// +14h.
+	lastEvery = maxWall - 14*3600
 	// minWall is 0001-01-01T00:00:00 in wall seconds.
 	minWall = -62135596800
 )

@@ -170,12 +170,25 @@ func Parse(d Definition) (*Timetable, error) {
 				return nil, err
 			}
 			s.anchor = d.Anchor.Unix()
+			if s.anchor > lastEvery {
+				// The anchor is the first firing once it is ahead; past
+				// lastEvery there is none, and the schedule would be
+				// created already finished, having never fired.
+				return nil, invalid("anchor", "anchor %s: after %s, the last instant an every schedule can fire at, so it would never fire",
+					d.Anchor.UTC().Format(time.RFC3339), LastEveryInstant().Format(time.RFC3339))
+			}
 		}
 	default:
 		return nil, invalid("kind", "schedule kind %q: want cron, at or every", d.Kind)
 	}
 	return s, nil
 }
+
+// LastEveryInstant is the last instant an every schedule can fire at,
+// 9999-12-31T09:59:59Z: a firing's wall time must be expressible (year
+// 9999 at most) in every zone, and offsets reach +14h. Callers name it
+// when they refuse a schedule that would have no firing before it.
+func LastEveryInstant() time.Time { return time.Unix(lastEvery, 0).UTC() }
 
 // ParseEvery parses an every-interval: a Go duration of whole seconds between
 // MinEvery and MaxEvery.
@@ -276,7 +289,7 @@ func (s *Timetable) nextEvery(after int64) (Firing, bool) {
 		k = (after-s.anchor)/s.every + 1
 	}
 	at := s.anchor + k*s.every
-	if at > maxWall-14*3600 || at < s.anchor {
+	if at > lastEvery || at < s.anchor {
 		return Firing{}, false
 	}
 	f := Firing{At: time.Unix(at, 0).UTC(), Wall: at + offsetAt(s.loc, at)}

@@ -189,6 +189,12 @@ func badCases() []badCase {
 		{name: "every_over_10y", def: everyDef("87601h"), field: "every", msg: `every "87601h": must be at most 87600h0m0s (10 years)`},
 		{name: "every_anchor_year_10000", def: Definition{Kind: KindEvery, Expr: "1h", TimeZone: "UTC", Anchor: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
 			field: "anchor", sub: "year 10000 is outside 1-9999"},
+		{name: "every_anchor_end_of_9999", def: Definition{Kind: KindEvery, Expr: "87600h", TimeZone: "UTC", Anchor: time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)},
+			field: "anchor", msg: "anchor 9999-12-31T23:59:59Z: after 9999-12-31T09:59:59Z, the last instant an every schedule can fire at, so it would never fire"},
+		{name: "every_anchor_just_past_last", def: Definition{Kind: KindEvery, Expr: "1s", TimeZone: "Pacific/Kiritimati", Anchor: time.Date(9999, 12, 31, 10, 0, 0, 0, time.UTC)},
+			field: "anchor", msg: "anchor 9999-12-31T10:00:00Z: after 9999-12-31T09:59:59Z, the last instant an every schedule can fire at, so it would never fire"},
+		{name: "every_anchor_offset_given", def: Definition{Kind: KindEvery, Expr: "1h", TimeZone: "UTC", Anchor: time.Date(9999, 12, 31, 23, 0, 0, 0, time.FixedZone("", 3600))},
+			field: "anchor", msg: "anchor 9999-12-31T22:00:00Z: after 9999-12-31T09:59:59Z, the last instant an every schedule can fire at, so it would never fire"},
 		{name: "every_anchor_year_0", def: Definition{Kind: KindEvery, Expr: "1h", TimeZone: "UTC", Anchor: time.Date(0, 6, 1, 0, 0, 0, 0, time.UTC)},
 			field: "anchor", msg: "anchor 0000-06-01T00:00:00Z: year 0 is outside 1-9999"},
 
@@ -669,5 +675,23 @@ func TestDialectConformance(t *testing.T) {
 	t.Logf("%d expressions, %d accepted, %d wall times checked, %d matching", len(exprs), accepted, samples, matches)
 	if accepted < len(exprs)/2 || matches < samples/10 {
 		t.Errorf("too little coverage: %d/%d accepted, %d/%d matching", accepted, len(exprs), matches, samples)
+	}
+}
+
+// TestEveryAnchorAtTheLastInstant: an anchor at the last instant an every
+// schedule can fire at is taken and fires there once; one second later is
+// refused (badCases), since it would never fire.
+func TestEveryAnchorAtTheLastInstant(t *testing.T) {
+	last := time.Date(9999, 12, 31, 9, 59, 59, 0, time.UTC)
+	s, err := Parse(Definition{Kind: KindEvery, Expr: "87600h", TimeZone: "Pacific/Kiritimati", Anchor: last})
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	f, ok := s.Next(last.Add(-time.Hour))
+	if !ok || !f.At.Equal(last) {
+		t.Fatalf("Next before the anchor = %v, %v; want %v", f.At, ok, last)
+	}
+	if f, ok := s.Next(last); ok {
+		t.Fatalf("Next at the anchor = %v, want none", f.At)
 	}
 }

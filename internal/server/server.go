@@ -307,13 +307,15 @@ func notFoundMessage(what string, r *http.Request) string {
 }
 
 // authorized checks the bearer token in constant time (both sides hashed,
-// so neither the length nor the content leaks through timing).
+// so neither the length nor the content leaks through timing). The scheme
+// is matched in any case ("bearer", "BEARER"): HTTP treats authentication
+// scheme names as case-insensitive, and some clients send it lower case.
 func (s *Server) authorized(r *http.Request) bool {
 	if s.cfg.Token == "" {
 		return true
 	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
+	scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return false
 	}
 	h := sha256.Sum256([]byte(strings.TrimSpace(got)))

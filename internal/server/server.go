@@ -248,6 +248,16 @@ func (s *Server) common(next http.Handler) http.Handler {
 			s.log.Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path,
 				"status", rec.status, "bytes", rec.bytes, "duration", time.Since(start).Round(time.Microsecond).String())
 		}()
+		if r.ContentLength > MaxBody {
+			// Refused from its headers, before a byte of the body is read:
+			// waiting for a body that will be refused anyway would let a
+			// client hold the connection for BodyTimeout. The connection
+			// is closed after the answer, as the body is not read.
+			rec.Header().Set("Connection", "close")
+			writeJSON(rec, http.StatusRequestEntityTooLarge, api.ErrorBody{Error: api.ErrorDetail{Code: api.CodeTooLarge,
+				Message: fmt.Sprintf("the request body (Content-Length %d) is over the limit of %d bytes", r.ContentLength, MaxBody)}})
+			return
+		}
 		next.ServeHTTP(rec, r)
 	})
 }

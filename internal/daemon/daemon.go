@@ -123,6 +123,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 		opt.Env = os.LookupEnv
 	}
 
+	checkFileLimit(cfg, log)
 	st, driver, err := openStore(ctx, cfg)
 	if err != nil {
 		return err

@@ -502,6 +502,7 @@ const (
 	CodeConflict        = "conflict"          // 409: a name or idempotency key taken, a state that forbids the change
 	CodeStaleAttempt    = "stale_attempt"     // 409: the attempt is not the occurrence's current one
 	CodeTooLarge        = "payload_too_large" // 413: body or payload over the limit
+	CodeTooManyWaiting  = "too_many_waiting"  // 429: the daemon's cap on waiting claims is reached; retry after Retry-After
 	CodeStoreBusy       = "store_busy"        // 503: the store is locked; retry
 	CodeUnavailable     = "unavailable"       // 503: shutting down or not ready
 	CodeStoreFull       = "store_full"        // 507: the store is out of space; nothing was written

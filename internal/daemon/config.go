@@ -19,6 +19,7 @@ import (
 
 	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/paths"
+	"github.com/sched-dev/sched/internal/server"
 	"github.com/sched-dev/sched/internal/version"
 )
 
@@ -47,6 +48,12 @@ type Config struct {
 	Token          string
 	LogFormat      string // text | json
 	InsecureListen bool
+	// MaxWaitingClaims caps the claims with a wait (long polls) served
+	// at once (server.Config.MaxWaitingClaims).
+	MaxWaitingClaims int
+	// MaxConnections caps the connections open at once on each
+	// listener; more are closed as soon as they are accepted.
+	MaxConnections int
 }
 
 // Listen is one address to serve the API on.
@@ -158,6 +165,8 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 	fs.StringVar(&cfg.Token, "token", "", "require `TOKEN` as \"Authorization: Bearer TOKEN\" on every /v1 request (env SCHED_TOKEN, which ps does not show; prefer it)")
 	fs.StringVar(&cfg.LogFormat, "log-format", "text", "log format on stderr: text or json")
 	fs.BoolVar(&cfg.InsecureListen, "insecure-listen", false, "allow plain HTTP on a TCP address that is not loopback (TLS is not supported yet)")
+	fs.IntVar(&cfg.MaxWaitingClaims, "max-waiting-claims", server.DefaultMaxWaitingClaims, "how many claims with a wait (long polls) are served at once; more are answered 429 too_many_waiting")
+	fs.IntVar(&cfg.MaxConnections, "max-connections", DefaultMaxConnections, "how many connections each listener keeps open at once; more are closed as soon as they are accepted")
 	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
 	cmd.SetArgs(doubleDash(fs, args))
 	if err := cmd.Execute(); err != nil {
@@ -208,6 +217,10 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 		return cfg, usage("--shard-lease %s: must be from 1s to 10m", cfg.ShardLease)
 	case len(cfg.NodeID) > 200 || strings.ContainsAny(cfg.NodeID, "\x00\r\n"):
 		return cfg, usage("--node-id: at most 200 bytes, without NUL or line breaks")
+	case cfg.MaxWaitingClaims < 1 || cfg.MaxWaitingClaims > 1_000_000:
+		return cfg, usage("--max-waiting-claims %d: must be from 1 to 1000000", cfg.MaxWaitingClaims)
+	case cfg.MaxConnections < 1 || cfg.MaxConnections > 1_000_000:
+		return cfg, usage("--max-connections %d: must be from 1 to 1000000", cfg.MaxConnections)
 	case cfg.LogFormat != "text" && cfg.LogFormat != "json":
 		return cfg, usage("--log-format %q: want text or json", cfg.LogFormat)
 	case strings.ContainsAny(cfg.Token, " \t\r\n"):

@@ -123,6 +123,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 		opt.Env = os.LookupEnv
 	}
 
+	checkFileLimit(cfg, log)
 	st, driver, err := openStore(ctx, cfg)
 	if err != nil {
 		return err
@@ -153,6 +154,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 	srv, err := server.New(server.Config{
 		Engine: eng, Version: opt.Version, NodeID: cfg.NodeID, Shards: cfg.Shards,
 		StoreDriver: driver, Token: cfg.Token, Logger: log, Metrics: m,
+		MaxWaitingClaims: cfg.MaxWaitingClaims,
 		Reconcile: func(ctx context.Context, o reconcile.Options) (*api.ReconcileReport, error) {
 			return reconcile.Report(ctx, st, o)
 		},

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"errors"
+	"github.com/sched-dev/sched/internal/server"
 	"github.com/sched-dev/sched/internal/testio"
 	"io"
 	"log/slog"
@@ -44,7 +45,8 @@ func TestParseConfig(t *testing.T) {
 	}{
 		{"zero config", nil, nil, func(c *Config) {}},
 		{"flags", []string{"--store", "sqlite:/var/lib/s.db", "--listen", "unix:/run/s.sock, tcp:127.0.0.1:7070", "--node-id", "n1",
-			"--shards", "64", "--horizon", "2m", "--token", "t", "--log-format", "json"}, nil, func(c *Config) {
+			"--shards", "64", "--horizon", "2m", "--token", "t", "--log-format", "json", "--max-waiting-claims", "7", "--max-connections", "9"}, nil, func(c *Config) {
+			c.MaxWaitingClaims, c.MaxConnections = 7, 9
 			c.StorePath, c.DefaultStore = "/var/lib/s.db", false
 			c.Listen = []Listen{{Network: "unix", Address: "/run/s.sock"}, {Network: "tcp", Address: "127.0.0.1:7070"}}
 			c.NodeID, c.Shards, c.Horizon, c.Token, c.LogFormat = "n1", 64, 2*time.Minute, "t", "json"
@@ -85,6 +87,7 @@ func TestParseConfig(t *testing.T) {
 				StorePath: "/data/sched/sched.db", DefaultStore: true,
 				Listen: []Listen{{Network: "unix", Address: "/run/user/7/sched/schedd.sock", Default: true}},
 				Shards: 0, Horizon: time.Minute, ShardLease: 10 * time.Second, LogFormat: "text", NodeID: got.NodeID,
+				MaxWaitingClaims: server.DefaultMaxWaitingClaims, MaxConnections: DefaultMaxConnections,
 			}
 			tc.want(&want)
 			if !reflect.DeepEqual(got, want) {
@@ -115,6 +118,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{[]string{"--store", "mysql://x"}, "want sqlite:PATH"},
 		{[]string{"--token", "a b"}, "--token"},
 		{[]string{"--shards", "5000"}, "--shards"},
+		{[]string{"--max-waiting-claims", "0"}, "--max-waiting-claims"},
+		{[]string{"--max-connections", "0"}, "--max-connections"},
 	} {
 		_, err := ParseConfig(tc.args, env, "v", io.Discard)
 		var ue *UsageError

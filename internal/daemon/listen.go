@@ -38,7 +38,7 @@ func listenAll(cfg Config, env paths.Env, log *slog.Logger) ([]net.Listener, err
 			}
 			return nil, fmt.Errorf("listen on %s: %w", l, err)
 		}
-		ls = append(ls, ln)
+		ls = append(ls, limitConns(ln, cfg.MaxConnections, log))
 	}
 	return ls, nil
 }

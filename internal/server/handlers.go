@@ -438,6 +438,16 @@ func (s *Server) claim(r *http.Request, w http.ResponseWriter) (int, any, error)
 	if wait > MaxClaimWait {
 		return 0, nil, invalidArg("wait", fmt.Sprintf("wait %q: must be at most %s", req.Wait, MaxClaimWait))
 	}
+	if wait > 0 {
+		select {
+		case s.waitSlots <- struct{}{}:
+			defer func() { <-s.waitSlots }()
+		default:
+			w.Header().Set("Retry-After", "1")
+			return 0, nil, &apiError{status: http.StatusTooManyRequests, code: api.CodeTooManyWaiting,
+				msg: fmt.Sprintf("this daemon already serves %d claims with a wait, its limit (schedd --max-waiting-claims); retry after a pause, or claim without a wait", cap(s.waitSlots))}
+		}
+	}
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(wait + writeSlack))
 	ctx, cancel := context.WithTimeout(r.Context(), wait+RequestTimeout)
 	defer cancel()

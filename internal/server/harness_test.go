@@ -51,6 +51,10 @@ func withLogger(l *slog.Logger) option { return func(c *Config, _ *[]sqlite.Opti
 
 func withToken(tok string) option { return func(c *Config, _ *[]sqlite.Option) { c.Token = tok } }
 
+func withMaxWaitingClaims(n int) option {
+	return func(c *Config, _ *[]sqlite.Option) { c.MaxWaitingClaims = n }
+}
+
 func newHarness(t testing.TB, opts ...option) *harness {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "sched.db")

@@ -75,7 +75,18 @@ type Config struct {
 	Reconcile ReconcileFunc
 	// WhatIf runs POST /v1/simulate; nil answers it 503 unavailable.
 	WhatIf WhatIf
+	// MaxWaitingClaims caps the claims with a wait (long polls) served at
+	// once, each of which holds a connection and a goroutine for up to
+	// MaxClaimWait; over it a claim with a wait is answered 429
+	// too_many_waiting. Claims without a wait are not counted. Zero means
+	// DefaultMaxWaitingClaims.
+	MaxWaitingClaims int
 }
+
+// DefaultMaxWaitingClaims is the cap on waiting claims when
+// Config.MaxWaitingClaims is not set: far more workers than one daemon
+// needs, far fewer connections than it can hold.
+const DefaultMaxWaitingClaims = 1000
 
 // Server is the API. Its handler is safe for concurrent use.
 type Server struct {
@@ -84,6 +95,10 @@ type Server struct {
 	log       *slog.Logger
 	tokenHash [32]byte
 	handler   http.Handler
+
+	// waitSlots holds one token per claim with a wait being served; its
+	// capacity is the cap on them.
+	waitSlots chan struct{}
 
 	drainCtx  context.Context // canceled by Drain
 	drain     context.CancelFunc
@@ -101,7 +116,13 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
-	s := &Server{cfg: cfg, eng: cfg.Engine, log: cfg.Logger}
+	if cfg.MaxWaitingClaims < 0 {
+		return nil, fmt.Errorf("server: MaxWaitingClaims %d: must be positive, or 0 for the default", cfg.MaxWaitingClaims)
+	}
+	if cfg.MaxWaitingClaims == 0 {
+		cfg.MaxWaitingClaims = DefaultMaxWaitingClaims
+	}
+	s := &Server{cfg: cfg, eng: cfg.Engine, log: cfg.Logger, waitSlots: make(chan struct{}, cfg.MaxWaitingClaims)}
 	if cfg.Token != "" {
 		s.tokenHash = sha256.Sum256([]byte(cfg.Token))
 	}
@@ -248,6 +269,16 @@ func (s *Server) common(next http.Handler) http.Handler {
 			s.log.Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path,
 				"status", rec.status, "bytes", rec.bytes, "duration", time.Since(start).Round(time.Microsecond).String())
 		}()
+		if r.ContentLength > MaxBody {
+			// Refused from its headers, before a byte of the body is read:
+			// waiting for a body that will be refused anyway would let a
+			// client hold the connection for BodyTimeout. The connection
+			// is closed after the answer, as the body is not read.
+			rec.Header().Set("Connection", "close")
+			writeJSON(rec, http.StatusRequestEntityTooLarge, api.ErrorBody{Error: api.ErrorDetail{Code: api.CodeTooLarge,
+				Message: fmt.Sprintf("the request body (Content-Length %d) is over the limit of %d bytes", r.ContentLength, MaxBody)}})
+			return
+		}
 		next.ServeHTTP(rec, r)
 	})
 }
@@ -307,13 +338,15 @@ func notFoundMessage(what string, r *http.Request) string {
 }
 
 // authorized checks the bearer token in constant time (both sides hashed,
-// so neither the length nor the content leaks through timing).
+// so neither the length nor the content leaks through timing). The scheme
+// is matched in any case ("bearer", "BEARER"): HTTP treats authentication
+// scheme names as case-insensitive, and some clients send it lower case.
 func (s *Server) authorized(r *http.Request) bool {
 	if s.cfg.Token == "" {
 		return true
 	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
+	scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return false
 	}
 	h := sha256.Sum256([]byte(strings.TrimSpace(got)))

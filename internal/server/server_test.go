@@ -479,9 +479,16 @@ func TestAuth(t *testing.T) {
 	h := newHarness(t, withToken("s3cret-token"))
 	h.ok(200, nil, "GET", "/v1/status", nil)
 	h.token = ""
+	// The scheme is case-insensitive.
+	for _, scheme := range []string{"Bearer", "bearer", "BEARER", "bEaReR"} {
+		h.ok(200, nil, "GET", "/v1/status", nil, "Authorization", scheme+" s3cret-token")
+	}
 	for _, hdr := range [][]string{
 		nil,
 		{"Authorization", "Bearer wrong"},
+		{"Authorization", "bearer wrong"},
+		{"Authorization", "BEARER s3cret-toke"},
+		{"Authorization", "Bearers3cret-token"},
 		{"Authorization", "Bearer s3cret-toke"},
 		{"Authorization", "Basic s3cret-token"},
 		{"Authorization", "s3cret-token"},

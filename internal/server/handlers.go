@@ -25,14 +25,21 @@ func onlyQuery(r *http.Request, names ...string) error {
 		for _, n := range names {
 			known = known || k == n
 		}
+		// A refusal names the parameter as its field; one with an
+		// empty name ("?=x") is named "query", so that the answer
+		// still points somewhere.
+		field := clip(k)
+		if field == "" {
+			field = "query"
+		}
 		if !known {
 			if len(names) == 0 {
-				return invalidArg(clip(k), fmt.Sprintf("query parameter %q: this route takes none", clip(k)))
+				return invalidArg(field, fmt.Sprintf("query parameter %q: this route takes none", clip(k)))
 			}
-			return invalidArg(clip(k), fmt.Sprintf("query parameter %q: unknown; this route takes %s", clip(k), strings.Join(names, ", ")))
+			return invalidArg(field, fmt.Sprintf("query parameter %q: unknown; this route takes %s", clip(k), strings.Join(names, ", ")))
 		}
 		if len(vs) > 1 {
-			return invalidArg(clip(k), fmt.Sprintf("query parameter %q is given %d times", clip(k), len(vs)))
+			return invalidArg(field, fmt.Sprintf("query parameter %q is given %d times", clip(k), len(vs)))
 		}
 	}
 	return nil

@@ -256,8 +256,13 @@ func IsConflict(err error) bool {
 }
 
 // IsInvalid reports whether err says the request was invalid input: a bad
-// field, zone or expression, or a body that is not the JSON expected.
+// field, zone or expression, a body that is not the JSON expected, or a
+// reference refused before sending (RefError).
 func IsInvalid(err error) bool {
+	var re *RefError
+	if errors.As(err, &re) {
+		return true
+	}
 	e := asError(err)
 	if e == nil {
 		return false
@@ -267,6 +272,32 @@ func IsInvalid(err error) bool {
 		return true
 	}
 	return e.Code == "" && e.Status == http.StatusBadRequest
+}
+
+// RefError refuses a schedule or occurrence reference, before anything is
+// sent, that no URL path can carry: an empty one, or one of only dots ("."
+// or ".."), which HTTP servers resolve as "this" or "the parent" path
+// segment and so would name another resource. No schedule is named so.
+type RefError struct {
+	Ref string
+}
+
+func (e *RefError) Error() string {
+	if e.Ref == "" {
+		return "the schedule or occurrence reference is empty; give a name or an id"
+	}
+	return fmt.Sprintf("reference %q: a name or id cannot be only dots (no schedule is named so); give a name or an id", e.Ref)
+}
+
+// checkPath refuses an escaped API path with an empty or dot-only segment
+// (see RefError). Escaping leaves dots as they are.
+func checkPath(p string) error {
+	for _, seg := range strings.Split(strings.TrimPrefix(p, "/"), "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return &RefError{Ref: seg}
+		}
+	}
+	return nil
 }
 
 // IsUnauthorized reports whether err says the token is missing or wrong.
@@ -350,6 +381,9 @@ func (c *Client) text(ctx context.Context, path string) (string, error) {
 // returns a 2xx answer for the caller to read and close; any other answer
 // is decoded into a *Error.
 func (c *Client) send(ctx context.Context, r request, accept string) (*http.Response, error) {
+	if err := checkPath(r.path); err != nil {
+		return nil, err
+	}
 	u := c.base + r.path
 	if len(r.query) > 0 {
 		u += "?" + r.query.Encode()

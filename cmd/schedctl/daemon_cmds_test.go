@@ -67,6 +67,9 @@ func TestOfflineInvalidInputExitsTwo(t *testing.T) {
 		{"bad address", []string{"list", "--addr", "localhost:7070"}, `invalid address "localhost:7070"`},
 		{"bad address env", []string{"status"}, `invalid address "http://x:1"`},
 		{"completion shell", []string{"completion", "tcsh"}, `invalid argument "tcsh"`},
+		{"get dot-dot", []string{"get", ".."}, `reference "..": a name or id cannot be only dots`},
+		{"pause dot", []string{"pause", "."}, `reference ".": a name or id cannot be only dots`},
+		{"get empty", []string{"get", ""}, "the schedule or occurrence reference is empty"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/sched-dev/sched/internal/cli/cmdutil"
@@ -50,42 +49,24 @@ const reconcileExamples = `  schedd reconcile --store sqlite:/var/lib/sched/sche
 // process on the file would also run migrations and checkpoints on it,
 // and the daemon can answer the same question itself (GET /v1/reconcile).
 func Reconcile(args []string, env paths.Env, stdout, stderr io.Writer) int {
-	var (
-		store, from, to, schedule, tenant, output string
-		ran                                       bool
-	)
-	cmd := &cobra.Command{
-		Use:           "schedd reconcile",
-		Short:         "Audit a store: expected firings against stored occurrences",
-		Long:          reconcileLong,
-		Example:       reconcileExamples,
-		Args:          cobra.NoArgs,
-		RunE:          func(*cobra.Command, []string) error { ran = true; return nil },
-		SilenceErrors: true,
-		SilenceUsage:  true,
-	}
-	cmd.CompletionOptions.DisableDefaultCmd = true
-	cmd.SetOut(stdout)
-	cmd.SetErr(io.Discard)
+	var store, from, to, schedule, tenant string
+	cmd := newOfflineCommand("schedd reconcile", "Audit a store: expected firings against stored occurrences",
+		reconcileLong, reconcileExamples, stdout)
 	fs := cmd.Flags()
 	fs.StringVar(&store, "store", "", "the store: `sqlite:PATH` or a postgres:// URL (optional schema=NAME parameter) (env SCHED_STORE)")
 	fs.StringVar(&from, "from", "", "the range's `start`, RFC 3339 (default 24 hours before its end)")
 	fs.StringVar(&to, "to", "", "the range's `end`, RFC 3339 (default now)")
 	fs.StringVar(&schedule, "schedule", "", "one schedule, by id or `name`")
 	fs.StringVar(&tenant, "tenant", "", "one `tenant` (default every tenant)")
-	fs.StringVarP(&output, "output", "o", "table", "output `format`: table or json")
-	cmd.SetArgs(args)
-	if err := cmd.Execute(); err != nil {
-		fmt.Fprintf(stderr, "schedd reconcile: %v (see schedd reconcile --help)\n", err)
+	run, err := cmd.parse(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "schedd reconcile: %v\n", err)
 		return ExitUsage
 	}
-	if !ran {
+	if !run {
 		return ExitOK // --help
 	}
-	if output != "table" && output != "json" {
-		fmt.Fprintf(stderr, "schedd reconcile: -o %q: want table or json\n", output)
-		return ExitUsage
-	}
+	output := cmd.output
 	if !fs.Changed("store") {
 		store = envOr(env, "SCHED_STORE", "")
 	}

@@ -10,8 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/simulate"
 	"github.com/sched-dev/sched/internal/whatif"
@@ -39,41 +37,24 @@ firings, 10,000 schedules, 60 s of wall time), 1 any other failure.`
 // simulateMain is schedd simulate ARGS: it parses the flags, runs the
 // simulation in this process and prints its answer on stdout.
 func simulateMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var (
-		fl     whatif.Flags
-		output string
-		ran    bool
-	)
-	cmd := &cobra.Command{
-		Use:   "schedd simulate -f FILE --from TIME --to TIME",
-		Short: "Run a what-if simulation of a schedules file without a daemon",
-		Long:  simulateLong,
-		Example: "  schedd simulate -f schedules.yaml --from 2027-03-15T09:00:00Z --to 2027-03-15T11:00:00Z \\\n" +
-			"      --outage 2027-03-15T09:55:00Z/2027-03-15T10:05:00Z",
-		Args:          cobra.NoArgs,
-		RunE:          func(*cobra.Command, []string) error { ran = true; return nil },
-		SilenceErrors: true,
-		SilenceUsage:  true,
-	}
-	cmd.CompletionOptions.DisableDefaultCmd = true
-	cmd.SetOut(stdout)
-	cmd.SetErr(io.Discard)
+	var fl whatif.Flags
+	cmd := newOfflineCommand("schedd simulate -f FILE --from TIME --to TIME",
+		"Run a what-if simulation of a schedules file without a daemon", simulateLong,
+		"  schedd simulate -f schedules.yaml --from 2027-03-15T09:00:00Z --to 2027-03-15T11:00:00Z \\\n"+
+			"      --outage 2027-03-15T09:55:00Z/2027-03-15T10:05:00Z", stdout)
 	fl.Bind(cmd.Flags())
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table or json")
-	cmd.SetArgs(args)
 	fail := func(code int, err error) int {
 		fmt.Fprintf(stderr, "schedd simulate: %s\n", oneLine(err.Error()))
 		return code
 	}
-	if err := cmd.Execute(); err != nil {
-		return fail(ExitUsage, fmt.Errorf("%v (see schedd simulate --help)", err))
+	run, err := cmd.parse(args)
+	if err != nil {
+		return fail(ExitUsage, err)
 	}
-	if !ran { // cobra printed the help
+	if !run { // cobra printed the help
 		return ExitOK
 	}
-	if output != "table" && output != "json" {
-		return fail(ExitUsage, fmt.Errorf("-o %q: want table or json", output))
-	}
+	output := cmd.output
 	req, err := fl.Request(stdin)
 	if err != nil {
 		return fail(ExitUsage, err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/metrics"
+	"github.com/sched-dev/sched/internal/record"
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -93,6 +94,9 @@ type Config struct {
 	// the same input mints the same ids and gives byte-identical answers.
 	// The engine serializes its reads, so any io.Reader will do.
 	Rand io.Reader
+	// TenantDefaults are the quotas of a tenant that sets none of its own
+	// (record.Quotas: zero fields are unlimited here).
+	TenantDefaults record.Quotas
 }
 
 func (c *Config) setDefaults() error {
@@ -162,6 +166,9 @@ type Engine struct {
 	Stats   *Stats
 	// Outages starts, ends and reports simulated outages (outage.go).
 	Outages *Outages
+	// Tenants manages tenants and tokens and authenticates requests
+	// (tenants.go).
+	Tenants *Tenants
 
 	store store.Store
 	log   *slog.Logger
@@ -217,7 +224,11 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 			member: mem, rec: &obs.rec, metrics: cfg.Metrics},
 		Outages: &Outages{nodeID: cfg.NodeID, shards: cfg.Shards, store: cfg.Store, log: cfg.Logger, member: mem,
 			watch: watch, notify: notify, planner: pl},
-		store: cfg.Store, log: cfg.Logger, planner: pl, member: mem, notify: notify,
+		Tenants: &Tenants{store: cfg.Store, member: mem, defaults: cfg.TenantDefaults},
+		store:   cfg.Store, log: cfg.Logger, planner: pl, member: mem, notify: notify,
+	}
+	if err := e.Tenants.ensureDefault(ctx); err != nil {
+		return nil, fmt.Errorf("engine: the default tenant: %w", err)
 	}
 	// A node that starts ends any simulated outage in progress (outage.go).
 	if err := endsOutages(ctx, e.Outages); err != nil {

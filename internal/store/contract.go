@@ -78,6 +78,8 @@ type Store interface {
 	HistoryStore
 	// Simulated outages (see OutageStore).
 	OutageStore
+	// Tenants and their tokens (see TenantStore).
+	TenantStore
 
 	Close() error
 }

@@ -21,6 +21,7 @@ type Tx interface {
 	QueueTx
 	ControlTx
 	PlannerTx
+	TenantTx
 
 	// Commit makes the transaction's writes durable. After an error nothing
 	// of it was written.

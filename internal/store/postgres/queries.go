@@ -707,3 +707,41 @@ ORDER BY started_at DESC, outage_id DESC LIMIT 1`
 WHERE canceled_at IS NULL AND ends_at > $1
 RETURNING ` + outageColumns
 )
+
+// Tenants and their tokens (store.TenantStore, store.TenantTx). Both
+// tables are small (a row per tenant, a few per tenant's tokens); a token
+// is read by its hash, the primary key, on every authenticated request.
+const (
+	// The columns rowcodec.ScanTenant reads, in its order.
+	tenantColumns = `tenant_id, state, weight, q_active_schedules, q_firings_per_second, q_running,
+    q_catch_up_per_second, q_api_requests_per_second, created_at, updated_at, version`
+	// The columns rowcodec.ScanToken reads, in its order.
+	tokenColumns = `token_hash, tenant_id, name, role, created_at, last_used_at, revoked_at`
+
+	qInsertTenant = `INSERT INTO tenants (` + tenantColumns + `)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
+
+	// Only over the version read: $11 is the previous version.
+	qUpdateTenant = `UPDATE tenants SET state = $2, weight = $3, q_active_schedules = $4,
+    q_firings_per_second = $5, q_running = $6, q_catch_up_per_second = $7,
+    q_api_requests_per_second = $8, updated_at = $9, version = $10
+WHERE tenant_id = $1 AND version = $11`
+
+	qGetTenant   = `SELECT ` + tenantColumns + ` FROM tenants WHERE tenant_id = $1`
+	qListTenants = `SELECT ` + tenantColumns + ` FROM tenants ORDER BY tenant_id`
+
+	qInsertToken = `INSERT INTO tenant_tokens (` + tokenColumns + `)
+VALUES ($1, $2, $3, $4, $5, $6, $7)`
+
+	qTokenByHash = `SELECT ` + tokenColumns + ` FROM tenant_tokens WHERE token_hash = $1`
+	qListTokens  = `SELECT ` + tokenColumns + ` FROM tenant_tokens WHERE tenant_id = $1
+ORDER BY created_at, name, token_hash`
+
+	// Only forward: two nodes touching at once keep the later use.
+	qTouchToken = `UPDATE tenant_tokens SET last_used_at = $2
+WHERE token_hash = $1 AND (last_used_at IS NULL OR last_used_at < $2)`
+
+	// The tenant's unrevoked tokens named $2, or all of them when $2 is ''.
+	qRevokeTokens = `UPDATE tenant_tokens SET revoked_at = $3
+WHERE tenant_id = $1 AND ($2 = '' OR name = $2) AND revoked_at IS NULL`
+)

@@ -295,3 +295,35 @@ CREATE TABLE simulated_outages (
     created_by  TEXT COLLATE "C" NOT NULL CHECK (created_by <> '')
 );
 CREATE INDEX simulated_outages_open ON simulated_outages (ends_at) WHERE canceled_at IS NULL;
+
+-- Tenants: the teams sharing a daemon (record.Tenant). A deleted tenant
+-- stays as a tombstone, so its name is never given to another. Quotas of
+-- 0 mean the daemon's default.
+CREATE TABLE tenants (
+    tenant_id                 TEXT COLLATE "C" NOT NULL PRIMARY KEY CHECK (tenant_id <> ''),
+    state                     TEXT    NOT NULL CHECK (state IN ('ACTIVE', 'DISABLED', 'DELETED')),
+    weight                    INTEGER NOT NULL CHECK (weight >= 1),
+    q_active_schedules        BIGINT  NOT NULL DEFAULT 0 CHECK (q_active_schedules >= 0),
+    q_firings_per_second      BIGINT  NOT NULL DEFAULT 0 CHECK (q_firings_per_second >= 0),
+    q_running                 BIGINT  NOT NULL DEFAULT 0 CHECK (q_running >= 0),
+    q_catch_up_per_second     BIGINT  NOT NULL DEFAULT 0 CHECK (q_catch_up_per_second >= 0),
+    q_api_requests_per_second BIGINT  NOT NULL DEFAULT 0 CHECK (q_api_requests_per_second >= 0),
+    created_at                BIGINT  NOT NULL,
+    updated_at                BIGINT  NOT NULL,
+    version                   BIGINT  NOT NULL CHECK (version >= 1)
+);
+
+-- A tenant's tokens, by the SHA-256 of the token (record.TokenHash): the
+-- token itself is never stored. A revoked token keeps its row (its name,
+-- creation and last use stay visible); a name is unique among a tenant's
+-- unrevoked tokens.
+CREATE TABLE tenant_tokens (
+    token_hash   TEXT COLLATE "C" NOT NULL PRIMARY KEY CHECK (length(token_hash) = 64),
+    tenant_id    TEXT COLLATE "C" NOT NULL CHECK (tenant_id <> ''),
+    name         TEXT COLLATE "C" NOT NULL CHECK (name <> ''),
+    role         TEXT   NOT NULL CHECK (role IN ('tenant', 'admin')),
+    created_at   BIGINT NOT NULL,
+    last_used_at BIGINT,
+    revoked_at   BIGINT
+);
+CREATE UNIQUE INDEX tenant_tokens_name ON tenant_tokens (tenant_id, name) WHERE revoked_at IS NULL;

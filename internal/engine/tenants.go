@@ -1,0 +1,439 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/sched-dev/sched/internal/record"
+	"github.com/sched-dev/sched/internal/schedule"
+	"github.com/sched-dev/sched/internal/store"
+)
+
+// ErrUnauthenticated: a token that names no one, was revoked, or belongs
+// to a tenant that is disabled or deleted. Which of these it was is not
+// said to the caller.
+var ErrUnauthenticated = errors.New("engine: unknown, revoked or disabled token")
+
+// Actor is who a request acts as: one tenant, through one of its tokens
+// (its name), with that token's role. The server puts it in the request's
+// context (WithActor); the engine reads it where it records who changed
+// what.
+type Actor struct {
+	TenantID string
+	// Token is the name of the token used; "" for the daemon's own
+	// operator token or a local request over the Unix socket (Local).
+	Token string
+	Admin bool
+	// Local: the request came over the daemon's Unix socket without a
+	// token (the socket's owner, trusted as the admin of DefaultTenant).
+	Local bool
+}
+
+type actorKey struct{}
+
+// WithActor returns ctx carrying a.
+func WithActor(ctx context.Context, a Actor) context.Context {
+	return context.WithValue(ctx, actorKey{}, a)
+}
+
+// ActorOf returns the actor ctx carries; without one, the local admin of
+// DefaultTenant (work the daemon does on its own behalf, and tests).
+func ActorOf(ctx context.Context) Actor {
+	if a, ok := ctx.Value(actorKey{}).(Actor); ok {
+		return a
+	}
+	return Actor{TenantID: record.DefaultTenant, Admin: true, Local: true}
+}
+
+// QuotaError: a tenant's quota refused a request. It names the quota and
+// its value; RetryAfter, when not zero, is when asking again may succeed.
+type QuotaError struct {
+	Tenant     string
+	Quota      string // e.g. "active_schedules"
+	Limit      int64
+	Unit       string // e.g. "schedules", "requests/s"
+	RetryAfter time.Duration
+}
+
+func (e *QuotaError) Error() string {
+	return fmt.Sprintf("tenant %q is at its %s quota of %d %s", e.Tenant, e.Quota, e.Limit, e.Unit)
+}
+
+// TenantSpec is what a caller may set on a tenant: its weight and quota
+// overrides (zero: the daemon's default).
+type TenantSpec struct {
+	Weight int // 0: 1 on create, unchanged on update
+	Quotas record.Quotas
+}
+
+// tokenTouchEvery is how stale a token's recorded last use may get: a
+// token used all day is written once a minute, not on every request.
+const tokenTouchEvery = time.Minute
+
+// tenantCacheTTL is how long a node reuses a tenant's row for its weight
+// and quotas (not for authentication, which reads the store every time).
+const tenantCacheTTL = 2 * time.Second
+
+// Tenants manages tenants and their tokens and answers who a token is.
+// Authentication reads the store on every request, so a revoked token or
+// a disabled tenant is refused at once on every node; a tenant's weight
+// and quotas are cached for tenantCacheTTL.
+type Tenants struct {
+	store    store.Store
+	member   *member // the node's clock (now)
+	defaults record.Quotas
+
+	mu    sync.Mutex
+	cache map[string]cachedTenant
+}
+
+type cachedTenant struct {
+	t       record.Tenant
+	missing bool
+	read    time.Time
+}
+
+func (t *Tenants) now() time.Time { return t.member.now().Truncate(time.Millisecond) }
+
+// Defaults returns the daemon's default quotas.
+func (t *Tenants) Defaults() record.Quotas { return t.defaults }
+
+// ensureDefault creates DefaultTenant if the store does not have it yet
+// (a new store). Two nodes racing both succeed.
+func (t *Tenants) ensureDefault(ctx context.Context) error {
+	if _, err := t.store.GetTenant(ctx, record.DefaultTenant); !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	now := t.now()
+	d := record.Tenant{ID: record.DefaultTenant, State: record.TenantActive, Weight: 1, CreatedAt: now, UpdatedAt: now, Version: 1}
+	err := store.InTx(ctx, t.store, func(tx store.Tx) error { return tx.InsertTenant(ctx, &d) })
+	if errors.Is(err, store.ErrConflict) {
+		return nil
+	}
+	return err
+}
+
+// Authenticate returns the actor a token stands for, or
+// ErrUnauthenticated.
+func (t *Tenants) Authenticate(ctx context.Context, token string) (Actor, error) {
+	if !record.LooksLikeToken(token) {
+		return Actor{}, ErrUnauthenticated
+	}
+	hash := record.TokenHash(token)
+	tok, err := t.store.TokenByHash(ctx, hash)
+	if errors.Is(err, store.ErrNotFound) {
+		return Actor{}, ErrUnauthenticated
+	}
+	if err != nil {
+		return Actor{}, fmt.Errorf("authenticate: %w", err)
+	}
+	if !tok.RevokedAt.IsZero() {
+		return Actor{}, ErrUnauthenticated
+	}
+	tn, err := t.store.GetTenant(ctx, tok.TenantID)
+	if errors.Is(err, store.ErrNotFound) {
+		return Actor{}, ErrUnauthenticated
+	}
+	if err != nil {
+		return Actor{}, fmt.Errorf("authenticate: %w", err)
+	}
+	if tn.State != record.TenantActive {
+		return Actor{}, ErrUnauthenticated
+	}
+	if now := t.now(); now.Sub(tok.LastUsedAt) >= tokenTouchEvery {
+		// Best effort: a failed write of the last use does not refuse
+		// the request.
+		_ = t.store.TouchToken(ctx, hash, now)
+	}
+	return Actor{TenantID: tok.TenantID, Token: tok.Name, Admin: tok.Role == record.RoleAdmin}, nil
+}
+
+// Get returns a tenant in any state, or ErrNotFound.
+func (t *Tenants) Get(ctx context.Context, id string) (*record.Tenant, error) {
+	if err := schedule.CheckTenant(id); err != nil {
+		return nil, err
+	}
+	return t.store.GetTenant(ctx, id)
+}
+
+// List returns every tenant, deleted ones too, by id.
+func (t *Tenants) List(ctx context.Context) ([]record.Tenant, error) {
+	return t.store.ListTenants(ctx)
+}
+
+// Limits returns a tenant's weight and its quotas with the daemon's
+// defaults filled in, from a copy at most tenantCacheTTL old. A tenant
+// the store does not know gets weight 1 and the defaults.
+func (t *Tenants) Limits(ctx context.Context, id string) (weight int, q record.Quotas, err error) {
+	now := t.now()
+	t.mu.Lock()
+	c, ok := t.cache[id]
+	t.mu.Unlock()
+	if !ok || now.Sub(c.read) >= tenantCacheTTL || now.Before(c.read) {
+		tn, err := t.store.GetTenant(ctx, id)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			c = cachedTenant{missing: true, read: now}
+		case err != nil:
+			return 0, record.Quotas{}, fmt.Errorf("tenant %s limits: %w", id, err)
+		default:
+			c = cachedTenant{t: *tn, read: now}
+		}
+		t.mu.Lock()
+		if t.cache == nil {
+			t.cache = map[string]cachedTenant{}
+		}
+		t.cache[id] = c
+		t.mu.Unlock()
+	}
+	if c.missing {
+		return 1, t.defaults, nil
+	}
+	return max(c.t.Weight, 1), c.t.Quotas.Or(t.defaults), nil
+}
+
+// forget drops a tenant's cached row after this node changed it.
+func (t *Tenants) forget(id string) {
+	t.mu.Lock()
+	delete(t.cache, id)
+	t.mu.Unlock()
+}
+
+// checkSpec checks the weight and quotas a caller asks for.
+func checkSpec(s TenantSpec) error {
+	if s.Weight < 0 || s.Weight > record.MaxTenantWeight {
+		return schedule.Invalid("weight", "%d: must be 1 to %d", s.Weight, record.MaxTenantWeight)
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"active_schedules", s.Quotas.ActiveSchedules}, {"firings_per_second", s.Quotas.FiringsPerSecond},
+		{"running", s.Quotas.Running}, {"catch_up_per_second", s.Quotas.CatchUpPerSecond},
+		{"api_requests_per_second", s.Quotas.APIRequestsPerSecond},
+	} {
+		if f.v < 0 || f.v > 1e9 {
+			return schedule.Invalid(f.name, "%d: must be 0 (the daemon's default) to 1000000000", f.v)
+		}
+	}
+	return nil
+}
+
+// Create stores a new ACTIVE tenant and its first token, named
+// "initial", which it returns: the only time the token is seen. A name
+// taken by any tenant, deleted ones too, is ErrConflict.
+func (t *Tenants) Create(ctx context.Context, id string, spec TenantSpec) (*record.Tenant, string, error) {
+	if err := schedule.CheckTenant(id); err != nil {
+		return nil, "", err
+	}
+	if err := checkSpec(spec); err != nil {
+		return nil, "", err
+	}
+	now := t.now()
+	tn := &record.Tenant{ID: id, State: record.TenantActive, Weight: max(spec.Weight, 1), Quotas: spec.Quotas,
+		CreatedAt: now, UpdatedAt: now, Version: 1}
+	token, tok, err := t.newToken(id, "initial", record.RoleTenant, now)
+	if err != nil {
+		return nil, "", err
+	}
+	err = store.InTx(ctx, t.store, func(tx store.Tx) error {
+		if err := tx.InsertTenant(ctx, tn); err != nil {
+			return err
+		}
+		return tx.InsertToken(ctx, tok)
+	})
+	if errors.Is(err, store.ErrConflict) {
+		return nil, "", fmt.Errorf("tenant %q exists (or existed: names of deleted tenants are not reused): %w", id, ErrConflict)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("create tenant %s: %w", id, err)
+	}
+	t.forget(id)
+	return tn, token, nil
+}
+
+// Update changes a tenant's weight and quota overrides: a zero Weight
+// keeps the weight, and the quotas are replaced as given (0: the
+// default). A deleted tenant is ErrNotFound.
+func (t *Tenants) Update(ctx context.Context, id string, spec TenantSpec) (*record.Tenant, error) {
+	if err := checkSpec(spec); err != nil {
+		return nil, err
+	}
+	return t.change(ctx, id, func(tn *record.Tenant) error {
+		if spec.Weight != 0 {
+			tn.Weight = spec.Weight
+		}
+		tn.Quotas = spec.Quotas
+		return nil
+	}, nil)
+}
+
+// SetEnabled enables or disables a tenant. A disabled tenant's tokens are
+// refused at once; its schedules and occurrences stay as they are.
+func (t *Tenants) SetEnabled(ctx context.Context, id string, enabled bool) (*record.Tenant, error) {
+	state := record.TenantDisabled
+	if enabled {
+		state = record.TenantActive
+	}
+	return t.change(ctx, id, func(tn *record.Tenant) error {
+		tn.State = state
+		return nil
+	}, nil)
+}
+
+// Delete makes a tenant a tombstone: its tokens revoked, its name never
+// reused. A tenant that still has ACTIVE or PAUSED schedules is
+// ErrConflict (cancel them first): deleting must not silently stop work.
+// DefaultTenant cannot be deleted.
+func (t *Tenants) Delete(ctx context.Context, id string) (*record.Tenant, error) {
+	if id == record.DefaultTenant {
+		return nil, fmt.Errorf("tenant %q is the operator's own and cannot be deleted: %w", id, ErrConflict)
+	}
+	for _, st := range []record.ScheduleState{record.ScheduleActive, record.SchedulePaused} {
+		live, err := t.store.ListSchedules(ctx, store.ListSchedulesParams{TenantID: id, State: st, Limit: 1})
+		if err != nil {
+			return nil, fmt.Errorf("delete tenant %s: %w", id, err)
+		}
+		if len(live) > 0 {
+			return nil, fmt.Errorf("tenant %q still has %s schedules (%s, perhaps more): cancel them first: %w",
+				id, st, live[0].ScheduleID, ErrConflict)
+		}
+	}
+	return t.change(ctx, id, func(tn *record.Tenant) error {
+		tn.State = record.TenantDeleted
+		return nil
+	}, func(tx store.Tx, now time.Time) error {
+		_, err := tx.RevokeTokens(ctx, id, "", now)
+		return err
+	})
+}
+
+// change applies fn to a tenant not deleted and writes it as its next
+// version, with also (when not nil) in the same transaction.
+func (t *Tenants) change(ctx context.Context, id string, fn func(*record.Tenant) error, also func(store.Tx, time.Time) error) (*record.Tenant, error) {
+	if err := schedule.CheckTenant(id); err != nil {
+		return nil, err
+	}
+	for try := 0; ; try++ {
+		cur, err := t.store.GetTenant(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if cur.State == record.TenantDeleted {
+			return nil, fmt.Errorf("tenant %q was deleted: %w", id, ErrNotFound)
+		}
+		next := *cur
+		if err := fn(&next); err != nil {
+			return nil, err
+		}
+		now := t.now()
+		next.UpdatedAt, next.Version = now, cur.Version+1
+		err = store.InTx(ctx, t.store, func(tx store.Tx) error {
+			if err := tx.UpdateTenant(ctx, &next, cur.Version); err != nil {
+				return err
+			}
+			if also != nil {
+				return also(tx, now)
+			}
+			return nil
+		})
+		if errors.Is(err, store.ErrConflict) && try < updateConflictTries {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("change tenant %s: %w", id, err)
+		}
+		t.forget(id)
+		return &next, nil
+	}
+}
+
+// CreateToken mints a new token for a tenant not deleted and returns it:
+// the only time it is seen. Only DefaultTenant's tokens may be admins.
+// A name one of the tenant's live tokens has is ErrConflict.
+func (t *Tenants) CreateToken(ctx context.Context, tenantID, name string, role record.Role) (string, *record.Token, error) {
+	if err := schedule.CheckTenant(tenantID); err != nil {
+		return "", nil, err
+	}
+	if err := schedule.CheckText("name", name, schedule.MaxQueueLen, true); err != nil {
+		return "", nil, err
+	}
+	switch role {
+	case "":
+		role = record.RoleTenant
+	case record.RoleTenant:
+	case record.RoleAdmin:
+		if tenantID != record.DefaultTenant {
+			return "", nil, schedule.Invalid("role", "admin: only tokens of tenant %q may be admins", record.DefaultTenant)
+		}
+	default:
+		return "", nil, schedule.Invalid("role", "%q: must be tenant or admin", role)
+	}
+	tn, err := t.store.GetTenant(ctx, tenantID)
+	if err != nil {
+		return "", nil, err
+	}
+	if tn.State == record.TenantDeleted {
+		return "", nil, fmt.Errorf("tenant %q was deleted: %w", tenantID, ErrNotFound)
+	}
+	token, tok, err := t.newToken(tenantID, name, role, t.now())
+	if err != nil {
+		return "", nil, err
+	}
+	err = store.InTx(ctx, t.store, func(tx store.Tx) error { return tx.InsertToken(ctx, tok) })
+	if errors.Is(err, store.ErrConflict) {
+		return "", nil, fmt.Errorf("tenant %q already has a token named %q (revoke it first): %w", tenantID, name, ErrConflict)
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("create token %s of %s: %w", name, tenantID, err)
+	}
+	return token, tok, nil
+}
+
+// Tokens lists a tenant's tokens, revoked ones too; never the tokens
+// themselves, which are not stored.
+func (t *Tenants) Tokens(ctx context.Context, tenantID string) ([]record.Token, error) {
+	if err := schedule.CheckTenant(tenantID); err != nil {
+		return nil, err
+	}
+	if _, err := t.store.GetTenant(ctx, tenantID); err != nil {
+		return nil, err
+	}
+	return t.store.ListTokens(ctx, tenantID)
+}
+
+// RevokeToken revokes a tenant's live token by name, at once on every
+// node (each request reads the token's row). No live token of that name
+// is ErrNotFound.
+func (t *Tenants) RevokeToken(ctx context.Context, tenantID, name string) error {
+	if err := schedule.CheckTenant(tenantID); err != nil {
+		return err
+	}
+	if name == "" {
+		return schedule.Invalid("name", "must not be empty")
+	}
+	var n int
+	err := store.InTx(ctx, t.store, func(tx store.Tx) (err error) {
+		n, err = tx.RevokeTokens(ctx, tenantID, name, t.now())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("revoke token %s of %s: %w", name, tenantID, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("tenant %q has no live token named %q: %w", tenantID, name, ErrNotFound)
+	}
+	return nil
+}
+
+func (t *Tenants) newToken(tenantID, name string, role record.Role, now time.Time) (string, *record.Token, error) {
+	// Always crypto/rand: never Config.Rand, which a simulation seeds.
+	token, err := record.NewToken(nil)
+	if err != nil {
+		return "", nil, err
+	}
+	return token, &record.Token{TenantID: tenantID, Name: name, Hash: record.TokenHash(token), Role: role, CreatedAt: now}, nil
+}

@@ -98,7 +98,10 @@ func testTenants(t *testing.T, open func(t *testing.T) Store) {
 		}
 		// Revoking by name, then the name is free again.
 		var n int
-		inTx(t, s, func(tx store.Tx) (err error) { n, err = tx.RevokeTokens(ctx, "acme", "ci", at(2*time.Minute)); return err })
+		inTx(t, s, func(tx store.Tx) (err error) {
+			n, err = tx.RevokeTokens(ctx, "acme", "ci", at(2*time.Minute))
+			return err
+		})
 		if n != 1 {
 			t.Errorf("RevokeTokens(acme, ci) = %d; want 1", n)
 		}
@@ -110,7 +113,10 @@ func testTenants(t *testing.T, open func(t *testing.T) Store) {
 		}
 		inTx(t, s, func(tx store.Tx) error { return tx.InsertToken(ctx, &dup) })
 		// Every one of a tenant's.
-		inTx(t, s, func(tx store.Tx) (err error) { n, err = tx.RevokeTokens(ctx, "acme", "", at(3*time.Minute)); return err })
+		inTx(t, s, func(tx store.Tx) (err error) {
+			n, err = tx.RevokeTokens(ctx, "acme", "", at(3*time.Minute))
+			return err
+		})
 		if n != 2 {
 			t.Errorf("RevokeTokens(acme, all) = %d; want 2 (deploy and the new ci)", n)
 		}

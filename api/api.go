@@ -498,6 +498,7 @@ const (
 	CodeInvalidTimeZone = "invalid_time_zone" // 400: not an IANA zone sched accepts
 	CodeBadRequest      = "bad_request"       // 400: the body is not the JSON expected
 	CodeUnauthorized    = "unauthorized"      // 401: missing or wrong token
+	CodeForbidden       = "forbidden"         // 403: the token's role may not do this (an admin's may)
 	CodeNotFound        = "not_found"         // 404: no such schedule or occurrence (or not yours)
 	CodeConflict        = "conflict"          // 409: a name or idempotency key taken, a state that forbids the change
 	CodeStaleAttempt    = "stale_attempt"     // 409: the attempt is not the occurrence's current one

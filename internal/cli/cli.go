@@ -28,6 +28,7 @@ import (
 	"github.com/sched-dev/sched/internal/cli/schedule"
 	"github.com/sched-dev/sched/internal/cli/simulate"
 	"github.com/sched-dev/sched/internal/cli/status"
+	"github.com/sched-dev/sched/internal/cli/tenant"
 	"github.com/sched-dev/sched/internal/cli/version"
 	"github.com/sched-dev/sched/internal/cli/worker"
 )
@@ -120,6 +121,7 @@ differences found, and its other failures exit 3.`,
 		completion.NewCmdCompletion(f, nil),
 		reconcile.NewCmdReconcile(f, nil),
 		simulate.NewCmdSimulate(f),
+		tenant.NewCmdTenant(f), tenant.NewCmdWhoami(f, nil),
 	)
 	root.InitDefaultHelpCmd()
 	// Unknown commands and bad arguments are invalid input too.

@@ -185,6 +185,12 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 	listening := make([]string, len(lns))
 	for i, ln := range lns {
 		handler := srv.Handler()
+		if cfg.Listen[i].Network == "unix" {
+			// The socket's owner alone can connect (credListener): a
+			// request without a token acts as the admin of the default
+			// tenant.
+			handler = server.Local(handler)
+		}
 		if cfg.Listen[i].Network == "tcp" && isLoopback(hostOf(cfg.Listen[i].Address)) {
 			handler = loopbackHosts(handler)
 		}

@@ -29,7 +29,7 @@ func listenAll(cfg Config, env paths.Env, log *slog.Logger) ([]net.Listener, err
 		} else {
 			ln, err = net.Listen("tcp", l.Address)
 			if err == nil && cfg.Token == "" {
-				log.Warn("TCP listener without a token: every local user can use the API; set SCHED_TOKEN", "listen", "tcp:"+ln.Addr().String())
+				log.Info("over TCP every request needs a token: create one over the Unix socket with schedctl tenant token create", "listen", "tcp:"+ln.Addr().String())
 			}
 		}
 		if err != nil {

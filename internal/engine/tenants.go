@@ -62,11 +62,35 @@ func (e *QuotaError) Error() string {
 	return fmt.Sprintf("tenant %q is at its %s quota of %d %s", e.Tenant, e.Quota, e.Limit, e.Unit)
 }
 
-// TenantSpec is what a caller may set on a tenant: its weight and quota
-// overrides (zero: the daemon's default).
-type TenantSpec struct {
-	Weight int // 0: 1 on create, unchanged on update
-	Quotas record.Quotas
+// TenantPatch is what a caller sets on a tenant: its weight and quota
+// overrides. A nil field is left as it is (on create: weight 1, the
+// daemon's default quotas); a quota of 0 returns it to the default.
+type TenantPatch struct {
+	Weight               *int
+	ActiveSchedules      *int64
+	FiringsPerSecond     *int64
+	Running              *int64
+	CatchUpPerSecond     *int64
+	APIRequestsPerSecond *int64
+}
+
+// apply sets p's fields on t.
+func (p TenantPatch) apply(t *record.Tenant) {
+	if p.Weight != nil {
+		t.Weight = *p.Weight
+	}
+	for _, f := range []struct {
+		to   *int64
+		from *int64
+	}{
+		{&t.Quotas.ActiveSchedules, p.ActiveSchedules}, {&t.Quotas.FiringsPerSecond, p.FiringsPerSecond},
+		{&t.Quotas.Running, p.Running}, {&t.Quotas.CatchUpPerSecond, p.CatchUpPerSecond},
+		{&t.Quotas.APIRequestsPerSecond, p.APIRequestsPerSecond},
+	} {
+		if f.from != nil {
+			*f.to = *f.from
+		}
+	}
 }
 
 // tokenTouchEvery is how stale a token's recorded last use may get: a
@@ -202,18 +226,18 @@ func (t *Tenants) forget(id string) {
 	t.mu.Unlock()
 }
 
-// checkSpec checks the weight and quotas a caller asks for.
-func checkSpec(s TenantSpec) error {
-	if s.Weight < 0 || s.Weight > record.MaxTenantWeight {
-		return schedule.Invalid("weight", "%d: must be 1 to %d", s.Weight, record.MaxTenantWeight)
+// checkTenant checks the weight and quotas a caller set on t.
+func checkTenant(t *record.Tenant) error {
+	if t.Weight < 1 || t.Weight > record.MaxTenantWeight {
+		return schedule.Invalid("weight", "%d: must be 1 to %d", t.Weight, record.MaxTenantWeight)
 	}
 	for _, f := range []struct {
 		name string
 		v    int64
 	}{
-		{"active_schedules", s.Quotas.ActiveSchedules}, {"firings_per_second", s.Quotas.FiringsPerSecond},
-		{"running", s.Quotas.Running}, {"catch_up_per_second", s.Quotas.CatchUpPerSecond},
-		{"api_requests_per_second", s.Quotas.APIRequestsPerSecond},
+		{"quotas.active_schedules", t.Quotas.ActiveSchedules}, {"quotas.firings_per_second", t.Quotas.FiringsPerSecond},
+		{"quotas.running", t.Quotas.Running}, {"quotas.catch_up_per_second", t.Quotas.CatchUpPerSecond},
+		{"quotas.api_requests_per_second", t.Quotas.APIRequestsPerSecond},
 	} {
 		if f.v < 0 || f.v > 1e9 {
 			return schedule.Invalid(f.name, "%d: must be 0 (the daemon's default) to 1000000000", f.v)
@@ -225,16 +249,16 @@ func checkSpec(s TenantSpec) error {
 // Create stores a new ACTIVE tenant and its first token, named
 // "initial", which it returns: the only time the token is seen. A name
 // taken by any tenant, deleted ones too, is ErrConflict.
-func (t *Tenants) Create(ctx context.Context, id string, spec TenantSpec) (*record.Tenant, string, error) {
+func (t *Tenants) Create(ctx context.Context, id string, p TenantPatch) (*record.Tenant, string, error) {
 	if err := schedule.CheckTenant(id); err != nil {
 		return nil, "", err
 	}
-	if err := checkSpec(spec); err != nil {
+	now := t.now()
+	tn := &record.Tenant{ID: id, State: record.TenantActive, Weight: 1, CreatedAt: now, UpdatedAt: now, Version: 1}
+	p.apply(tn)
+	if err := checkTenant(tn); err != nil {
 		return nil, "", err
 	}
-	now := t.now()
-	tn := &record.Tenant{ID: id, State: record.TenantActive, Weight: max(spec.Weight, 1), Quotas: spec.Quotas,
-		CreatedAt: now, UpdatedAt: now, Version: 1}
 	token, tok, err := t.newToken(id, "initial", record.RoleTenant, now)
 	if err != nil {
 		return nil, "", err
@@ -255,19 +279,12 @@ func (t *Tenants) Create(ctx context.Context, id string, spec TenantSpec) (*reco
 	return tn, token, nil
 }
 
-// Update changes a tenant's weight and quota overrides: a zero Weight
-// keeps the weight, and the quotas are replaced as given (0: the
-// default). A deleted tenant is ErrNotFound.
-func (t *Tenants) Update(ctx context.Context, id string, spec TenantSpec) (*record.Tenant, error) {
-	if err := checkSpec(spec); err != nil {
-		return nil, err
-	}
+// Update changes a tenant's weight and quota overrides as p says. A
+// deleted tenant is ErrNotFound.
+func (t *Tenants) Update(ctx context.Context, id string, p TenantPatch) (*record.Tenant, error) {
 	return t.change(ctx, id, func(tn *record.Tenant) error {
-		if spec.Weight != 0 {
-			tn.Weight = spec.Weight
-		}
-		tn.Quotas = spec.Quotas
-		return nil
+		p.apply(tn)
+		return checkTenant(tn)
 	}, nil)
 }
 

@@ -96,7 +96,7 @@ func (s *Server) createSchedule(r *http.Request, w http.ResponseWriter) (int, an
 	if err != nil {
 		return 0, nil, err
 	}
-	sc, created, err := s.eng.Control.Create(r.Context(), DefaultTenant, key, sp)
+	sc, created, err := s.eng.Control.Create(r.Context(), tenantOf(r), key, sp)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -122,7 +122,7 @@ func (s *Server) listSchedules(r *http.Request, _ http.ResponseWriter) (int, any
 	if err != nil {
 		return 0, nil, err
 	}
-	p := store.ListSchedulesParams{TenantID: DefaultTenant, Limit: limit}
+	p := store.ListSchedulesParams{TenantID: tenantOf(r), Limit: limit}
 	if tok != nil {
 		p.After = tok.ID
 	}
@@ -155,7 +155,7 @@ func (s *Server) getSchedule(r *http.Request, _ http.ResponseWriter) (int, any, 
 	if err := onlyQuery(r); err != nil {
 		return 0, nil, err
 	}
-	sc, err := s.eng.Control.Get(r.Context(), DefaultTenant, r.PathValue("ref"))
+	sc, err := s.eng.Control.Get(r.Context(), tenantOf(r), r.PathValue("ref"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -188,28 +188,28 @@ func (s *Server) updateSchedule(r *http.Request, w http.ResponseWriter) (int, an
 	if err != nil {
 		return 0, nil, err
 	}
-	return s.changed(r.Context())(s.eng.Control.Update(r.Context(), DefaultTenant, r.PathValue("ref"), sp))
+	return s.changed(r.Context())(s.eng.Control.Update(r.Context(), tenantOf(r), r.PathValue("ref"), sp))
 }
 
 func (s *Server) pauseSchedule(r *http.Request, w http.ResponseWriter) (int, any, error) {
 	if err := emptyBody(w, r); err != nil {
 		return 0, nil, err
 	}
-	return s.changed(r.Context())(s.eng.Control.Pause(r.Context(), DefaultTenant, r.PathValue("ref")))
+	return s.changed(r.Context())(s.eng.Control.Pause(r.Context(), tenantOf(r), r.PathValue("ref")))
 }
 
 func (s *Server) resumeSchedule(r *http.Request, w http.ResponseWriter) (int, any, error) {
 	if err := emptyBody(w, r); err != nil {
 		return 0, nil, err
 	}
-	return s.changed(r.Context())(s.eng.Control.Resume(r.Context(), DefaultTenant, r.PathValue("ref")))
+	return s.changed(r.Context())(s.eng.Control.Resume(r.Context(), tenantOf(r), r.PathValue("ref")))
 }
 
 func (s *Server) cancelSchedule(r *http.Request, w http.ResponseWriter) (int, any, error) {
 	if err := emptyBody(w, r); err != nil {
 		return 0, nil, err
 	}
-	return s.changed(r.Context())(s.eng.Control.Cancel(r.Context(), DefaultTenant, r.PathValue("ref")))
+	return s.changed(r.Context())(s.eng.Control.Cancel(r.Context(), tenantOf(r), r.PathValue("ref")))
 }
 
 // emptyBody accepts no body or an empty JSON object: the verbs that take
@@ -251,7 +251,7 @@ func (s *Server) listOccurrences(r *http.Request, _ http.ResponseWriter) (int, a
 	if err != nil {
 		return 0, nil, err
 	}
-	p := store.ListOccurrencesParams{TenantID: DefaultTenant, Queue: q.Get("queue"), Limit: limit, Reverse: desc, After: tok.occurrenceKey()}
+	p := store.ListOccurrencesParams{TenantID: tenantOf(r), Queue: q.Get("queue"), Limit: limit, Reverse: desc, After: tok.occurrenceKey()}
 	if v := q.Get("state"); v != "" {
 		st, ok := oneOf(v, occurrenceStates)
 		if !ok {
@@ -275,7 +275,7 @@ func (s *Server) scheduleID(ctx context.Context, ref string) (string, error) {
 	if ref == "" {
 		return "", nil
 	}
-	sc, err := s.eng.Control.Get(ctx, DefaultTenant, ref)
+	sc, err := s.eng.Control.Get(ctx, engine.ActorOf(ctx).TenantID, ref)
 	if err != nil {
 		return "", err
 	}
@@ -291,7 +291,7 @@ func (s *Server) listDead(r *http.Request, _ http.ResponseWriter) (int, any, err
 	if err != nil {
 		return 0, nil, err
 	}
-	p := store.ListOccurrencesParams{TenantID: DefaultTenant, State: record.OccurrenceDead, Queue: q.Get("queue"),
+	p := store.ListOccurrencesParams{TenantID: tenantOf(r), State: record.OccurrenceDead, Queue: q.Get("queue"),
 		Limit: limit, Reverse: desc, After: tok.occurrenceKey()}
 	if p.ScheduleID, err = s.scheduleID(r.Context(), q.Get("schedule")); err != nil {
 		return 0, nil, err
@@ -312,7 +312,7 @@ func (s *Server) dlqFilter(w http.ResponseWriter, r *http.Request) (engine.DLQFi
 	if err := decodeBody(w, r, &req, true); err != nil {
 		return engine.DLQFilter{}, err
 	}
-	f := engine.DLQFilter{TenantID: DefaultTenant, Queue: req.Queue}
+	f := engine.DLQFilter{TenantID: tenantOf(r), Queue: req.Queue}
 	var err error
 	f.ScheduleID, err = s.scheduleID(r.Context(), req.Schedule)
 	return f, err
@@ -355,7 +355,7 @@ func (s *Server) trigger(r *http.Request, w http.ResponseWriter) (int, any, erro
 	if err != nil {
 		return 0, nil, err
 	}
-	o, created, err := s.eng.Control.Trigger(r.Context(), DefaultTenant, r.PathValue("ref"), key)
+	o, created, err := s.eng.Control.Trigger(r.Context(), tenantOf(r), r.PathValue("ref"), key)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -370,7 +370,7 @@ func (s *Server) getOccurrence(r *http.Request, _ http.ResponseWriter) (int, any
 	if err := onlyQuery(r); err != nil {
 		return 0, nil, err
 	}
-	o, err := s.eng.Queue.Occurrence(r.Context(), DefaultTenant, r.PathValue("id"))
+	o, err := s.eng.Queue.Occurrence(r.Context(), tenantOf(r), r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -388,7 +388,7 @@ func (s *Server) listAttempts(r *http.Request, _ http.ResponseWriter) (int, any,
 	if err != nil {
 		return 0, nil, err
 	}
-	as, err := s.eng.Queue.Attempts(r.Context(), DefaultTenant, r.PathValue("id"))
+	as, err := s.eng.Queue.Attempts(r.Context(), tenantOf(r), r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -428,7 +428,7 @@ func (s *Server) claim(r *http.Request, w http.ResponseWriter) (int, any, error)
 		}
 		// The acks are still taken, so a draining worker does not
 		// have to send them again one by one; no claim is.
-		rs, err := s.eng.Queue.AckBatch(r.Context(), DefaultTenant, acks)
+		rs, err := s.eng.Queue.AckBatch(r.Context(), tenantOf(r), acks)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -461,7 +461,7 @@ func (s *Server) claim(r *http.Request, w http.ResponseWriter) (int, any, error)
 	stop := context.AfterFunc(s.drainCtx, cancel)
 	defer stop()
 	creq := engine.ClaimRequest{
-		TenantID: DefaultTenant, Queue: req.Queue, WorkerID: req.WorkerID,
+		TenantID: tenantOf(r), Queue: req.Queue, WorkerID: req.WorkerID,
 		Limit: req.Limit, Lease: lease, Wait: wait,
 	}
 	var (
@@ -557,7 +557,7 @@ func (s *Server) heartbeat(r *http.Request, w http.ResponseWriter) (int, any, er
 	if err != nil {
 		return 0, nil, err
 	}
-	res, err := s.eng.Queue.Heartbeat(r.Context(), DefaultTenant, r.PathValue("id"), req.Attempt, lease)
+	res, err := s.eng.Queue.Heartbeat(r.Context(), tenantOf(r), r.PathValue("id"), req.Attempt, lease)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -577,7 +577,7 @@ func (s *Server) ack(r *http.Request, w http.ResponseWriter) (int, any, error) {
 	if err := attemptNumber(req.Attempt); err != nil {
 		return 0, nil, err
 	}
-	o, err := s.eng.Queue.Ack(r.Context(), DefaultTenant, r.PathValue("id"), req.Attempt)
+	o, err := s.eng.Queue.Ack(r.Context(), tenantOf(r), r.PathValue("id"), req.Attempt)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -595,7 +595,7 @@ func (s *Server) nack(r *http.Request, w http.ResponseWriter) (int, any, error) 
 	if err := attemptNumber(req.Attempt); err != nil {
 		return 0, nil, err
 	}
-	o, err := s.eng.Queue.Nack(r.Context(), DefaultTenant, r.PathValue("id"), req.Attempt, engine.ErrorClass(req.Class), req.Error)
+	o, err := s.eng.Queue.Nack(r.Context(), tenantOf(r), r.PathValue("id"), req.Attempt, engine.ErrorClass(req.Class), req.Error)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -606,7 +606,7 @@ func (s *Server) replay(r *http.Request, w http.ResponseWriter) (int, any, error
 	if err := emptyBody(w, r); err != nil {
 		return 0, nil, err
 	}
-	o, err := s.eng.Queue.Replay(r.Context(), DefaultTenant, r.PathValue("id"))
+	o, err := s.eng.Queue.Replay(r.Context(), tenantOf(r), r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}

@@ -79,7 +79,14 @@ func newHarness(t testing.TB, opts ...option) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv.Handler())
+	// Without a token the harness stands for the daemon's Unix socket,
+	// whose requests without a token act as the default tenant's admin;
+	// with one, for a TCP listener, where every request needs a token.
+	handler := srv.Handler()
+	if cfg.Token == "" {
+		handler = Local(handler)
+	}
+	ts := httptest.NewServer(handler)
 	client := &http.Client{Transport: &http.Transport{}, Timeout: time.Minute}
 	h := &harness{t: t, srv: srv, eng: eng, clk: clk, st: st, path: path, ts: ts, client: client, token: cfg.Token}
 	t.Cleanup(func() {

@@ -27,9 +27,9 @@ func ReconcileOptions(from, to, schedule, tenant string, now time.Time) (reconci
 	return reconcile.Options{From: start, To: end, Schedule: schedule, TenantID: tenant, NameTenant: DefaultTenant}, nil
 }
 
-// reconcile answers GET /v1/reconcile. Every tenant's schedules are
-// audited unless one is named: an operator's view, to be given to an admin
-// role once tenants have credentials of their own.
+// reconcile answers GET /v1/reconcile. An admin audits every tenant's
+// schedules unless one is named; a tenant's token audits its own alone,
+// and naming another tenant is forbidden.
 func (s *Server) reconcile(r *http.Request, _ http.ResponseWriter) (int, any, error) {
 	if err := onlyQuery(r, "from", "to", "schedule", "tenant"); err != nil {
 		return 0, nil, err
@@ -38,7 +38,17 @@ func (s *Server) reconcile(r *http.Request, _ http.ResponseWriter) (int, any, er
 		return 0, nil, unavailable("this daemon does not reconcile")
 	}
 	q := r.URL.Query()
-	opt, err := ReconcileOptions(q.Get("from"), q.Get("to"), q.Get("schedule"), q.Get("tenant"), s.eng.Cluster.Now())
+	tenant := q.Get("tenant")
+	if !isAdmin(r) {
+		if tenant != "" && tenant != tenantOf(r) {
+			return 0, nil, forbidden("a tenant's token reconciles its own tenant alone; an admin may name another")
+		}
+		tenant = tenantOf(r)
+	}
+	opt, err := ReconcileOptions(q.Get("from"), q.Get("to"), q.Get("schedule"), tenant, s.eng.Cluster.Now())
+	if tenant != "" {
+		opt.NameTenant = tenant
+	}
 	if err == nil {
 		var rep *api.ReconcileReport
 		if rep, err = s.cfg.Reconcile(r.Context(), opt); err == nil {

@@ -7,20 +7,20 @@
 // place (classify). Bodies are read defensively, so that no client can hold
 // a connection or memory with a huge or malformed body: a size cap, valid
 // UTF-8, a nesting cap checked before decoding, unknown fields and trailing
-// data refused. The tenant never comes from a request; this version of
-// schedd has one tenant, DefaultTenant.
+// data refused. The tenant never comes from a request's body: it is the
+// one its credentials stand for (principal.go).
 package server
 
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,11 +29,12 @@ import (
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/metrics"
+	"github.com/sched-dev/sched/internal/record"
 	"github.com/sched-dev/sched/internal/timetable"
 )
 
-// DefaultTenant is the one tenant of a schedd without multi-tenancy.
-const DefaultTenant = "default"
+// DefaultTenant is the operator's tenant (record.DefaultTenant).
+const DefaultTenant = record.DefaultTenant
 
 // Request time limits. Long polls are bounded by their own wait; every
 // other request by RequestTimeout. The server sets a write deadline per
@@ -60,9 +61,9 @@ type Config struct {
 	Shards  int
 	// StoreDriver names the store in /v1/status: sqlite or postgres.
 	StoreDriver string
-	// Token, when set, is required on every /v1 request as
-	// "Authorization: Bearer TOKEN". Empty: no authentication (the Unix
-	// socket's permissions and peer credentials guard it).
+	// Token, when set, is the operator's token: sent as "Authorization:
+	// Bearer TOKEN" it acts as an admin of DefaultTenant. Tenants' own
+	// tokens live in the store (engine.Tenants). See principal.go.
 	Token  string
 	Logger *slog.Logger
 	// Ready reports whether the store answers; /readyz calls it. Nil
@@ -149,38 +150,40 @@ type route struct {
 	method, path string
 	h            func(r *http.Request, w http.ResponseWriter) (int, any, error)
 	notFound     string // the 404 message of the route
+	admin        bool   // only an admin may call it (403 for a tenant's token)
 }
 
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	rs := []route{
-		{"GET", "/v1/status", s.status, ""},
-		{"GET", "/v1/cluster", s.cluster, ""},
-		{"POST", "/v1/schedules", s.createSchedule, ""},
-		{"GET", "/v1/schedules", s.listSchedules, ""},
-		{"GET", "/v1/schedules/{ref}", s.getSchedule, "no such schedule"},
-		{"PUT", "/v1/schedules/{ref}", s.updateSchedule, "no such schedule"},
-		{"POST", "/v1/schedules/{ref}/pause", s.pauseSchedule, "no such schedule"},
-		{"POST", "/v1/schedules/{ref}/resume", s.resumeSchedule, "no such schedule"},
-		{"POST", "/v1/schedules/{ref}/cancel", s.cancelSchedule, "no such schedule"},
-		{"GET", "/v1/occurrences", s.listOccurrences, "no such schedule"},
-		{"GET", "/v1/occurrences/{id}", s.getOccurrence, "no such occurrence"},
-		{"GET", "/v1/occurrences/{id}/attempts", s.listAttempts, "no such occurrence"},
-		{"POST", "/v1/occurrences/{id}/heartbeat", s.heartbeat, "no such occurrence"},
-		{"POST", "/v1/occurrences/{id}/ack", s.ack, "no such occurrence"},
-		{"POST", "/v1/occurrences/{id}/nack", s.nack, "no such occurrence"},
-		{"POST", "/v1/occurrences/{id}/replay", s.replay, "no such occurrence"},
-		{"POST", "/v1/schedules/{ref}/trigger", s.trigger, "no such schedule"},
-		{"POST", "/v1/claims", s.claim, ""},
-		{"GET", "/v1/dlq", s.listDead, "no such schedule"},
-		{"POST", "/v1/dlq/replay", s.replayDead, "no such schedule"},
-		{"POST", "/v1/dlq/purge", s.purgeDead, "no such schedule"},
-		{"GET", "/v1/reconcile", s.reconcile, "no such schedule"},
-		{"GET", "/v1/simulate/outage", s.getOutage, ""},
-		{"POST", "/v1/simulate/outage", s.startOutage, ""},
-		{"POST", "/v1/simulate/outage/cancel", s.cancelOutage, ""},
-		{"POST", "/v1/simulate", s.simulate, ""},
+		{"GET", "/v1/status", s.status, "", false},
+		{"GET", "/v1/cluster", s.cluster, "", true},
+		{"POST", "/v1/schedules", s.createSchedule, "", false},
+		{"GET", "/v1/schedules", s.listSchedules, "", false},
+		{"GET", "/v1/schedules/{ref}", s.getSchedule, "no such schedule", false},
+		{"PUT", "/v1/schedules/{ref}", s.updateSchedule, "no such schedule", false},
+		{"POST", "/v1/schedules/{ref}/pause", s.pauseSchedule, "no such schedule", false},
+		{"POST", "/v1/schedules/{ref}/resume", s.resumeSchedule, "no such schedule", false},
+		{"POST", "/v1/schedules/{ref}/cancel", s.cancelSchedule, "no such schedule", false},
+		{"GET", "/v1/occurrences", s.listOccurrences, "no such schedule", false},
+		{"GET", "/v1/occurrences/{id}", s.getOccurrence, "no such occurrence", false},
+		{"GET", "/v1/occurrences/{id}/attempts", s.listAttempts, "no such occurrence", false},
+		{"POST", "/v1/occurrences/{id}/heartbeat", s.heartbeat, "no such occurrence", false},
+		{"POST", "/v1/occurrences/{id}/ack", s.ack, "no such occurrence", false},
+		{"POST", "/v1/occurrences/{id}/nack", s.nack, "no such occurrence", false},
+		{"POST", "/v1/occurrences/{id}/replay", s.replay, "no such occurrence", false},
+		{"POST", "/v1/schedules/{ref}/trigger", s.trigger, "no such schedule", false},
+		{"POST", "/v1/claims", s.claim, "", false},
+		{"GET", "/v1/dlq", s.listDead, "no such schedule", false},
+		{"POST", "/v1/dlq/replay", s.replayDead, "no such schedule", false},
+		{"POST", "/v1/dlq/purge", s.purgeDead, "no such schedule", false},
+		{"GET", "/v1/reconcile", s.reconcile, "no such schedule", false},
+		{"GET", "/v1/simulate/outage", s.getOutage, "", true},
+		{"POST", "/v1/simulate/outage", s.startOutage, "", true},
+		{"POST", "/v1/simulate/outage/cancel", s.cancelOutage, "", true},
+		{"POST", "/v1/simulate", s.simulate, "", true},
 	}
+	rs = append(rs, s.tenantRoutes()...)
 	allowed := map[string][]string{}
 	var paths []string
 	for _, rt := range rs {
@@ -195,8 +198,7 @@ func (s *Server) routes() http.Handler {
 	for _, p := range paths {
 		allow := strings.Join(allowed[p], ", ")
 		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
-			if !s.authorized(r) {
-				s.unauthorized(w)
+			if _, ok := s.guard(w, r, false); !ok {
 				return
 			}
 			w.Header().Set("Allow", allow)
@@ -210,22 +212,22 @@ func (s *Server) routes() http.Handler {
 	})
 	mux.HandleFunc("GET /readyz", s.readyz)
 	if s.cfg.Metrics != nil {
-		// The same token as the API: the series name tenants and show
-		// their activity. Prometheus sends it with authorization.credentials
-		// (or bearer_token_file).
+		// An admin's: the series name tenants and show their activity.
+		// Prometheus sends the token with authorization.credentials (or
+		// bearer_token_file).
 		h := s.cfg.Metrics.Handler()
 		mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
-			if !s.authorized(r) {
-				s.unauthorized(w)
+			if _, ok := s.guard(w, r, true); !ok {
 				return
 			}
 			h.ServeHTTP(w, r)
 		})
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/v1/") && !s.authorized(r) {
-			s.unauthorized(w)
-			return
+		if strings.HasPrefix(r.URL.Path, "/v1/") {
+			if _, ok := s.guard(w, r, false); !ok {
+				return
+			}
 		}
 		writeJSON(w, http.StatusNotFound, api.ErrorBody{Error: api.ErrorDetail{
 			Code: api.CodeNotFound, Message: "no such route; see docs/api.md"}})
@@ -283,11 +285,12 @@ func (s *Server) common(next http.Handler) http.Handler {
 	})
 }
 
-// api wraps a /v1 route: authentication, deadlines, and the JSON answer.
+// api wraps a /v1 route: authentication and the route's role, deadlines,
+// and the JSON answer.
 func (s *Server) api(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.authorized(r) {
-			s.unauthorized(w)
+		r, ok := s.guard(w, r, rt.admin)
+		if !ok {
 			return
 		}
 		if r.Header.Get("Origin") != "" {
@@ -337,28 +340,6 @@ func notFoundMessage(what string, r *http.Request) string {
 	return fmt.Sprintf("%s %q", what, clip(ref))
 }
 
-// authorized checks the bearer token in constant time (both sides hashed,
-// so neither the length nor the content leaks through timing). The scheme
-// is matched in any case ("bearer", "BEARER"): HTTP treats authentication
-// scheme names as case-insensitive, and some clients send it lower case.
-func (s *Server) authorized(r *http.Request) bool {
-	if s.cfg.Token == "" {
-		return true
-	}
-	scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
-	}
-	h := sha256.Sum256([]byte(strings.TrimSpace(got)))
-	return subtle.ConstantTimeCompare(h[:], s.tokenHash[:]) == 1
-}
-
-func (s *Server) unauthorized(w http.ResponseWriter) {
-	w.Header().Set("WWW-Authenticate", `Bearer realm="sched"`)
-	writeJSON(w, http.StatusUnauthorized, api.ErrorBody{Error: api.ErrorDetail{
-		Code: api.CodeUnauthorized, Message: "missing or wrong token: send Authorization: Bearer TOKEN"}})
-}
-
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	fail := func(msg string) {
 		writeJSON(w, http.StatusServiceUnavailable, api.ErrorBody{Error: api.ErrorDetail{Code: api.CodeUnavailable, Message: msg}})
@@ -399,6 +380,10 @@ func (s *Server) status(r *http.Request, _ http.ResponseWriter) (int, any, error
 		return 0, nil, err
 	}
 	out := apiStatus(st, s.cfg.Shards)
+	if !isAdmin(r) {
+		// A tenant sees the cluster's figures but only its own queues.
+		out.Queues = slices.DeleteFunc(out.Queues, func(q api.QueueDepth) bool { return q.Tenant != tenantOf(r) })
+	}
 	out.Outage = apiOutage(outage, st.Now)
 	out.Version, out.TZVersion, out.NodeID, out.Store = s.cfg.Version, timetable.TZVersion(), s.cfg.NodeID, s.cfg.StoreDriver
 	return http.StatusOK, out, nil

@@ -12,10 +12,11 @@ package clidaemon
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -86,13 +87,30 @@ func New(t testing.TB, cfg Config) *Daemon {
 		t.Fatal(err)
 	}
 	d := &Daemon{Clock: clk, Engine: eng, Store: st, Path: path}
-	h := srv.Handler()
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// Served on a real Unix socket, as schedd serves its default one: a
+	// request without a token acts as the default tenant's admin. The
+	// directory is short-named, as a socket's path is limited to about
+	// 100 bytes.
+	dir, err := os.MkdirTemp("", "clid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "s.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := server.Local(srv.Handler())
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d.requests.Add(1)
 		h.ServeHTTP(w, r)
 	}))
+	ts.Listener.Close()
+	ts.Listener = ln
+	ts.Start()
 	t.Cleanup(ts.Close)
-	d.Addr = "tcp:" + strings.TrimPrefix(ts.URL, "http://")
+	d.Addr = "unix:" + sock
 	return d
 }
 

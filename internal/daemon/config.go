@@ -162,7 +162,7 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 	fs.IntVar(&cfg.Shards, "shards", 0, "number of logical shards; fixed for the life of a database (default: the database's own; a new one gets 1 on SQLite, 16 on PostgreSQL)")
 	fs.DurationVar(&cfg.Horizon, "horizon", engine.DefaultHorizon, "how far ahead occurrences are put on the queue")
 	fs.DurationVar(&cfg.ShardLease, "shard-lease", engine.DefaultShardLease, "how long a shard lease lasts without renewal: the longest a dead node's shards wait to move")
-	fs.StringVar(&cfg.Token, "token", "", "require `TOKEN` as \"Authorization: Bearer TOKEN\" on every /v1 request (env SCHED_TOKEN, which ps does not show; prefer it)")
+	fs.StringVar(&cfg.Token, "token", "", "the operator's `TOKEN`: sent as \"Authorization: Bearer TOKEN\" it acts as an admin of the default tenant, as a request over the Unix socket does without one; tenants' tokens are made with schedctl tenant (env SCHED_TOKEN, which ps does not show; prefer it)")
 	fs.StringVar(&cfg.LogFormat, "log-format", "text", "log format on stderr: text or json")
 	fs.BoolVar(&cfg.InsecureListen, "insecure-listen", false, "allow plain HTTP on a TCP address that is not loopback (TLS is not supported yet)")
 	fs.IntVar(&cfg.MaxWaitingClaims, "max-waiting-claims", server.DefaultMaxWaitingClaims, "how many claims with a wait (long polls) are served at once; more are answered 429 too_many_waiting")

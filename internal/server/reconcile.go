@@ -34,9 +34,6 @@ func (s *Server) reconcile(r *http.Request, _ http.ResponseWriter) (int, any, er
 	if err := onlyQuery(r, "from", "to", "schedule", "tenant"); err != nil {
 		return 0, nil, err
 	}
-	if s.cfg.Reconcile == nil {
-		return 0, nil, unavailable("this daemon does not reconcile")
-	}
 	q := r.URL.Query()
 	tenant := q.Get("tenant")
 	if !isAdmin(r) {
@@ -44,6 +41,9 @@ func (s *Server) reconcile(r *http.Request, _ http.ResponseWriter) (int, any, er
 			return 0, nil, forbidden("a tenant's token reconciles its own tenant alone; an admin may name another")
 		}
 		tenant = tenantOf(r)
+	}
+	if s.cfg.Reconcile == nil {
+		return 0, nil, unavailable("this daemon does not reconcile")
 	}
 	opt, err := ReconcileOptions(q.Get("from"), q.Get("to"), q.Get("schedule"), tenant, s.eng.Cluster.Now())
 	if tenant != "" {

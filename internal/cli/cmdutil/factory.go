@@ -75,12 +75,12 @@ func (f *Factory) Renderer() *lipgloss.Renderer {
 }
 
 // AddGlobalFlags registers the flags every command inherits from the root
-// (-o, --addr and --token) on pf, storing their values in f. -o starts
+// (-o, --addr, --token, and the TLS files: tls.go) on pf, storing their values in f. -o starts
 // as table.
 func (f *Factory) AddGlobalFlags(pf *pflag.FlagSet) {
 	f.output = outTable
 	pf.VarP(&f.output, "output", "o", "output format: table or json")
-	pf.StringVar(&f.addr, "addr", "", "schedd's address: unix:PATH, tcp:HOST:PORT or https://HOST:PORT (env SCHED_ADDR; default: the socket schedd listens on)")
+	pf.StringVar(&f.addr, "addr", "", "schedd's address: unix:PATH, tcp:HOST:PORT, tls:HOST:PORT or https://HOST:PORT (env SCHED_ADDR; default: the socket schedd listens on)")
 	pf.StringVar(&f.token, "token", "", "API token (env SCHED_TOKEN, which unlike the flag does not show in ps)")
 	f.addTLSFlags(pf)
 }
@@ -89,8 +89,9 @@ func (f *Factory) AddGlobalFlags(pf *pflag.FlagSet) {
 func (f *Factory) JSONOut() bool { return f.output == outJSON }
 
 // Client connects to schedd with the global --addr and --token, falling
-// back to SCHED_ADDR and SCHED_TOKEN, and to the default socket. An
-// address it cannot read is invalid input.
+// back to SCHED_ADDR and SCHED_TOKEN, and to the default socket; a tls:
+// or https:// address uses the TLS flags (SCHED_TLS_*). An address it
+// cannot read, or TLS files it cannot load, are invalid input.
 func (f *Factory) Client() (*client.Client, error) {
 	addr, token := f.addr, f.token
 	if addr == "" {

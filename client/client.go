@@ -433,7 +433,7 @@ func (c *Client) send(ctx context.Context, r request, accept string) (*http.Resp
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()
-		return nil, decodeError(resp)
+		return nil, c.plainToTLS(decodeError(resp))
 	}
 	return resp, nil
 }

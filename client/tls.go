@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
+	"strings"
+	"time"
 )
 
 // TLSFiles names the PEM files of a TLS connection to schedd (a tls: or
@@ -74,6 +77,10 @@ func clientTLS(base *tls.Config, f TLSFiles) (*tls.Config, error) {
 	return tc, nil
 }
 
+// handshakeTimeout bounds a TLS handshake, as http.Transport's
+// TLSHandshakeTimeout would if it made the handshake.
+const handshakeTimeout = 10 * time.Second
+
 // dialTLS connects over TCP and makes the TLS handshake itself, verifying
 // the daemon's certificate for the address's host, so that a failed
 // verification is one clear *DialError rather than a bare x509 error.
@@ -87,7 +94,9 @@ func (c *Client) dialTLS(ctx context.Context, network, address string) (net.Conn
 		tc.ServerName = hostOf(address)
 	}
 	conn := tls.Client(raw, tc)
-	if err := conn.HandshakeContext(ctx); err != nil {
+	hctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
+	defer cancel()
+	if err := conn.HandshakeContext(hctx); err != nil {
 		raw.Close()
 		if ctx.Err() != nil {
 			return nil, err
@@ -149,4 +158,18 @@ func hostOf(hostport string) string {
 		return h
 	}
 	return hostport
+}
+
+// plainToTLS explains the answer of a TLS listener to plain HTTP (Go's
+// servers answer 400 "Client sent an HTTP request to an HTTPS server"): a
+// tcp: address where tls: was needed is a failure to connect, not invalid
+// input.
+func (c *Client) plainToTLS(err error) error {
+	e := asError(err)
+	if c.tls == nil && e != nil && e.Code == "" && e.Status == http.StatusBadRequest &&
+		strings.Contains(e.Message, "HTTP request to an HTTPS server") {
+		return &DialError{Addr: c.addr, Err: errors.New("the daemon serves TLS there"),
+			hint: "use tls:" + strings.TrimPrefix(c.addr, "tcp:") + " (with --tls-ca if its CA is private)"}
+	}
+	return err
 }

@@ -93,6 +93,22 @@ func TestTLSAddresses(t *testing.T) {
 	}
 }
 
+// A tcp: address to a TLS listener is a failure to connect that names
+// the tls: address to use, not invalid input.
+func TestPlainHTTPToTLS(t *testing.T) {
+	t.Parallel()
+	hp := tlsServer(t, testtls.NewCA(t, "CA"), nil, "127.0.0.1")
+	c, err := client.New("tcp:"+hp, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Status(t.Context())
+	var de *client.DialError
+	if !errors.As(err, &de) || client.IsInvalid(err) || !strings.Contains(err.Error(), "use tls:"+hp) {
+		t.Fatalf("%v; want a DialError naming tls:%s", err, hp)
+	}
+}
+
 func TestTLSFilesRefused(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -151,7 +151,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 	m := metrics.New()
 	eng, err := engine.New(ctx, engine.Config{
 		Store: st, Clock: clock.Real{}, Logger: log,
-		NodeID: cfg.NodeID, NodeAddress: listenAddresses(cfg.Listen), Shards: cfg.Shards, Horizon: cfg.Horizon,
+		NodeID: cfg.NodeID, NodeAddress: listenAddresses(cfg.Listen, cfg.TLSEnabled()), Shards: cfg.Shards, Horizon: cfg.Horizon,
 		ShardLease: cfg.ShardLease, Metrics: m,
 	})
 	if err != nil {
@@ -290,11 +290,15 @@ func openStore(ctx context.Context, cfg Config) (store.Store, string, error) {
 	return st, "sqlite", nil
 }
 
-// listenAddresses is the node's address in the registry.
-func listenAddresses(ls []Listen) string {
+// listenAddresses is the node's address in the registry, in the forms
+// clients dial: a TCP listener serving TLS is tls:HOST:PORT.
+func listenAddresses(ls []Listen, tlsOn bool) string {
 	out := make([]string, len(ls))
 	for i, l := range ls {
 		out[i] = l.String()
+		if tlsOn && l.Network == "tcp" {
+			out[i] = "tls:" + l.Address
+		}
 	}
 	return strings.Join(out, ",")
 }

@@ -373,3 +373,15 @@ func TestTLSFilesRefusedAtStart(t *testing.T) {
 		})
 	}
 }
+
+// The registry records a TLS listener as clients dial it.
+func TestListenAddressesWithTLS(t *testing.T) {
+	t.Parallel()
+	ls := []Listen{{Network: "unix", Address: "/s.sock"}, {Network: "tcp", Address: "0.0.0.0:7443"}}
+	if got, want := listenAddresses(ls, true), "unix:/s.sock,tls:0.0.0.0:7443"; got != want {
+		t.Errorf("with TLS: %q, want %q", got, want)
+	}
+	if got, want := listenAddresses(ls, false), "unix:/s.sock,tcp:0.0.0.0:7443"; got != want {
+		t.Errorf("without TLS: %q, want %q", got, want)
+	}
+}

@@ -87,10 +87,8 @@ func TestSchedctlOverTLS(t *testing.T) {
 	ok(run([]string{"SCHED_ADDR=https://" + hp, "SCHED_TLS_CA=" + ca1File}, "status"))
 	refused(run(nil, "--addr", "tls:"+hp, "status"), "the daemon's certificate is not signed by a CA this system trusts")
 	refused(run(nil, "--addr", "tls:"+hp, "--tls-ca", ca2File, "status"), "not signed by the CA in --tls-ca ("+ca2File+")")
-	// Plain HTTP to the TLS port is not served.
-	if r := run(nil, "--addr", "tcp:"+hp, "status"); r.code == 0 {
-		t.Fatalf("%s: plain HTTP served on the TLS listener", r)
-	}
+	// Plain HTTP to the TLS port is not served, and says what to use.
+	refused(run(nil, "--addr", "tcp:"+hp, "status"), "use tls:"+hp)
 	// A bad --tls-ca file is invalid input.
 	if r := run(nil, "--addr", "tls:"+hp, "--tls-ca", keyFile, "status"); r.code != 2 || !strings.Contains(r.stderr, keyFile) {
 		t.Fatalf("%s; want exit 2 naming %s", r, keyFile)

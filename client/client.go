@@ -1,6 +1,7 @@
 // Package client is the Go client of schedd's HTTP/JSON API (/v1), for
 // workers and tools. It speaks over a Unix socket (the default, the same
-// one schedd listens on without configuration), plain TCP, or HTTPS.
+// one schedd listens on without configuration), plain TCP, or TLS
+// (tls:HOST:PORT or https://HOST:PORT; see TLSFiles).
 //
 //	c, err := client.New("", os.Getenv("SCHED_TOKEN")) // the default socket
 //	sc, err := c.GetSchedule(ctx, "nightly-report")
@@ -76,16 +77,20 @@ type Client struct {
 
 	socket        string // Unix socket path; "" over TCP
 	defaultSocket bool   // the socket is the default one, not one asked for
+
+	tls      *tls.Config // of a tls: or https:// address; nil otherwise
+	tlsFiles TLSFiles    // where tls's CA and client certificate came from
 }
 
 // Option changes how New builds a Client.
 type Option func(*options)
 
 type options struct {
-	tls     *tls.Config
-	timeout time.Duration
-	version string
-	env     paths.Env
+	tls      *tls.Config
+	tlsFiles TLSFiles
+	timeout  time.Duration
+	version  string
+	env      paths.Env
 }
 
 // WithTLSConfig sets the TLS configuration of https:// addresses (for
@@ -111,7 +116,9 @@ func WithEnv(env paths.Env) Option { return func(o *options) { o.env = env } }
 //	                     else /tmp/sched-$UID/schedd.sock)
 //	unix:PATH            a Unix socket
 //	tcp:HOST:PORT        plain HTTP over TCP
-//	https://HOST:PORT    HTTPS
+//	tls:HOST:PORT        HTTPS: TLS 1.2 or later, the daemon's certificate
+//	                     verified for HOST (WithTLSFiles, WithTLSConfig)
+//	https://HOST:PORT    the same as tls:HOST:PORT
 //
 // token, when not empty, is sent as "Authorization: Bearer TOKEN". New
 // does not connect; the first request does.
@@ -151,20 +158,29 @@ func New(addr, token string, opts ...Option) (*Client, error) {
 		}
 		c.base = "http://" + hp
 		tr.DialContext = c.dialTCP
-	case strings.HasPrefix(addr, "https://"):
-		u, err := url.Parse(addr)
-		if err != nil || u.User != nil || u.RawQuery != "" || u.Fragment != "" || (u.Path != "" && u.Path != "/") {
-			return nil, fmt.Errorf("%w %q: want https://HOST:PORT", ErrInvalidAddress, addr)
+	case strings.HasPrefix(addr, "https://"), strings.HasPrefix(addr, "tls:"):
+		hp := strings.TrimPrefix(addr, "tls:")
+		if strings.HasPrefix(addr, "https://") {
+			u, err := url.Parse(addr)
+			if err != nil || u.User != nil || u.RawQuery != "" || u.Fragment != "" || (u.Path != "" && u.Path != "/") {
+				return nil, fmt.Errorf("%w %q: want https://HOST:PORT", ErrInvalidAddress, addr)
+			}
+			hp = u.Host
 		}
-		if err := checkHostPort(u.Host); err != nil {
+		if err := checkHostPort(hp); err != nil {
 			return nil, fmt.Errorf("%w %q: %v", ErrInvalidAddress, addr, err)
 		}
-		c.base = "https://" + u.Host
-		tr.DialContext = c.dialTCP
-		tr.TLSClientConfig = o.tls
-		tr.ForceAttemptHTTP2 = true
+		tc, err := clientTLS(o.tls, o.tlsFiles)
+		if err != nil {
+			return nil, err
+		}
+		c.base = "https://" + hp
+		c.tls, c.tlsFiles = tc, o.tlsFiles
+		// The handshake is dialTLS's, for errors that say what to do.
+		tr.DialTLSContext = c.dialTLS
+		tr.TLSClientConfig = tc
 	default:
-		return nil, fmt.Errorf("%w %q: want unix:PATH, tcp:HOST:PORT or https://HOST:PORT", ErrInvalidAddress, addr)
+		return nil, fmt.Errorf("%w %q: want unix:PATH, tcp:HOST:PORT, tls:HOST:PORT or https://HOST:PORT", ErrInvalidAddress, addr)
 	}
 	if c.socket != "" {
 		c.base = "http://localhost" // the host is not used; the dialer knows the socket
@@ -417,7 +433,7 @@ func (c *Client) send(ctx context.Context, r request, accept string) (*http.Resp
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()
-		return nil, decodeError(resp)
+		return nil, c.plainToTLS(decodeError(resp))
 	}
 	return resp, nil
 }
@@ -434,6 +450,11 @@ func (c *Client) transportError(ctx context.Context, r request, err error) error
 			return fmt.Errorf("%s %s: no answer from schedd at %s in time: %w", r.method, r.path, c.Addr(), ctx.Err())
 		}
 		return fmt.Errorf("%s %s: %w", r.method, r.path, ctx.Err())
+	}
+	if c.tls != nil {
+		if te := c.tlsError(err); te != nil {
+			return te
+		}
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {

@@ -392,12 +392,12 @@ func TestErrors(t *testing.T) {
 }
 
 func TestNew(t *testing.T) {
-	for _, addr := range []string{"", "unix:/run/s.sock", "tcp:127.0.0.1:8080", "tcp:localhost:1", "tcp:[::1]:80", "https://sched.example:8443", "https://sched.example:8443/"} {
+	for _, addr := range []string{"", "unix:/run/s.sock", "tcp:127.0.0.1:8080", "tcp:localhost:1", "tcp:[::1]:80", "https://sched.example:8443", "https://sched.example:8443/", "tls:sched.example:8443", "tls:[::1]:1"} {
 		if _, err := client.New(addr, ""); err != nil {
 			t.Errorf("New(%q): %v", addr, err)
 		}
 	}
-	for _, addr := range []string{"unix:", "tcp:", "tcp:host", "tcp::80", "http://h:80", "https://h:1/path", "https://u:p@h:1", "/run/s.sock", "h:80", "https://h"} {
+	for _, addr := range []string{"unix:", "tcp:", "tcp:host", "tcp::80", "http://h:80", "https://h:1/path", "https://u:p@h:1", "/run/s.sock", "h:80", "https://h", "tls:", "tls:h"} {
 		_, err := client.New(addr, "")
 		if !errors.Is(err, client.ErrInvalidAddress) {
 			t.Errorf("New(%q): %v, want ErrInvalidAddress", addr, err)

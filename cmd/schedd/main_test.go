@@ -418,7 +418,7 @@ func TestRefusedConfigurations(t *testing.T) {
 		{"shard lease", []string{"--shard-lease", "10ms"}, nil, 2, "--shard-lease"},
 		{"store without scheme", []string{"--store", "/tmp/x.db"}, nil, 2, "want sqlite:PATH"},
 		{"listen without scheme", []string{"--listen", "/tmp/x.sock"}, nil, 2, "want unix:PATH or tcp:HOST:PORT"},
-		{"https", []string{"--listen", "https://0.0.0.0:443"}, nil, 2, "TLS is not supported yet"},
+		{"https", []string{"--listen", "https://0.0.0.0:443"}, nil, 2, "--tls-cert"},
 		{"unknown flag", []string{"--bogus"}, nil, 2, "unknown flag: --bogus"},
 		{"unknown one-dash flag", []string{"-bogus"}, nil, 2, "-bogus"},
 		{"one-dash spelling of a known flag", []string{"-log-format=xml"}, nil, 2, "--log-format \"xml\""},

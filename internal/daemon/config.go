@@ -54,6 +54,14 @@ type Config struct {
 	// MaxConnections caps the connections open at once on each
 	// listener; more are closed as soon as they are accepted.
 	MaxConnections int
+	// TLSCert and TLSKey are the PEM files of the TCP listeners'
+	// certificate (chain) and key: set, every TCP listener serves TLS
+	// (Unix sockets stay plain). Both or neither. The files are read
+	// again on SIGHUP and when they change (tls.go).
+	TLSCert, TLSKey string
+	// TLSClientCA, when set (with TLSCert), is a PEM bundle of the CAs
+	// whose client certificates the TCP listeners require (mutual TLS).
+	TLSClientCA string
 }
 
 // Listen is one address to serve the API on.
@@ -93,6 +101,12 @@ With no flags it keeps its SQLite database at $XDG_DATA_HOME/sched/sched.db
 $XDG_RUNTIME_DIR/sched/schedd.sock (else /tmp/sched-$UID/schedd.sock), in a
 directory only you can enter. SIGTERM or SIGINT shuts it down cleanly.
 
+With --tls-cert and --tls-key every TCP listener serves TLS (1.2 or later),
+and may then listen beyond loopback (with a token); --tls-client-ca also
+requires client certificates. The certificate and key are read again on
+SIGHUP and when their files change; a new pair that does not load leaves
+the old one in service.
+
 With --store postgres://..., any number of schedd nodes share one
 PostgreSQL database: they register in it, share the shards between them,
 and take over a stopped node's shards at once and a dead node's within
@@ -117,10 +131,12 @@ const helpExamples = `  schedd
   schedd --store sqlite:/var/lib/sched/sched.db --listen unix:/run/sched/schedd.sock,tcp:127.0.0.1:7070
   schedd --store 'postgres://sched@db.internal:5432/sched?sslmode=verify-full' --listen unix:/run/sched/schedd.sock
   SCHED_TOKEN=$(cat token) schedd --listen tcp:127.0.0.1:7070
+  SCHED_TOKEN=$(cat token) schedd --listen tcp:0.0.0.0:7443 --tls-cert server.crt --tls-key server.key
   curl --unix-socket "$XDG_RUNTIME_DIR/sched/schedd.sock" http://sched/v1/status`
 
 // ParseConfig reads flags from args and defaults from env (SCHED_STORE,
-// SCHED_LISTEN, SCHED_TOKEN); a flag wins over its variable. --help and
+// SCHED_LISTEN, SCHED_TOKEN, SCHED_TLS_CERT, SCHED_TLS_KEY,
+// SCHED_TLS_CLIENT_CA); a flag wins over its variable. --help and
 // --version print to out and return ErrHelp or ErrVersion; bad input is a
 // *UsageError. ver is what --version reports as schedd's release.
 func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Config, error) {
@@ -164,9 +180,12 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 	fs.DurationVar(&cfg.ShardLease, "shard-lease", engine.DefaultShardLease, "how long a shard lease lasts without renewal: the longest a dead node's shards wait to move")
 	fs.StringVar(&cfg.Token, "token", "", "the operator's `TOKEN`: sent as \"Authorization: Bearer TOKEN\" it acts as an admin of the default tenant, as a request over the Unix socket does without one; tenants' tokens are made with schedctl tenant (env SCHED_TOKEN, which ps does not show; prefer it)")
 	fs.StringVar(&cfg.LogFormat, "log-format", "text", "log format on stderr: text or json")
-	fs.BoolVar(&cfg.InsecureListen, "insecure-listen", false, "allow plain HTTP on a TCP address that is not loopback (TLS is not supported yet)")
+	fs.BoolVar(&cfg.InsecureListen, "insecure-listen", false, "allow plain HTTP on a TCP address that is not loopback (without --tls-cert)")
 	fs.IntVar(&cfg.MaxWaitingClaims, "max-waiting-claims", server.DefaultMaxWaitingClaims, "how many claims with a wait (long polls) are served at once; more are answered 429 too_many_waiting")
 	fs.IntVar(&cfg.MaxConnections, "max-connections", DefaultMaxConnections, "how many connections each listener keeps open at once; more are closed as soon as they are accepted")
+	fs.StringVar(&cfg.TLSCert, "tls-cert", "", "serve TLS on every TCP listener with the PEM certificate (chain) in `FILE`; needs --tls-key; reloaded on SIGHUP and when the file changes (env SCHED_TLS_CERT)")
+	fs.StringVar(&cfg.TLSKey, "tls-key", "", "the PEM private key of --tls-cert, in `FILE` (env SCHED_TLS_KEY)")
+	fs.StringVar(&cfg.TLSClientCA, "tls-client-ca", "", "require TLS clients to present a certificate signed by a CA in the PEM bundle `FILE` (mutual TLS; needs --tls-cert) (env SCHED_TLS_CLIENT_CA)")
 	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
 	cmd.SetArgs(doubleDash(fs, args))
 	if err := cmd.Execute(); err != nil {
@@ -183,10 +202,14 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 		fmt.Fprintln(out, version.Line("schedd", ver))
 		return cfg, ErrVersion
 	}
-	for name, p := range map[string]*string{"store": &store, "listen": &listen, "token": &cfg.Token} {
+	for name, p := range map[string]*string{"store": &store, "listen": &listen, "token": &cfg.Token,
+		"tls-cert": &cfg.TLSCert, "tls-key": &cfg.TLSKey, "tls-client-ca": &cfg.TLSClientCA} {
 		if !fs.Changed(name) {
-			*p = envOr(env, "SCHED_"+strings.ToUpper(name), "")
+			*p = envOr(env, "SCHED_"+strings.ToUpper(strings.ReplaceAll(name, "-", "_")), "")
 		}
+	}
+	if err := checkTLSFlags(cfg); err != nil {
+		return cfg, err
 	}
 
 	var err error
@@ -389,7 +412,7 @@ func parseListen(s string, env paths.Env) ([]Listen, error) {
 			}
 			l = Listen{Network: "tcp", Address: addr}
 		case strings.HasPrefix(part, "https://"):
-			return nil, usage("--listen %q: TLS is not supported yet; listen on tcp:127.0.0.1:PORT behind a TLS proxy", part)
+			return nil, usage("--listen %q: for TLS, listen on tcp:HOST:PORT and give --tls-cert and --tls-key", part)
 		default:
 			return nil, usage("--listen %q: want unix:PATH or tcp:HOST:PORT", part)
 		}
@@ -404,7 +427,7 @@ func parseListen(s string, env paths.Env) ([]Listen, error) {
 
 // checkExposure refuses plain HTTP on a network address, where tokens and
 // payloads would cross the network in clear text: TCP on anything but
-// loopback needs --insecure-listen, and then a token.
+// loopback needs TLS (--tls-cert) or --insecure-listen, and then a token.
 func checkExposure(l Listen, cfg Config) error {
 	if l.Network != "tcp" {
 		return nil
@@ -413,8 +436,8 @@ func checkExposure(l Listen, cfg Config) error {
 	if isLoopback(host) {
 		return nil
 	}
-	if !cfg.InsecureListen {
-		return usage("refusing to listen on %s: it is not a loopback address and TLS is not supported yet, so tokens and payloads would cross the network in clear text; listen on tcp:127.0.0.1:PORT, or pass --insecure-listen if you accept that", l)
+	if !cfg.InsecureListen && !cfg.TLSEnabled() {
+		return usage("refusing to listen on %s: it is not a loopback address and TLS is off, so tokens and payloads would cross the network in clear text; give --tls-cert and --tls-key, listen on tcp:127.0.0.1:PORT, or pass --insecure-listen if you accept that", l)
 	}
 	if cfg.Token == "" {
 		return usage("refusing to listen on %s without a token: anyone who can reach it could use the API; set SCHED_TOKEN or --token", l)
@@ -431,4 +454,18 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// checkTLSFlags requires --tls-cert and --tls-key together, and either of
+// them for --tls-client-ca.
+func checkTLSFlags(cfg Config) error {
+	switch {
+	case cfg.TLSCert != "" && cfg.TLSKey == "":
+		return usage("--tls-cert is given without --tls-key (or SCHED_TLS_KEY): give the certificate's private key too")
+	case cfg.TLSKey != "" && cfg.TLSCert == "":
+		return usage("--tls-key is given without --tls-cert (or SCHED_TLS_CERT): give the certificate too")
+	case cfg.TLSClientCA != "" && cfg.TLSCert == "":
+		return usage("--tls-client-ca needs --tls-cert and --tls-key: client certificates are asked for only over TLS")
+	}
+	return nil
 }

@@ -90,7 +90,10 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 		<-ctx.Done()
 		stop() // a second signal kills at once
 	}()
-	if err := Run(ctx, cfg, Options{Version: version, Env: os.LookupEnv, Logger: NewLogger(cfg.LogFormat, stderr)}); err != nil {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	if err := Run(ctx, cfg, Options{Version: version, Env: os.LookupEnv, Logger: NewLogger(cfg.LogFormat, stderr), Reload: hup}); err != nil {
 		fmt.Fprintf(stderr, "schedd: %s\n", oneLine(err.Error()))
 		return ExitError
 	}
@@ -110,6 +113,9 @@ type Options struct {
 	Version string
 	Env     paths.Env
 	Logger  *slog.Logger
+	// Reload reloads the TLS certificate and key each time it receives
+	// (Main: SIGHUP). Nil: only a change of the files reloads them.
+	Reload <-chan os.Signal
 }
 
 // Run runs the daemon until ctx ends, then shuts it down. It returns nil
@@ -145,7 +151,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 	m := metrics.New()
 	eng, err := engine.New(ctx, engine.Config{
 		Store: st, Clock: clock.Real{}, Logger: log,
-		NodeID: cfg.NodeID, NodeAddress: listenAddresses(cfg.Listen), Shards: cfg.Shards, Horizon: cfg.Horizon,
+		NodeID: cfg.NodeID, NodeAddress: listenAddresses(cfg.Listen, cfg.TLSEnabled()), Shards: cfg.Shards, Horizon: cfg.Horizon,
 		ShardLease: cfg.ShardLease, Metrics: m,
 	})
 	if err != nil {
@@ -167,10 +173,30 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 	if err != nil {
 		return err
 	}
-	lns, err := listenAll(cfg, opt.Env, log)
+	var certs *certReloader
+	if cfg.TLSEnabled() {
+		if certs, err = newCertReloader(cfg.TLSCert, cfg.TLSKey, log); err != nil {
+			return err
+		}
+		if !hasTCP(cfg.Listen) {
+			log.Warn("--tls-cert is given but no --listen address is TCP; Unix sockets do not use TLS")
+		}
+	}
+	tlsConfig, err := serverTLS(cfg, certs)
 	if err != nil {
 		return err
 	}
+	lns, err := listenAll(cfg, opt.Env, tlsConfig, log)
+	if err != nil {
+		return err
+	}
+	reloadDone := make(chan struct{})
+	var reloading sync.WaitGroup
+	reloading.Go(func() { reloadOnSignal(opt.Reload, reloadDone, certs, log) })
+	defer func() {
+		close(reloadDone)
+		reloading.Wait()
+	}()
 	if err := eng.Start(context.Background()); err != nil {
 		for _, l := range lns {
 			l.Close()
@@ -213,7 +239,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 		"store", cfg.RedactedStore(), "listen", strings.Join(listening, ","),
 		"node_id", cfg.NodeID, "shards", cfg.Shards, "horizon", cfg.Horizon.String(),
 		"shard_lease", cfg.ShardLease.String(), "clock_offset", eng.Cluster.ClockOffset().String(),
-		"auth", cfg.Token != "", "pid", os.Getpid())
+		"auth", cfg.Token != "", "tls", tlsConfig != nil, "mtls", cfg.TLSClientCA != "", "pid", os.Getpid())
 
 	var runErr error
 	select {
@@ -226,6 +252,16 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 	eng.Stop()
 	log.Info("schedd stopped")
 	return runErr
+}
+
+// hasTCP reports whether any listener is TCP.
+func hasTCP(ls []Listen) bool {
+	for _, l := range ls {
+		if l.Network == "tcp" {
+			return true
+		}
+	}
+	return false
 }
 
 // openStore opens the configured store and names its driver.
@@ -260,11 +296,15 @@ func openStore(ctx context.Context, cfg Config) (store.Store, string, error) {
 	return st, "sqlite", nil
 }
 
-// listenAddresses is the node's address in the registry.
-func listenAddresses(ls []Listen) string {
+// listenAddresses is the node's address in the registry, in the forms
+// clients dial: a TCP listener serving TLS is tls:HOST:PORT.
+func listenAddresses(ls []Listen, tlsOn bool) string {
 	out := make([]string, len(ls))
 	for i, l := range ls {
 		out[i] = l.String()
+		if tlsOn && l.Network == "tcp" {
+			out[i] = "tls:" + l.Address
+		}
 	}
 	return strings.Join(out, ",")
 }

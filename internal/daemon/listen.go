@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,8 +17,10 @@ import (
 )
 
 // listenAll opens every listener of cfg, or none: on an error the ones
-// already open are closed.
-func listenAll(cfg Config, env paths.Env, log *slog.Logger) ([]net.Listener, error) {
+// already open are closed. With tc, every TCP listener serves TLS (over
+// the cap on connections, so that a handshake holds a slot); Unix sockets
+// stay plain.
+func listenAll(cfg Config, env paths.Env, tc *tls.Config, log *slog.Logger) ([]net.Listener, error) {
 	var ls []net.Listener
 	for _, l := range cfg.Listen {
 		var (
@@ -38,7 +41,11 @@ func listenAll(cfg Config, env paths.Env, log *slog.Logger) ([]net.Listener, err
 			}
 			return nil, fmt.Errorf("listen on %s: %w", l, err)
 		}
-		ls = append(ls, limitConns(ln, cfg.MaxConnections, log))
+		ln = limitConns(ln, cfg.MaxConnections, log)
+		if tc != nil && l.Network == "tcp" {
+			ln = tls.NewListener(ln, tc)
+		}
+		ls = append(ls, ln)
 	}
 	return ls, nil
 }

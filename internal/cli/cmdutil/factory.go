@@ -41,6 +41,7 @@ type Factory struct {
 	// Set by the root command's global flags (AddGlobalFlags).
 	output      outputFormat
 	addr, token string
+	tls         client.TLSFiles // --tls-ca, --tls-client-cert, --tls-client-key
 }
 
 // SystemFactory returns a Factory on the process's real streams and clock.
@@ -74,21 +75,23 @@ func (f *Factory) Renderer() *lipgloss.Renderer {
 }
 
 // AddGlobalFlags registers the flags every command inherits from the root
-// (-o, --addr and --token) on pf, storing their values in f. -o starts
+// (-o, --addr, --token, and the TLS files: tls.go) on pf, storing their values in f. -o starts
 // as table.
 func (f *Factory) AddGlobalFlags(pf *pflag.FlagSet) {
 	f.output = outTable
 	pf.VarP(&f.output, "output", "o", "output format: table or json")
-	pf.StringVar(&f.addr, "addr", "", "schedd's address: unix:PATH, tcp:HOST:PORT or https://HOST:PORT (env SCHED_ADDR; default: the socket schedd listens on)")
+	pf.StringVar(&f.addr, "addr", "", "schedd's address: unix:PATH, tcp:HOST:PORT, tls:HOST:PORT or https://HOST:PORT (env SCHED_ADDR; default: the socket schedd listens on)")
 	pf.StringVar(&f.token, "token", "", "API token (env SCHED_TOKEN, which unlike the flag does not show in ps)")
+	f.addTLSFlags(pf)
 }
 
 // JSONOut reports whether -o json was given.
 func (f *Factory) JSONOut() bool { return f.output == outJSON }
 
 // Client connects to schedd with the global --addr and --token, falling
-// back to SCHED_ADDR and SCHED_TOKEN, and to the default socket. An
-// address it cannot read is invalid input.
+// back to SCHED_ADDR and SCHED_TOKEN, and to the default socket; a tls:
+// or https:// address uses the TLS flags (SCHED_TLS_*). An address it
+// cannot read, or TLS files it cannot load, are invalid input.
 func (f *Factory) Client() (*client.Client, error) {
 	addr, token := f.addr, f.token
 	if addr == "" {
@@ -97,9 +100,14 @@ func (f *Factory) Client() (*client.Client, error) {
 	if token == "" {
 		token, _ = f.LookupEnv("SCHED_TOKEN")
 	}
-	c, err := client.New(addr, token, client.WithVersion("schedctl/"+f.Version), client.WithEnv(f.LookupEnv))
+	files, err := f.tlsFiles()
 	if err != nil {
-		if errors.Is(err, client.ErrInvalidAddress) {
+		return nil, err
+	}
+	c, err := client.New(addr, token, client.WithVersion("schedctl/"+f.Version), client.WithEnv(f.LookupEnv),
+		client.WithTLSFiles(files))
+	if err != nil {
+		if errors.Is(err, client.ErrInvalidAddress) || errors.Is(err, client.ErrInvalidTLS) {
 			return nil, &UsageError{Err: err}
 		}
 		return nil, &UsageError{Err: errors.New("--token: " + err.Error())}

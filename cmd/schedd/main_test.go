@@ -409,7 +409,6 @@ func TestRefusedConfigurations(t *testing.T) {
 		{"empty host", []string{"--listen", "tcp::0"}, nil, 2, "not a loopback address"},
 		{"a LAN address via env", nil, []string{"SCHED_LISTEN=tcp:192.168.1.10:7070"}, 2, "--insecure-listen"},
 		{"a name", []string{"--listen", "tcp:example.com:7070"}, nil, 2, "not a loopback address"},
-		{"insecure without a token", []string{"--listen", "tcp:0.0.0.0:0", "--insecure-listen"}, nil, 2, "without a token"},
 		// Nothing listens on port 1: the store does not open, and the
 		// message names it without its password.
 		{"postgres unreachable", []string{"--store", "postgres://sched:secret@127.0.0.1:1/sched?connect_timeout=2"}, nil, 1, "cannot open the store postgres://127.0.0.1:1/sched"},
@@ -445,8 +444,10 @@ func TestRefusedConfigurations(t *testing.T) {
 	}
 }
 
-// A TCP listener on loopback with a token: every /v1 request needs it, on
-// every listener; the probes do not.
+// A TCP listener on loopback with the operator's token: every /v1 request
+// over TCP needs a token; over the Unix socket a request without one acts
+// as the default tenant's admin, but a wrong one is refused; the probes
+// need none.
 func TestTCPWithToken(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -455,8 +456,9 @@ func TestTCPWithToken(t *testing.T) {
 	uc := unixClient(t, sock)
 	uc.ready(p)
 	tc := tcpClient(t, tcpAddr(t, p))
+	uc.must(200, nil, "GET", "/v1/status", nil)
+	tc.must(401, nil, "GET", "/v1/status", nil)
 	for _, c := range []*client{uc, tc} {
-		c.must(401, nil, "GET", "/v1/status", nil)
 		c.token = "wrong"
 		c.must(401, nil, "GET", "/v1/schedules", nil)
 		c.token = "tok-123"
@@ -602,9 +604,10 @@ func TestSlowHeadersAreCutOff(t *testing.T) {
 		t.Skip("waits for the 10 s header timeout")
 	}
 	e := newEnv(t)
-	p := start(t, e.vars(), "--listen", "tcp:127.0.0.1:0")
+	p := start(t, append(e.vars(), "SCHED_TOKEN=tok-123"), "--listen", "tcp:127.0.0.1:0")
 	addr := tcpAddr(t, p)
 	c := tcpClient(t, addr)
+	c.token = "tok-123"
 	c.ready(p)
 	const slow = 50
 	conns := make([]net.Conn, 0, slow)

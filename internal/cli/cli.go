@@ -120,8 +120,8 @@ differences found, and its other failures exit 3.`,
 		simulate.NewCmdSimulate(f),
 		completion.NewCmdCompletion(f, nil),
 		reconcile.NewCmdReconcile(f, nil),
-		simulate.NewCmdSimulate(f),
-		tenant.NewCmdTenant(f), tenant.NewCmdWhoami(f, nil),
+		tenant.NewCmdTenant(f),
+		tenant.NewCmdWhoami(f, nil),
 	)
 	root.InitDefaultHelpCmd()
 	// Unknown commands and bad arguments are invalid input too.

@@ -155,6 +155,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 		Engine: eng, Version: opt.Version, NodeID: cfg.NodeID, Shards: cfg.Shards,
 		StoreDriver: driver, Token: cfg.Token, Logger: log, Metrics: m,
 		MaxWaitingClaims: cfg.MaxWaitingClaims,
+		APIRate:          cfg.APIRate, APIBurst: cfg.APIBurst, MaxWaitingClaimsPerTenant: cfg.MaxWaitingClaimsPerTenant,
 		Reconcile: func(ctx context.Context, o reconcile.Options) (*api.ReconcileReport, error) {
 			return reconcile.Report(ctx, st, o)
 		},
@@ -167,7 +168,8 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 	if err != nil {
 		return err
 	}
-	lns, err := listenAll(cfg, opt.Env, log)
+	mem := newMemReleaser(log)
+	lns, err := listenAll(cfg, opt.Env, log, mem)
 	if err != nil {
 		return err
 	}
@@ -178,6 +180,10 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 		return err
 	}
 	defer eng.Stop() // releases the shard leases; runs before the store closes
+	memCtx, memStop := context.WithCancel(context.Background())
+	memDone := make(chan struct{})
+	go func() { defer close(memDone); mem.run(memCtx) }()
+	defer func() { memStop(); <-memDone }()
 
 	errLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	servers := make([]*http.Server, len(lns))

@@ -17,7 +17,7 @@ import (
 
 // listenAll opens every listener of cfg, or none: on an error the ones
 // already open are closed.
-func listenAll(cfg Config, env paths.Env, log *slog.Logger) ([]net.Listener, error) {
+func listenAll(cfg Config, env paths.Env, log *slog.Logger, mem *memReleaser) ([]net.Listener, error) {
 	var ls []net.Listener
 	for _, l := range cfg.Listen {
 		var (
@@ -38,7 +38,7 @@ func listenAll(cfg Config, env paths.Env, log *slog.Logger) ([]net.Listener, err
 			}
 			return nil, fmt.Errorf("listen on %s: %w", l, err)
 		}
-		ls = append(ls, limitConns(ln, cfg.MaxConnections, log))
+		ls = append(ls, limitConns(ln, cfg.MaxConnections, log, mem))
 	}
 	return ls, nil
 }

@@ -218,9 +218,9 @@ func claimRequest(queue, wait string) string {
 // the idle connections past it are closed on accept.
 func TestIdleConnectionsAndWaitingClaims(t *testing.T) {
 	const (
-		claims    = 5000
-		idlePer   = 10_000
-		maxConns  = 19_000
+		claims   = 5000
+		idlePer  = 10_000
+		maxConns = 19_000
 		// After they close, RSS <= baseline + rssMargin. Not all of it
 		// can come back: the Go runtime keeps a descriptor for every
 		// goroutine it ever ran and a poll descriptor for every

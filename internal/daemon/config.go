@@ -55,7 +55,8 @@ type Config struct {
 	// listener; more are closed as soon as they are accepted.
 	MaxConnections int
 	// APIRate and APIBurst are each tenant's quota of API requests per
-	// second on this node and its burst (server.Config.APIRate, APIBurst).
+	// second on this node and its burst (server.Config.APIRate, APIBurst;
+	// 0: the server's defaults).
 	APIRate  float64
 	APIBurst int
 	// MaxWaitingClaimsPerTenant caps one tenant's claims with a wait
@@ -174,7 +175,7 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 	fs.BoolVar(&cfg.InsecureListen, "insecure-listen", false, "allow plain HTTP on a TCP address that is not loopback (TLS is not supported yet)")
 	fs.IntVar(&cfg.MaxWaitingClaims, "max-waiting-claims", server.DefaultMaxWaitingClaims, "how many claims with a wait (long polls) are served at once; more are answered 429 too_many_waiting")
 	fs.IntVar(&cfg.MaxConnections, "max-connections", DefaultMaxConnections, "how many connections each listener keeps open at once; more are closed as soon as they are accepted")
-	fs.Float64Var(&cfg.APIRate, "api-rate", server.DefaultAPIRate, "each tenant's quota of API requests per second on this node; more are answered 429 rate_limited with Retry-After")
+	fs.Float64Var(&cfg.APIRate, "api-rate", 0, fmt.Sprintf("each tenant's quota of API requests per second on this node (0: %d); more are answered 429 rate_limited with Retry-After", server.DefaultAPIRate))
 	fs.IntVar(&cfg.APIBurst, "api-burst", 0, "how many API requests a tenant may send at once above --api-rate (0: twice the rate)")
 	fs.IntVar(&cfg.MaxWaitingClaimsPerTenant, "max-waiting-claims-per-tenant", 0, "how many claims with a wait one tenant has at once, within --max-waiting-claims (0: --max-waiting-claims); more are answered 429 too_many_waiting")
 	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
@@ -231,8 +232,8 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 		return cfg, usage("--max-waiting-claims %d: must be from 1 to 1000000", cfg.MaxWaitingClaims)
 	case cfg.MaxConnections < 1 || cfg.MaxConnections > 1_000_000:
 		return cfg, usage("--max-connections %d: must be from 1 to 1000000", cfg.MaxConnections)
-	case !(cfg.APIRate > 0 && cfg.APIRate <= 1e9):
-		return cfg, usage("--api-rate %v: must be more than 0 and at most 1000000000 requests per second", cfg.APIRate)
+	case !(cfg.APIRate >= 0 && cfg.APIRate <= 1e9):
+		return cfg, usage("--api-rate %v: must be from 0 (the default, %d) to 1000000000 requests per second", cfg.APIRate, server.DefaultAPIRate)
 	case cfg.APIBurst < 0 || cfg.APIBurst > 1_000_000_000:
 		return cfg, usage("--api-burst %d: must be from 1 to 1000000000, or 0 for twice the rate", cfg.APIBurst)
 	case cfg.MaxWaitingClaimsPerTenant < 0 || cfg.MaxWaitingClaimsPerTenant > 1_000_000:

@@ -13,9 +13,10 @@ import (
 //
 // Each open connection holds a goroutine (two while it serves a claim with
 // a wait: the handler and net/http's reader watching for the client going
-// away), their stacks, grown by the store's calls to 8 to 32 KB, and
-// net/http's buffers (4 KB to read, 4 KB and 2 KB to write): some 40 KB for
-// a waiting claim, 20 KB for an idle keep-alive connection. When thousands
+// away), their stacks, and net/http's buffers (4 KB to read, 4 KB and 2 KB
+// to write): some 31 KB for a waiting claim (11 KB of stacks, now that the
+// engine runs a claim's store calls on a goroutine of their own; it was
+// 19 KB), 20 KB for an idle keep-alive connection. When thousands
 // of them close at once, that memory is garbage the runtime gives back to
 // the operating system only after its next collection, and an idle daemon
 // allocates so little that the next one may be two minutes away (the

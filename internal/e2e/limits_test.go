@@ -109,11 +109,12 @@ func openIdle(d *net.Dialer, addr string) (net.Conn, error) {
 // memFigures is what the daemon holds, from /proc and its /metrics.
 type memFigures struct {
 	rss, heapInuse, stackInuse, heapReleased, otherSys, goroutines float64
+	sys, mspanSys, gcSys, threads                                  float64
 }
 
 func (m memFigures) String() string {
-	return fmt.Sprintf("RSS %.1f MB, heap in use %.1f MB, stacks %.1f MB, heap released %.1f MB, runtime other %.1f MB, goroutines %.0f",
-		m.rss/1e6, m.heapInuse/1e6, m.stackInuse/1e6, m.heapReleased/1e6, m.otherSys/1e6, m.goroutines)
+	return fmt.Sprintf("RSS %.1f MB, heap in use %.1f MB, stacks %.1f MB, heap released %.1f MB, runtime other %.1f MB, sys %.1f MB, mspan %.1f MB, gc %.1f MB, goroutines %.0f, threads %.0f",
+		m.rss/1e6, m.heapInuse/1e6, m.stackInuse/1e6, m.heapReleased/1e6, m.otherSys/1e6, m.sys/1e6, m.mspanSys/1e6, m.gcSys/1e6, m.goroutines, m.threads)
 }
 
 // limitsDaemon is a schedd on a Unix socket and a loopback TCP port.
@@ -195,6 +196,10 @@ func (d *limitsDaemon) mem() memFigures {
 		"go_memstats_heap_released_bytes": &m.heapReleased,
 		"go_memstats_other_sys_bytes":     &m.otherSys,
 		"go_goroutines":                   &m.goroutines,
+		"go_memstats_sys_bytes":           &m.sys,
+		"go_memstats_mspan_sys_bytes":     &m.mspanSys,
+		"go_memstats_gc_sys_bytes":        &m.gcSys,
+		"go_threads":                      &m.threads,
 	} {
 		v := regexp.MustCompile(`(?m)^` + name + ` (\S+)$`).FindStringSubmatch(body)
 		if v == nil {

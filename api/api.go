@@ -508,4 +508,5 @@ const (
 	CodeUnavailable     = "unavailable"       // 503: shutting down or not ready
 	CodeStoreFull       = "store_full"        // 507: the store is out of space; nothing was written
 	CodeInternal        = "internal"          // 500
+	CodeRateLimited     = "rate_limited"      // 429: the tenant's API request rate quota is spent; retry after Retry-After
 )

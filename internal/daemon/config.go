@@ -62,6 +62,14 @@ type Config struct {
 	// TLSClientCA, when set (with TLSCert), is a PEM bundle of the CAs
 	// whose client certificates the TCP listeners require (mutual TLS).
 	TLSClientCA string
+	// APIRate and APIBurst are each tenant's quota of API requests per
+	// second on this node and its burst (server.Config.APIRate, APIBurst;
+	// 0: the server's defaults).
+	APIRate  float64
+	APIBurst int
+	// MaxWaitingClaimsPerTenant caps one tenant's claims with a wait
+	// (server.Config.MaxWaitingClaimsPerTenant); 0: MaxWaitingClaims.
+	MaxWaitingClaimsPerTenant int
 }
 
 // Listen is one address to serve the API on.
@@ -186,6 +194,9 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 	fs.StringVar(&cfg.TLSCert, "tls-cert", "", "serve TLS on every TCP listener with the PEM certificate (chain) in `FILE`; needs --tls-key; reloaded on SIGHUP and when the file changes (env SCHED_TLS_CERT)")
 	fs.StringVar(&cfg.TLSKey, "tls-key", "", "the PEM private key of --tls-cert, in `FILE` (env SCHED_TLS_KEY)")
 	fs.StringVar(&cfg.TLSClientCA, "tls-client-ca", "", "require TLS clients to present a certificate signed by a CA in the PEM bundle `FILE` (mutual TLS; needs --tls-cert) (env SCHED_TLS_CLIENT_CA)")
+	fs.Float64Var(&cfg.APIRate, "api-rate", 0, fmt.Sprintf("each tenant's quota of API requests per second on this node (0: %d); more are answered 429 rate_limited with Retry-After", server.DefaultAPIRate))
+	fs.IntVar(&cfg.APIBurst, "api-burst", 0, "how many API requests a tenant may send at once above --api-rate (0: twice the rate)")
+	fs.IntVar(&cfg.MaxWaitingClaimsPerTenant, "max-waiting-claims-per-tenant", 0, "how many claims with a wait one tenant has at once, within --max-waiting-claims (0: --max-waiting-claims); more are answered 429 too_many_waiting")
 	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
 	cmd.SetArgs(doubleDash(fs, args))
 	if err := cmd.Execute(); err != nil {
@@ -244,6 +255,12 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 		return cfg, usage("--max-waiting-claims %d: must be from 1 to 1000000", cfg.MaxWaitingClaims)
 	case cfg.MaxConnections < 1 || cfg.MaxConnections > 1_000_000:
 		return cfg, usage("--max-connections %d: must be from 1 to 1000000", cfg.MaxConnections)
+	case !(cfg.APIRate >= 0 && cfg.APIRate <= 1e9):
+		return cfg, usage("--api-rate %v: must be from 0 (the default, %d) to 1000000000 requests per second", cfg.APIRate, server.DefaultAPIRate)
+	case cfg.APIBurst < 0 || cfg.APIBurst > 1_000_000_000:
+		return cfg, usage("--api-burst %d: must be from 1 to 1000000000, or 0 for twice the rate", cfg.APIBurst)
+	case cfg.MaxWaitingClaimsPerTenant < 0 || cfg.MaxWaitingClaimsPerTenant > 1_000_000:
+		return cfg, usage("--max-waiting-claims-per-tenant %d: must be from 1 to 1000000, or 0 for --max-waiting-claims", cfg.MaxWaitingClaimsPerTenant)
 	case cfg.LogFormat != "text" && cfg.LogFormat != "json":
 		return cfg, usage("--log-format %q: want text or json", cfg.LogFormat)
 	case strings.ContainsAny(cfg.Token, " \t\r\n"):

@@ -21,14 +21,15 @@ type limitListener struct {
 	net.Listener
 	slots chan struct{}
 	log   *slog.Logger
+	mem   *memReleaser // counts the connections of every listener; nil: none
 
 	mu       sync.Mutex
 	refused  int       // since the last log line
 	lastWarn time.Time // of the last log line
 }
 
-func limitConns(ln net.Listener, max int, log *slog.Logger) net.Listener {
-	return &limitListener{Listener: ln, slots: make(chan struct{}, max), log: log}
+func limitConns(ln net.Listener, max int, log *slog.Logger, mem *memReleaser) net.Listener {
+	return &limitListener{Listener: ln, slots: make(chan struct{}, max), log: log, mem: mem}
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {
@@ -39,7 +40,11 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		}
 		select {
 		case l.slots <- struct{}{}:
-			return &limitConn{Conn: c, release: func() { <-l.slots }}, nil
+			if l.mem == nil {
+				return &limitConn{Conn: c, release: func() { <-l.slots }}, nil
+			}
+			l.mem.opened()
+			return &limitConn{Conn: c, release: func() { <-l.slots; l.mem.closed() }}, nil
 		default:
 			c.Close()
 			l.noteRefused()

@@ -15,6 +15,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -36,6 +37,7 @@ import (
 	"github.com/sched-dev/sched/internal/metrics"
 	"github.com/sched-dev/sched/internal/paths"
 	"github.com/sched-dev/sched/internal/reconcile"
+	"github.com/sched-dev/sched/internal/record"
 	"github.com/sched-dev/sched/internal/server"
 	"github.com/sched-dev/sched/internal/simulate"
 	"github.com/sched-dev/sched/internal/store"
@@ -153,6 +155,8 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 		Store: st, Clock: clock.Real{}, Logger: log,
 		NodeID: cfg.NodeID, NodeAddress: listenAddresses(cfg.Listen, cfg.TLSEnabled()), Shards: cfg.Shards, Horizon: cfg.Horizon,
 		ShardLease: cfg.ShardLease, Metrics: m,
+		// Every tenant's quotas unless it has its own.
+		TenantDefaults: record.Quotas{APIRequestsPerSecond: int64(cmp.Or(cfg.APIRate, server.DefaultAPIRate))},
 	})
 	if err != nil {
 		return err
@@ -161,6 +165,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 		Engine: eng, Version: opt.Version, NodeID: cfg.NodeID, Shards: cfg.Shards,
 		StoreDriver: driver, Token: cfg.Token, Logger: log, Metrics: m,
 		MaxWaitingClaims: cfg.MaxWaitingClaims,
+		APIRate:          cfg.APIRate, APIBurst: cfg.APIBurst, MaxWaitingClaimsPerTenant: cfg.MaxWaitingClaimsPerTenant,
 		Reconcile: func(ctx context.Context, o reconcile.Options) (*api.ReconcileReport, error) {
 			return reconcile.Report(ctx, st, o)
 		},
@@ -186,7 +191,8 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 	if err != nil {
 		return err
 	}
-	lns, err := listenAll(cfg, opt.Env, tlsConfig, log)
+	mem := newMemReleaser(log)
+	lns, err := listenAll(cfg, opt.Env, tlsConfig, log, mem)
 	if err != nil {
 		return err
 	}
@@ -204,6 +210,10 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 		return err
 	}
 	defer eng.Stop() // releases the shard leases; runs before the store closes
+	memCtx, memStop := context.WithCancel(context.Background())
+	memDone := make(chan struct{})
+	go func() { defer close(memDone); mem.run(memCtx) }()
+	defer func() { memStop(); <-memDone }()
 
 	errLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	servers := make([]*http.Server, len(lns))

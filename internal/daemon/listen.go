@@ -20,7 +20,7 @@ import (
 // already open are closed. With tc, every TCP listener serves TLS (over
 // the cap on connections, so that a handshake holds a slot); Unix sockets
 // stay plain.
-func listenAll(cfg Config, env paths.Env, tc *tls.Config, log *slog.Logger) ([]net.Listener, error) {
+func listenAll(cfg Config, env paths.Env, tc *tls.Config, log *slog.Logger, mem *memReleaser) ([]net.Listener, error) {
 	var ls []net.Listener
 	for _, l := range cfg.Listen {
 		var (
@@ -41,7 +41,7 @@ func listenAll(cfg Config, env paths.Env, tc *tls.Config, log *slog.Logger) ([]n
 			}
 			return nil, fmt.Errorf("listen on %s: %w", l, err)
 		}
-		ln = limitConns(ln, cfg.MaxConnections, log)
+		ln = limitConns(ln, cfg.MaxConnections, log, mem)
 		if tc != nil && l.Network == "tcp" {
 			ln = tls.NewListener(ln, tc)
 		}

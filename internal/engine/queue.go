@@ -67,50 +67,19 @@ func (q *Queue) Claim(ctx context.Context, req ClaimRequest) ([]store.Claimed, e
 	for {
 		woken := q.notify.wait() // before the claim, so no notification is lost
 		now := q.now().Truncate(time.Millisecond)
-		all, hold, until, err := q.claimOutage(ctx, now)
-		if err != nil {
-			return nil, fmt.Errorf("claim from %s: %w", req.Queue, err)
+		var r claimRound
+		if req.Wait > 0 {
+			onFreshStack(func() { r = q.claimRound(ctx, req, now, deadline) })
+		} else {
+			r = q.claimRound(ctx, req, now, deadline)
 		}
-		var got []store.Claimed
-		if !all {
-			if err := q.sweeper.maybe(ctx, now); err != nil {
-				return nil, err
-			}
-			skipped := 0
-			got, err = claimOccurrences(ctx, q.store, store.ClaimParams{
-				TenantID: req.TenantID, Queue: req.Queue, WorkerID: req.WorkerID,
-				Limit: req.Limit, Lease: req.Lease, Now: now, Skipped: &skipped,
-			}, hold)
-			if err != nil {
-				return nil, fmt.Errorf("claim from %s: %w", req.Queue, err)
-			}
-			q.obs.observeClaims(now, got, skipped)
-			faultinject.Crash(faultinject.ClaimAfterCommit)
+		if r.err != nil {
+			return nil, r.err
 		}
-		if len(got) > 0 || !now.Before(deadline) {
-			return got, nil
+		if len(r.got) > 0 || !now.Before(deadline) {
+			return r.got, nil
 		}
-		// Sleep until the next occurrence is due, a notification, or the
-		// deadline, whichever is first; during a simulated outage, until
-		// it ends or for outageRefresh, when it is read again (another
-		// node may cancel it).
-		sleep := deadline.Sub(now)
-		if !until.IsZero() {
-			sleep = min(sleep, max(until.Sub(now), time.Millisecond), outageRefresh)
-		}
-		if !all {
-			next, err := q.store.NextAvailable(ctx, req.TenantID, req.Queue)
-			if err != nil {
-				return nil, fmt.Errorf("claim from %s: %w", req.Queue, err)
-			}
-			// Under an outage of some shards the first one due may be
-			// held: one due already and not taken is no reason to wake
-			// every millisecond.
-			if !next.IsZero() && next.Sub(now) < sleep && (hold == nil || next.After(now)) {
-				sleep = max(next.Sub(now), time.Millisecond)
-			}
-		}
-		t := q.clock.NewTimer(sleep)
+		t := q.clock.NewTimer(r.sleep)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -119,6 +88,92 @@ func (q *Queue) Claim(ctx context.Context, req ClaimRequest) ([]store.Claimed, e
 			t.Stop()
 		case <-t.C():
 		}
+	}
+}
+
+// claimRound is what one round of a claim found: the occurrences claimed,
+// or how long to sleep before the next round.
+type claimRound struct {
+	got   []store.Claimed
+	sleep time.Duration
+	err   error
+}
+
+// claimRound claims what is available at now and, when nothing was and
+// the deadline is ahead, works out how long to sleep: until the next
+// occurrence is due, or the deadline, whichever is first; during a
+// simulated outage, until it ends or for outageRefresh, when it is read
+// again (another node may cancel it).
+func (q *Queue) claimRound(ctx context.Context, req ClaimRequest, now, deadline time.Time) claimRound {
+	all, hold, until, err := q.claimOutage(ctx, now)
+	if err != nil {
+		return claimRound{err: fmt.Errorf("claim from %s: %w", req.Queue, err)}
+	}
+	var got []store.Claimed
+	if !all {
+		if err := q.sweeper.maybe(ctx, now); err != nil {
+			return claimRound{err: err}
+		}
+		skipped := 0
+		got, err = claimOccurrences(ctx, q.store, store.ClaimParams{
+			TenantID: req.TenantID, Queue: req.Queue, WorkerID: req.WorkerID,
+			Limit: req.Limit, Lease: req.Lease, Now: now, Skipped: &skipped,
+		}, hold)
+		if err != nil {
+			return claimRound{err: fmt.Errorf("claim from %s: %w", req.Queue, err)}
+		}
+		q.obs.observeClaims(now, got, skipped)
+		faultinject.Crash(faultinject.ClaimAfterCommit)
+	}
+	if len(got) > 0 || !now.Before(deadline) {
+		return claimRound{got: got}
+	}
+	sleep := deadline.Sub(now)
+	if !until.IsZero() {
+		sleep = min(sleep, max(until.Sub(now), time.Millisecond), outageRefresh)
+	}
+	if !all {
+		next, err := q.store.NextAvailable(ctx, req.TenantID, req.Queue)
+		if err != nil {
+			return claimRound{err: fmt.Errorf("claim from %s: %w", req.Queue, err)}
+		}
+		// Under an outage of some shards the first one due may be
+		// held: one due already and not taken is no reason to wake
+		// every millisecond.
+		if !next.IsZero() && next.Sub(now) < sleep && (hold == nil || next.After(now)) {
+			sleep = max(next.Sub(now), time.Millisecond)
+		}
+	}
+	return claimRound{sleep: sleep}
+}
+
+// onFreshStack runs f on a new goroutine and waits for it, passing on its
+// panic. A claim with a wait parks its goroutine for up to minutes between
+// rounds, and a goroutine keeps the stack its deepest call grew: the
+// store's calls (SQLite's above all) grow it to tens of kilobytes, which
+// thousands of waiting claims would hold for their whole wait. Run here,
+// that growth belongs to a goroutine that ends with the round, and its
+// stack goes back to the runtime; the parked one stays small. The cost, a
+// goroutine per round, is nothing beside the round's transaction.
+func onFreshStack(f func()) {
+	var (
+		p        any
+		panicked = true
+		done     = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		defer func() {
+			if panicked {
+				p = recover()
+			}
+		}()
+		f()
+		panicked = false
+	}()
+	<-done
+	if panicked {
+		panic(p)
 	}
 }
 

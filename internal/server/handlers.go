@@ -446,14 +446,11 @@ func (s *Server) claim(r *http.Request, w http.ResponseWriter) (int, any, error)
 		return 0, nil, invalidArg("wait", fmt.Sprintf("wait %q: must be at most %s", req.Wait, MaxClaimWait))
 	}
 	if wait > 0 {
-		select {
-		case s.waitSlots <- struct{}{}:
-			defer func() { <-s.waitSlots }()
-		default:
-			w.Header().Set("Retry-After", "1")
-			return 0, nil, &apiError{status: http.StatusTooManyRequests, code: api.CodeTooManyWaiting,
-				msg: fmt.Sprintf("this daemon already serves %d claims with a wait, its limit (schedd --max-waiting-claims); retry after a pause, or claim without a wait", cap(s.waitSlots))}
+		release, err := s.takeWaitSlot(w, r)
+		if err != nil {
+			return 0, nil, err
 		}
+		defer release()
 	}
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(wait + writeSlack))
 	ctx, cancel := context.WithTimeout(r.Context(), wait+RequestTimeout)

@@ -82,6 +82,24 @@ type Config struct {
 	// too_many_waiting. Claims without a wait are not counted. Zero means
 	// DefaultMaxWaitingClaims.
 	MaxWaitingClaims int
+	// APIRate is each tenant's quota of /v1 requests per second on this
+	// node, and APIBurst how many it may send at once after a quiet
+	// spell (a token bucket); over it a request is answered 429
+	// rate_limited with Retry-After. Zero: DefaultAPIRate, and a burst of
+	// twice the rate. The health probes and /metrics are not counted.
+	APIRate  float64
+	APIBurst int
+	// APIRateFor, when set, gives a tenant's own rate and burst (ok
+	// false: APIRate and APIBurst; burst 0: twice the rate). It is called
+	// on every /v1 request, so it must be cheap. Nil: the tenant's quota
+	// api_requests_per_second, from the engine's cached copy.
+	APIRateFor func(tenant string) (perSecond float64, burst int, ok bool)
+	// MaxWaitingClaimsPerTenant caps the claims with a wait one tenant
+	// has at once, within MaxWaitingClaims, so that one tenant's workers
+	// cannot take every slot; over it a claim with a wait is answered 429
+	// too_many_waiting. Zero (or more than MaxWaitingClaims):
+	// MaxWaitingClaims.
+	MaxWaitingClaimsPerTenant int
 }
 
 // DefaultMaxWaitingClaims is the cap on waiting claims when
@@ -100,6 +118,7 @@ type Server struct {
 	// waitSlots holds one token per claim with a wait being served; its
 	// capacity is the cap on them.
 	waitSlots chan struct{}
+	limits    *limits // per-tenant request rates and waiting claims (ratelimit.go)
 
 	drainCtx  context.Context // canceled by Drain
 	drain     context.CancelFunc
@@ -123,7 +142,13 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxWaitingClaims == 0 {
 		cfg.MaxWaitingClaims = DefaultMaxWaitingClaims
 	}
-	s := &Server{cfg: cfg, eng: cfg.Engine, log: cfg.Logger, waitSlots: make(chan struct{}, cfg.MaxWaitingClaims)}
+	if cfg.APIRateFor == nil {
+		cfg.APIRateFor = tenantAPIRate(cfg.Engine)
+	}
+	if err := setLimitDefaults(&cfg); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, eng: cfg.Engine, log: cfg.Logger, waitSlots: make(chan struct{}, cfg.MaxWaitingClaims), limits: newLimits(cfg)}
 	if cfg.Token != "" {
 		s.tokenHash = sha256.Sum256([]byte(cfg.Token))
 	}
@@ -291,6 +316,9 @@ func (s *Server) api(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r, ok := s.guard(w, r, rt.admin)
 		if !ok {
+			return
+		}
+		if !s.allowRate(w, r) {
 			return
 		}
 		if r.Header.Get("Origin") != "" {

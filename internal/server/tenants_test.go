@@ -283,3 +283,30 @@ func TestTenantQuotaPatch(t *testing.T) {
 	h.fails(400, api.CodeInvalidArgument, "tenant", "POST", "/v1/tenants", api.TenantRequest{Name: "bad name"})
 	h.fails(404, api.CodeNotFound, "", "GET", "/v1/tenants/nobody", nil)
 }
+
+// TestTenantAPIRateQuota: a tenant's own quota of API requests per second
+// is enforced on it alone: over it, 429 rate_limited naming the quota and
+// a Retry-After; another tenant is not slowed.
+func TestTenantAPIRateQuota(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withToken("operator-token"))
+	two := int64(2)
+	var slow api.TenantCreated
+	h.ok(201, &slow, "POST", "/v1/tenants", api.TenantRequest{Name: "slow", Quotas: api.QuotasPatch{APIRequestsPerSecond: &two}})
+	fast := h.newTenant("fast")
+	limited := 0
+	for range 10 {
+		code, raw := h.do("GET", "/v1/schedules", nil, bearer(slow.Token)...)
+		if code == http.StatusTooManyRequests {
+			limited++
+			if !bytes.Contains(raw, []byte(`"rate_limited"`)) || !bytes.Contains(raw, []byte("2 requests/s")) {
+				t.Errorf("429 body: %s; want rate_limited naming the quota of 2 requests/s", raw)
+			}
+		}
+		h.ok(200, nil, "GET", "/v1/schedules", nil, bearer(fast)...)
+	}
+	// A burst of twice the rate passes; the rest of ten quick ones not.
+	if limited < 5 {
+		t.Errorf("%d of 10 quick requests were limited; want most past the burst of 4", limited)
+	}
+}

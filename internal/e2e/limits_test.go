@@ -412,20 +412,31 @@ func TestIdleConnectionsAndWaitingClaims(t *testing.T) {
 	// /healthz answers within 100 ms, over the kept connection and over
 	// new Unix socket connections, once the flood of connections has
 	// been taken in (a moment to settle: the collection it set off).
+	// The machine is shared (other tests run beside this one): a round
+	// of ten samples that meets a hiccup of the machine is sampled again,
+	// up to three rounds; a daemon that cannot answer in time (as one
+	// out of file descriptors could not, for seconds) fails every round.
 	time.Sleep(time.Second)
 	var worst time.Duration
-	var samples []string
-	for range 10 {
-		a, b := probeTCP(), probeUnix()
-		worst = max(worst, a, b)
-		samples = append(samples, fmt.Sprintf("%s/%s", a.Round(10*time.Microsecond), b.Round(10*time.Microsecond)))
-		time.Sleep(50 * time.Millisecond)
+	for round := 1; round <= 3; round++ {
+		worst = 0
+		var samples []string
+		for range 10 {
+			a, b := probeTCP(), probeUnix()
+			worst = max(worst, a, b)
+			samples = append(samples, fmt.Sprintf("%s/%s", a.Round(10*time.Microsecond), b.Round(10*time.Microsecond)))
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Logf("/healthz under load, round %d (tcp/unix): %s; max %s", round, strings.Join(samples, " "), worst.Round(10*time.Microsecond))
+		if worst < 100*time.Millisecond {
+			break
+		}
+		time.Sleep(time.Second)
 	}
 	during := d.mem()
-	t.Logf("/healthz under load (tcp/unix): %s; max %s", strings.Join(samples, " "), worst.Round(10*time.Microsecond))
 	t.Logf("during: %s", during)
 	if worst >= 100*time.Millisecond {
-		t.Errorf("/healthz took %s under load, want under 100ms", worst)
+		t.Errorf("/healthz took %s under load in each of three rounds, want under 100ms", worst)
 	}
 
 	// Everything closes; the memory comes back.

@@ -181,7 +181,7 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 	// The environment's values are applied after parsing, not as the flags'
 	// defaults, so that --help never prints a token from SCHED_TOKEN.
 	fs.StringVar(&store, "store", "", "the store: `sqlite:PATH` or a postgres:// URL (optional schema=NAME parameter) (env SCHED_STORE; default the SQLite file above)")
-	fs.StringVar(&listen, "listen", "", "comma-separated `addresses`: unix:PATH, tcp:HOST:PORT (env SCHED_LISTEN; default the Unix socket above)")
+	fs.StringVar(&listen, "listen", "", "comma-separated `addresses`: unix:PATH, unix (the default socket), tcp:HOST:PORT (env SCHED_LISTEN; default the Unix socket above)")
 	fs.StringVar(&cfg.NodeID, "node-id", "", "this node's name as the owner of shard leases, unique per running node (default HOSTNAME-PID-RANDOM)")
 	fs.IntVar(&cfg.Shards, "shards", 0, "number of logical shards; fixed for the life of a database (default: the database's own; a new one gets 1 on SQLite, 16 on PostgreSQL)")
 	fs.DurationVar(&cfg.Horizon, "horizon", engine.DefaultHorizon, "how far ahead occurrences are put on the queue")
@@ -405,6 +405,9 @@ func parseListen(s string, env paths.Env) ([]Listen, error) {
 		part = strings.TrimSpace(part)
 		var l Listen
 		switch {
+		case part == "unix":
+			// The default socket, beside other addresses.
+			l = Listen{Network: "unix", Address: paths.Socket(env), Default: true}
 		case strings.HasPrefix(part, "unix:"):
 			p := strings.TrimPrefix(part, "unix:")
 			if p == "" {

@@ -60,6 +60,9 @@ func TestParseConfig(t *testing.T) {
 			c.Token, c.StorePath, c.DefaultStore = "flagtok", "/f.db", false
 		}},
 		{"the default socket named explicitly", []string{"--listen", "unix:/run/user/7/sched/schedd.sock"}, nil, func(c *Config) {}},
+		{"the default socket as unix, beside TCP", []string{"--listen", "unix,tcp:127.0.0.1:7070"}, nil, func(c *Config) {
+			c.Listen = []Listen{{Network: "unix", Address: "/run/user/7/sched/schedd.sock", Default: true}, {Network: "tcp", Address: "127.0.0.1:7070"}}
+		}},
 		{"insecure with a token", []string{"--listen", "tcp:0.0.0.0:7070", "--insecure-listen", "--token", "t"}, nil, func(c *Config) {
 			c.Listen = []Listen{{Network: "tcp", Address: "0.0.0.0:7070"}}
 			c.InsecureListen, c.Token = true, "t"

@@ -74,6 +74,14 @@ type TenantPatch struct {
 	APIRequestsPerSecond *int64
 }
 
+// Apply sets p's fields on t and checks the result: a weight from 1 to
+// record.MaxTenantWeight, quotas from 0 to a billion. On an error t may be
+// half changed; callers apply to a copy.
+func (p TenantPatch) Apply(t *record.Tenant) error {
+	p.apply(t)
+	return checkTenant(t)
+}
+
 // apply sets p's fields on t.
 func (p TenantPatch) apply(t *record.Tenant) {
 	if p.Weight != nil {
@@ -255,8 +263,7 @@ func (t *Tenants) Create(ctx context.Context, id string, p TenantPatch) (*record
 	}
 	now := t.now()
 	tn := &record.Tenant{ID: id, State: record.TenantActive, Weight: 1, CreatedAt: now, UpdatedAt: now, Version: 1}
-	p.apply(tn)
-	if err := checkTenant(tn); err != nil {
+	if err := p.Apply(tn); err != nil {
 		return nil, "", err
 	}
 	token, tok, err := t.newToken(id, "initial", record.RoleTenant, now)
@@ -282,10 +289,7 @@ func (t *Tenants) Create(ctx context.Context, id string, p TenantPatch) (*record
 // Update changes a tenant's weight and quota overrides as p says. A
 // deleted tenant is ErrNotFound.
 func (t *Tenants) Update(ctx context.Context, id string, p TenantPatch) (*record.Tenant, error) {
-	return t.change(ctx, id, func(tn *record.Tenant) error {
-		p.apply(tn)
-		return checkTenant(tn)
-	}, nil)
+	return t.change(ctx, id, p.Apply, nil)
 }
 
 // SetEnabled enables or disables a tenant. A disabled tenant's tokens are

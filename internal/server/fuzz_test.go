@@ -12,6 +12,7 @@ import (
 
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/engine"
+	"github.com/sched-dev/sched/internal/record"
 	"github.com/sched-dev/sched/internal/schedule"
 )
 
@@ -288,6 +289,52 @@ func FuzzListQuery(f *testing.F) {
 			if err != nil || tok2 == nil || *tok2 != *tok {
 				t.Fatalf("%s: token %+v re-encoded reads back as %+v, %v", l.name, *tok, tok2, err)
 			}
+		}
+	})
+}
+
+// FuzzTenantBodies: the bodies of the tenant routes (a tenant's create or
+// change, a token's create) through decodeBody and the checks of the
+// engine's tenant rules, without a store: a refusal is a 4xx naming its
+// field; an accepted tenant's weight and quotas are in range and survive
+// encoding again.
+func FuzzTenantBodies(f *testing.F) {
+	for _, s := range bodySeeds {
+		f.Add([]byte(s))
+	}
+	for _, s := range []string{
+		`{"name":"acme"}`, `{"name":"acme","weight":2,"quotas":{"running":5}}`,
+		`{"weight":0}`, `{"weight":1001}`, `{"weight":-1}`, `{"quotas":{"active_schedules":-1}}`,
+		`{"quotas":{"firings_per_second":1000000001}}`, `{"quotas":{"api_requests_per_second":1e3}}`,
+		`{"name":"bad name"}`, `{"name":"` + strings.Repeat("a", 300) + `"}`, `{"name":"ci","role":"admin"}`,
+		`{"name":"ci","role":"root"}`, `{"quotas":null}`, `{"quotas":{"running":null}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var req api.TenantRequest
+		if err := decodeFuzzBody(body, &req, false); err != nil {
+			checkRefusal(t, err)
+		} else {
+			tn := record.Tenant{Weight: 1}
+			err := tenantPatch(&req).Apply(&tn)
+			if err == nil && req.Name != "" {
+				err = schedule.CheckTenant(req.Name)
+			}
+			if err != nil {
+				checkRefusal(t, err)
+			} else {
+				if tn.Weight < 1 || tn.Weight > record.MaxTenantWeight || tn.Quotas.Running < 0 || tn.Quotas.ActiveSchedules < 0 {
+					t.Fatalf("accepted %s as %+v", body, tn)
+				}
+				roundTrip(t, &req, nil)
+			}
+		}
+		var tok api.TokenRequest
+		if err := decodeFuzzBody(body, &tok, false); err != nil {
+			checkRefusal(t, err)
+		} else if err := schedule.CheckText("name", tok.Name, schedule.MaxQueueLen, true); err != nil {
+			checkRefusal(t, err)
 		}
 	})
 }

@@ -1,0 +1,40 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/rowcodec"
+)
+
+// The audit log (store.AuditStore, store.AuditTx).
+
+// AppendAudit stores an audit row in the transaction (see store.AuditTx).
+func (t *tx) AppendAudit(ctx context.Context, e store.AuditEntry) error {
+	if _, err := t.tx.ExecContext(ctx, qAppendAudit, rowcodec.AuditArgs(&e)...); err != nil {
+		return fmt.Errorf("append audit %s of %q: %w", e.Action, e.Target, translate(err))
+	}
+	return nil
+}
+
+// ListAudit returns the audit rows p selects (see store.AuditStore).
+func (s *Store) ListAudit(ctx context.Context, p store.ListAuditParams) ([]store.AuditEntry, error) {
+	return readAll(ctx, s, "list audit", rowcodec.ScanAudit, qListAudit,
+		p.TenantID, p.Target, ms(p.Since), p.AfterID, store.ListLimit(p.Limit))
+}
+
+// PurgeAudit deletes at most limit audit rows older than before (see
+// store.AuditStore).
+func (s *Store) PurgeAudit(ctx context.Context, before time.Time, limit int) (int, error) {
+	if limit <= 0 {
+		return 0, nil
+	}
+	res, err := s.w.ExecContext(ctx, qPurgeAudit, ms(before), limit)
+	if err != nil {
+		return 0, fmt.Errorf("purge audit: %w", translate(err))
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}

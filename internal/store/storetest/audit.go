@@ -134,7 +134,9 @@ func testAudit(t *testing.T, open func(t *testing.T) Store) {
 		if n, err := s.PurgeAudit(ctx, at(time.Hour), 10); err != nil || n != 2 {
 			t.Fatalf("PurgeAudit(all) = %d, %v; want 2", n, err)
 		}
-		inTx(t, s, func(tx store.Tx) error { return tx.AppendAudit(ctx, entry("tenant-a", "tenant.update", "tenant-a", time.Hour, 1, 2)) })
+		inTx(t, s, func(tx store.Tx) error {
+			return tx.AppendAudit(ctx, entry("tenant-a", "tenant.update", "tenant-a", time.Hour, 1, 2))
+		})
 		if got := list(t, s, store.ListAuditParams{}); len(got) != 1 || got[0].ID <= last {
 			t.Errorf("after purging all, a new row = %+v; want one with an id above %d", got, last)
 		}

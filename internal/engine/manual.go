@@ -72,6 +72,12 @@ func (c *Control) Trigger(ctx context.Context, tenantID, ref, key string) (*reco
 	}
 	c.metrics.Triggers.Inc()
 	c.notify.broadcast()
+	// The store writes a trigger in a call of its own: its audit row
+	// follows at once (audit.go).
+	if err := appendAuditAfter(ctx, c.store, now, auditEntry{tenantID: tenantID, action: AuditScheduleTrigger, target: sc.ScheduleID,
+		detail: fmt.Sprintf("occurrence %s of version %d", id, sc.Version)}); err != nil {
+		return nil, false, fmt.Errorf("trigger %s: occurrence %s was enqueued, but: %w", sc.ScheduleID, id, err)
+	}
 	got, err := c.store.GetOccurrence(ctx, tenantID, id)
 	if err != nil {
 		return nil, false, fmt.Errorf("trigger %s: read back: %w", sc.ScheduleID, err)

@@ -100,6 +100,7 @@ func (o *Outages) Start(ctx context.Context, d time.Duration, shards []int) (*st
 		return nil, fmt.Errorf("start a simulated outage: %w", err)
 	}
 	out.ID = id
+	o.audit(ctx, now, AuditOutageStart, &out, fmt.Sprintf("for %s, shards %s", d, shardsText(shards)))
 	o.watch.set(&out, o.member.clock.Now())
 	o.log.Warn("simulated outage started: planning and claims paused", "outage_id", id, "until", out.EndsAt, "shards", shardsText(shards))
 	return &out, nil
@@ -117,9 +118,14 @@ func (o *Outages) Cancel(ctx context.Context) (*store.Outage, error) {
 
 // cancel cancels every outage in progress and wakes what waits.
 func (o *Outages) cancel(ctx context.Context, why string) ([]store.Outage, error) {
-	canceled, err := o.store.CancelOutages(ctx, o.member.now().Truncate(time.Millisecond))
+	now := o.member.now().Truncate(time.Millisecond)
+	canceled, err := o.store.CancelOutages(ctx, now)
 	if err != nil {
 		return nil, fmt.Errorf("cancel the simulated outage: %w", err)
+	}
+	for i := range canceled {
+		o.audit(ctx, now, AuditOutageCancel, &canceled[i], fmt.Sprintf("%s; was until %s, shards %s",
+			why, canceled[i].EndsAt.UTC().Format(time.RFC3339), shardsText(canceled[i].Shards)))
 	}
 	o.watch.set(nil, o.member.clock.Now())
 	for _, c := range canceled {
@@ -271,4 +277,17 @@ func (q *Queue) claimOutage(ctx context.Context, now time.Time) (all bool, hold 
 func endsOutages(ctx context.Context, o *Outages) error {
 	_, err := o.cancel(ctx, "ended: a node started")
 	return err
+}
+
+// audit records an outage's start or end in the audit log, in the tenant
+// of the actor of ctx (an outage is the whole cluster's). The store
+// writes an outage in a call of its own, so the row follows it; a failure
+// to write it is logged, not returned: the outage is already on (or off)
+// on every node.
+func (o *Outages) audit(ctx context.Context, now time.Time, action string, out *store.Outage, detail string) {
+	err := appendAuditAfter(ctx, o.store, now, auditEntry{tenantID: ActorOf(ctx).TenantID, action: action,
+		target: fmt.Sprintf("outage-%d", out.ID), detail: detail})
+	if err != nil {
+		o.log.Error("record a simulated outage in the audit log", "action", action, "outage_id", out.ID, "err", err)
+	}
 }

@@ -348,14 +348,18 @@ func (q *Queue) ReplayDead(ctx context.Context, f DLQFilter, limit int) (ids []s
 	if err != nil {
 		return nil, false, fmt.Errorf("replay the dead-letter queue: %w", err)
 	}
+	want := make([]string, len(page))
 	for i := range page {
-		if _, err := q.Replay(ctx, f.TenantID, page[i].OccurrenceID); err != nil {
-			if errors.Is(err, store.ErrConflict) {
-				continue // replayed or purged meanwhile
-			}
-			return ids, false, err
-		}
-		ids = append(ids, page[i].OccurrenceID)
+		want[i] = page[i].OccurrenceID
+	}
+	// One transaction and one audit row for the page (audit.go).
+	ids, err = ReplayDeadOccurrences(ctx, q.store, f, want, q.now().Truncate(time.Millisecond))
+	if err != nil {
+		return nil, false, err
+	}
+	if len(ids) > 0 {
+		q.obs.metrics.Replays.Add(float64(len(ids)))
+		q.notify.broadcast()
 	}
 	return ids, len(page) == limit, nil
 }

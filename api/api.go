@@ -507,4 +507,5 @@ const (
 	CodeUnavailable     = "unavailable"       // 503: shutting down or not ready
 	CodeStoreFull       = "store_full"        // 507: the store is out of space; nothing was written
 	CodeInternal        = "internal"          // 500
+	CodeForbidden       = "forbidden"         // 403: the caller's token may not do this (e.g. read another tenant's audit log)
 )

@@ -180,6 +180,7 @@ func (s *Server) routes() http.Handler {
 		{"POST", "/v1/simulate/outage", s.startOutage, ""},
 		{"POST", "/v1/simulate/outage/cancel", s.cancelOutage, ""},
 		{"POST", "/v1/simulate", s.simulate, ""},
+		{"GET", "/v1/audit", s.audit, "no such schedule"},
 	}
 	allowed := map[string][]string{}
 	var paths []string

@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sched-dev/sched/internal/cli/audit"
 	"github.com/sched-dev/sched/internal/cli/cluster"
 	"github.com/sched-dev/sched/internal/cli/cmdutil"
 	"github.com/sched-dev/sched/internal/cli/completion"
@@ -120,6 +121,7 @@ differences found, and its other failures exit 3.`,
 		completion.NewCmdCompletion(f, nil),
 		reconcile.NewCmdReconcile(f, nil),
 		simulate.NewCmdSimulate(f),
+		audit.NewCmdAudit(f, nil),
 	)
 	root.InitDefaultHelpCmd()
 	// Unknown commands and bad arguments are invalid input too.

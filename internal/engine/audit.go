@@ -21,15 +21,12 @@ import (
 // outages) and of tenants and tokens: who made it (the actor of the
 // request's context, ActorOf), what (an action and its target), when (the
 // engine's clock) and the target's version before and after. A row is
-// appended in the transaction of the change it records wherever the
-// change is one transaction of the store's statements (schedules, replays,
-// purges, tenants, tokens), so a change and its row commit together or not
-// at all; a trigger and an outage are written by single store calls of
-// their own, and their row follows in a transaction of its own at once
-// after. A change that changes nothing (a pause of a paused schedule, a
-// create answered from its idempotency key, a purge of an empty
-// dead-letter queue) records nothing. Rows are never edited; they leave
-// the log only by age (Config.AuditRetention).
+// appended in the transaction of the change it records, so a change and
+// its row commit together or not at all. A change that changes nothing (a
+// pause of a paused schedule, a create or trigger answered from its
+// idempotency key, a purge of an empty dead-letter queue) records nothing.
+// Rows are never edited; they leave the log only by age
+// (Config.AuditRetention).
 
 // The actions of the audit log.
 const (
@@ -86,12 +83,6 @@ func appendAudit(ctx context.Context, tx store.AuditTx, now time.Time, e auditEn
 		return fmt.Errorf("audit %s %s: %w", e.action, e.target, err)
 	}
 	return nil
-}
-
-// appendAuditAfter records e in a transaction of its own, for a change
-// the store wrote in a single call of its own (a trigger, an outage).
-func appendAuditAfter(ctx context.Context, st store.Store, now time.Time, e auditEntry) error {
-	return store.InTx(ctx, st, func(tx store.Tx) error { return appendAudit(ctx, tx, now, e) })
 }
 
 // auditText is s as a detail may hold it: valid UTF-8 without NUL or

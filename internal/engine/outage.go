@@ -88,7 +88,15 @@ func (o *Outages) Start(ctx context.Context, d time.Duration, shards []int) (*st
 	}
 	now := o.member.now().Truncate(time.Millisecond)
 	out := store.Outage{Shards: shards, StartedAt: now, EndsAt: now.Add(d), CreatedBy: o.nodeID}
-	id, err := o.store.InsertOutage(ctx, out)
+	// The outage and its audit row commit together.
+	var id int64
+	err := store.InTx(ctx, o.store, func(tx store.Tx) (err error) {
+		if id, err = tx.InsertOutage(ctx, out); err != nil {
+			return err
+		}
+		return appendAudit(ctx, tx, now, auditEntry{tenantID: ActorOf(ctx).TenantID, action: AuditOutageStart,
+			target: outageTarget(id), detail: fmt.Sprintf("for %s, shards %s", d, shardsText(shards))})
+	})
 	if errors.Is(err, store.ErrConflict) {
 		cur, _ := o.store.CurrentOutage(ctx, now)
 		if cur != nil {
@@ -100,7 +108,6 @@ func (o *Outages) Start(ctx context.Context, d time.Duration, shards []int) (*st
 		return nil, fmt.Errorf("start a simulated outage: %w", err)
 	}
 	out.ID = id
-	o.audit(ctx, now, AuditOutageStart, &out, fmt.Sprintf("for %s, shards %s", d, shardsText(shards)))
 	o.watch.set(&out, o.member.clock.Now())
 	o.log.Warn("simulated outage started: planning and claims paused", "outage_id", id, "until", out.EndsAt, "shards", shardsText(shards))
 	return &out, nil
@@ -119,13 +126,23 @@ func (o *Outages) Cancel(ctx context.Context) (*store.Outage, error) {
 // cancel cancels every outage in progress and wakes what waits.
 func (o *Outages) cancel(ctx context.Context, why string) ([]store.Outage, error) {
 	now := o.member.now().Truncate(time.Millisecond)
-	canceled, err := o.store.CancelOutages(ctx, now)
+	// The outages canceled and their audit rows commit together.
+	var canceled []store.Outage
+	err := store.InTx(ctx, o.store, func(tx store.Tx) (err error) {
+		if canceled, err = tx.CancelOutages(ctx, now); err != nil {
+			return err
+		}
+		for _, c := range canceled {
+			if err := appendAudit(ctx, tx, now, auditEntry{tenantID: ActorOf(ctx).TenantID, action: AuditOutageCancel,
+				target: outageTarget(c.ID), detail: fmt.Sprintf("%s; was until %s, shards %s",
+					why, c.EndsAt.UTC().Format(time.RFC3339), shardsText(c.Shards))}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("cancel the simulated outage: %w", err)
-	}
-	for i := range canceled {
-		o.audit(ctx, now, AuditOutageCancel, &canceled[i], fmt.Sprintf("%s; was until %s, shards %s",
-			why, canceled[i].EndsAt.UTC().Format(time.RFC3339), shardsText(canceled[i].Shards)))
 	}
 	o.watch.set(nil, o.member.clock.Now())
 	for _, c := range canceled {
@@ -279,15 +296,5 @@ func endsOutages(ctx context.Context, o *Outages) error {
 	return err
 }
 
-// audit records an outage's start or end in the audit log, in the tenant
-// of the actor of ctx (an outage is the whole cluster's). The store
-// writes an outage in a call of its own, so the row follows it; a failure
-// to write it is logged, not returned: the outage is already on (or off)
-// on every node.
-func (o *Outages) audit(ctx context.Context, now time.Time, action string, out *store.Outage, detail string) {
-	err := appendAuditAfter(ctx, o.store, now, auditEntry{tenantID: ActorOf(ctx).TenantID, action: action,
-		target: fmt.Sprintf("outage-%d", out.ID), detail: detail})
-	if err != nil {
-		o.log.Error("record a simulated outage in the audit log", "action", action, "outage_id", out.ID, "err", err)
-	}
-}
+// outageTarget is an outage's target in the audit log.
+func outageTarget(id int64) string { return fmt.Sprintf("outage-%d", id) }

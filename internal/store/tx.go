@@ -23,6 +23,7 @@ type Tx interface {
 	PlannerTx
 	TenantTx
 	AuditTx
+	ManualTx
 
 	// Commit makes the transaction's writes durable. After an error nothing
 	// of it was written.

@@ -1,10 +1,15 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/rowcodec"
 )
@@ -37,4 +42,54 @@ func (s *Store) PurgeAudit(ctx context.Context, before time.Time, limit int) (in
 	}
 	n, err := res.RowsAffected()
 	return int(n), err
+}
+
+// InsertOccurrences inserts occurrences in the transaction (see
+// store.ManualTx).
+func (t *tx) InsertOccurrences(ctx context.Context, occs []record.Occurrence) (int, error) {
+	if len(occs) == 0 {
+		return 0, nil
+	}
+	ids, err := rowcodec.OccurrenceIDs(occs, nil)
+	if err != nil {
+		return 0, fmt.Errorf("insert occurrences: %w", err)
+	}
+	n, err := t.s.insertOccurrences(ctx, t.tx, occs, ids)
+	if err != nil {
+		return 0, fmt.Errorf("insert occurrences: %w", err)
+	}
+	return n, nil
+}
+
+// InsertOutage stores a simulated outage in the transaction unless one is
+// in progress (see store.ManualTx).
+func (t *tx) InsertOutage(ctx context.Context, o store.Outage) (int64, error) {
+	args, err := rowcodec.OutageArgs(o)
+	if err != nil {
+		return 0, err
+	}
+	var id int64
+	err = t.tx.QueryRowContext(ctx, qInsertOutage, args...).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("insert outage: one is in progress: %w", store.ErrConflict)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("insert outage: %w", translate(err))
+	}
+	return id, nil
+}
+
+// CancelOutages cancels, in the transaction, every simulated outage in
+// progress at now (see store.ManualTx).
+func (t *tx) CancelOutages(ctx context.Context, now time.Time) ([]store.Outage, error) {
+	rows, err := t.tx.QueryContext(ctx, qCancelOutages, rowcodec.MS(now))
+	if err != nil {
+		return nil, fmt.Errorf("cancel outages: %w", translate(err))
+	}
+	out, err := collect(rows, rowcodec.ScanOutage)
+	if err != nil {
+		return nil, fmt.Errorf("cancel outages: %w", err)
+	}
+	slices.SortFunc(out, func(a, b store.Outage) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/record"
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -139,6 +140,63 @@ func testAudit(t *testing.T, open func(t *testing.T) Store) {
 		})
 		if got := list(t, s, store.ListAuditParams{}); len(got) != 1 || got[0].ID <= last {
 			t.Errorf("after purging all, a new row = %+v; want one with an id above %d", got, last)
+		}
+	})
+
+	t.Run("ManualTx", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		boom := errors.New("the audit row failed")
+		sc := NewSchedule("tenant-a", "sch_manual_tx")
+		mustInsertSchedule(t, s, sc)
+		manual := NewOccurrence(sc, at(time.Minute))
+		manual.TriggerKey, manual.OccurrenceID = "key-1", record.ManualOccurrenceID(sc.ScheduleID, "key-1")
+		insert := func(fail bool) (int, error) {
+			var n int
+			err := store.InTx(ctx, s, func(tx store.Tx) (err error) {
+				if n, err = tx.InsertOccurrences(ctx, []record.Occurrence{manual}); err != nil || !fail {
+					return err
+				}
+				return boom
+			})
+			return n, err
+		}
+		if _, err := insert(true); !errors.Is(err, boom) {
+			t.Fatalf("InsertOccurrences then a failure: %v", err)
+		}
+		if occs, err := s.ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: "tenant-a", ScheduleID: sc.ScheduleID}); err != nil || len(occs) != 0 {
+			t.Errorf("after a rollback: %d occurrences, %v; want none", len(occs), err)
+		}
+		for i, want := range []int{1, 0} {
+			if n, err := insert(false); err != nil || n != want {
+				t.Errorf("InsertOccurrences #%d = %d, %v; want %d", i, n, err, want)
+			}
+		}
+		orphan := NewOccurrence(NewSchedule("tenant-a", "sch_nobody"), at(time.Minute))
+		err := store.InTx(ctx, s, func(tx store.Tx) error { _, err := tx.InsertOccurrences(ctx, []record.Occurrence{orphan}); return err })
+		wantErr(t, "InsertOccurrences of no schedule", err, store.ErrNotFound)
+
+		out := store.Outage{StartedAt: at(0), EndsAt: at(time.Hour), CreatedBy: "node-a"}
+		err = store.InTx(ctx, s, func(tx store.Tx) error {
+			if _, err := tx.InsertOutage(ctx, out); err != nil {
+				return err
+			}
+			return boom
+		})
+		if cur, cerr := s.CurrentOutage(ctx, at(time.Second)); !errors.Is(err, boom) || cerr != nil || cur != nil {
+			t.Errorf("InsertOutage then a failure: %v; current %+v, %v; want none", err, cur, cerr)
+		}
+		var id int64
+		inTx(t, s, func(tx store.Tx) (err error) { id, err = tx.InsertOutage(ctx, out); return err })
+		err = store.InTx(ctx, s, func(tx store.Tx) error { _, err := tx.InsertOutage(ctx, out); return err })
+		wantErr(t, "a second InsertOutage", err, store.ErrConflict)
+		var canceled []store.Outage
+		inTx(t, s, func(tx store.Tx) (err error) { canceled, err = tx.CancelOutages(ctx, at(time.Minute)); return err })
+		if len(canceled) != 1 || canceled[0].ID != id || !canceled[0].CanceledAt.Equal(at(time.Minute)) {
+			t.Errorf("CancelOutages = %+v; want outage %d canceled at 1m", canceled, id)
+		}
+		if cur, err := s.CurrentOutage(ctx, at(2*time.Minute)); err != nil || cur != nil {
+			t.Errorf("after the cancel: current %+v, %v; want none", cur, err)
 		}
 	})
 }

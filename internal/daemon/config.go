@@ -54,6 +54,9 @@ type Config struct {
 	// MaxConnections caps the connections open at once on each
 	// listener; more are closed as soon as they are accepted.
 	MaxConnections int
+	// AuditRetention is how long the audit log keeps a row; 0 keeps
+	// every row forever.
+	AuditRetention time.Duration
 }
 
 // Listen is one address to serve the API on.
@@ -167,6 +170,7 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 	fs.BoolVar(&cfg.InsecureListen, "insecure-listen", false, "allow plain HTTP on a TCP address that is not loopback (TLS is not supported yet)")
 	fs.IntVar(&cfg.MaxWaitingClaims, "max-waiting-claims", server.DefaultMaxWaitingClaims, "how many claims with a wait (long polls) are served at once; more are answered 429 too_many_waiting")
 	fs.IntVar(&cfg.MaxConnections, "max-connections", DefaultMaxConnections, "how many connections each listener keeps open at once; more are closed as soon as they are accepted")
+	fs.DurationVar(&cfg.AuditRetention, "audit-retention", engine.DefaultAuditRetention, "how long the audit log keeps a change (0: forever)")
 	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
 	cmd.SetArgs(doubleDash(fs, args))
 	if err := cmd.Execute(); err != nil {
@@ -221,6 +225,8 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 		return cfg, usage("--max-waiting-claims %d: must be from 1 to 1000000", cfg.MaxWaitingClaims)
 	case cfg.MaxConnections < 1 || cfg.MaxConnections > 1_000_000:
 		return cfg, usage("--max-connections %d: must be from 1 to 1000000", cfg.MaxConnections)
+	case cfg.AuditRetention < 0 || (cfg.AuditRetention > 0 && cfg.AuditRetention < time.Hour):
+		return cfg, usage("--audit-retention %s: must be 1h or more, or 0 to keep every change forever", cfg.AuditRetention)
 	case cfg.LogFormat != "text" && cfg.LogFormat != "json":
 		return cfg, usage("--log-format %q: want text or json", cfg.LogFormat)
 	case strings.ContainsAny(cfg.Token, " \t\r\n"):

@@ -339,9 +339,10 @@ type DLQFilter struct {
 // ReplayDead replays up to limit (1..store.MaxListLimit) of the DEAD
 // occurrences f matches, oldest first, each as Replay does (same id, a new
 // attempt, a fresh set of retries), and returns their ids, and whether
-// more may match (the caller calls again). It is idempotent: what it
-// replayed is no longer DEAD, so a call again, or after a failure part way,
-// replays only what is still DEAD.
+// more may match (the caller calls again). The page is replayed in one
+// transaction with one audit row (ReplayDeadOccurrences), and it is
+// idempotent: what it replayed is no longer DEAD, so a call again replays
+// only what is still DEAD.
 func (q *Queue) ReplayDead(ctx context.Context, f DLQFilter, limit int) (ids []string, more bool, err error) {
 	page, err := q.store.ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: f.TenantID, ScheduleID: f.ScheduleID,
 		Queue: f.Queue, State: record.OccurrenceDead, Limit: limit})

@@ -127,3 +127,19 @@ func TestAuditTenantScoping(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestAuditReadOnly: the log has no route that writes: any other method on
+// /v1/audit is 405.
+func TestAuditReadOnly(t *testing.T) {
+	h := newHarness(t)
+	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
+		status, body := h.do(m, "/v1/audit", nil)
+		if status != http.StatusMethodNotAllowed {
+			t.Errorf("%s /v1/audit: %d %s; want 405", m, status, body)
+		}
+	}
+	status, body := h.do(http.MethodDelete, "/v1/audit/1", nil)
+	if status != http.StatusNotFound {
+		t.Errorf("DELETE /v1/audit/1: %d %s; want 404", status, body)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -55,7 +56,7 @@ const (
 const DefaultAuditRetention = 90 * 24 * time.Hour
 
 // auditPurgeEvery is how often a node deletes the audit rows older than
-// the retention; auditPurgeBatch how many one statement deletes, and
+// the retention (after a stats flush, see maybePurge); auditPurgeBatch how many one statement deletes, and
 // auditPurgeBatches how many statements one pass runs at most (the rest
 // wait for the next pass), so a purge never holds the store long.
 const (
@@ -113,6 +114,9 @@ type Audit struct {
 	member    *member // the node's clock (now)
 	log       *slog.Logger
 	retention time.Duration // < 0: kept forever
+
+	mu        sync.Mutex
+	lastPurge time.Time // the engine's clock; zero: never
 }
 
 // AuditQuery selects audit rows. TenantID "" reads every tenant's (an
@@ -176,7 +180,8 @@ func (a *Audit) Retention() time.Duration { return a.retention }
 // Purge deletes the rows older than the retention now (on the engine's
 // clock), in batches of auditPurgeBatch, at most auditPurgeBatches of
 // them, and returns how many it deleted. The background runs it every
-// auditPurgeEvery; with a retention kept forever it does nothing.
+// auditPurgeEvery (maybePurge); with a retention kept forever it does
+// nothing.
 func (a *Audit) Purge(ctx context.Context) (int, error) {
 	if a.retention < 0 {
 		return 0, nil
@@ -196,21 +201,24 @@ func (a *Audit) Purge(ctx context.Context) (int, error) {
 	return total, nil
 }
 
-// purgeLoop runs Purge every auditPurgeEvery until ctx ends.
-func (a *Audit) purgeLoop(ctx context.Context) {
-	for {
-		t := a.clock.NewTimer(auditPurgeEvery)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C():
-		}
-		if n, err := a.Purge(ctx); err != nil && ctx.Err() == nil {
-			a.log.Warn("purge the audit log", "err", err)
-		} else if n > 0 {
-			a.log.Debug("audit rows past their retention deleted", "rows", n, "retention", a.retention)
-		}
+// maybePurge runs Purge when auditPurgeEvery has passed on the engine's
+// clock since it last did (or never did). The stats flush loop calls it
+// after each flush, so the purge sleeps on no clock of its own.
+func (a *Audit) maybePurge(ctx context.Context) {
+	now := a.clock.Now()
+	a.mu.Lock()
+	due := a.lastPurge.IsZero() || now.Sub(a.lastPurge) >= auditPurgeEvery || now.Before(a.lastPurge)
+	if due {
+		a.lastPurge = now
+	}
+	a.mu.Unlock()
+	if !due {
+		return
+	}
+	if n, err := a.Purge(ctx); err != nil && ctx.Err() == nil {
+		a.log.Warn("purge the audit log", "err", err)
+	} else if n > 0 {
+		a.log.Debug("audit rows past their retention deleted", "rows", n, "retention", a.retention)
 	}
 }
 

@@ -359,3 +359,42 @@ func TestAuditRetention(t *testing.T) {
 		})
 	}
 }
+
+// TestAuditPurgeEvery: the background's purge (after a stats flush) runs
+// at most every auditPurgeEvery of the engine's clock.
+func TestAuditPurgeEvery(t *testing.T) {
+	h := newHarness(t, utc("2027-01-01T00:00:00Z"), func(c *Config) { c.AuditRetention = time.Hour })
+	old := func() {
+		t.Helper()
+		err := store.InTx(h.ctx, h.st, func(tx store.Tx) error {
+			return tx.AppendAudit(h.ctx, store.AuditEntry{At: h.clk.Now().Add(-2 * time.Hour), TenantID: tenant, Action: AuditScheduleCreate, Target: "sch_old"})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func() int {
+		t.Helper()
+		rows, err := h.e.Audit.List(h.ctx, AuditQuery{TenantID: tenant})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(rows)
+	}
+	old()
+	h.e.Audit.maybePurge(h.ctx) // the first: due
+	if n := count(); n != 0 {
+		t.Fatalf("after the first purge: %d old rows left", n)
+	}
+	old()
+	h.clk.Advance(auditPurgeEvery - time.Second)
+	h.e.Audit.maybePurge(h.ctx)
+	if n := count(); n != 1 {
+		t.Errorf("a purge sooner than %s after the last: %d rows, want the old one kept", auditPurgeEvery, n)
+	}
+	h.clk.Advance(time.Second)
+	h.e.Audit.maybePurge(h.ctx)
+	if n := count(); n != 0 {
+		t.Errorf("a purge %s after the last: %d old rows left", auditPurgeEvery, n)
+	}
+}

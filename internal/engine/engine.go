@@ -233,6 +233,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		Audit:   &Audit{store: cfg.Store, clock: cfg.Clock, member: mem, log: cfg.Logger, retention: auditRetention(cfg.AuditRetention)},
 		store:   cfg.Store, log: cfg.Logger, planner: pl, member: mem, notify: notify,
 	}
+	e.Stats.afterFlush = e.Audit.maybePurge // the audit log's retention (audit.go)
 	if err := e.Tenants.ensureDefault(ctx); err != nil {
 		return nil, fmt.Errorf("engine: the default tenant: %w", err)
 	}
@@ -265,7 +266,6 @@ func (e *Engine) Start(ctx context.Context) error {
 			wg.Go(listen)
 		}
 		wg.Go(func() { e.Stats.flushLoop(ctx) })
-		wg.Go(func() { e.Audit.purgeLoop(ctx) })
 		e.planner.run(ctx)
 		wg.Wait()
 	}()

@@ -398,3 +398,31 @@ func TestAuditPurgeEvery(t *testing.T) {
 		t.Errorf("a purge %s after the last: %d old rows left", auditPurgeEvery, n)
 	}
 }
+
+// TestAuditAtomic: when the audit row cannot be written, the change it
+// records is not written either. PostgreSQL refuses a NUL in text, so an
+// actor whose token name holds one makes the append fail inside the
+// change's transaction.
+func TestAuditAtomic(t *testing.T) {
+	h := newPGHarness(t, utc("2027-01-01T00:00:00Z"), nil)
+	bad := WithActor(h.ctx, Actor{TenantID: tenant, Token: "bad\x00name"})
+	if _, _, err := h.e.Control.Create(bad, tenant, "", every("atomic", "1m")); err == nil {
+		t.Fatal("a create whose audit row failed succeeded")
+	}
+	if _, err := h.e.Control.Get(h.ctx, tenant, "atomic"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the schedule was stored without its audit row: %v", err)
+	}
+	sc := h.create(every("kept", "1m"))
+	if _, err := h.e.Control.Pause(bad, tenant, sc.ScheduleID); err == nil {
+		t.Fatal("a pause whose audit row failed succeeded")
+	}
+	if got := h.schedule(sc.ScheduleID); got.Version != 1 || got.State != record.ScheduleActive {
+		t.Errorf("after the failed pause: version %d %s; want 1 ACTIVE", got.Version, got.State)
+	}
+	if _, _, err := h.e.Tenants.Create(bad, "acme", TenantSpec{}); err == nil {
+		t.Fatal("a tenant create whose audit row failed succeeded")
+	}
+	if _, err := h.e.Tenants.Get(h.ctx, "acme"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the tenant was stored without its audit row: %v", err)
+	}
+}

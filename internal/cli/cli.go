@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sched-dev/sched/internal/cli/audit"
 	"github.com/sched-dev/sched/internal/cli/cluster"
 	"github.com/sched-dev/sched/internal/cli/cmdutil"
 	"github.com/sched-dev/sched/internal/cli/completion"
@@ -122,6 +123,7 @@ differences found, and its other failures exit 3.`,
 		reconcile.NewCmdReconcile(f, nil),
 		tenant.NewCmdTenant(f),
 		tenant.NewCmdWhoami(f, nil),
+		audit.NewCmdAudit(f, nil),
 	)
 	root.InitDefaultHelpCmd()
 	// Unknown commands and bad arguments are invalid input too.

@@ -70,6 +70,9 @@ type Config struct {
 	// MaxWaitingClaimsPerTenant caps one tenant's claims with a wait
 	// (server.Config.MaxWaitingClaimsPerTenant); 0: MaxWaitingClaims.
 	MaxWaitingClaimsPerTenant int
+	// AuditRetention is how long the audit log keeps a row; 0 keeps
+	// every row forever.
+	AuditRetention time.Duration
 }
 
 // Listen is one address to serve the API on.
@@ -197,6 +200,7 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 	fs.Float64Var(&cfg.APIRate, "api-rate", 0, fmt.Sprintf("each tenant's quota of API requests per second on this node (0: %d); more are answered 429 rate_limited with Retry-After", server.DefaultAPIRate))
 	fs.IntVar(&cfg.APIBurst, "api-burst", 0, "how many API requests a tenant may send at once above --api-rate (0: twice the rate)")
 	fs.IntVar(&cfg.MaxWaitingClaimsPerTenant, "max-waiting-claims-per-tenant", 0, "how many claims with a wait one tenant has at once, within --max-waiting-claims (0: --max-waiting-claims); more are answered 429 too_many_waiting")
+	fs.DurationVar(&cfg.AuditRetention, "audit-retention", engine.DefaultAuditRetention, "how long the audit log keeps a change (0: forever)")
 	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
 	cmd.SetArgs(doubleDash(fs, args))
 	if err := cmd.Execute(); err != nil {
@@ -261,6 +265,8 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 		return cfg, usage("--api-burst %d: must be from 1 to 1000000000, or 0 for twice the rate", cfg.APIBurst)
 	case cfg.MaxWaitingClaimsPerTenant < 0 || cfg.MaxWaitingClaimsPerTenant > 1_000_000:
 		return cfg, usage("--max-waiting-claims-per-tenant %d: must be from 1 to 1000000, or 0 for --max-waiting-claims", cfg.MaxWaitingClaimsPerTenant)
+	case cfg.AuditRetention < 0 || (cfg.AuditRetention > 0 && cfg.AuditRetention < time.Hour):
+		return cfg, usage("--audit-retention %s: must be 1h or more, or 0 to keep every change forever", cfg.AuditRetention)
 	case cfg.LogFormat != "text" && cfg.LogFormat != "json":
 		return cfg, usage("--log-format %q: want text or json", cfg.LogFormat)
 	case strings.ContainsAny(cfg.Token, " \t\r\n"):

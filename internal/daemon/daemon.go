@@ -154,7 +154,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 	eng, err := engine.New(ctx, engine.Config{
 		Store: st, Clock: clock.Real{}, Logger: log,
 		NodeID: cfg.NodeID, NodeAddress: listenAddresses(cfg.Listen, cfg.TLSEnabled()), Shards: cfg.Shards, Horizon: cfg.Horizon,
-		ShardLease: cfg.ShardLease, Metrics: m,
+		ShardLease: cfg.ShardLease, Metrics: m, AuditRetention: auditRetention(cfg.AuditRetention),
 		// Every tenant's quotas unless it has its own.
 		TenantDefaults: record.Quotas{APIRequestsPerSecond: int64(cmp.Or(cfg.APIRate, server.DefaultAPIRate))},
 	})
@@ -390,4 +390,13 @@ func defaultShards(driver string) int {
 		return sqlite.DefaultShards
 	}
 	return postgres.DefaultShards
+}
+
+// auditRetention is --audit-retention as the engine takes it: 0 (keep
+// forever) is a negative retention there, where 0 is the default.
+func auditRetention(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"errors"
+	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/server"
 	"github.com/sched-dev/sched/internal/testio"
 	"io"
@@ -75,6 +76,8 @@ func TestParseConfig(t *testing.T) {
 			c.PostgresDSN, c.PostgresSchema = "postgres://u:pw@db:5432/sched?sslmode=disable", "s1"
 			c.ShardLease = 3 * time.Second
 		}},
+		{"audit kept forever", []string{"--audit-retention", "0"}, nil, func(c *Config) { c.AuditRetention = 0 }},
+		{"audit kept a week", []string{"--audit-retention", "168h"}, nil, func(c *Config) { c.AuditRetention = 168 * time.Hour }},
 		{"postgres from env, search_path kept", nil, []string{"SCHED_STORE", "postgresql://db/sched?search_path=s2"}, func(c *Config) {
 			c.StorePath, c.DefaultStore = "", false
 			c.PostgresDSN = "postgresql://db/sched?search_path=s2"
@@ -91,6 +94,7 @@ func TestParseConfig(t *testing.T) {
 				Listen: []Listen{{Network: "unix", Address: "/run/user/7/sched/schedd.sock", Default: true}},
 				Shards: 0, Horizon: time.Minute, ShardLease: 10 * time.Second, LogFormat: "text", NodeID: got.NodeID,
 				MaxWaitingClaims: server.DefaultMaxWaitingClaims, MaxConnections: DefaultMaxConnections,
+				AuditRetention: engine.DefaultAuditRetention,
 			}
 			tc.want(&want)
 			if !reflect.DeepEqual(got, want) {
@@ -123,6 +127,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{[]string{"--shards", "5000"}, "--shards"},
 		{[]string{"--max-waiting-claims", "0"}, "--max-waiting-claims"},
 		{[]string{"--max-connections", "0"}, "--max-connections"},
+		{[]string{"--audit-retention", "30m"}, "--audit-retention"},
+		{[]string{"--audit-retention", "-1h"}, "--audit-retention"},
 	} {
 		_, err := ParseConfig(tc.args, env, "v", io.Discard)
 		var ue *UsageError

@@ -85,7 +85,11 @@ func (c *Control) Create(ctx context.Context, tenantID, idempotencyKey string, r
 		if err := tx.InsertSchedule(ctx, sc); err != nil {
 			return err
 		}
-		return tx.InsertScheduleVersion(ctx, store.NewScheduleVersion(sc, now, after))
+		if err := tx.InsertScheduleVersion(ctx, store.NewScheduleVersion(sc, now, after)); err != nil {
+			return err
+		}
+		return appendAudit(ctx, tx, now, auditEntry{tenantID: tenantID, action: AuditScheduleCreate, target: sc.ScheduleID,
+			newVer: sc.Version, detail: fmt.Sprintf("name %q, queue %q, %s %s, %s", sc.Name, sc.Queue, sc.Kind, sc.Expr, sc.State)})
 	})
 	if errors.Is(err, store.ErrConflict) {
 		if idempotencyKey != "" {
@@ -193,7 +197,7 @@ func (c *Control) NextFire(ctx context.Context, sc *record.Schedule) (time.Time,
 // canceled, and the cursor is cleared. Pausing a paused schedule changes
 // nothing.
 func (c *Control) Pause(ctx context.Context, tenantID, ref string) (ChangeResult, error) {
-	return c.change(ctx, tenantID, ref, func(sc *record.Schedule, now time.Time) (bool, nextFunc, error) {
+	return c.change(ctx, tenantID, ref, AuditSchedulePause, func(sc *record.Schedule, now time.Time) (bool, nextFunc, error) {
 		switch sc.State {
 		case record.SchedulePaused:
 			return false, nil, nil
@@ -210,7 +214,7 @@ func (c *Control) Pause(ctx context.Context, tenantID, ref string) (ChangeResult
 // resume time (and after any firing already materialized). Resuming an
 // active schedule changes nothing.
 func (c *Control) Resume(ctx context.Context, tenantID, ref string) (ChangeResult, error) {
-	return c.change(ctx, tenantID, ref, func(sc *record.Schedule, now time.Time) (bool, nextFunc, error) {
+	return c.change(ctx, tenantID, ref, AuditScheduleResume, func(sc *record.Schedule, now time.Time) (bool, nextFunc, error) {
 		switch sc.State {
 		case record.ScheduleActive:
 			return false, nil, nil
@@ -237,7 +241,7 @@ func (c *Control) Update(ctx context.Context, tenantID, ref string, req schedule
 	if err != nil {
 		return ChangeResult{}, err
 	}
-	return c.change(ctx, tenantID, ref, func(sc *record.Schedule, now time.Time) (bool, nextFunc, error) {
+	return c.change(ctx, tenantID, ref, AuditScheduleUpdate, func(sc *record.Schedule, now time.Time) (bool, nextFunc, error) {
 		switch sc.State {
 		case record.ScheduleActive, record.SchedulePaused:
 		default:
@@ -255,7 +259,7 @@ func (c *Control) Update(ctx context.Context, tenantID, ref string, req schedule
 // occurrences are canceled, and the schedule stays as history. Canceling a
 // canceled schedule changes nothing.
 func (c *Control) Cancel(ctx context.Context, tenantID, ref string) (ChangeResult, error) {
-	return c.change(ctx, tenantID, ref, func(sc *record.Schedule, now time.Time) (bool, nextFunc, error) {
+	return c.change(ctx, tenantID, ref, AuditScheduleCancel, func(sc *record.Schedule, now time.Time) (bool, nextFunc, error) {
 		if sc.State == record.ScheduleCanceled {
 			return false, nil, nil
 		}
@@ -294,7 +298,7 @@ func nextAfter(sp *timetable.Timetable, now time.Time) nextFunc {
 // edits the schedule read and says whether anything changes; WriteVersion
 // writes it as the next version, in one transaction, only if nobody else
 // wrote in between, and change retries a few times when somebody did.
-func (c *Control) change(ctx context.Context, tenantID, ref string, mutate func(*record.Schedule, time.Time) (bool, nextFunc, error)) (ChangeResult, error) {
+func (c *Control) change(ctx context.Context, tenantID, ref, action string, mutate func(*record.Schedule, time.Time) (bool, nextFunc, error)) (ChangeResult, error) {
 	for try := 0; ; try++ {
 		sc, err := c.Get(ctx, tenantID, ref)
 		if err != nil {
@@ -311,7 +315,7 @@ func (c *Control) change(ctx context.Context, tenantID, ref string, mutate func(
 		}
 		sc.UpdatedAt = now
 		sc.NextRunAt = time.Time{}
-		vc := VersionChange{Schedule: sc, PrevVersion: prev, Now: now, Next: next}
+		vc := VersionChange{Schedule: sc, PrevVersion: prev, Now: now, Next: next, Action: action}
 		if next != nil {
 			vc.StartsAfter = startsAfter(now)
 		}

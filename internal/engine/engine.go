@@ -97,6 +97,9 @@ type Config struct {
 	// TenantDefaults are the quotas of a tenant that sets none of its own
 	// (record.Quotas: zero fields are unlimited here).
 	TenantDefaults record.Quotas
+	// AuditRetention is how long the audit log keeps a row (audit.go):
+	// DefaultAuditRetention when zero; negative keeps every row forever.
+	AuditRetention time.Duration
 }
 
 func (c *Config) setDefaults() error {
@@ -169,6 +172,8 @@ type Engine struct {
 	// Tenants manages tenants and tokens and authenticates requests
 	// (tenants.go).
 	Tenants *Tenants
+	// Audit reads the audit log and keeps it to its retention (audit.go).
+	Audit *Audit
 
 	store store.Store
 	log   *slog.Logger
@@ -225,8 +230,10 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		Outages: &Outages{nodeID: cfg.NodeID, shards: cfg.Shards, store: cfg.Store, log: cfg.Logger, member: mem,
 			watch: watch, notify: notify, planner: pl},
 		Tenants: &Tenants{store: cfg.Store, member: mem, defaults: cfg.TenantDefaults},
+		Audit:   &Audit{store: cfg.Store, clock: cfg.Clock, member: mem, log: cfg.Logger, retention: auditRetention(cfg.AuditRetention)},
 		store:   cfg.Store, log: cfg.Logger, planner: pl, member: mem, notify: notify,
 	}
+	e.Stats.afterFlush = e.Audit.maybePurge // the audit log's retention (audit.go)
 	if err := e.Tenants.ensureDefault(ctx); err != nil {
 		return nil, fmt.Errorf("engine: the default tenant: %w", err)
 	}

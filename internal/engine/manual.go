@@ -59,7 +59,15 @@ func (c *Control) Trigger(ctx context.Context, tenantID, ref, key string) (*reco
 		ScheduledFor: at, AvailableAt: now, EnqueuedAt: now, State: record.OccurrenceEnqueued,
 		Lane: record.LaneStrict, Queue: sc.Queue, OverlapPolicy: sc.OverlapPolicy, RetryFrom: at, TriggerKey: key,
 	}
-	n, err := c.store.InsertOccurrences(ctx, []record.Occurrence{o})
+	// The occurrence and its audit row commit together.
+	var n int
+	err = store.InTx(ctx, c.store, func(tx store.Tx) (err error) {
+		if n, err = tx.InsertOccurrences(ctx, []record.Occurrence{o}); err != nil || n == 0 {
+			return err
+		}
+		return appendAudit(ctx, tx, now, auditEntry{tenantID: tenantID, action: AuditScheduleTrigger, target: sc.ScheduleID,
+			detail: fmt.Sprintf("occurrence %s of version %d", id, sc.Version)})
+	})
 	if err != nil || n == 0 {
 		// A concurrent trigger with the same key may have written it first.
 		if got, gerr := c.store.GetOccurrence(ctx, tenantID, id); gerr == nil && got.TriggerKey == key {

@@ -88,7 +88,15 @@ func (o *Outages) Start(ctx context.Context, d time.Duration, shards []int) (*st
 	}
 	now := o.member.now().Truncate(time.Millisecond)
 	out := store.Outage{Shards: shards, StartedAt: now, EndsAt: now.Add(d), CreatedBy: o.nodeID}
-	id, err := o.store.InsertOutage(ctx, out)
+	// The outage and its audit row commit together.
+	var id int64
+	err := store.InTx(ctx, o.store, func(tx store.Tx) (err error) {
+		if id, err = tx.InsertOutage(ctx, out); err != nil {
+			return err
+		}
+		return appendAudit(ctx, tx, now, auditEntry{tenantID: ActorOf(ctx).TenantID, action: AuditOutageStart,
+			target: outageTarget(id), detail: fmt.Sprintf("for %s, shards %s", d, shardsText(shards))})
+	})
 	if errors.Is(err, store.ErrConflict) {
 		cur, _ := o.store.CurrentOutage(ctx, now)
 		if cur != nil {
@@ -117,7 +125,22 @@ func (o *Outages) Cancel(ctx context.Context) (*store.Outage, error) {
 
 // cancel cancels every outage in progress and wakes what waits.
 func (o *Outages) cancel(ctx context.Context, why string) ([]store.Outage, error) {
-	canceled, err := o.store.CancelOutages(ctx, o.member.now().Truncate(time.Millisecond))
+	now := o.member.now().Truncate(time.Millisecond)
+	// The outages canceled and their audit rows commit together.
+	var canceled []store.Outage
+	err := store.InTx(ctx, o.store, func(tx store.Tx) (err error) {
+		if canceled, err = tx.CancelOutages(ctx, now); err != nil {
+			return err
+		}
+		for _, c := range canceled {
+			if err := appendAudit(ctx, tx, now, auditEntry{tenantID: ActorOf(ctx).TenantID, action: AuditOutageCancel,
+				target: outageTarget(c.ID), detail: fmt.Sprintf("%s; was until %s, shards %s",
+					why, c.EndsAt.UTC().Format(time.RFC3339), shardsText(c.Shards))}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("cancel the simulated outage: %w", err)
 	}
@@ -272,3 +295,6 @@ func endsOutages(ctx context.Context, o *Outages) error {
 	_, err := o.cancel(ctx, "ended: a node started")
 	return err
 }
+
+// outageTarget is an outage's target in the audit log.
+func outageTarget(id int64) string { return fmt.Sprintf("outage-%d", id) }

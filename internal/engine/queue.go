@@ -394,23 +394,28 @@ type DLQFilter struct {
 // ReplayDead replays up to limit (1..store.MaxListLimit) of the DEAD
 // occurrences f matches, oldest first, each as Replay does (same id, a new
 // attempt, a fresh set of retries), and returns their ids, and whether
-// more may match (the caller calls again). It is idempotent: what it
-// replayed is no longer DEAD, so a call again, or after a failure part way,
-// replays only what is still DEAD.
+// more may match (the caller calls again). The page is replayed in one
+// transaction with one audit row (ReplayDeadOccurrences), and it is
+// idempotent: what it replayed is no longer DEAD, so a call again replays
+// only what is still DEAD.
 func (q *Queue) ReplayDead(ctx context.Context, f DLQFilter, limit int) (ids []string, more bool, err error) {
 	page, err := q.store.ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: f.TenantID, ScheduleID: f.ScheduleID,
 		Queue: f.Queue, State: record.OccurrenceDead, Limit: limit})
 	if err != nil {
 		return nil, false, fmt.Errorf("replay the dead-letter queue: %w", err)
 	}
+	want := make([]string, len(page))
 	for i := range page {
-		if _, err := q.Replay(ctx, f.TenantID, page[i].OccurrenceID); err != nil {
-			if errors.Is(err, store.ErrConflict) {
-				continue // replayed or purged meanwhile
-			}
-			return ids, false, err
-		}
-		ids = append(ids, page[i].OccurrenceID)
+		want[i] = page[i].OccurrenceID
+	}
+	// One transaction and one audit row for the page (audit.go).
+	ids, err = ReplayDeadOccurrences(ctx, q.store, f, want, q.now().Truncate(time.Millisecond))
+	if err != nil {
+		return nil, false, err
+	}
+	if len(ids) > 0 {
+		q.obs.metrics.Replays.Add(float64(len(ids)))
+		q.notify.broadcast()
 	}
 	return ids, len(page) == limit, nil
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -398,8 +399,11 @@ func ReplayOccurrence(ctx context.Context, st store.Store, tenantID, occurrenceI
 		if o.State != record.OccurrenceDead {
 			return fmt.Errorf("%w: the occurrence is %s; only a DEAD one can be replayed", store.ErrConflict, o.State)
 		}
-		got, err = tx.Requeue(ctx, replayOf(o, now))
-		return err
+		if got, err = tx.Requeue(ctx, replayOf(o, now)); err != nil {
+			return err
+		}
+		return appendAudit(ctx, tx, now, auditEntry{tenantID: tenantID, action: AuditReplay, target: occurrenceID,
+			detail: fmt.Sprintf("1 replayed, of schedule %s, after %d attempts", o.ScheduleID, o.AttemptCount)})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("replay %s: %w", occurrenceID, err)
@@ -434,11 +438,59 @@ func PurgeDead(ctx context.Context, st store.Store, p store.PurgeDeadParams) (in
 		if err != nil || len(ids) == 0 {
 			return err
 		}
-		n, err = tx.CancelDead(ctx, p.TenantID, ids, p.Now)
-		return err
+		if n, err = tx.CancelDead(ctx, p.TenantID, ids, p.Now); err != nil || n == 0 {
+			return err
+		}
+		return appendAudit(ctx, tx, p.Now, auditEntry{tenantID: p.TenantID, action: AuditDLQPurge,
+			target: cmp.Or(p.ScheduleID, p.TenantID), detail: fmt.Sprintf("%d purged%s", n, queueNote(p.Queue))})
 	})
 	if err != nil {
 		return 0, fmt.Errorf("purge dead of %s: %w", p.TenantID, err)
 	}
 	return n, nil
+}
+
+// queueNote is an audit detail's note of a queue filter.
+func queueNote(queue string) string {
+	if queue == "" {
+		return ""
+	}
+	return fmt.Sprintf(", queue %q", queue)
+}
+
+// ReplayDeadOccurrences replays, in one transaction at now, those of ids
+// (occurrences of tenantID) that are still DEAD, each as ReplayOccurrence
+// does, and records the call in the audit log as one row (target: the
+// schedule, or the tenant, the caller selected by). It returns the ids it
+// replayed; one no longer DEAD, or gone, is left out.
+func ReplayDeadOccurrences(ctx context.Context, st store.Store, f DLQFilter, ids []string, now time.Time) ([]string, error) {
+	var done []string
+	err := store.InTx(ctx, st, func(tx store.Tx) error {
+		done = done[:0]
+		for _, id := range ids {
+			o, err := tx.LockOccurrence(ctx, f.TenantID, id)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if o.State != record.OccurrenceDead {
+				continue // replayed or purged meanwhile
+			}
+			if _, err := tx.Requeue(ctx, replayOf(o, now)); err != nil {
+				return err
+			}
+			done = append(done, id)
+		}
+		if len(done) == 0 {
+			return nil
+		}
+		return appendAudit(ctx, tx, now, auditEntry{tenantID: f.TenantID, action: AuditDLQReplay,
+			target: cmp.Or(f.ScheduleID, f.TenantID), detail: fmt.Sprintf("%d replayed%s", len(done), queueNote(f.Queue))})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("replay %d dead occurrences of %s: %w", len(ids), f.TenantID, err)
+	}
+	return done, nil
 }

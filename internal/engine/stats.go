@@ -184,6 +184,10 @@ type Stats struct {
 	rec     *recorder // this node's figures not yet written (the observer's)
 	metrics *metrics.Metrics
 	snap    snapshotCache
+	// afterFlush, when set, runs after every background flush: other
+	// periodic upkeep that rides on this loop rather than sleeping on the
+	// clock in a loop of its own (the audit log's purge).
+	afterFlush func(context.Context)
 }
 
 // flush writes this node's current figures to the store. A minute's
@@ -217,6 +221,9 @@ func (s *Stats) fresh(ctx context.Context) {
 	s.rec.flushMu.Unlock()
 	if !recent {
 		s.flush(ctx)
+		if s.afterFlush != nil {
+			s.afterFlush(ctx)
+		}
 	}
 }
 

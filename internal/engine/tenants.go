@@ -141,7 +141,13 @@ func (t *Tenants) ensureDefault(ctx context.Context) error {
 	}
 	now := t.now()
 	d := record.Tenant{ID: record.DefaultTenant, State: record.TenantActive, Weight: 1, CreatedAt: now, UpdatedAt: now, Version: 1}
-	err := store.InTx(ctx, t.store, func(tx store.Tx) error { return tx.InsertTenant(ctx, &d) })
+	err := store.InTx(ctx, t.store, func(tx store.Tx) error {
+		if err := tx.InsertTenant(ctx, &d); err != nil {
+			return err
+		}
+		return appendAudit(ctx, tx, now, auditEntry{tenantID: d.ID, action: AuditTenantCreate, target: d.ID, newVer: d.Version,
+			detail: "the default tenant of a new store"})
+	})
 	if errors.Is(err, store.ErrConflict) {
 		return nil
 	}
@@ -274,7 +280,11 @@ func (t *Tenants) Create(ctx context.Context, id string, p TenantPatch) (*record
 		if err := tx.InsertTenant(ctx, tn); err != nil {
 			return err
 		}
-		return tx.InsertToken(ctx, tok)
+		if err := tx.InsertToken(ctx, tok); err != nil {
+			return err
+		}
+		return appendAudit(ctx, tx, now, auditEntry{tenantID: id, action: AuditTenantCreate, target: id, newVer: tn.Version,
+			detail: fmt.Sprintf("weight %d, first token %q", tn.Weight, tok.Name)})
 	})
 	if errors.Is(err, store.ErrConflict) {
 		return nil, "", fmt.Errorf("tenant %q exists (or existed: names of deleted tenants are not reused): %w", id, ErrConflict)
@@ -289,17 +299,17 @@ func (t *Tenants) Create(ctx context.Context, id string, p TenantPatch) (*record
 // Update changes a tenant's weight and quota overrides as p says. A
 // deleted tenant is ErrNotFound.
 func (t *Tenants) Update(ctx context.Context, id string, p TenantPatch) (*record.Tenant, error) {
-	return t.change(ctx, id, p.Apply, nil)
+	return t.change(ctx, id, AuditTenantUpdate, p.Apply, nil)
 }
 
 // SetEnabled enables or disables a tenant. A disabled tenant's tokens are
 // refused at once; its schedules and occurrences stay as they are.
 func (t *Tenants) SetEnabled(ctx context.Context, id string, enabled bool) (*record.Tenant, error) {
-	state := record.TenantDisabled
+	state, action := record.TenantDisabled, AuditTenantDisable
 	if enabled {
-		state = record.TenantActive
+		state, action = record.TenantActive, AuditTenantEnable
 	}
-	return t.change(ctx, id, func(tn *record.Tenant) error {
+	return t.change(ctx, id, action, func(tn *record.Tenant) error {
 		tn.State = state
 		return nil
 	}, nil)
@@ -323,7 +333,7 @@ func (t *Tenants) Delete(ctx context.Context, id string) (*record.Tenant, error)
 				id, st, live[0].ScheduleID, ErrConflict)
 		}
 	}
-	return t.change(ctx, id, func(tn *record.Tenant) error {
+	return t.change(ctx, id, AuditTenantDelete, func(tn *record.Tenant) error {
 		tn.State = record.TenantDeleted
 		return nil
 	}, func(tx store.Tx, now time.Time) error {
@@ -333,8 +343,9 @@ func (t *Tenants) Delete(ctx context.Context, id string) (*record.Tenant, error)
 }
 
 // change applies fn to a tenant not deleted and writes it as its next
-// version, with also (when not nil) in the same transaction.
-func (t *Tenants) change(ctx context.Context, id string, fn func(*record.Tenant) error, also func(store.Tx, time.Time) error) (*record.Tenant, error) {
+// version, with also (when not nil) and the audit row of action in the
+// same transaction.
+func (t *Tenants) change(ctx context.Context, id, action string, fn func(*record.Tenant) error, also func(store.Tx, time.Time) error) (*record.Tenant, error) {
 	if err := schedule.CheckTenant(id); err != nil {
 		return nil, err
 	}
@@ -357,9 +368,12 @@ func (t *Tenants) change(ctx context.Context, id string, fn func(*record.Tenant)
 				return err
 			}
 			if also != nil {
-				return also(tx, now)
+				if err := also(tx, now); err != nil {
+					return err
+				}
 			}
-			return nil
+			return appendAudit(ctx, tx, now, auditEntry{tenantID: id, action: action, target: id,
+				oldVer: cur.Version, newVer: next.Version, detail: fmt.Sprintf("%s, weight %d", next.State, next.Weight)})
 		})
 		if errors.Is(err, store.ErrConflict) && try < updateConflictTries {
 			continue
@@ -404,7 +418,13 @@ func (t *Tenants) CreateToken(ctx context.Context, tenantID, name string, role r
 	if err != nil {
 		return "", nil, err
 	}
-	err = store.InTx(ctx, t.store, func(tx store.Tx) error { return tx.InsertToken(ctx, tok) })
+	err = store.InTx(ctx, t.store, func(tx store.Tx) error {
+		if err := tx.InsertToken(ctx, tok); err != nil {
+			return err
+		}
+		return appendAudit(ctx, tx, tok.CreatedAt, auditEntry{tenantID: tenantID, action: AuditTokenCreate, target: name,
+			detail: "role " + string(role)})
+	})
 	if errors.Is(err, store.ErrConflict) {
 		return "", nil, fmt.Errorf("tenant %q already has a token named %q (revoke it first): %w", tenantID, name, ErrConflict)
 	}
@@ -438,8 +458,12 @@ func (t *Tenants) RevokeToken(ctx context.Context, tenantID, name string) error 
 	}
 	var n int
 	err := store.InTx(ctx, t.store, func(tx store.Tx) (err error) {
-		n, err = tx.RevokeTokens(ctx, tenantID, name, t.now())
-		return err
+		now := t.now()
+		if n, err = tx.RevokeTokens(ctx, tenantID, name, now); err != nil || n == 0 {
+			return err
+		}
+		return appendAudit(ctx, tx, now, auditEntry{tenantID: tenantID, action: AuditTokenRevoke, target: name,
+			detail: fmt.Sprintf("%d revoked", n)})
 	})
 	if err != nil {
 		return fmt.Errorf("revoke token %s of %s: %w", name, tenantID, err)

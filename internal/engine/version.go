@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,6 +36,9 @@ type VersionChange struct {
 	// lastKept: the version history records it as the new version's
 	// lower bound. Without it the bound recorded is lastKept.
 	StartsAfter func(lastKept time.Time) time.Time
+	// Action is what the audit log records the change as (an Audit*
+	// action); AuditScheduleUpdate when empty.
+	Action string
 }
 
 // WriteVersion writes a new version of a schedule in one transaction of
@@ -59,7 +63,9 @@ type VersionChange struct {
 //     then: the firings between lastKept and that cursor were planned,
 //     and the change canceled them), and a row of
 //     the new version is written, starting after the bound its cursor was
-//     searched from (none when it fires nothing).
+//     searched from (none when it fires nothing);
+//  6. the audit log records the change (c.Action), by the actor of ctx,
+//     from c.PrevVersion to the new version.
 //
 // All of it commits together or not at all, so an update that leaves a
 // schedule nothing to fire completes it in the same version. It is the
@@ -118,7 +124,9 @@ func WriteVersion(ctx context.Context, st store.Store, c VersionChange) (ChangeR
 			return err
 		}
 		res.Schedule = *stored
-		return nil
+		return appendAudit(ctx, tx, c.Now, auditEntry{tenantID: sc.TenantID, action: cmp.Or(c.Action, AuditScheduleUpdate),
+			target: sc.ScheduleID, oldVer: c.PrevVersion, newVer: stored.Version,
+			detail: fmt.Sprintf("%s; %d canceled, %d in flight", stored.State, res.Canceled, res.InFlight)})
 	})
 	if err != nil {
 		return ChangeResult{}, fmt.Errorf("write version %d of schedule %s: %w", c.PrevVersion+1, sc.ScheduleID, err)

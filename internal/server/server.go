@@ -207,6 +207,7 @@ func (s *Server) routes() http.Handler {
 		{"POST", "/v1/simulate/outage", s.startOutage, "", true},
 		{"POST", "/v1/simulate/outage/cancel", s.cancelOutage, "", true},
 		{"POST", "/v1/simulate", s.simulate, "", true},
+		{"GET", "/v1/audit", s.audit, "no such schedule", false},
 	}
 	rs = append(rs, s.tenantRoutes()...)
 	allowed := map[string][]string{}

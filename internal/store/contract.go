@@ -80,6 +80,8 @@ type Store interface {
 	OutageStore
 	// Tenants and their tokens (see TenantStore).
 	TenantStore
+	// The audit log (see AuditStore).
+	AuditStore
 
 	Close() error
 }

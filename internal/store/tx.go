@@ -22,6 +22,8 @@ type Tx interface {
 	ControlTx
 	PlannerTx
 	TenantTx
+	AuditTx
+	ManualTx
 
 	// Commit makes the transaction's writes durable. After an error nothing
 	// of it was written.

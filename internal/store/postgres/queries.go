@@ -745,3 +745,27 @@ WHERE token_hash = $1 AND (last_used_at IS NULL OR last_used_at < $2)`
 	qRevokeTokens = `UPDATE tenant_tokens SET revoked_at = $3
 WHERE tenant_id = $1 AND ($2 = '' OR name = $2) AND revoked_at IS NULL`
 )
+
+// The audit log (store.AuditStore, store.AuditTx): appended in the
+// transaction of each change, read by tenant or target in id order,
+// deleted by age in bounded batches.
+const (
+	// The columns rowcodec.ScanAudit reads, in its order; an append
+	// binds all but audit_id (rowcodec.AuditArgs).
+	auditColumns = `audit_id, at, tenant_id, actor_tenant, actor_token, actor_flags, action, target,
+    old_version, new_version, detail`
+
+	qAppendAudit = `INSERT INTO audit_log (at, tenant_id, actor_tenant, actor_token, actor_flags, action, target,
+    old_version, new_version, detail)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
+
+	// $1 tenant ('' = all), $2 target ('' = any), $3 since (ms), $4 after
+	// id, $5 limit.
+	qListAudit = `SELECT ` + auditColumns + ` FROM audit_log
+WHERE ($1 = '' OR tenant_id = $1) AND ($2 = '' OR target = $2) AND at >= $3 AND audit_id > $4
+ORDER BY audit_id LIMIT $5`
+
+	// At most $2 rows older than $1, the oldest first.
+	qPurgeAudit = `DELETE FROM audit_log WHERE audit_id IN (
+    SELECT audit_id FROM audit_log WHERE at < $1 ORDER BY at, audit_id LIMIT $2)`
+)

@@ -115,46 +115,51 @@ func (s *Store) InsertOccurrences(ctx context.Context, occs []record.Occurrence)
 	if err != nil {
 		return 0, fmt.Errorf("insert occurrences: %w", err)
 	}
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		// Each schedule must exist for the occurrence's tenant (the schema
-		// has no foreign key for it; 0001_init.sql says why): one query for
-		// the batch's distinct pairs.
-		var tenants, schedules []string
-		seen := map[[2]string]bool{}
-		for i := range occs {
-			key := [2]string{occs[i].TenantID, occs[i].ScheduleID}
-			if !seen[key] {
-				seen[key] = true
-				tenants, schedules = append(tenants, key[0]), append(schedules, key[1])
-			}
-		}
-		if !storable(tenants...) || !storable(schedules...) {
-			return notStorable()
-		}
-		var tenant, schedule string
-		err := tx.QueryRow(ctx, qMissingSchedule, tenants, schedules).Scan(&tenant, &schedule)
-		if err == nil {
-			return fmt.Errorf("schedule %s of %s: %w", schedule, tenant, store.ErrNotFound)
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("check schedules: %w", translate(err))
-		}
-		ins := newOccurrenceInserter(ctx, tx)
-		for i := range occs {
-			if err := ins.add(&occs[i], ids[i], occs[i].ShardEpoch, occs[i].EnqueuedAt); err != nil {
-				return err
-			}
-		}
-		if err := ins.flush(); err != nil {
-			return err
-		}
-		inserted = ins.inserted
-		return nil
+	err = s.inTx(ctx, func(tx pgx.Tx) (err error) {
+		inserted, err = insertOccurrences(ctx, tx, occs, ids)
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("insert occurrences: %w", err)
 	}
 	return inserted, nil
+}
+
+// insertOccurrences is InsertOccurrences in tx, with the occurrences' ids.
+func insertOccurrences(ctx context.Context, tx pgx.Tx, occs []record.Occurrence, ids []string) (int, error) {
+	// Each schedule must exist for the occurrence's tenant (the schema
+	// has no foreign key for it; 0001_init.sql says why): one query for
+	// the batch's distinct pairs.
+	var tenants, schedules []string
+	seen := map[[2]string]bool{}
+	for i := range occs {
+		key := [2]string{occs[i].TenantID, occs[i].ScheduleID}
+		if !seen[key] {
+			seen[key] = true
+			tenants, schedules = append(tenants, key[0]), append(schedules, key[1])
+		}
+	}
+	if !storable(tenants...) || !storable(schedules...) {
+		return 0, notStorable()
+	}
+	var tenant, schedule string
+	err := tx.QueryRow(ctx, qMissingSchedule, tenants, schedules).Scan(&tenant, &schedule)
+	if err == nil {
+		return 0, fmt.Errorf("schedule %s of %s: %w", schedule, tenant, store.ErrNotFound)
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return 0, fmt.Errorf("check schedules: %w", translate(err))
+	}
+	ins := newOccurrenceInserter(ctx, tx)
+	for i := range occs {
+		if err := ins.add(&occs[i], ids[i], occs[i].ShardEpoch, occs[i].EnqueuedAt); err != nil {
+			return 0, err
+		}
+	}
+	if err := ins.flush(); err != nil {
+		return 0, err
+	}
+	return ins.inserted, nil
 }
 
 // checkStorable refuses an occurrence whose trigger key or dead reason is

@@ -91,39 +91,44 @@ func (s *Store) InsertOccurrences(ctx context.Context, occs []record.Occurrence)
 	if err != nil {
 		return 0, fmt.Errorf("insert occurrences: %w", err)
 	}
-	err = s.writeTx(ctx, func(tx *sql.Tx) error {
-		// Each schedule must exist for the occurrence's tenant. The schema
-		// has no foreign key for it (0001_init.sql says why); this path is
-		// not the planner's, so the check is one lookup per schedule here.
-		rows := map[[2]string]int64{} // the schedules' rows
-		for i := range occs {
-			key := [2]string{occs[i].TenantID, occs[i].ScheduleID}
-			if _, ok := rows[key]; ok {
-				continue
-			}
-			var row int64
-			if err := tx.QueryRowContext(ctx, qScheduleRow, key[0], key[1]).Scan(&row); err != nil {
-				return fmt.Errorf("occurrence %s: schedule %s of %s: %w", ids[i], key[1], key[0], translate(err))
-			}
-			rows[key] = row
-		}
-		ins := s.newOccurrenceInserter(ctx, tx)
-		defer ins.close()
-		for i := range occs {
-			if err := ins.add(&occs[i], ids[i], rows[[2]string{occs[i].TenantID, occs[i].ScheduleID}], occs[i].ShardEpoch, occs[i].EnqueuedAt); err != nil {
-				return err
-			}
-		}
-		if err := ins.flush(); err != nil {
-			return err
-		}
-		inserted = ins.inserted
-		return nil
+	err = s.writeTx(ctx, func(tx *sql.Tx) (err error) {
+		inserted, err = s.insertOccurrences(ctx, tx, occs, ids)
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("insert occurrences: %w", err)
 	}
 	return inserted, nil
+}
+
+// insertOccurrences is InsertOccurrences in tx, with the occurrences' ids.
+func (s *Store) insertOccurrences(ctx context.Context, tx *sql.Tx, occs []record.Occurrence, ids []string) (int, error) {
+	// Each schedule must exist for the occurrence's tenant. The schema
+	// has no foreign key for it (0001_init.sql says why); this path is
+	// not the planner's, so the check is one lookup per schedule here.
+	rows := map[[2]string]int64{} // the schedules' rows
+	for i := range occs {
+		key := [2]string{occs[i].TenantID, occs[i].ScheduleID}
+		if _, ok := rows[key]; ok {
+			continue
+		}
+		var row int64
+		if err := tx.QueryRowContext(ctx, qScheduleRow, key[0], key[1]).Scan(&row); err != nil {
+			return 0, fmt.Errorf("occurrence %s: schedule %s of %s: %w", ids[i], key[1], key[0], translate(err))
+		}
+		rows[key] = row
+	}
+	ins := s.newOccurrenceInserter(ctx, tx)
+	defer ins.close()
+	for i := range occs {
+		if err := ins.add(&occs[i], ids[i], rows[[2]string{occs[i].TenantID, occs[i].ScheduleID}], occs[i].ShardEpoch, occs[i].EnqueuedAt); err != nil {
+			return 0, err
+		}
+	}
+	if err := ins.flush(); err != nil {
+		return 0, err
+	}
+	return ins.inserted, nil
 }
 
 // GetOccurrence returns the tenant's occurrence. Another tenant's

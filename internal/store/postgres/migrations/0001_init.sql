@@ -327,3 +327,25 @@ CREATE TABLE tenant_tokens (
     revoked_at   BIGINT
 );
 CREATE UNIQUE INDEX tenant_tokens_name ON tenant_tokens (tenant_id, name) WHERE revoked_at IS NULL;
+
+-- The audit log (store.AuditStore): who changed what, when, from which
+-- version to which. Rows are only appended (in the transaction of the
+-- change) and deleted by age. tenant_id is the tenant acted upon;
+-- actor_flags: 1 = admin, 2 = local (the Unix socket, no token). detail is
+-- a short note, never a payload or a token.
+CREATE TABLE audit_log (
+    audit_id     BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at           BIGINT  NOT NULL,
+    tenant_id    TEXT COLLATE "C" NOT NULL,
+    actor_tenant TEXT COLLATE "C" NOT NULL,
+    actor_token  TEXT COLLATE "C" NOT NULL,
+    actor_flags  INTEGER NOT NULL CHECK (actor_flags BETWEEN 0 AND 3),
+    action       TEXT    NOT NULL CHECK (action <> ''),
+    target       TEXT COLLATE "C" NOT NULL,
+    old_version  BIGINT  NOT NULL,
+    new_version  BIGINT  NOT NULL,
+    detail       TEXT    NOT NULL
+);
+CREATE INDEX audit_log_tenant ON audit_log (tenant_id, audit_id);
+CREATE INDEX audit_log_target ON audit_log (target);
+CREATE INDEX audit_log_at ON audit_log (at);

@@ -401,3 +401,26 @@ CREATE TABLE tenant_tokens (
     revoked_at   INTEGER
 ) STRICT;
 CREATE UNIQUE INDEX tenant_tokens_name ON tenant_tokens (tenant_id, name) WHERE revoked_at IS NULL;
+
+-- The audit log (store.AuditStore): who changed what, when, from which
+-- version to which. Rows are only appended (in the transaction of the
+-- change) and deleted by age. tenant_id is the tenant acted upon;
+-- actor_flags: 1 = admin, 2 = local (the Unix socket, no token). detail is
+-- a short note, never a payload or a token. AUTOINCREMENT: an id is never
+-- given again after the rows before it were purged.
+CREATE TABLE audit_log (
+    audit_id     INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    at           INTEGER NOT NULL,
+    tenant_id    TEXT    NOT NULL,
+    actor_tenant TEXT    NOT NULL,
+    actor_token  TEXT    NOT NULL,
+    actor_flags  INTEGER NOT NULL CHECK (actor_flags BETWEEN 0 AND 3),
+    action       TEXT    NOT NULL CHECK (action <> ''),
+    target       TEXT    NOT NULL,
+    old_version  INTEGER NOT NULL,
+    new_version  INTEGER NOT NULL,
+    detail       TEXT    NOT NULL
+) STRICT;
+CREATE INDEX audit_log_tenant ON audit_log (tenant_id, audit_id);
+CREATE INDEX audit_log_target ON audit_log (target);
+CREATE INDEX audit_log_at ON audit_log (at);

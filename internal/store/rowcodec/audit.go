@@ -1,0 +1,42 @@
+package rowcodec
+
+import (
+	"github.com/sched-dev/sched/internal/store"
+)
+
+// The bits of the audit_log's actor_flags column.
+const (
+	auditAdmin = 1
+	auditLocal = 2
+)
+
+// AuditArgs is the values an append of e binds, in the order both
+// drivers number them (at, tenant_id, actor_tenant, actor_token,
+// actor_flags, action, target, old_version, new_version, detail).
+func AuditArgs(e *store.AuditEntry) []any {
+	flags := 0
+	if e.ActorAdmin {
+		flags |= auditAdmin
+	}
+	if e.ActorLocal {
+		flags |= auditLocal
+	}
+	return []any{MS(e.At), e.TenantID, e.ActorTenant, e.ActorToken, flags, e.Action, e.Target,
+		e.OldVersion, e.NewVersion, e.Detail}
+}
+
+// ScanAudit reads a row of the audit_log columns (audit_id, then
+// AuditArgs' order).
+func ScanAudit(row Scanner) (*store.AuditEntry, error) {
+	var (
+		e     store.AuditEntry
+		at    int64
+		flags int64
+	)
+	if err := row.Scan(&e.ID, &at, &e.TenantID, &e.ActorTenant, &e.ActorToken, &flags, &e.Action, &e.Target,
+		&e.OldVersion, &e.NewVersion, &e.Detail); err != nil {
+		return nil, err
+	}
+	e.At, e.ActorAdmin, e.ActorLocal = FromMS(at), flags&auditAdmin != 0, flags&auditLocal != 0
+	return &e, nil
+}

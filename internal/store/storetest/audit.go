@@ -1,0 +1,202 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/sched-dev/sched/internal/record"
+	"github.com/sched-dev/sched/internal/store"
+)
+
+// testAudit pins the audit log's rows (store.AuditStore, store.AuditTx):
+// an append commits or rolls back with its transaction, every field comes
+// back as written, reads select by tenant, target, time and id in id
+// order, and a purge deletes only rows older than its bound, in bounded
+// batches, without an id ever being given again.
+func testAudit(t *testing.T, open func(t *testing.T) Store) {
+	entry := func(tenant, action, target string, d time.Duration, oldV, newV int64) store.AuditEntry {
+		return store.AuditEntry{At: at(d), TenantID: tenant, ActorTenant: "default", ActorToken: "ci",
+			Action: action, Target: target, OldVersion: oldV, NewVersion: newV, Detail: "note " + action}
+	}
+	list := func(t *testing.T, s Store, p store.ListAuditParams) []store.AuditEntry {
+		t.Helper()
+		got, err := s.ListAudit(t.Context(), p)
+		if err != nil {
+			t.Fatalf("ListAudit(%+v): %v", p, err)
+		}
+		return got
+	}
+	actions := func(es []store.AuditEntry) string {
+		s := ""
+		for _, e := range es {
+			s += fmt.Sprintf("[%s %s]", e.Action, e.Target)
+		}
+		return s
+	}
+
+	t.Run("AppendList", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		a := entry("tenant-a", "schedule.create", "sch_a", 0, 0, 1)
+		a.ActorToken, a.ActorAdmin, a.ActorLocal = "", true, true
+		b := entry("tenant-b", "schedule.pause", "sch_b", time.Minute, 1, 2)
+		c := entry("tenant-a", "schedule.update", "sch_a", 2*time.Minute, 1, 2)
+		c.ActorAdmin = true
+		inTx(t, s, func(tx store.Tx) error {
+			for _, e := range []store.AuditEntry{a, b, c} {
+				if err := tx.AppendAudit(ctx, e); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		all := list(t, s, store.ListAuditParams{})
+		if len(all) != 3 {
+			t.Fatalf("ListAudit(all) = %s; want 3 rows", actions(all))
+		}
+		for i, want := range []store.AuditEntry{a, b, c} {
+			got := all[i]
+			if i > 0 && got.ID <= all[i-1].ID {
+				t.Errorf("row %d: id %d not above %d", i, got.ID, all[i-1].ID)
+			}
+			want.ID = got.ID
+			if !got.At.Equal(want.At) {
+				t.Errorf("row %d: at %v, want %v", i, got.At, want.At)
+			}
+			got.At = want.At
+			if got != want {
+				t.Errorf("row %d\n got %+v\nwant %+v", i, got, want)
+			}
+		}
+		for _, tc := range []struct {
+			name string
+			p    store.ListAuditParams
+			want string
+		}{
+			{"tenant", store.ListAuditParams{TenantID: "tenant-a"}, "[schedule.create sch_a][schedule.update sch_a]"},
+			{"target", store.ListAuditParams{Target: "sch_b"}, "[schedule.pause sch_b]"},
+			{"tenant and target", store.ListAuditParams{TenantID: "tenant-b", Target: "sch_a"}, ""},
+			{"since", store.ListAuditParams{Since: at(time.Minute)}, "[schedule.pause sch_b][schedule.update sch_a]"},
+			{"after", store.ListAuditParams{AfterID: all[0].ID, Limit: 1}, "[schedule.pause sch_b]"},
+			{"limit", store.ListAuditParams{Limit: 2}, "[schedule.create sch_a][schedule.pause sch_b]"},
+			{"nobody", store.ListAuditParams{TenantID: "nobody"}, ""},
+		} {
+			if got := actions(list(t, s, tc.p)); got != tc.want {
+				t.Errorf("%s: ListAudit = %s; want %s", tc.name, got, tc.want)
+			}
+		}
+	})
+
+	t.Run("RollbackWritesNothing", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		boom := errors.New("the change failed")
+		err := store.InTx(ctx, s, func(tx store.Tx) error {
+			if err := tx.AppendAudit(ctx, entry("tenant-a", "schedule.update", "sch_a", 0, 1, 2)); err != nil {
+				return err
+			}
+			return boom
+		})
+		if !errors.Is(err, boom) {
+			t.Fatalf("InTx: %v; want the change's error", err)
+		}
+		if got := list(t, s, store.ListAuditParams{}); len(got) != 0 {
+			t.Errorf("after a rollback ListAudit = %s; want nothing", actions(got))
+		}
+	})
+
+	t.Run("Purge", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		inTx(t, s, func(tx store.Tx) error {
+			for i := range 4 {
+				if err := tx.AppendAudit(ctx, entry("tenant-a", "schedule.update", fmt.Sprintf("sch_%d", i), time.Duration(i)*time.Minute, 1, 2)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		last := list(t, s, store.ListAuditParams{})[3].ID
+		for i, want := range []int{1, 1, 0} {
+			n, err := s.PurgeAudit(ctx, at(2*time.Minute), 1+i*10)
+			if err != nil || n != want {
+				t.Fatalf("PurgeAudit #%d = %d, %v; want %d", i, n, err, want)
+			}
+		}
+		if got := actions(list(t, s, store.ListAuditParams{})); got != "[schedule.update sch_2][schedule.update sch_3]" {
+			t.Errorf("after purging rows before 2m: %s; want sch_2, sch_3", got)
+		}
+		if n, err := s.PurgeAudit(ctx, at(time.Hour), 0); err != nil || n != 0 {
+			t.Errorf("PurgeAudit with limit 0 = %d, %v; want 0, nil", n, err)
+		}
+		// Every row purged, the next id is still a new one.
+		if n, err := s.PurgeAudit(ctx, at(time.Hour), 10); err != nil || n != 2 {
+			t.Fatalf("PurgeAudit(all) = %d, %v; want 2", n, err)
+		}
+		inTx(t, s, func(tx store.Tx) error {
+			return tx.AppendAudit(ctx, entry("tenant-a", "tenant.update", "tenant-a", time.Hour, 1, 2))
+		})
+		if got := list(t, s, store.ListAuditParams{}); len(got) != 1 || got[0].ID <= last {
+			t.Errorf("after purging all, a new row = %+v; want one with an id above %d", got, last)
+		}
+	})
+
+	t.Run("ManualTx", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		boom := errors.New("the audit row failed")
+		sc := NewSchedule("tenant-a", "sch_manual_tx")
+		mustInsertSchedule(t, s, sc)
+		manual := NewOccurrence(sc, at(time.Minute))
+		manual.TriggerKey, manual.OccurrenceID = "key-1", record.ManualOccurrenceID(sc.ScheduleID, "key-1")
+		insert := func(fail bool) (int, error) {
+			var n int
+			err := store.InTx(ctx, s, func(tx store.Tx) (err error) {
+				if n, err = tx.InsertOccurrences(ctx, []record.Occurrence{manual}); err != nil || !fail {
+					return err
+				}
+				return boom
+			})
+			return n, err
+		}
+		if _, err := insert(true); !errors.Is(err, boom) {
+			t.Fatalf("InsertOccurrences then a failure: %v", err)
+		}
+		if occs, err := s.ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: "tenant-a", ScheduleID: sc.ScheduleID}); err != nil || len(occs) != 0 {
+			t.Errorf("after a rollback: %d occurrences, %v; want none", len(occs), err)
+		}
+		for i, want := range []int{1, 0} {
+			if n, err := insert(false); err != nil || n != want {
+				t.Errorf("InsertOccurrences #%d = %d, %v; want %d", i, n, err, want)
+			}
+		}
+		orphan := NewOccurrence(NewSchedule("tenant-a", "sch_nobody"), at(time.Minute))
+		err := store.InTx(ctx, s, func(tx store.Tx) error { _, err := tx.InsertOccurrences(ctx, []record.Occurrence{orphan}); return err })
+		wantErr(t, "InsertOccurrences of no schedule", err, store.ErrNotFound)
+
+		out := store.Outage{StartedAt: at(0), EndsAt: at(time.Hour), CreatedBy: "node-a"}
+		err = store.InTx(ctx, s, func(tx store.Tx) error {
+			if _, err := tx.InsertOutage(ctx, out); err != nil {
+				return err
+			}
+			return boom
+		})
+		if cur, cerr := s.CurrentOutage(ctx, at(time.Second)); !errors.Is(err, boom) || cerr != nil || cur != nil {
+			t.Errorf("InsertOutage then a failure: %v; current %+v, %v; want none", err, cur, cerr)
+		}
+		var id int64
+		inTx(t, s, func(tx store.Tx) (err error) { id, err = tx.InsertOutage(ctx, out); return err })
+		err = store.InTx(ctx, s, func(tx store.Tx) error { _, err := tx.InsertOutage(ctx, out); return err })
+		wantErr(t, "a second InsertOutage", err, store.ErrConflict)
+		var canceled []store.Outage
+		inTx(t, s, func(tx store.Tx) (err error) { canceled, err = tx.CancelOutages(ctx, at(time.Minute)); return err })
+		if len(canceled) != 1 || canceled[0].ID != id || !canceled[0].CanceledAt.Equal(at(time.Minute)) {
+			t.Errorf("CancelOutages = %+v; want outage %d canceled at 1m", canceled, id)
+		}
+		if cur, err := s.CurrentOutage(ctx, at(2*time.Minute)); err != nil || cur != nil {
+			t.Errorf("after the cancel: current %+v, %v; want none", cur, err)
+		}
+	})
+}

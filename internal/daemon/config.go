@@ -54,6 +54,10 @@ type Config struct {
 	// MaxConnections caps the connections open at once on each
 	// listener; more are closed as soon as they are accepted.
 	MaxConnections int
+	// QuotaRunning is the default running quota of a tenant that sets
+	// none: how many of its occurrences may be RUNNING at once across
+	// the cluster (0: unlimited).
+	QuotaRunning int64
 }
 
 // Listen is one address to serve the API on.
@@ -167,6 +171,7 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 	fs.BoolVar(&cfg.InsecureListen, "insecure-listen", false, "allow plain HTTP on a TCP address that is not loopback (TLS is not supported yet)")
 	fs.IntVar(&cfg.MaxWaitingClaims, "max-waiting-claims", server.DefaultMaxWaitingClaims, "how many claims with a wait (long polls) are served at once; more are answered 429 too_many_waiting")
 	fs.IntVar(&cfg.MaxConnections, "max-connections", DefaultMaxConnections, "how many connections each listener keeps open at once; more are closed as soon as they are accepted")
+	fs.Int64Var(&cfg.QuotaRunning, "quota-running", 0, "default running quota of a tenant that sets none: how many of its occurrences may be RUNNING at once across the cluster; claims beyond it get nothing for that tenant (0: unlimited)")
 	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
 	cmd.SetArgs(doubleDash(fs, args))
 	if err := cmd.Execute(); err != nil {
@@ -221,6 +226,8 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 		return cfg, usage("--max-waiting-claims %d: must be from 1 to 1000000", cfg.MaxWaitingClaims)
 	case cfg.MaxConnections < 1 || cfg.MaxConnections > 1_000_000:
 		return cfg, usage("--max-connections %d: must be from 1 to 1000000", cfg.MaxConnections)
+	case cfg.QuotaRunning < 0 || cfg.QuotaRunning > 1e9:
+		return cfg, usage("--quota-running %d: must be from 0 (unlimited) to 1000000000", cfg.QuotaRunning)
 	case cfg.LogFormat != "text" && cfg.LogFormat != "json":
 		return cfg, usage("--log-format %q: want text or json", cfg.LogFormat)
 	case strings.ContainsAny(cfg.Token, " \t\r\n"):

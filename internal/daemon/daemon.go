@@ -36,6 +36,7 @@ import (
 	"github.com/sched-dev/sched/internal/metrics"
 	"github.com/sched-dev/sched/internal/paths"
 	"github.com/sched-dev/sched/internal/reconcile"
+	"github.com/sched-dev/sched/internal/record"
 	"github.com/sched-dev/sched/internal/server"
 	"github.com/sched-dev/sched/internal/simulate"
 	"github.com/sched-dev/sched/internal/store"
@@ -147,6 +148,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 		Store: st, Clock: clock.Real{}, Logger: log,
 		NodeID: cfg.NodeID, NodeAddress: listenAddresses(cfg.Listen), Shards: cfg.Shards, Horizon: cfg.Horizon,
 		ShardLease: cfg.ShardLease, Metrics: m,
+		TenantDefaults: record.Quotas{Running: cfg.QuotaRunning},
 	})
 	if err != nil {
 		return err

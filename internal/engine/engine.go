@@ -227,6 +227,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		Tenants: &Tenants{store: cfg.Store, member: mem, defaults: cfg.TenantDefaults},
 		store:   cfg.Store, log: cfg.Logger, planner: pl, member: mem, notify: notify,
 	}
+	e.Queue.tenants = e.Tenants
 	if err := e.Tenants.ensureDefault(ctx); err != nil {
 		return nil, fmt.Errorf("engine: the default tenant: %w", err)
 	}

@@ -26,6 +26,10 @@ type ClaimRequest struct {
 	// (a long poll): the claim returns as soon as one is, and empty when
 	// Wait passes. Zero returns at once.
 	Wait time.Duration
+	// AllTenants claims the queue's work of every ACTIVE tenant, TenantID
+	// ignored: a worker pool shared by tenants, served by weight
+	// (fair.go). Only an admin may ask for it; the server checks.
+	AllTenants bool
 }
 
 // ErrorClass says what a failed attempt means for its occurrence.
@@ -52,6 +56,8 @@ type Queue struct {
 	sweeper     *sweeper  // claims end lapsed claim leases themselves
 	notify      *notifier // what a waiting claim waits for
 	outage      *outageWatch
+	tenants     *Tenants  // weights and running quotas
+	fair        fairState // pool claims' rounds (fair.go)
 }
 
 // now is the time the queue acts on (member.now).
@@ -71,16 +77,30 @@ func (q *Queue) Claim(ctx context.Context, req ClaimRequest) ([]store.Claimed, e
 		if err != nil {
 			return nil, fmt.Errorf("claim from %s: %w", req.Queue, err)
 		}
-		var got []store.Claimed
+		var (
+			got     []store.Claimed
+			next    time.Time // the earliest occurrence due, for a pool claim
+			limited bool      // something other than an empty queue may hold work back
+		)
 		if !all {
 			if err := q.sweeper.maybe(ctx, now); err != nil {
 				return nil, err
 			}
 			skipped := 0
-			got, err = claimOccurrences(ctx, q.store, store.ClaimParams{
-				TenantID: req.TenantID, Queue: req.Queue, WorkerID: req.WorkerID,
-				Limit: req.Limit, Lease: req.Lease, Now: now, Skipped: &skipped,
-			}, hold)
+			if req.AllTenants {
+				_, got, skipped, next, err = q.claimPool(ctx, req, nil, now, hold)
+				limited = true
+			} else {
+				var maxRunning int64
+				if maxRunning, err = q.runningQuota(ctx, req.TenantID); err != nil {
+					return nil, fmt.Errorf("claim from %s: %w", req.Queue, err)
+				}
+				limited = maxRunning > 0
+				got, err = claimOccurrences(ctx, q.store, store.ClaimParams{
+					TenantID: req.TenantID, Queue: req.Queue, WorkerID: req.WorkerID,
+					Limit: req.Limit, Lease: req.Lease, Now: now, Skipped: &skipped, MaxRunning: maxRunning,
+				}, hold)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("claim from %s: %w", req.Queue, err)
 			}
@@ -99,15 +119,21 @@ func (q *Queue) Claim(ctx context.Context, req ClaimRequest) ([]store.Claimed, e
 			sleep = min(sleep, max(until.Sub(now), time.Millisecond), outageRefresh)
 		}
 		if !all {
-			next, err := q.store.NextAvailable(ctx, req.TenantID, req.Queue)
-			if err != nil {
-				return nil, fmt.Errorf("claim from %s: %w", req.Queue, err)
+			if !req.AllTenants {
+				if next, err = q.store.NextAvailable(ctx, req.TenantID, req.Queue); err != nil {
+					return nil, fmt.Errorf("claim from %s: %w", req.Queue, err)
+				}
 			}
-			// Under an outage of some shards the first one due may be
-			// held: one due already and not taken is no reason to wake
-			// every millisecond.
-			if !next.IsZero() && next.Sub(now) < sleep && (hold == nil || next.After(now)) {
+			// Under an outage of some shards, or a running quota, the
+			// first one due may be held: one due already and not taken is
+			// no reason to wake every millisecond. A quota is freed by an
+			// ack, which wakes no one: it is looked at again every
+			// quotaRecheck.
+			if !next.IsZero() && next.Sub(now) < sleep && (next.After(now) || (hold == nil && !limited)) {
 				sleep = max(next.Sub(now), time.Millisecond)
+			}
+			if limited {
+				sleep = min(sleep, quotaRecheck)
 			}
 		}
 		t := q.clock.NewTimer(sleep)
@@ -204,6 +230,10 @@ func finishOne(ctx context.Context, tx store.QueueTx, ps []store.FinishParams) (
 type AckItem struct {
 	OccurrenceID string
 	Attempt      int64
+	// TenantID is the occurrence's tenant when it is not the one the
+	// ack is made for (a pool worker's acks, one per tenant); "" is that
+	// one. The server lets only an admin name another.
+	TenantID string
 }
 
 // AckBatch acknowledges many attempts in one store transaction; each item
@@ -225,8 +255,12 @@ func ackParams(tenantID string, items []AckItem, now time.Time) []store.FinishPa
 	now = now.Truncate(time.Millisecond)
 	ps := make([]store.FinishParams, len(items))
 	for i, it := range items {
+		t := tenantID
+		if it.TenantID != "" {
+			t = it.TenantID
+		}
 		ps[i] = store.FinishParams{
-			TenantID: tenantID, OccurrenceID: it.OccurrenceID, Attempt: it.Attempt,
+			TenantID: t, OccurrenceID: it.OccurrenceID, Attempt: it.Attempt,
 			Result: record.ResultSucceeded, State: record.OccurrenceSucceeded, Now: now,
 		}
 	}

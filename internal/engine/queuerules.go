@@ -133,10 +133,20 @@ func claimTx(ctx context.Context, tx store.QueueTx, p store.ClaimParams, hold fu
 		claim, skip []*store.ClaimCandidate
 		w           = store.ClaimWrite{WorkerID: p.WorkerID, Now: p.Now, Lease: p.Lease}
 	)
+	limit := p.Limit
+	if p.MaxRunning > 0 {
+		// The running quota, counted in this transaction: what it
+		// claims is counted by the next claim, on any node.
+		running, err := tx.CountRunning(ctx, p.TenantID)
+		if err != nil {
+			return nil, 0, fmt.Errorf("running quota: %w", err)
+		}
+		limit = int(min(int64(limit), max(p.MaxRunning-running, 0)))
+	}
 	for _, lane := range lanes {
 		var after store.CandidatePos
-		for len(out) < p.Limit {
-			want := p.Limit - len(out)
+		for len(out) < limit {
+			want := limit - len(out)
 			read := want
 			if hold != nil {
 				read = max(want, withheldRead)

@@ -419,6 +419,9 @@ func (s *Server) claim(r *http.Request, w http.ResponseWriter) (int, any, error)
 		return 0, nil, err
 	}
 	acks, err := claimAcks(req.Acks)
+	if err == nil {
+		err = errors.Join(ackTenants(r, DefaultTenant, req.Acks, acks), checkAllTenants(r, req.AllTenants))
+	}
 	if err != nil {
 		return 0, nil, err
 	}
@@ -462,7 +465,7 @@ func (s *Server) claim(r *http.Request, w http.ResponseWriter) (int, any, error)
 	defer stop()
 	creq := engine.ClaimRequest{
 		TenantID: DefaultTenant, Queue: req.Queue, WorkerID: req.WorkerID,
-		Limit: req.Limit, Lease: lease, Wait: wait,
+		Limit: req.Limit, Lease: lease, Wait: wait, AllTenants: req.AllTenants,
 	}
 	var (
 		got []store.Claimed
@@ -557,7 +560,11 @@ func (s *Server) heartbeat(r *http.Request, w http.ResponseWriter) (int, any, er
 	if err != nil {
 		return 0, nil, err
 	}
-	res, err := s.eng.Queue.Heartbeat(r.Context(), DefaultTenant, r.PathValue("id"), req.Attempt, lease)
+	tenant, err := actingTenant(r, DefaultTenant)
+	if err != nil {
+		return 0, nil, err
+	}
+	res, err := s.eng.Queue.Heartbeat(r.Context(), tenant, r.PathValue("id"), req.Attempt, lease)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -577,7 +584,11 @@ func (s *Server) ack(r *http.Request, w http.ResponseWriter) (int, any, error) {
 	if err := attemptNumber(req.Attempt); err != nil {
 		return 0, nil, err
 	}
-	o, err := s.eng.Queue.Ack(r.Context(), DefaultTenant, r.PathValue("id"), req.Attempt)
+	tenant, err := actingTenant(r, DefaultTenant)
+	if err != nil {
+		return 0, nil, err
+	}
+	o, err := s.eng.Queue.Ack(r.Context(), tenant, r.PathValue("id"), req.Attempt)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -595,7 +606,11 @@ func (s *Server) nack(r *http.Request, w http.ResponseWriter) (int, any, error) 
 	if err := attemptNumber(req.Attempt); err != nil {
 		return 0, nil, err
 	}
-	o, err := s.eng.Queue.Nack(r.Context(), DefaultTenant, r.PathValue("id"), req.Attempt, engine.ErrorClass(req.Class), req.Error)
+	tenant, err := actingTenant(r, DefaultTenant)
+	if err != nil {
+		return 0, nil, err
+	}
+	o, err := s.eng.Queue.Nack(r.Context(), tenant, r.PathValue("id"), req.Attempt, engine.ErrorClass(req.Class), req.Error)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -83,6 +83,12 @@ type QueueTx interface {
 	// as it is (their dead reason and attempts). It returns how many it
 	// wrote.
 	CancelDead(ctx context.Context, tenantID string, ids []string, now time.Time) (int, error)
+
+	// CountRunning counts the tenant's RUNNING occurrences in every queue,
+	// this transaction's own claims included: what a claim checks against
+	// the tenant's running quota. One walk of a partial index of the
+	// RUNNING rows of that tenant.
+	CountRunning(ctx context.Context, tenantID string) (int64, error)
 }
 
 // CandidateRead selects claim candidates of one lane (QueueTx.ClaimCandidates).

@@ -327,3 +327,9 @@ CREATE TABLE tenant_tokens (
     revoked_at   BIGINT
 );
 CREATE UNIQUE INDEX tenant_tokens_name ON tenant_tokens (tenant_id, name) WHERE revoked_at IS NULL;
+
+-- A tenant's RUNNING occurrences: the claim counts them, in its own
+-- transaction, against the tenant's running quota (only when the quota is
+-- finite). Only RUNNING rows are in it.
+CREATE INDEX occurrences_running ON occurrences (tenant_id)
+    WHERE state = 'RUNNING';

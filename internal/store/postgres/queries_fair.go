@@ -1,0 +1,7 @@
+package postgres
+
+// The statements of fair claims across tenants.
+const (
+	// A tenant's RUNNING occurrences, from index occurrences_running.
+	qCountRunning = `SELECT count(*) FROM occurrences WHERE tenant_id = $1 AND state = 'RUNNING'`
+)

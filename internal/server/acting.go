@@ -32,7 +32,7 @@ func actingTenant(r *http.Request, own string) (string, error) {
 // field, and returns it.
 func otherTenant(r *http.Request, named, field string) (string, error) {
 	if !engine.ActorOf(r.Context()).Admin {
-		return "", forbiddenActing(fmt.Sprintf("%s %q: only an admin token may act as another tenant", field, clip(named)))
+		return "", forbiddenActing(field, fmt.Sprintf("%s %q: only an admin token may act as another tenant", field, clip(named)))
 	}
 	if err := schedule.CheckTenant(named); err != nil {
 		return "", invalidArg(field, fmt.Sprintf("%s %q: not a tenant name", field, clip(named)))
@@ -61,12 +61,13 @@ func ackTenants(r *http.Request, own string, in []api.AckItem, acks []engine.Ack
 // from anyone but an admin.
 func checkAllTenants(r *http.Request, all bool) error {
 	if all && !engine.ActorOf(r.Context()).Admin {
-		return forbiddenActing("all_tenants: only an admin token may claim every tenant's work")
+		return forbiddenActing("all_tenants", "all_tenants: only an admin token may claim every tenant's work")
 	}
 	return nil
 }
 
-// forbiddenActing is a 403 forbidden: the caller's token may not do this.
-func forbiddenActing(msg string) error {
-	return &apiError{status: http.StatusForbidden, code: api.CodeForbidden, field: "", msg: msg}
+// forbiddenActing is a 403 forbidden naming the field the caller's token
+// may not set.
+func forbiddenActing(field, msg string) error {
+	return &apiError{status: http.StatusForbidden, code: api.CodeForbidden, field: field, msg: msg}
 }

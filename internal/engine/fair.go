@@ -141,7 +141,7 @@ func (r *drrState) serve(ctx context.Context, tx store.QueueTx, p store.ClaimPar
 		ask := int(min(r.deficit[t.ID], int64(p.Limit-len(out))))
 		tp := p
 		tp.TenantID, tp.Limit, tp.MaxRunning, tp.Skipped = t.ID, ask, t.MaxRunning, nil
-		got, sk, err := claimTx(ctx, tx, tp, hold)
+		got, sk, err := claimTenantTx(ctx, tx, tp, hold, true)
 		if err != nil {
 			return nil, 0, fmt.Errorf("tenant %s: %w", t.ID, err)
 		}

@@ -193,8 +193,13 @@ func TestPoolClaimSharesByWeight(t *testing.T) {
 // the rest of its batch to the other tenants.
 func TestRunningQuota(t *testing.T) {
 	t.Parallel()
+	onEveryStore(t, testRunningQuota)
+}
+
+func testRunningQuota(t *testing.T, open harnessMaker) {
+	t.Parallel()
 	top := utc("2027-01-04T10:00:00Z")
-	h := newHarness(t, top.Add(-30*time.Second), nil)
+	h := open(t, top.Add(-30*time.Second), nil)
 	ctx := h.ctx
 	if _, _, err := h.e.Tenants.Create(ctx, "capped", TenantSpec{Quotas: record.Quotas{Running: 5}}); err != nil {
 		t.Fatal(err)

@@ -30,7 +30,7 @@ func testRunningQuota(t *testing.T, open func(t *testing.T) Store) {
 			t.Helper()
 			var n int64
 			err := store.InTx(ctx, s, func(tx store.Tx) (err error) {
-				n, err = tx.CountRunning(ctx, tenantID)
+				n, _, err = tx.CountRunning(ctx, tenantID, true)
 				return err
 			})
 			if err != nil {
@@ -55,7 +55,7 @@ func testRunningQuota(t *testing.T, open func(t *testing.T) Store) {
 			if _, err := tx.FinishAttempts(ctx, nil); err != nil {
 				return err
 			}
-			n, err := tx.CountRunning(ctx, "tenant-a")
+			n, _, err := tx.CountRunning(ctx, "tenant-a", true)
 			if err == nil && n != 2 {
 				t.Errorf("in a transaction: %d running, want 2", n)
 			}

@@ -371,3 +371,32 @@ func TestStrictLaneFirst(t *testing.T) {
 		})
 	}
 }
+
+// A waiting pool claim returns as soon as any tenant's work comes due.
+func TestPoolClaimLongPollWakes(t *testing.T) {
+	t.Parallel()
+	top := utc("2027-01-04T10:00:00Z")
+	h := newHarness(t, top.Add(-30*time.Second), nil)
+	createTenants(t, h.e, map[string]int{"a": 1, "b": 1})
+	fairLoad(t, h.st, 4, "b", 3, top)
+	planAll(t, h.e)
+	done := make(chan []store.Claimed)
+	go func() {
+		got, err := h.e.Queue.Claim(h.ctx, ClaimRequest{Queue: "q", WorkerID: "pool", Limit: 10, Wait: time.Minute, AllTenants: true})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- got
+	}()
+	// Let the claim find nothing and sleep until b's work is due.
+	time.Sleep(50 * time.Millisecond)
+	h.clk.Set(top)
+	select {
+	case got := <-done:
+		if len(got) != 3 || got[0].Occurrence.TenantID != "b" {
+			t.Fatalf("the waiting pool claim got %d; want b's 3", len(got))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiting pool claim did not wake when b's work came due")
+	}
+}

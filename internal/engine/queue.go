@@ -89,7 +89,9 @@ func (q *Queue) Claim(ctx context.Context, req ClaimRequest) ([]store.Claimed, e
 			skipped := 0
 			if req.AllTenants {
 				_, got, skipped, next, err = q.claimPool(ctx, req, nil, now, hold)
-				limited = true
+				// Work due and not taken: held back by a quota, or by
+				// another claim deciding it.
+				limited = !next.IsZero() && !next.After(now)
 			} else {
 				var maxRunning int64
 				if maxRunning, err = q.runningQuota(ctx, req.TenantID); err != nil {

@@ -139,3 +139,61 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 	i := int(q*float64(len(sorted))+0.5) - 1
 	return sorted[min(max(i, 0), len(sorted)-1)]
 }
+
+// BenchmarkPoolAckAndClaim is BenchmarkAckAndClaim with pool claims: the
+// same 20,000 occurrences of ten tenants an hour, claimed for every tenant
+// at once (AllTenants) by deficit round robin, each claim acking the
+// batch before. Against BenchmarkAckAndClaim it is what the pool costs: a
+// probe of each tenant for work and a claim per tenant's turn.
+func BenchmarkPoolAckAndClaim(b *testing.B) {
+	for _, batch := range []int{256, MaxClaimBatch} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			top := utc("2027-01-04T10:00:00Z")
+			clk := clock.NewVirtual(top.Add(-30 * time.Second))
+			e := benchEngine(b, sqliteBench, clk, DefaultPlanBatch, 20_000, top)
+			for t := range 10 {
+				if _, _, err := e.Tenants.Create(b.Context(), fmt.Sprintf("tenant-%d", t), TenantSpec{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			hour := 0
+			refill := func() {
+				clk.Set(top.Add(time.Duration(hour)*time.Hour - 30*time.Second))
+				if _, err := e.PlanOnce(b.Context()); err != nil {
+					b.Fatal(err)
+				}
+				clk.Set(top.Add(time.Duration(hour) * time.Hour))
+				hour++
+			}
+			b.StopTimer()
+			refill()
+			b.StartTimer()
+			cpu, cpu0 := time.Duration(0), cpuTime(b)
+			done := 0
+			var held []AckItem
+			for b.Loop() {
+				rs, got, err := e.Queue.AckAndClaim(b.Context(), ClaimRequest{Queue: "bench", WorkerID: "w", Limit: batch, AllTenants: true}, held)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, r := range rs {
+					if r.Err != nil {
+						b.Fatal(r.Err)
+					}
+				}
+				done += len(held)
+				held = poolAcks(got)
+				if len(got) == 0 { // the hour's burst is drained, and acked
+					b.StopTimer()
+					cpu += cpuTime(b) - cpu0
+					refill()
+					cpu0 = cpuTime(b)
+					b.StartTimer()
+				}
+			}
+			cpu += cpuTime(b) - cpu0
+			b.ReportMetric(float64(done)/b.Elapsed().Seconds(), "claim+ack/s")
+			b.ReportMetric(float64(cpu.Microseconds())/float64(max(done, 1)), "cpu-µs/claim+ack")
+		})
+	}
+}

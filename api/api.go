@@ -246,12 +246,19 @@ type ClaimRequest struct {
 	Lease    string    `json:"lease,omitempty"` // 30s by default
 	Wait     string    `json:"wait,omitempty"`  // 0 by default, at most 5m
 	Acks     []AckItem `json:"acks,omitempty"`  // at most 1000
+	// AllTenants claims the queue's work of every tenant, shared by
+	// their weights (a worker pool serving every tenant); admins only,
+	// 403 forbidden otherwise. Each Claimed says its Tenant.
+	AllTenants bool `json:"all_tenants,omitempty"`
 }
 
 // AckItem names one attempt to acknowledge with a claim.
 type AckItem struct {
 	OccurrenceID string `json:"occurrence_id"`
 	Attempt      int64  `json:"attempt"`
+	// Tenant is the occurrence's tenant when it is not the caller's own
+	// (a pool worker's acks); only an admin may name another tenant.
+	Tenant string `json:"tenant,omitempty"`
 }
 
 // AckOutcome is the answer to one AckItem. Error is nil when the ack was
@@ -275,6 +282,10 @@ type Claimed struct {
 	LeaseExpiresAt  time.Time       `json:"lease_expires_at"`
 	Queue           string          `json:"queue"`
 	Payload         json.RawMessage `json:"payload"`
+	// Tenant is the occurrence's tenant: the one to name in a pool
+	// worker's ack (AckItem.Tenant) and in the HeaderTenant of its
+	// heartbeat, ack and nack.
+	Tenant string `json:"tenant"`
 }
 
 // ClaimResult is the answer to a claim: possibly empty. Acks answers the
@@ -510,3 +521,9 @@ const (
 	CodeInternal        = "internal"          // 500
 	CodeRateLimited     = "rate_limited"      // 429: the tenant's API request rate quota is spent; retry after Retry-After
 )
+
+// HeaderTenant names the tenant an admin acts as on an occurrence's routes
+// (heartbeat, ack, nack, ...): a pool worker finishing another tenant's
+// occurrence. Honoured for admins only; anyone else naming a tenant not
+// their own is refused 403 forbidden.
+const HeaderTenant = "Sched-Tenant"

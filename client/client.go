@@ -424,6 +424,9 @@ func (c *Client) send(ctx context.Context, r request, accept string) (*http.Resp
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set(HeaderVersion, c.version)
+	if t := tenantOf(ctx); t != "" {
+		req.Header.Set(api.HeaderTenant, t)
+	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}

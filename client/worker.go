@@ -74,6 +74,12 @@ type Worker struct {
 	// Logger receives what the worker does and what goes wrong (claims that
 	// fail, acks refused); nil discards it.
 	Logger *slog.Logger
+	// Pool makes the worker one of a pool shared by every tenant: it
+	// claims the queue's work of all of them (api.ClaimRequest.AllTenants,
+	// served by their weights) and heartbeats, acks and nacks each job as
+	// its tenant (Job.Tenant). It needs an admin token: schedd refuses
+	// it otherwise, and Run returns the error.
+	Pool bool
 }
 
 // Permanent marks err as permanent: a Worker nacks it with class
@@ -156,10 +162,14 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		req := api.ClaimRequest{
 			Queue: cfg.Queue, WorkerID: cfg.WorkerID, Limit: n,
-			Lease: cfg.Lease.String(), Wait: wait.String(),
+			Lease: cfg.Lease.String(), Wait: wait.String(), AllTenants: cfg.Pool,
 		}
 		for _, a := range carried {
-			req.Acks = append(req.Acks, api.AckItem{OccurrenceID: a.job.OccurrenceID, Attempt: a.job.Attempt})
+			item := api.AckItem{OccurrenceID: a.job.OccurrenceID, Attempt: a.job.Attempt}
+			if cfg.Pool {
+				item.Tenant = a.job.Tenant
+			}
+			req.Acks = append(req.Acks, item)
 		}
 		res, err := cfg.Client.Claim(ctx, req)
 		acks.claimDone()
@@ -290,6 +300,9 @@ func (w *Worker) handle(parent context.Context, job *Job, claimSent time.Time, a
 	hctx, cancel := context.WithCancelCause(base)
 	defer cancel(nil)
 	log := w.log().With("occurrence_id", job.OccurrenceID, "attempt", job.Attempt)
+	if w.Pool {
+		log = log.With("tenant", job.Tenant)
+	}
 	log.Info("claimed", "schedule_id", job.ScheduleID, "scheduled_for", job.ScheduledFor)
 
 	stop := make(chan struct{})
@@ -417,6 +430,7 @@ func (w *Worker) call(ctx context.Context, job *Job) (err error) {
 // when the claim or the last successful heartbeat was sent, so a slow
 // answer only makes it more careful).
 func (w *Worker) heartbeat(base context.Context, job *Job, claimSent time.Time, cancel context.CancelCauseFunc, stop <-chan struct{}, log *slog.Logger) {
+	base = w.jobContext(base, job)
 	interval := w.Lease / 3
 	trustedUntil := claimSent.Add(w.Lease)
 	t := time.NewTimer(interval)
@@ -467,6 +481,7 @@ func (w *Worker) heartbeat(base context.Context, job *Job, claimSent time.Time, 
 // when the answer is lost in transit or schedd is busy. A retried ack or
 // nack that was already taken is harmless.
 func (w *Worker) finish(base context.Context, job *Job, herr error, log *slog.Logger) {
+	base = w.jobContext(base, job)
 	op := "ack"
 	send := func(ctx context.Context) error {
 		_, err := w.Client.Ack(ctx, job.OccurrenceID, api.AckRequest{Attempt: job.Attempt})

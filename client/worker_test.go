@@ -41,6 +41,9 @@ type fakeQueue struct {
 	// refuseAcks answers a claim that carries acks as a schedd from before
 	// them does: 400, an unknown field.
 	refuseAcks bool
+	// acting records the Sched-Tenant header of each heartbeat, ack and
+	// nack, and the tenant of each ack carried by a claim: "beat a t1".
+	acting []string
 }
 
 func newFakeQueue(t *testing.T) *fakeQueue {
@@ -87,6 +90,9 @@ func (q *fakeQueue) claim(w http.ResponseWriter, r *http.Request) {
 	}
 	var outcomes []api.AckOutcome
 	for _, a := range req.Acks {
+		q.mu.Lock()
+		q.acting = append(q.acting, "claim-ack "+a.OccurrenceID+" "+a.Tenant)
+		q.mu.Unlock()
 		q.acksWithClaims.Add(1)
 		q.finished <- fmt.Sprintf("ack %s %d", a.OccurrenceID, a.Attempt)
 		outcomes = append(outcomes, api.AckOutcome{OccurrenceID: a.OccurrenceID, Attempt: a.Attempt})
@@ -124,6 +130,7 @@ func (q *fakeQueue) claim(w http.ResponseWriter, r *http.Request) {
 func (q *fakeQueue) beat(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	q.mu.Lock()
+	q.acting = append(q.acting, "beat "+id+" "+r.Header.Get(api.HeaderTenant))
 	q.hbCount[id]++
 	n, hb := q.hbCount[id], q.heartbeat
 	q.mu.Unlock()
@@ -139,6 +146,9 @@ func (q *fakeQueue) ack(w http.ResponseWriter, r *http.Request) {
 	var req api.AckRequest
 	json.NewDecoder(r.Body).Decode(&req)
 	q.acksAlone.Add(1)
+	q.mu.Lock()
+	q.acting = append(q.acting, "ack "+r.PathValue("id")+" "+r.Header.Get(api.HeaderTenant))
+	q.mu.Unlock()
 	q.finished <- fmt.Sprintf("ack %s %d", r.PathValue("id"), req.Attempt)
 	json.NewEncoder(w).Encode(api.Occurrence{OccurrenceID: r.PathValue("id"), State: "SUCCEEDED"})
 }
@@ -146,6 +156,9 @@ func (q *fakeQueue) ack(w http.ResponseWriter, r *http.Request) {
 func (q *fakeQueue) nack(w http.ResponseWriter, r *http.Request) {
 	var req api.NackRequest
 	json.NewDecoder(r.Body).Decode(&req)
+	q.mu.Lock()
+	q.acting = append(q.acting, "nack "+r.PathValue("id")+" "+r.Header.Get(api.HeaderTenant))
+	q.mu.Unlock()
 	q.finished <- fmt.Sprintf("nack %s %d %s: %s", r.PathValue("id"), req.Attempt, req.Class, req.Error)
 	json.NewEncoder(w).Encode(api.Occurrence{OccurrenceID: r.PathValue("id")})
 }

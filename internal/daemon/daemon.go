@@ -156,7 +156,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 		NodeID: cfg.NodeID, NodeAddress: listenAddresses(cfg.Listen, cfg.TLSEnabled()), Shards: cfg.Shards, Horizon: cfg.Horizon,
 		ShardLease: cfg.ShardLease, Metrics: m, AuditRetention: auditRetention(cfg.AuditRetention),
 		// Every tenant's quotas unless it has its own.
-		TenantDefaults: record.Quotas{APIRequestsPerSecond: int64(cmp.Or(cfg.APIRate, server.DefaultAPIRate))},
+		TenantDefaults: record.Quotas{APIRequestsPerSecond: int64(cmp.Or(cfg.APIRate, server.DefaultAPIRate)), Running: cfg.QuotaRunning},
 	})
 	if err != nil {
 		return err

@@ -39,10 +39,25 @@ func (q *Queue) AckAndClaim(ctx context.Context, req ClaimRequest, acks []AckIte
 	}
 	skipped := 0
 	ps := ackParams(req.TenantID, acks, now)
-	rs, got, err := finishAndClaim(ctx, q.store, ps, store.ClaimParams{
-		TenantID: req.TenantID, Queue: req.Queue, WorkerID: req.WorkerID,
-		Limit: req.Limit, Lease: req.Lease, Now: now, Skipped: &skipped,
-	}, hold)
+	var (
+		rs  []store.FinishResult
+		got []store.Claimed
+	)
+	if req.AllTenants {
+		rs, got, skipped, _, err = q.claimPool(ctx, req, ps, now, hold)
+		if err == nil && rs == nil {
+			rs = []store.FinishResult{} // no acks
+		}
+	} else {
+		var maxRunning int64
+		if maxRunning, err = q.runningQuota(ctx, req.TenantID); err != nil {
+			return nil, nil, fmt.Errorf("ack %d attempts and claim from %s: %w", len(acks), req.Queue, err)
+		}
+		rs, got, err = finishAndClaim(ctx, q.store, ps, store.ClaimParams{
+			TenantID: req.TenantID, Queue: req.Queue, WorkerID: req.WorkerID,
+			Limit: req.Limit, Lease: req.Lease, Now: now, Skipped: &skipped, MaxRunning: maxRunning,
+		}, hold)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("ack %d attempts and claim from %s: %w", len(acks), req.Queue, err)
 	}

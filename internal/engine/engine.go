@@ -234,6 +234,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		store:   cfg.Store, log: cfg.Logger, planner: pl, member: mem, notify: notify,
 	}
 	e.Stats.afterFlush = e.Audit.maybePurge // the audit log's retention (audit.go)
+	e.Queue.tenants = e.Tenants
 	if err := e.Tenants.ensureDefault(ctx); err != nil {
 		return nil, fmt.Errorf("engine: the default tenant: %w", err)
 	}

@@ -26,6 +26,10 @@ type ClaimRequest struct {
 	// (a long poll): the claim returns as soon as one is, and empty when
 	// Wait passes. Zero returns at once.
 	Wait time.Duration
+	// AllTenants claims the queue's work of every ACTIVE tenant, TenantID
+	// ignored: a worker pool shared by tenants, served by weight
+	// (fair.go). Only an admin may ask for it; the server checks.
+	AllTenants bool
 }
 
 // ErrorClass says what a failed attempt means for its occurrence.
@@ -52,6 +56,8 @@ type Queue struct {
 	sweeper     *sweeper  // claims end lapsed claim leases themselves
 	notify      *notifier // what a waiting claim waits for
 	outage      *outageWatch
+	tenants     *Tenants  // weights and running quotas
+	fair        fairState // pool claims' rounds (fair.go)
 }
 
 // now is the time the queue acts on (member.now).
@@ -99,28 +105,46 @@ type claimRound struct {
 	err   error
 }
 
-// claimRound claims what is available at now and, when nothing was and
-// the deadline is ahead, works out how long to sleep: until the next
+// claimRound claims what is available at now (from the request's tenant,
+// or from every tenant by weight for a pool claim) and, when nothing was
+// and the deadline is ahead, works out how long to sleep: until the next
 // occurrence is due, or the deadline, whichever is first; during a
 // simulated outage, until it ends or for outageRefresh, when it is read
 // again (another node may cancel it).
 func (q *Queue) claimRound(ctx context.Context, req ClaimRequest, now, deadline time.Time) claimRound {
+	fail := func(err error) claimRound { return claimRound{err: fmt.Errorf("claim from %s: %w", req.Queue, err)} }
 	all, hold, until, err := q.claimOutage(ctx, now)
 	if err != nil {
-		return claimRound{err: fmt.Errorf("claim from %s: %w", req.Queue, err)}
+		return fail(err)
 	}
-	var got []store.Claimed
+	var (
+		got     []store.Claimed
+		next    time.Time // the earliest occurrence due, for a pool claim
+		limited bool      // something other than an empty queue may hold work back
+	)
 	if !all {
 		if err := q.sweeper.maybe(ctx, now); err != nil {
 			return claimRound{err: err}
 		}
 		skipped := 0
-		got, err = claimOccurrences(ctx, q.store, store.ClaimParams{
-			TenantID: req.TenantID, Queue: req.Queue, WorkerID: req.WorkerID,
-			Limit: req.Limit, Lease: req.Lease, Now: now, Skipped: &skipped,
-		}, hold)
+		if req.AllTenants {
+			_, got, skipped, next, err = q.claimPool(ctx, req, nil, now, hold)
+			// Work due and not taken: held back by a quota, or by
+			// another claim deciding it.
+			limited = !next.IsZero() && !next.After(now)
+		} else {
+			var maxRunning int64
+			if maxRunning, err = q.runningQuota(ctx, req.TenantID); err != nil {
+				return fail(err)
+			}
+			limited = maxRunning > 0
+			got, err = claimOccurrences(ctx, q.store, store.ClaimParams{
+				TenantID: req.TenantID, Queue: req.Queue, WorkerID: req.WorkerID,
+				Limit: req.Limit, Lease: req.Lease, Now: now, Skipped: &skipped, MaxRunning: maxRunning,
+			}, hold)
+		}
 		if err != nil {
-			return claimRound{err: fmt.Errorf("claim from %s: %w", req.Queue, err)}
+			return fail(err)
 		}
 		q.obs.observeClaims(now, got, skipped)
 		faultinject.Crash(faultinject.ClaimAfterCommit)
@@ -133,15 +157,20 @@ func (q *Queue) claimRound(ctx context.Context, req ClaimRequest, now, deadline 
 		sleep = min(sleep, max(until.Sub(now), time.Millisecond), outageRefresh)
 	}
 	if !all {
-		next, err := q.store.NextAvailable(ctx, req.TenantID, req.Queue)
-		if err != nil {
-			return claimRound{err: fmt.Errorf("claim from %s: %w", req.Queue, err)}
+		if !req.AllTenants {
+			if next, err = q.store.NextAvailable(ctx, req.TenantID, req.Queue); err != nil {
+				return fail(err)
+			}
 		}
-		// Under an outage of some shards the first one due may be
-		// held: one due already and not taken is no reason to wake
-		// every millisecond.
-		if !next.IsZero() && next.Sub(now) < sleep && (hold == nil || next.After(now)) {
+		// Under an outage of some shards, or a running quota, the first
+		// one due may be held: one due already and not taken is no reason
+		// to wake every millisecond. A quota is freed by an ack, which
+		// wakes no one: it is looked at again every quotaRecheck.
+		if !next.IsZero() && next.Sub(now) < sleep && (next.After(now) || (hold == nil && !limited)) {
 			sleep = max(next.Sub(now), time.Millisecond)
+		}
+		if limited {
+			sleep = min(sleep, quotaRecheck)
 		}
 	}
 	return claimRound{sleep: sleep}
@@ -259,6 +288,10 @@ func finishOne(ctx context.Context, tx store.QueueTx, ps []store.FinishParams) (
 type AckItem struct {
 	OccurrenceID string
 	Attempt      int64
+	// TenantID is the occurrence's tenant when it is not the one the
+	// ack is made for (a pool worker's acks, one per tenant); "" is that
+	// one. The server lets only an admin name another.
+	TenantID string
 }
 
 // AckBatch acknowledges many attempts in one store transaction; each item
@@ -280,8 +313,12 @@ func ackParams(tenantID string, items []AckItem, now time.Time) []store.FinishPa
 	now = now.Truncate(time.Millisecond)
 	ps := make([]store.FinishParams, len(items))
 	for i, it := range items {
+		t := tenantID
+		if it.TenantID != "" {
+			t = it.TenantID
+		}
 		ps[i] = store.FinishParams{
-			TenantID: tenantID, OccurrenceID: it.OccurrenceID, Attempt: it.Attempt,
+			TenantID: t, OccurrenceID: it.OccurrenceID, Attempt: it.Attempt,
 			Result: record.ResultSucceeded, State: record.OccurrenceSucceeded, Now: now,
 		}
 	}

@@ -122,6 +122,12 @@ const withheldRead = 256
 // none) are left as they are, neither claimed nor skipped, and reads are
 // then at least withheldRead long, so that a run of them costs few reads.
 func claimTx(ctx context.Context, tx store.QueueTx, p store.ClaimParams, hold func(string) bool) ([]store.Claimed, int, error) {
+	return claimTenantTx(ctx, tx, p, hold, false)
+}
+
+// claimTenantTx is claimTx, for one of the tenants of a pool claim when
+// pool is set (the running quota's count then never waits).
+func claimTenantTx(ctx context.Context, tx store.QueueTx, p store.ClaimParams, hold func(string) bool, pool bool) ([]store.Claimed, int, error) {
 	buf := candidatePool.Get().(*[]store.ClaimCandidate)
 	used := 0
 	defer func() {
@@ -134,10 +140,25 @@ func claimTx(ctx context.Context, tx store.QueueTx, p store.ClaimParams, hold fu
 		claim, skip []*store.ClaimCandidate
 		w           = store.ClaimWrite{WorkerID: p.WorkerID, Now: p.Now, Lease: p.Lease}
 	)
+	limit := p.Limit
+	if p.MaxRunning > 0 {
+		// The running quota, counted in this transaction: what it
+		// claims is counted by the next claim, on any node. A claim of
+		// many tenants does not wait for another's count (pool), and
+		// takes nothing of a tenant another claim is counting.
+		running, held, err := tx.CountRunning(ctx, p.TenantID, !pool)
+		if err != nil {
+			return nil, 0, fmt.Errorf("running quota: %w", err)
+		}
+		if !held {
+			return nil, 0, nil
+		}
+		limit = int(min(int64(limit), max(p.MaxRunning-running, 0)))
+	}
 	for _, lane := range lanes {
 		var after store.CandidatePos
-		for len(out) < p.Limit {
-			want := p.Limit - len(out)
+		for len(out) < limit {
+			want := limit - len(out)
 			read := want
 			if hold != nil {
 				read = max(want, withheldRead)

@@ -124,7 +124,7 @@ func apiClaimed(c *store.Claimed) api.Claimed {
 		OccurrenceID: c.Occurrence.OccurrenceID, ScheduleID: c.Occurrence.ScheduleID,
 		ScheduleVersion: c.Occurrence.ScheduleVersion, ScheduledFor: c.Occurrence.ScheduledFor.UTC(),
 		Attempt: c.Attempt.Attempt, LeaseExpiresAt: c.Attempt.LeaseExpiresAt.UTC(),
-		Queue: c.Occurrence.Queue, Payload: rawJSON(c.Payload),
+		Queue: c.Occurrence.Queue, Payload: rawJSON(c.Payload), Tenant: c.Occurrence.TenantID,
 	}
 }
 

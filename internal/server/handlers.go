@@ -419,6 +419,9 @@ func (s *Server) claim(r *http.Request, w http.ResponseWriter) (int, any, error)
 		return 0, nil, err
 	}
 	acks, err := claimAcks(req.Acks)
+	if err == nil {
+		err = errors.Join(ackTenants(r, tenantOf(r), req.Acks, acks), checkAllTenants(r, req.AllTenants))
+	}
 	if err != nil {
 		return 0, nil, err
 	}
@@ -459,7 +462,7 @@ func (s *Server) claim(r *http.Request, w http.ResponseWriter) (int, any, error)
 	defer stop()
 	creq := engine.ClaimRequest{
 		TenantID: tenantOf(r), Queue: req.Queue, WorkerID: req.WorkerID,
-		Limit: req.Limit, Lease: lease, Wait: wait,
+		Limit: req.Limit, Lease: lease, Wait: wait, AllTenants: req.AllTenants,
 	}
 	var (
 		got []store.Claimed

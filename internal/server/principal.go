@@ -28,11 +28,8 @@ import (
 //     needs no setup;
 //   - without a token over TCP: refused, 401.
 //
-// An admin may act as another tenant with the TenantHeader; a tenant's
+// An admin may act as another tenant with the api.HeaderTenant; a tenant's
 // token may not (403).
-
-// TenantHeader names the tenant an admin's request acts as.
-const TenantHeader = "Sched-Tenant"
 
 type localKey struct{}
 
@@ -82,19 +79,19 @@ func (s *Server) authenticate(r *http.Request) (engine.Actor, error) {
 	return s.eng.Tenants.Authenticate(r.Context(), token)
 }
 
-// actorFor authenticates r and applies the TenantHeader: the actor the
+// actorFor authenticates r and applies the api.HeaderTenant: the actor the
 // request runs as. A status and body to answer instead when it may not run.
 func (s *Server) actorFor(r *http.Request) (engine.Actor, error) {
 	a, err := s.authenticate(r)
 	if err != nil {
 		return a, err
 	}
-	if as := r.Header.Get(TenantHeader); as != "" && as != a.TenantID {
+	if as := r.Header.Get(api.HeaderTenant); as != "" && as != a.TenantID {
 		if !a.Admin {
-			return a, forbidden(fmt.Sprintf("only an admin may act as another tenant (%s)", TenantHeader))
+			return a, forbiddenActing(api.HeaderTenant, fmt.Sprintf("%s %q: only an admin token may act as another tenant", api.HeaderTenant, clip(as)))
 		}
 		if err := schedule.CheckTenant(as); err != nil {
-			return a, invalidArg("tenant", fmt.Sprintf("%s header: %v", TenantHeader, err))
+			return a, invalidArg(api.HeaderTenant, fmt.Sprintf("%s %q: not a tenant name", api.HeaderTenant, clip(as)))
 		}
 		a.TenantID = as
 	}

@@ -174,11 +174,11 @@ func TestTenantRoles(t *testing.T) {
 	} {
 		h.fails(403, api.CodeForbidden, "", r[0], r[1], nil, bearer(ta)...)
 	}
-	h.fails(403, api.CodeForbidden, "", "GET", "/v1/schedules", nil, append(bearer(ta), TenantHeader, "default")...)
+	h.fails(403, api.CodeForbidden, "", "GET", "/v1/schedules", nil, append(bearer(ta), api.HeaderTenant, "default")...)
 	h.fails(403, api.CodeForbidden, "", "GET", "/v1/reconcile?tenant=default", nil, bearer(ta)...)
 	// The admin acts as acme with the header, and sees acme's schedule.
 	var list api.ScheduleList
-	h.ok(200, &list, "GET", "/v1/schedules", nil, TenantHeader, "acme")
+	h.ok(200, &list, "GET", "/v1/schedules", nil, api.HeaderTenant, "acme")
 	if len(list.Schedules) != 1 || list.Schedules[0].Name != "mine" {
 		t.Errorf("admin as acme lists %+v; want acme's schedule", list.Schedules)
 	}

@@ -206,6 +206,12 @@ type ClaimParams struct {
 	// the claim marked SKIPPED_OVERLAP (for metrics). Left alone when the
 	// claim fails.
 	Skipped *int
+	// MaxRunning, when positive, is the tenant's running quota: the claim
+	// takes no more than brings the tenant's RUNNING occurrences, in
+	// every queue, to MaxRunning (QueueTx.CountRunning, read in the
+	// claim's transaction), and nothing once they are there. Zero:
+	// unlimited, and nothing is counted.
+	MaxRunning int64
 }
 
 // ExpireResult counts what the engine's lease expiry

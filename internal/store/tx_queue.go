@@ -83,6 +83,18 @@ type QueueTx interface {
 	// as it is (their dead reason and attempts). It returns how many it
 	// wrote.
 	CancelDead(ctx context.Context, tenantID string, ids []string, now time.Time) (int, error)
+
+	// CountRunning counts the tenant's RUNNING occurrences in every queue,
+	// this transaction's own claims included: what a claim checks against
+	// the tenant's running quota. One walk of a partial index of the
+	// RUNNING rows of that tenant. The count stays true until the
+	// transaction ends: SQLite has one writer; PostgreSQL first takes the
+	// tenant's running key (a transaction-scoped advisory lock), so that
+	// the claims of one tenant with a quota count one after the other on
+	// every node. With wait false a key another transaction holds is not
+	// waited for: held is false and nothing is counted (a claim of many
+	// tenants, which could otherwise wait for another in a cycle).
+	CountRunning(ctx context.Context, tenantID string, wait bool) (n int64, held bool, err error)
 }
 
 // CandidateRead selects claim candidates of one lane (QueueTx.ClaimCandidates).

@@ -24,7 +24,7 @@ func TestJSONFields(t *testing.T) {
 	clitest.CheckJSONFields(t, clitest.Seeded, []clitest.JSONCase{
 		{Name: "claim", Run: func(f *cmdutil.Factory, s *clitest.Stub) error {
 			return claimRun(&ClaimOptions{IO: f, API: clitest.APIOf(s), Ctx: bg, JSON: true, Request: api.ClaimRequest{Queue: "reports"}})
-		}, Keys: []string{"attempt", "lease_expires_at", "occurrence_id", "payload", "queue", "schedule_id", "schedule_version", "scheduled_for"}},
+		}, Keys: []string{"attempt", "lease_expires_at", "occurrence_id", "payload", "queue", "schedule_id", "schedule_version", "scheduled_for", "tenant"}},
 		{Name: "heartbeat", Run: func(f *cmdutil.Factory, s *clitest.Stub) error {
 			return heartbeatRun(&HeartbeatOptions{IO: f, API: clitest.APIOf(s), Ctx: bg, JSON: true, ID: "occ_01", Request: api.HeartbeatRequest{Attempt: 2}})
 		}, Keys: []string{"canceled", "lease_expires_at", "superseded"}},

@@ -36,6 +36,8 @@ func TestQueryPlans(t *testing.T) {
 		{"next available", qNextAvailable,
 			[]string{"occurrences_claim (tenant_id=? AND queue=? AND lane=?)", "occurrences_claim (tenant_id=? AND queue=? AND lane=?)", "occurrences_claim (tenant_id=? AND queue=? AND lane=?)"},
 			[]string{"SCAN occurrences"}},
+		{"running quota", qCountRunning, []string{"COVERING INDEX occurrences_running (tenant_id=?)"}, []string{"SCAN occurrences"}},
+		{"heartbeat", qHeartbeat, []string{"sqlite_autoindex_occurrences_1 (occurrence_id=?)"}, []string{"SCAN occurrences", "occurrences_running"}},
 		{"retry budget", qCountRetryWait, []string{"COVERING INDEX occurrences_retry_wait (tenant_id=?)"}, []string{"SCAN occurrences"}},
 		{"dead-letter count", qCountDead, []string{"COVERING INDEX occurrences_dead (tenant_id=?)"}, []string{"SCAN occurrences"}},
 		{"enqueued count", qCountEnqueued, []string{"occurrences_claim (tenant_id=?)"}, []string{"SCAN occurrences"}},

@@ -395,7 +395,7 @@ WHERE rowid IN (SELECT value FROM json_each(?2))`
 	// A heartbeat extends the current attempt (RUNNING at that attempt
 	// number) and reads the schedule's news for the worker.
 	qHeartbeat = `UPDATE occurrences SET lease_expires_at = ?1
-WHERE occurrence_id = ?2 AND attempt_count = ?3 AND tenant_id = ?4 AND state = 'RUNNING'
+WHERE occurrence_id = ?2 AND attempt_count = ?3 AND +tenant_id = ?4 AND state = 'RUNNING'
 RETURNING lease_expires_at,
     (SELECT s.version > occurrences.schedule_version FROM schedules s WHERE s.row = occurrences.schedule_row),
     (SELECT s.state = 'CANCELED' FROM schedules s WHERE s.row = occurrences.schedule_row)`
@@ -425,11 +425,14 @@ RETURNING ` + occurrenceColumns
 	// seek where the id takes two (its index, then the row).
 	qFinishGroupByRow = finishGroup + `
 WHERE rowid IN (SELECT value FROM json_each(?8))
-    AND tenant_id = ?6 AND attempt_count = ?7 AND state = 'RUNNING'`
+    AND +tenant_id = ?6 AND attempt_count = ?7 AND state = 'RUNNING'`
 
+	// The unary + on tenant_id (in qFinishGroupByRow and qHeartbeat
+	// too) keeps SQLite from walking the tenant's RUNNING rows by index
+	// occurrences_running where the ids find each row in one seek.
 	finishByID = `
 WHERE occurrence_id IN (SELECT value ->> 0 FROM json_each(?8))
-    AND tenant_id = ?6 AND attempt_count = ?7 AND state = 'RUNNING'`
+    AND +tenant_id = ?6 AND attempt_count = ?7 AND state = 'RUNNING'`
 
 	finishGroup = `UPDATE occurrences SET
     state = ?1,

@@ -266,6 +266,7 @@ var hotQueries = []string{
 	qDueSchedules, qCheckLease, qAdvanceCursorsBrief, qAdvanceCursors, qAdvanceSchedulesState, qAddMissed, qInsertOccurrence, qInsertOccurrences,
 	qClaimCandidates, qClaimRows, qArchiveAttempts, qSkipOverlap,
 	qFinishGroup, qFinishGroupCount, qFinishedAttempt, qOccurrenceState, qGetOccurrence, qHeartbeat,
+	qCountRunning,
 }
 
 // prepareHot prepares hotQueries on the writer.

@@ -349,3 +349,9 @@ CREATE TABLE audit_log (
 CREATE INDEX audit_log_tenant ON audit_log (tenant_id, audit_id);
 CREATE INDEX audit_log_target ON audit_log (target);
 CREATE INDEX audit_log_at ON audit_log (at);
+
+-- A tenant's RUNNING occurrences: the claim counts them, in its own
+-- transaction, against the tenant's running quota (only when the quota is
+-- finite). Only RUNNING rows are in it.
+CREATE INDEX occurrences_running ON occurrences (tenant_id)
+    WHERE state = 'RUNNING';

@@ -80,6 +80,8 @@ type Store interface {
 	OutageStore
 	// Tenants and their tokens (see TenantStore).
 	TenantStore
+	// The pacing of catch-up firings (see PacingStore).
+	PacingStore
 
 	Close() error
 }

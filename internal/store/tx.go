@@ -22,6 +22,7 @@ type Tx interface {
 	ControlTx
 	PlannerTx
 	TenantTx
+	QuotaTx
 
 	// Commit makes the transaction's writes durable. After an error nothing
 	// of it was written.

@@ -507,4 +507,5 @@ const (
 	CodeUnavailable     = "unavailable"       // 503: shutting down or not ready
 	CodeStoreFull       = "store_full"        // 507: the store is out of space; nothing was written
 	CodeInternal        = "internal"          // 500
+	CodeQuotaExceeded   = "quota_exceeded"    // 429: a tenant's quota refused the request (the message names it and its value); retry after Retry-After when given
 )

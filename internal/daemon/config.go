@@ -19,6 +19,7 @@ import (
 
 	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/paths"
+	"github.com/sched-dev/sched/internal/record"
 	"github.com/sched-dev/sched/internal/server"
 	"github.com/sched-dev/sched/internal/version"
 )
@@ -54,6 +55,8 @@ type Config struct {
 	// MaxConnections caps the connections open at once on each
 	// listener; more are closed as soon as they are accepted.
 	MaxConnections int
+	// Quotas are the tenants' default quotas (engine.Config.TenantDefaults).
+	Quotas record.Quotas
 }
 
 // Listen is one address to serve the API on.
@@ -167,6 +170,7 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 	fs.BoolVar(&cfg.InsecureListen, "insecure-listen", false, "allow plain HTTP on a TCP address that is not loopback (TLS is not supported yet)")
 	fs.IntVar(&cfg.MaxWaitingClaims, "max-waiting-claims", server.DefaultMaxWaitingClaims, "how many claims with a wait (long polls) are served at once; more are answered 429 too_many_waiting")
 	fs.IntVar(&cfg.MaxConnections, "max-connections", DefaultMaxConnections, "how many connections each listener keeps open at once; more are closed as soon as they are accepted")
+	quotaFlags(fs, &cfg.Quotas)
 	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
 	cmd.SetArgs(doubleDash(fs, args))
 	if err := cmd.Execute(); err != nil {
@@ -225,6 +229,9 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 		return cfg, usage("--log-format %q: want text or json", cfg.LogFormat)
 	case strings.ContainsAny(cfg.Token, " \t\r\n"):
 		return cfg, usage("--token: must not contain spaces or line breaks")
+	}
+	if err := checkQuotas(cfg.Quotas); err != nil {
+		return cfg, err
 	}
 	for _, l := range cfg.Listen {
 		if err := checkExposure(l, cfg); err != nil {

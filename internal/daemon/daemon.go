@@ -147,6 +147,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 		Store: st, Clock: clock.Real{}, Logger: log,
 		NodeID: cfg.NodeID, NodeAddress: listenAddresses(cfg.Listen), Shards: cfg.Shards, Horizon: cfg.Horizon,
 		ShardLease: cfg.ShardLease, Metrics: m,
+		TenantDefaults: cfg.Quotas,
 	})
 	if err != nil {
 		return err

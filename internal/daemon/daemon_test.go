@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"errors"
+	"github.com/sched-dev/sched/internal/engine"
+	"github.com/sched-dev/sched/internal/record"
 	"github.com/sched-dev/sched/internal/server"
 	"github.com/sched-dev/sched/internal/testio"
 	"io"
@@ -88,6 +90,7 @@ func TestParseConfig(t *testing.T) {
 				Listen: []Listen{{Network: "unix", Address: "/run/user/7/sched/schedd.sock", Default: true}},
 				Shards: 0, Horizon: time.Minute, ShardLease: 10 * time.Second, LogFormat: "text", NodeID: got.NodeID,
 				MaxWaitingClaims: server.DefaultMaxWaitingClaims, MaxConnections: DefaultMaxConnections,
+				Quotas: record.Quotas{CatchUpPerSecond: engine.DefaultCatchUpPerSecond},
 			}
 			tc.want(&want)
 			if !reflect.DeepEqual(got, want) {

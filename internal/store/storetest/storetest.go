@@ -43,6 +43,7 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("Versions", func(t *testing.T) { t.Parallel(); testVersions(t, open) })
 	t.Run("Outages", func(t *testing.T) { t.Parallel(); testOutages(t, open) })
 	t.Run("Tenants", func(t *testing.T) { t.Parallel(); testTenants(t, open) })
+	t.Run("Quotas", func(t *testing.T) { t.Parallel(); testQuotas(t, open) })
 
 	t.Run("InsertGetSchedule", func(t *testing.T) {
 		t.Parallel()

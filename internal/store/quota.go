@@ -17,7 +17,9 @@ type QuotaTx interface {
 	// does not know has quotas too: the defaults).
 	LockTenantQuota(ctx context.Context, tenantID string) error
 	// LiveSchedules returns how many of the tenant's schedules are ACTIVE
-	// or PAUSED, as of the transaction's own writes. The store keeps the
+	// or PAUSED, as committed; whether the transaction's own writes of
+	// schedules are counted yet is the driver's (PostgreSQL counts them at
+	// the commit), so read it before writing. The store keeps the
 	// count as schedules are written (one row per tenant and shard), so
 	// the read costs the same for a tenant of ten schedules or ten
 	// million.

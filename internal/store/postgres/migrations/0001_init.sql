@@ -335,7 +335,10 @@ CREATE UNIQUE INDEX tenant_tokens_name ON tenant_tokens (tenant_id, name) WHERE 
 -- schedules (a create, a change of version, the planner completing an at
 -- schedule), in the transaction of that write, so no path can forget it.
 -- Per shard, so that a planner completing schedules locks only rows of the
--- shard it holds, never a row another node's planner waits for.
+-- shard it holds, never a row another node's planner waits for. The
+-- triggers are deferred to the commit, so a transaction locks its rows
+-- here after every schedule row it locks: a planner's batch and a cancel
+-- of one of its schedules never wait for each other in a circle.
 CREATE TABLE tenant_live_schedules (
     tenant_id TEXT COLLATE "C" NOT NULL,
     shard     BIGINT NOT NULL,
@@ -355,12 +358,16 @@ BEGIN
 END
 $$;
 
-CREATE TRIGGER tenant_live_on_insert AFTER INSERT ON schedules
+-- A deferred trigger's WHEN is evaluated at the write, not at the commit:
+-- only the rows whose liveness changes are queued.
+CREATE CONSTRAINT TRIGGER tenant_live_on_insert AFTER INSERT ON schedules
+    DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW WHEN (NEW.state IN ('ACTIVE', 'PAUSED'))
     EXECUTE FUNCTION tenant_live_schedules_keep();
 
 -- The planner's advance sets state on every row it writes; the WHEN keeps
 -- the function to the rows whose liveness changes.
-CREATE TRIGGER tenant_live_on_change AFTER UPDATE OF state ON schedules
+CREATE CONSTRAINT TRIGGER tenant_live_on_change AFTER UPDATE OF state ON schedules
+    DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW WHEN ((OLD.state IN ('ACTIVE', 'PAUSED')) <> (NEW.state IN ('ACTIVE', 'PAUSED')))
     EXECUTE FUNCTION tenant_live_schedules_keep();

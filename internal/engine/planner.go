@@ -449,11 +449,9 @@ func (p *planner) throttle(o record.Occurrence, run *planRun) record.Occurrence 
 		return o
 	}
 	at, delayed := p.pace.firingSlot(o.TenantID, rate, run.held, p.cfg.Shards, o.ScheduledFor, run.now)
-	if delayed {
+	if delayed && at.After(o.AvailableAt) { // a flexible firing may be later already
 		run.throttled[o.TenantID]++
-		if at.After(o.AvailableAt) {
-			o.AvailableAt = at
-		}
+		o.AvailableAt = at
 	}
 	return o
 }

@@ -99,7 +99,10 @@ func (p *pacer) firingSlot(tenant string, perSecond int64, held, total int, f, n
 		c = &slotCalendar{interval: interval, burst: burst}
 		p.firings[tenant] = c
 	}
-	c.forget(now)
+	if !c.swept.Equal(now) { // once per pass: a pass's own slots all count
+		c.forget(now)
+		c.swept = now
+	}
 	at := c.take(f)
 	return at, at.After(f)
 }
@@ -117,6 +120,7 @@ type slotCalendar struct {
 	interval time.Duration
 	burst    int64
 	taken    []slotRun // sorted, disjoint, not adjacent
+	swept    time.Time // the pass that last forgot old runs
 }
 
 // slotRun is the slots lo to hi-1, taken.
@@ -168,11 +172,15 @@ func (c *slotCalendar) mark(k int64) {
 	}
 }
 
-// forget drops the runs that ended more than a second before now: the
-// firings the planner still materializes are due from about now on (a
-// late one is due earlier, and finds its slots free).
+// calendarMemory is how far back a calendar keeps its taken slots: the
+// default max_lateness, before which the firings the planner still
+// materializes on time are rarely due (one that is finds its slots
+// free).
+const calendarMemory = time.Minute
+
+// forget drops the runs that ended more than calendarMemory before now.
 func (c *slotCalendar) forget(now time.Time) {
-	edge := now.Add(-time.Second).UnixNano() / int64(c.interval)
+	edge := now.Add(-calendarMemory).UnixNano() / int64(c.interval)
 	n := 0
 	for n < len(c.taken) && c.taken[n].hi <= edge {
 		n++

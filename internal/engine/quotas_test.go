@@ -350,3 +350,33 @@ func TestCatchUpPacingSurvivesRestart(t *testing.T) {
 		t.Fatalf("after the restart: slots %v\nwant %v (after the first node's last slot)", got, want)
 	}
 }
+
+// Firings due before the pass (late, but within their max_lateness) are
+// paced among themselves too: the calendar forgets old slots once per
+// pass, not between the firings of one.
+func TestFiringSlotLateInOnePass(t *testing.T) {
+	t.Parallel()
+	t0 := utc("2027-01-04T10:00:00Z")
+	p := newPacer()
+	now := t0.Add(30 * time.Second)
+	throttled := 0
+	var last time.Time
+	for range 20 {
+		at, delayed := p.firingSlot(tenant, 10, 4, 4, t0, now)
+		if delayed {
+			throttled++
+		}
+		last = at
+	}
+	if throttled != 10 || !last.Equal(t0.Add(time.Second)) {
+		t.Fatalf("%d throttled, the last at +%s; want 10 and +1s", throttled, last.Sub(t0))
+	}
+	// A node holding half the shards paces at half the rate.
+	half := newPacer()
+	for range 6 {
+		last, _ = half.firingSlot(tenant, 10, 2, 4, t0, t0)
+	}
+	if !last.Equal(t0.Add(200 * time.Millisecond)) {
+		t.Fatalf("at half the shards the sixth firing is at +%s, want +200ms (5/s, a burst of 5)", last.Sub(t0))
+	}
+}

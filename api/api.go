@@ -520,6 +520,7 @@ const (
 	CodeStoreFull       = "store_full"        // 507: the store is out of space; nothing was written
 	CodeInternal        = "internal"          // 500
 	CodeRateLimited     = "rate_limited"      // 429: the tenant's API request rate quota is spent; retry after Retry-After
+	CodeQuotaExceeded   = "quota_exceeded"    // 429: a tenant's quota refused the request (the message names it and its value); retry after Retry-After when given
 )
 
 // HeaderTenant names the tenant an admin acts as on an occurrence's routes

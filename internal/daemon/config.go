@@ -19,6 +19,7 @@ import (
 
 	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/paths"
+	"github.com/sched-dev/sched/internal/record"
 	"github.com/sched-dev/sched/internal/server"
 	"github.com/sched-dev/sched/internal/version"
 )
@@ -73,10 +74,8 @@ type Config struct {
 	// AuditRetention is how long the audit log keeps a row; 0 keeps
 	// every row forever.
 	AuditRetention time.Duration
-	// QuotaRunning is the default running quota of a tenant that sets
-	// none: how many of its occurrences may be RUNNING at once across
-	// the cluster (0: unlimited).
-	QuotaRunning int64
+	// Quotas are the tenants' default quotas (engine.Config.TenantDefaults).
+	Quotas record.Quotas
 }
 
 // Listen is one address to serve the API on.
@@ -205,7 +204,7 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 	fs.IntVar(&cfg.APIBurst, "api-burst", 0, "how many API requests a tenant may send at once above --api-rate (0: twice the rate)")
 	fs.IntVar(&cfg.MaxWaitingClaimsPerTenant, "max-waiting-claims-per-tenant", 0, "how many claims with a wait one tenant has at once, within --max-waiting-claims (0: --max-waiting-claims); more are answered 429 too_many_waiting")
 	fs.DurationVar(&cfg.AuditRetention, "audit-retention", engine.DefaultAuditRetention, "how long the audit log keeps a change (0: forever)")
-	fs.Int64Var(&cfg.QuotaRunning, "quota-running", 0, "default running quota of a tenant that sets none: how many of its occurrences may be RUNNING at once across the cluster; claims beyond it get nothing for that tenant (0: unlimited)")
+	quotaFlags(fs, &cfg.Quotas)
 	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
 	cmd.SetArgs(doubleDash(fs, args))
 	if err := cmd.Execute(); err != nil {
@@ -272,12 +271,13 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 		return cfg, usage("--max-waiting-claims-per-tenant %d: must be from 1 to 1000000, or 0 for --max-waiting-claims", cfg.MaxWaitingClaimsPerTenant)
 	case cfg.AuditRetention < 0 || (cfg.AuditRetention > 0 && cfg.AuditRetention < time.Hour):
 		return cfg, usage("--audit-retention %s: must be 1h or more, or 0 to keep every change forever", cfg.AuditRetention)
-	case cfg.QuotaRunning < 0 || cfg.QuotaRunning > 1e9:
-		return cfg, usage("--quota-running %d: must be from 0 (unlimited) to 1000000000", cfg.QuotaRunning)
 	case cfg.LogFormat != "text" && cfg.LogFormat != "json":
 		return cfg, usage("--log-format %q: want text or json", cfg.LogFormat)
 	case strings.ContainsAny(cfg.Token, " \t\r\n"):
 		return cfg, usage("--token: must not contain spaces or line breaks")
+	}
+	if err := checkQuotas(cfg.Quotas); err != nil {
+		return cfg, err
 	}
 	for _, l := range cfg.Listen {
 		if err := checkExposure(l, cfg); err != nil {

@@ -15,7 +15,6 @@
 package daemon
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -37,7 +36,6 @@ import (
 	"github.com/sched-dev/sched/internal/metrics"
 	"github.com/sched-dev/sched/internal/paths"
 	"github.com/sched-dev/sched/internal/reconcile"
-	"github.com/sched-dev/sched/internal/record"
 	"github.com/sched-dev/sched/internal/server"
 	"github.com/sched-dev/sched/internal/simulate"
 	"github.com/sched-dev/sched/internal/store"
@@ -156,7 +154,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 		NodeID: cfg.NodeID, NodeAddress: listenAddresses(cfg.Listen, cfg.TLSEnabled()), Shards: cfg.Shards, Horizon: cfg.Horizon,
 		ShardLease: cfg.ShardLease, Metrics: m, AuditRetention: auditRetention(cfg.AuditRetention),
 		// Every tenant's quotas unless it has its own.
-		TenantDefaults: record.Quotas{APIRequestsPerSecond: int64(cmp.Or(cfg.APIRate, server.DefaultAPIRate)), Running: cfg.QuotaRunning},
+		TenantDefaults: tenantDefaults(cfg),
 	})
 	if err != nil {
 		return err

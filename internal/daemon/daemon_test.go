@@ -3,6 +3,7 @@ package daemon
 import (
 	"errors"
 	"github.com/sched-dev/sched/internal/engine"
+	"github.com/sched-dev/sched/internal/record"
 	"github.com/sched-dev/sched/internal/server"
 	"github.com/sched-dev/sched/internal/testio"
 	"io"
@@ -95,6 +96,7 @@ func TestParseConfig(t *testing.T) {
 				Shards: 0, Horizon: time.Minute, ShardLease: 10 * time.Second, LogFormat: "text", NodeID: got.NodeID,
 				MaxWaitingClaims: server.DefaultMaxWaitingClaims, MaxConnections: DefaultMaxConnections,
 				AuditRetention: engine.DefaultAuditRetention,
+				Quotas:         record.Quotas{CatchUpPerSecond: engine.DefaultCatchUpPerSecond},
 			}
 			tc.want(&want)
 			if !reflect.DeepEqual(got, want) {

@@ -32,8 +32,8 @@ func TestQuotaRunningFlag(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || cfg.QuotaRunning != tc.want {
-			t.Errorf("%v: QuotaRunning %d, %v; want %d", tc.args, cfg.QuotaRunning, err, tc.want)
+		if err != nil || cfg.Quotas.Running != tc.want {
+			t.Errorf("%v: QuotaRunning %d, %v; want %d", tc.args, cfg.Quotas.Running, err, tc.want)
 		}
 	}
 }

@@ -42,6 +42,7 @@ type Control struct {
 	metrics *metrics.Metrics
 	planner *planner  // woken when a schedule may be due within the horizon
 	notify  *notifier // wakes waiting claims when a change cancels or a trigger enqueues
+	tenants *Tenants  // each tenant's quotas (active_schedules)
 }
 
 // now is the time the control plane acts on (member.now).
@@ -50,7 +51,9 @@ func (c *Control) now() time.Time { return c.member.now() }
 // Create validates and stores a new schedule and returns it. With an
 // idempotency key, a second create with the same key and the same body
 // returns the first schedule (created false); the same key with another
-// body is ErrConflict.
+// body is ErrConflict. A tenant at its active_schedules quota gets a
+// *QuotaError naming it (checked on every node in the create's own
+// transaction).
 func (c *Control) Create(ctx context.Context, tenantID, idempotencyKey string, req schedule.Settings) (sc *record.Schedule, created bool, err error) {
 	if err := schedule.CheckTenant(tenantID); err != nil {
 		return nil, false, err
@@ -80,8 +83,22 @@ func (c *Control) Create(ctx context.Context, tenantID, idempotencyKey string, r
 	if !ok {
 		sc.State, sc.NextRunAt, after = record.ScheduleCompleted, time.Time{}, time.Time{}
 	}
-	// The schedule and its first version row commit together.
+	var limit int64 // the tenant's active_schedules quota; 0: none
+	if sc.State == record.ScheduleActive {
+		_, q, err := c.tenants.Limits(ctx, tenantID)
+		if err != nil {
+			return nil, false, fmt.Errorf("create schedule %q: %w", req.Name, err)
+		}
+		limit = q.ActiveSchedules
+	}
+	// The schedule and its first version row commit together, after the
+	// quota's count.
 	err = store.InTx(ctx, c.store, func(tx store.Tx) error {
+		if limit > 0 {
+			if err := checkActiveSchedules(ctx, tx, tenantID, limit); err != nil {
+				return err
+			}
+		}
 		if err := tx.InsertSchedule(ctx, sc); err != nil {
 			return err
 		}
@@ -91,6 +108,16 @@ func (c *Control) Create(ctx context.Context, tenantID, idempotencyKey string, r
 		return appendAudit(ctx, tx, now, auditEntry{tenantID: tenantID, action: AuditScheduleCreate, target: sc.ScheduleID,
 			newVer: sc.Version, detail: fmt.Sprintf("name %q, queue %q, %s %s, %s", sc.Name, sc.Queue, sc.Kind, sc.Expr, sc.State)})
 	})
+	var qe *QuotaError
+	if errors.As(err, &qe) && idempotencyKey != "" {
+		// A retried create whose schedule exists is not a new one.
+		if prev, gerr := c.store.GetScheduleByIdempotencyKey(ctx, tenantID, idempotencyKey); gerr == nil && sameBody(prev, sc) {
+			return prev, false, nil
+		}
+	}
+	if errors.As(err, &qe) {
+		return nil, false, qe
+	}
 	if errors.Is(err, store.ErrConflict) {
 		if idempotencyKey != "" {
 			prev, gerr := c.store.GetScheduleByIdempotencyKey(ctx, tenantID, idempotencyKey)

@@ -22,19 +22,19 @@ const (
 	// DefaultShards is Config.Shards when it is zero. schedd picks the
 	// count of a new store from its driver (sqlite.DefaultShards,
 	// postgres.DefaultShards) and passes it.
-	DefaultShards        = 16
-	DefaultHorizon       = time.Minute
-	DefaultShardLease    = 10 * time.Second
-	DefaultTick          = time.Second
-	DefaultPlanBatch     = 5000
-	DefaultMaxFirings    = 1000
-	DefaultLateScan      = 1_000_000
-	DefaultMaxMissedRows = 100
-	DefaultRetryBudget   = 10_000
-	DefaultCatchUpRate   = 10.0
-	DefaultClaimLease    = 30 * time.Second
-	DefaultStatsEvery    = 5 * time.Second
-	MaxClaimBatch        = 1000
+	DefaultShards           = 16
+	DefaultHorizon          = time.Minute
+	DefaultShardLease       = 10 * time.Second
+	DefaultTick             = time.Second
+	DefaultPlanBatch        = 5000
+	DefaultMaxFirings       = 1000
+	DefaultLateScan         = 1_000_000
+	DefaultMaxMissedRows    = 100
+	DefaultRetryBudget      = 10_000
+	DefaultCatchUpPerSecond = 10
+	DefaultClaimLease       = 30 * time.Second
+	DefaultStatsEvery       = 5 * time.Second
+	MaxClaimBatch           = 1000
 )
 
 // Config configures an Engine. Store and Clock are required; every other
@@ -79,8 +79,6 @@ type Config struct {
 	// RetryBudget is how many of one tenant's occurrences may wait for a
 	// retry at once; a retryable failure beyond it goes DEAD.
 	RetryBudget int
-	// CatchUpRate paces one tenant's catch-up firings, per second.
-	CatchUpRate float64
 	// Metrics receives the engine's counters and histograms, and serves
 	// its store-backed gauges. Nil: a private set nobody reads.
 	Metrics *metrics.Metrics
@@ -95,7 +93,9 @@ type Config struct {
 	// The engine serializes its reads, so any io.Reader will do.
 	Rand io.Reader
 	// TenantDefaults are the quotas of a tenant that sets none of its own
-	// (record.Quotas: zero fields are unlimited here).
+	// (record.Quotas: zero fields are unlimited here, but for
+	// CatchUpPerSecond, whose zero is DefaultCatchUpPerSecond: catch-up
+	// firings after an outage are always paced).
 	TenantDefaults record.Quotas
 	// AuditRetention is how long the audit log keeps a row (audit.go):
 	// DefaultAuditRetention when zero; negative keeps every row forever.
@@ -121,8 +121,8 @@ func (c *Config) setDefaults() error {
 	setInt(&c.LateScan, DefaultLateScan)
 	setInt(&c.MaxMissedRows, DefaultMaxMissedRows)
 	setInt(&c.RetryBudget, DefaultRetryBudget)
-	if c.CatchUpRate <= 0 {
-		c.CatchUpRate = DefaultCatchUpRate
+	if c.TenantDefaults.CatchUpPerSecond <= 0 {
+		c.TenantDefaults.CatchUpPerSecond = DefaultCatchUpPerSecond
 	}
 	if c.Metrics == nil {
 		c.Metrics = metrics.New()
@@ -217,7 +217,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	sweep := &sweeper{store: cfg.Store, obs: obs, notify: notify}
 	pl := newPlanner(plannerConfig{
 		Shards: cfg.Shards, Horizon: cfg.Horizon, ShardLease: cfg.ShardLease, Tick: cfg.Tick, PlanBatch: cfg.PlanBatch,
-		MaxFirings: cfg.MaxFirings, LateScan: cfg.LateScan, MaxMissedRows: cfg.MaxMissedRows, CatchUpRate: cfg.CatchUpRate,
+		MaxFirings: cfg.MaxFirings, LateScan: cfg.LateScan, MaxMissedRows: cfg.MaxMissedRows,
 	}, cfg.Store, cfg.Clock, cfg.Logger, obs, mem, sweep, notify)
 	pl.outage = watch
 	e := &Engine{
@@ -235,6 +235,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	e.Stats.afterFlush = e.Audit.maybePurge // the audit log's retention (audit.go)
 	e.Queue.tenants = e.Tenants
+	pl.tenants, e.Control.tenants = e.Tenants, e.Tenants
 	if err := e.Tenants.ensureDefault(ctx); err != nil {
 		return nil, fmt.Errorf("engine: the default tenant: %w", err)
 	}

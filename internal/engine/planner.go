@@ -45,7 +45,6 @@ type plannerConfig struct {
 	MaxFirings    int
 	LateScan      int
 	MaxMissedRows int
-	CatchUpRate   float64
 }
 
 // planner turns the firings of the schedules of the shards this node holds
@@ -63,9 +62,12 @@ type planner struct {
 	sweep  *sweeper
 	notify *notifier
 	outage *outageWatch // a simulated outage pauses planning (outage.go)
+	// tenants gives each tenant's quotas; pace applies the rates among
+	// them (quotas.go).
+	tenants *Tenants
+	pace    *pacer
 
-	wakeC  chan struct{}
-	pacing map[string]time.Time // tenant -> next catch-up slot (pacing only; not durable)
+	wakeC chan struct{}
 
 	// specs keeps parsed definitions across passes: parsing a cron
 	// expression for every due schedule on every pass was about a tenth of
@@ -80,7 +82,7 @@ const maxParsedSpecs = 4096
 
 func newPlanner(cfg plannerConfig, st store.Store, clk clock.Clock, log *slog.Logger, obs *observer, c *member, sw *sweeper, n *notifier) *planner {
 	return &planner{cfg: cfg, store: st, clock: clk, log: log, obs: obs, member: c, sweep: sw, notify: n,
-		wakeC: make(chan struct{}, 1), pacing: map[string]time.Time{}, specs: map[timetable.Definition]*timetable.Timetable{}}
+		wakeC: make(chan struct{}, 1), pace: newPacer(), specs: map[timetable.Definition]*timetable.Timetable{}}
 }
 
 // parse returns d parsed, from the cache when it can. A *timetable.Timetable is
@@ -172,13 +174,14 @@ func (p *planner) pass(ctx context.Context) (PlanStats, error) {
 		errs = append(errs, err)
 	}
 	var latest time.Time // the latest firing the pass put on the queue
-	for _, h := range p.member.trusted(local) {
+	held := p.member.trusted(local)
+	for _, h := range held {
 		st.Shards++
 		if outageCovers(outage, now, h.lease.Shard) {
 			st.Paused++
 			continue
 		}
-		if err := p.planShard(ctx, h, now, &st, &latest); err != nil {
+		if err := p.planShard(ctx, h, len(held), now, &st, &latest); err != nil {
 			errs = append(errs, fmt.Errorf("shard %d: %w", h.lease.Shard, err))
 		}
 	}
@@ -200,20 +203,40 @@ type dueBatch struct {
 	due         []record.Schedule
 	items       []store.PlanItem
 	enq, missed int
+	throttled   map[string]int // tenant -> firings its firings_per_second quota delayed
 	err         error
+}
+
+// planRun is what planning one page of due schedules reads and counts
+// besides the schedules: the time, the shards this node holds (its share
+// of the tenants' rates), the tenants' quotas and the firings throttled.
+type planRun struct {
+	ctx       context.Context
+	now       time.Time
+	held      int
+	limits    map[string]record.Quotas
+	throttled map[string]int
 }
 
 // readDue reads and plans a page of due schedules in the background: the
 // planner reads and plans the next page while the store commits the
 // previous one, so the read (and the scanning of its rows) and the time
 // arithmetic run beside the commit, on the other core.
-func (p *planner) readDue(ctx context.Context, params store.DueSchedulesParams, now time.Time) <-chan dueBatch {
+func (p *planner) readDue(ctx context.Context, params store.DueSchedulesParams, held int, now time.Time) <-chan dueBatch {
 	ch := make(chan dueBatch, 1)
 	go func() {
 		due, err := p.store.DueSchedules(ctx, params)
 		b := dueBatch{due: due, err: err, items: make([]store.PlanItem, 0, len(due))}
+		run := &planRun{ctx: ctx, now: now, held: held, throttled: map[string]int{}}
+		if err == nil {
+			run.limits, b.err = p.tenantLimits(ctx, due)
+			if b.err != nil {
+				due = nil
+			}
+		}
+		b.throttled = run.throttled
 		for i := range due {
-			item, err := p.planSchedule(&due[i], now)
+			item, err := p.planSchedule(&due[i], run)
 			if err != nil {
 				// A schedule that no longer parses (a tz database that
 				// dropped its zone) must not stop the others.
@@ -242,9 +265,9 @@ func (p *planner) readDue(ctx context.Context, params store.DueSchedulesParams, 
 // nothing commits while the first page is read, so a small first page
 // shortens that wait, and a page of twice the rows still reads faster than
 // the previous one commits.
-func (p *planner) planShard(ctx context.Context, h *heldShard, now time.Time, st *PlanStats, latest *time.Time) error {
+func (p *planner) planShard(ctx context.Context, h *heldShard, held int, now time.Time, st *PlanStats, latest *time.Time) error {
 	params := store.DueSchedulesParams{Shard: h.lease.Shard, Until: now.Add(p.cfg.Horizon), Limit: max(1, p.cfg.PlanBatch/8)}
-	next := p.readDue(ctx, params, now)
+	next := p.readDue(ctx, params, held, now)
 	defer func() {
 		if next != nil {
 			<-next // no read outlives the pass
@@ -264,7 +287,7 @@ func (p *planner) planShard(ctx context.Context, h *heldShard, now time.Time, st
 			last := &due[len(due)-1]
 			params.AfterRunAt, params.AfterID = last.NextRunAt, last.ScheduleID
 			params.Limit = min(2*params.Limit, p.cfg.PlanBatch)
-			next = p.readDue(ctx, params, now)
+			next = p.readDue(ctx, params, held, now)
 		}
 		plan := store.Plan{Lease: h.lease, Now: now, Items: b.items}
 		enq, missed := b.enq, b.missed
@@ -296,6 +319,7 @@ func (p *planner) planShard(ctx context.Context, h *heldShard, now time.Time, st
 		}
 		faultinject.Crash(faultinject.PlanAfterCommit)
 		p.obs.observePlan(&plan, res, latest)
+		p.obs.observeThrottled(b.throttled)
 		st.add(res)
 		if res.Stale == 0 {
 			st.Enqueued += enq
@@ -317,7 +341,8 @@ func (p *planner) planShard(ctx context.Context, h *heldShard, now time.Time, st
 // planSchedule computes one schedule's next step from its durable cursor:
 // the firings from next_run_at up to now + horizon, with late ones given
 // the misfire policy, and the new cursor.
-func (p *planner) planSchedule(sc *record.Schedule, now time.Time) (store.PlanItem, error) {
+func (p *planner) planSchedule(sc *record.Schedule, run *planRun) (store.PlanItem, error) {
+	now := run.now
 	item := store.PlanItem{
 		TenantID: sc.TenantID, ScheduleID: sc.ScheduleID, Version: sc.Version,
 		Cursor: sc.NextRunAt, State: record.ScheduleActive,
@@ -348,11 +373,13 @@ func (p *planner) planSchedule(sc *record.Schedule, now time.Time) (store.PlanIt
 			lateCount++
 		} else {
 			if lateCount > 0 {
-				p.settleLate(sc, &item, late, lateCount, keep, now)
+				if err := p.settleLate(sc, &item, late, lateCount, keep, run); err != nil {
+					return item, err
+				}
 				late.reset()
 				lateCount = 0
 			}
-			item.Occurrences = append(item.Occurrences, p.occurrence(sc, f, now))
+			item.Occurrences = append(item.Occurrences, p.throttle(p.occurrence(sc, f, now), run))
 			onTime++
 		}
 		var next timetable.Firing
@@ -365,7 +392,9 @@ func (p *planner) planSchedule(sc *record.Schedule, now time.Time) (store.PlanIt
 			// these is the most recent, so all of them missed.
 			keep = 0
 		}
-		p.settleLate(sc, &item, late, lateCount, keep, now)
+		if err := p.settleLate(sc, &item, late, lateCount, keep, run); err != nil {
+			return item, err
+		}
 	}
 	if ok {
 		item.NextRunAt = f
@@ -379,7 +408,8 @@ func (p *planner) planSchedule(sc *record.Schedule, now time.Time) (store.PlanIt
 // ring holds the most recent: the last keep fire (oldest first, in the
 // catch-up lane, paced), up to MaxMissedRows more become MISSED rows, and
 // the rest are counted.
-func (p *planner) settleLate(sc *record.Schedule, item *store.PlanItem, ring *ring, count, keep int, now time.Time) {
+func (p *planner) settleLate(sc *record.Schedule, item *store.PlanItem, ring *ring, count, keep int, run *planRun) error {
+	now := run.now
 	recent := ring.items() // oldest first, at most keep+MaxMissedRows
 	if keep > len(recent) {
 		keep = len(recent)
@@ -398,26 +428,32 @@ func (p *planner) settleLate(sc *record.Schedule, item *store.PlanItem, ring *ri
 	for _, f := range fire {
 		o := p.occurrence(sc, f, now)
 		o.Lane = record.LaneCatchUp
-		o.AvailableAt = p.catchUpSlot(sc.TenantID, now)
+		slot, err := p.pace.catchUpSlot(run.ctx, sc.TenantID, run.limits[sc.TenantID].CatchUpPerSecond, run.held, p.cfg.Shards,
+			now, p.store.LatestCatchUpSlot)
+		if err != nil {
+			return err
+		}
+		o.AvailableAt = slot
 		item.Occurrences = append(item.Occurrences, o)
 	}
+	return nil
 }
 
-// catchUpSlot paces a tenant's catch-up firings at CatchUpRate per second.
-func (p *planner) catchUpSlot(tenant string, now time.Time) time.Time {
-	slot := p.pacing[tenant]
-	if slot.Before(now) {
-		slot = now
+// throttle delays an on-time occurrence to its slot under its tenant's
+// firings_per_second quota, when it has one: its scheduled_for and id
+// stay, only available_at moves. It is materialized now all the same,
+// so the misfire policy never sees it late.
+func (p *planner) throttle(o record.Occurrence, run *planRun) record.Occurrence {
+	rate := run.limits[o.TenantID].FiringsPerSecond
+	if rate <= 0 {
+		return o
 	}
-	p.pacing[tenant] = slot.Add(time.Duration(float64(time.Second) / p.cfg.CatchUpRate))
-	if len(p.pacing) > 100_000 { // bounded by tenants, not schedules; forget idle ones
-		for t, s := range p.pacing {
-			if s.Before(now) {
-				delete(p.pacing, t)
-			}
-		}
+	at, delayed := p.pace.firingSlot(o.TenantID, rate, run.held, p.cfg.Shards, o.ScheduledFor, run.now)
+	if delayed && at.After(o.AvailableAt) { // a flexible firing may be later already
+		run.throttled[o.TenantID]++
+		o.AvailableAt = at
 	}
-	return slot.Truncate(time.Millisecond)
+	return o
 }
 
 // occurrence is the on-time occurrence of sc at f, on the queue.

@@ -308,7 +308,7 @@ func TestShardLeaseFencing(t *testing.T) {
 	for s, hs := range h.e.member.held {
 		hs.trustedUntil = h.clk.Now().Add(time.Hour) // pretend its local trust had not run out
 		var ps PlanStats
-		if err := h.e.planner.planShard(h.ctx, hs, h.clk.Now(), &ps, new(time.Time)); err != nil {
+		if err := h.e.planner.planShard(h.ctx, hs, len(h.e.member.held), h.clk.Now(), &ps, new(time.Time)); err != nil {
 			t.Fatalf("shard %d: %v", s, err)
 		}
 		fenced += ps.Fenced

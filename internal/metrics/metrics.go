@@ -61,6 +61,9 @@ type Metrics struct {
 	StaleAttempts  prometheus.Counter
 	StoreErrors    *prometheus.CounterVec // kind
 	PlanFenced     prometheus.Counter
+	// TenantThrottledFirings counts, per tenant (Tenant's bounded
+	// label), the firings its firings_per_second quota delayed.
+	TenantThrottledFirings *prometheus.CounterVec // tenant
 
 	PlannerPass  prometheus.Histogram
 	HorizonSlack prometheus.Gauge
@@ -119,6 +122,7 @@ func New() *Metrics {
 	m.StaleAttempts = counter("sched_stale_attempts_total", "Acks, nacks and heartbeats refused because they named an attempt that is no longer current.")
 	m.StoreErrors = counterVec("sched_store_errors_total", "Store operations that failed, by kind: busy, full, corrupt, stale_epoch, other.", "kind")
 	m.PlanFenced = counter("sched_planner_fenced_total", "Planner batches refused because the shard's lease moved to another node.")
+	m.TenantThrottledFirings = counterVec("sched_tenant_throttled_firings_total", "Firings materialized with their available_at delayed by their tenant's firings_per_second quota (never dropped: same scheduled_for and id).", "tenant")
 	m.PlannerPass = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name: "sched_planner_pass_seconds", Help: "Duration of planner passes on this node.",
 		Buckets: prometheus.ExponentialBucketsRange(0.001, 60, 24),

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sched-dev/sched/api"
+	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/timetable"
@@ -48,7 +51,10 @@ func classify(err error, notFoundMsg string) (int, api.ErrorDetail) {
 	var ae *apiError
 	var ve *schedule.ValidationError
 	var ie *timetable.InvalidError
+	var qe *engine.QuotaError
 	switch {
+	case errors.As(err, &qe):
+		return http.StatusTooManyRequests, api.ErrorDetail{Code: api.CodeQuotaExceeded, Message: qe.Error()}
 	case errors.As(err, &ae):
 		return ae.status, api.ErrorDetail{Code: ae.code, Message: ae.msg, Field: ae.field}
 	case errors.As(err, &ve):
@@ -112,4 +118,15 @@ func conflictMessage(err error) string {
 		return "conflict: the record changed or a unique name or key is taken"
 	}
 	return msg
+}
+
+// retryAfter is the Retry-After header's value (whole seconds, rounded
+// up) for an error that says when asking again may succeed (a
+// QuotaError with RetryAfter > 0); "" for any other.
+func retryAfter(err error) string {
+	var qe *engine.QuotaError
+	if !errors.As(err, &qe) || qe.RetryAfter <= 0 {
+		return ""
+	}
+	return strconv.FormatInt(int64((qe.RetryAfter+time.Second-1)/time.Second), 10)
 }

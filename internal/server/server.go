@@ -345,6 +345,9 @@ func (s *Server) api(rt route) http.Handler {
 				// The error's text stays in the log: it may name internals.
 				s.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "code", detail.Code, "err", err)
 			}
+			if ra := retryAfter(err); ra != "" {
+				w.Header().Set("Retry-After", ra)
+			}
 			writeJSON(w, code, api.ErrorBody{Error: detail})
 			return
 		}

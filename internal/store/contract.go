@@ -82,6 +82,8 @@ type Store interface {
 	TenantStore
 	// The audit log (see AuditStore).
 	AuditStore
+	// The pacing of catch-up firings (see PacingStore).
+	PacingStore
 
 	Close() error
 }

@@ -24,6 +24,7 @@ type Tx interface {
 	TenantTx
 	AuditTx
 	ManualTx
+	QuotaTx
 
 	// Commit makes the transaction's writes durable. After an error nothing
 	// of it was written.

@@ -45,6 +45,7 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("Tenants", func(t *testing.T) { t.Parallel(); testTenants(t, open) })
 	t.Run("Audit", func(t *testing.T) { t.Parallel(); testAudit(t, open) })
 	t.Run("RunningQuota", func(t *testing.T) { t.Parallel(); testRunningQuota(t, open) })
+	t.Run("Quotas", func(t *testing.T) { t.Parallel(); testQuotas(t, open) })
 
 	t.Run("InsertGetSchedule", func(t *testing.T) {
 		t.Parallel()

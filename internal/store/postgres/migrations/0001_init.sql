@@ -355,3 +355,47 @@ CREATE INDEX audit_log_at ON audit_log (at);
 -- finite). Only RUNNING rows are in it.
 CREATE INDEX occurrences_running ON occurrences (tenant_id)
     WHERE state = 'RUNNING';
+
+-- How many of a tenant's schedules are live (ACTIVE or PAUSED), one row
+-- per tenant and shard: the active_schedules quota reads the sum, a
+-- tenant's few rows, where counting its schedules would read one index
+-- entry per schedule. The triggers below keep it from every write of
+-- schedules (a create, a change of version, the planner completing an at
+-- schedule), in the transaction of that write, so no path can forget it.
+-- Per shard, so that a planner completing schedules locks only rows of the
+-- shard it holds, never a row another node's planner waits for. The
+-- triggers are deferred to the commit, so a transaction locks its rows
+-- here after every schedule row it locks: a planner's batch and a cancel
+-- of one of its schedules never wait for each other in a circle.
+CREATE TABLE tenant_live_schedules (
+    tenant_id TEXT COLLATE "C" NOT NULL,
+    shard     BIGINT NOT NULL,
+    live      BIGINT NOT NULL CHECK (live >= 0),
+    PRIMARY KEY (tenant_id, shard)
+);
+
+CREATE FUNCTION tenant_live_schedules_keep() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.state IN ('ACTIVE', 'PAUSED') THEN
+        INSERT INTO tenant_live_schedules AS t (tenant_id, shard, live) VALUES (NEW.tenant_id, NEW.shard, 1)
+            ON CONFLICT (tenant_id, shard) DO UPDATE SET live = t.live + 1;
+    ELSE
+        UPDATE tenant_live_schedules SET live = live - 1 WHERE tenant_id = OLD.tenant_id AND shard = OLD.shard;
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+-- A deferred trigger's WHEN is evaluated at the write, not at the commit:
+-- only the rows whose liveness changes are queued.
+CREATE CONSTRAINT TRIGGER tenant_live_on_insert AFTER INSERT ON schedules
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW WHEN (NEW.state IN ('ACTIVE', 'PAUSED'))
+    EXECUTE FUNCTION tenant_live_schedules_keep();
+
+-- The planner's advance sets state on every row it writes; the WHEN keeps
+-- the function to the rows whose liveness changes.
+CREATE CONSTRAINT TRIGGER tenant_live_on_change AFTER UPDATE OF state ON schedules
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW WHEN ((OLD.state IN ('ACTIVE', 'PAUSED')) <> (NEW.state IN ('ACTIVE', 'PAUSED')))
+    EXECUTE FUNCTION tenant_live_schedules_keep();

@@ -430,3 +430,38 @@ CREATE INDEX audit_log_at ON audit_log (at);
 -- finite). Only RUNNING rows are in it.
 CREATE INDEX occurrences_running ON occurrences (tenant_id)
     WHERE state = 'RUNNING';
+
+-- How many of a tenant's schedules are live (ACTIVE or PAUSED), one row
+-- per tenant and shard: the active_schedules quota reads the sum, a
+-- tenant's few rows, where counting its schedules would read one index
+-- entry per schedule. The triggers below keep it from every write of
+-- schedules (a create, a change of version, the planner completing an at
+-- schedule), in the transaction of that write, so no path can forget it.
+-- Per shard, so that a planner completing schedules writes only rows of
+-- the shard it holds.
+CREATE TABLE tenant_live_schedules (
+    tenant_id TEXT    NOT NULL,
+    shard     INTEGER NOT NULL,
+    live      INTEGER NOT NULL CHECK (live >= 0),
+    PRIMARY KEY (tenant_id, shard)
+) STRICT, WITHOUT ROWID;
+
+CREATE TRIGGER tenant_live_on_insert AFTER INSERT ON schedules
+WHEN new.state IN ('ACTIVE', 'PAUSED')
+BEGIN
+    INSERT INTO tenant_live_schedules (tenant_id, shard, live) VALUES (new.tenant_id, new.shard, 1)
+        ON CONFLICT (tenant_id, shard) DO UPDATE SET live = live + 1;
+END;
+
+CREATE TRIGGER tenant_live_on_start AFTER UPDATE OF state ON schedules
+WHEN old.state NOT IN ('ACTIVE', 'PAUSED') AND new.state IN ('ACTIVE', 'PAUSED')
+BEGIN
+    INSERT INTO tenant_live_schedules (tenant_id, shard, live) VALUES (new.tenant_id, new.shard, 1)
+        ON CONFLICT (tenant_id, shard) DO UPDATE SET live = live + 1;
+END;
+
+CREATE TRIGGER tenant_live_on_end AFTER UPDATE OF state ON schedules
+WHEN old.state IN ('ACTIVE', 'PAUSED') AND new.state NOT IN ('ACTIVE', 'PAUSED')
+BEGIN
+    UPDATE tenant_live_schedules SET live = live - 1 WHERE tenant_id = old.tenant_id AND shard = old.shard;
+END;

@@ -144,7 +144,8 @@ func startLimitsDaemon(t *testing.T, extra ...string) *limitsDaemon {
 	}}
 	log := &syncBuffer{}
 	args := append([]string{"--store", "sqlite:" + filepath.Join(dir, "s.db"), "--listen", "unix:" + d.sock + ",tcp:127.0.0.1:0"}, extra...)
-	d.proc = startProc(t, "schedd", log, false, hermeticEnv(dir), scheddBin, args...)
+	// The operator's token: over TCP every request needs one.
+	d.proc = startProc(t, "schedd", log, false, append(hermeticEnv(dir), "SCHED_TOKEN="+limitsToken), scheddBin, args...)
 	testdaemon.WaitServing(t, d.proc.watch(log), deadline, func() error {
 		_, err := d.get("/healthz")
 		return err
@@ -213,8 +214,12 @@ func (d *limitsDaemon) mem() memFigures {
 // claimRequest is a claim with a wait, as a raw HTTP/1.1 request.
 func claimRequest(queue, wait string) string {
 	body := fmt.Sprintf(`{"queue":%q,"worker_id":"w","wait":%q}`, queue, wait)
-	return fmt.Sprintf("POST /v1/claims HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	return fmt.Sprintf("POST /v1/claims HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		limitsToken, len(body), body)
 }
+
+// limitsToken is the daemon's operator token in these tests.
+const limitsToken = "e2e-limits-token"
 
 // 20,000 idle connections (from two child processes, 10,000 each: one
 // process may open only 20,000 files here, the daemon included) and 5,000

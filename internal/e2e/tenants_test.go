@@ -23,7 +23,8 @@ type tenantNode struct {
 // TestTokensAcrossNodes: two schedd nodes on one PostgreSQL. A tenant's
 // token created through one works over TCP on both; a request over TCP
 // without a token is refused; a token revoked on one node, or a tenant
-// disabled there, is refused by the other node at its very next request.
+// disabled there, is refused by the other node at its very next request;
+// one tenant's schedule is invisible to another on either node.
 func TestTokensAcrossNodes(t *testing.T) {
 	dsn := pgDSN(t)
 	t.Parallel()
@@ -83,6 +84,28 @@ func TestTokensAcrossNodes(t *testing.T) {
 		if _, err := as(n, "").Status(ctx); !client.IsUnauthorized(err) {
 			t.Fatalf("over %s without a token: %v; want unauthorized", n.tcp, err)
 		}
+	}
+
+	// Isolation on PostgreSQL across nodes: acme's schedule, made on n1,
+	// is not beta's on n2, by id or by name.
+	beta, err := n1.local.CreateTenant(ctx, api.TenantRequest{Name: "beta"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	made, err := as(n1, created.Token).CreateSchedule(ctx, api.ScheduleRequest{Name: "nightly", Queue: "emails", Cron: "0 3 * * *", TimeZone: "Europe/Berlin"})
+	if err != nil {
+		t.Fatalf("acme creates a schedule on n1: %v", err)
+	}
+	for _, ref := range []string{made.Schedule.ScheduleID, "nightly"} {
+		if _, err := as(n2, beta.Token).GetSchedule(ctx, ref); !client.IsNotFound(err) {
+			t.Errorf("beta gets acme's %s on n2: %v; want not found", ref, err)
+		}
+	}
+	if l, err := as(n2, beta.Token).ListSchedules(ctx, client.ListSchedulesOptions{}); err != nil || len(l.Schedules) != 0 {
+		t.Errorf("beta's list on n2: %+v, %v; want empty", l, err)
+	}
+	if _, err := as(n2, created.Token).GetSchedule(ctx, "nightly"); err != nil {
+		t.Errorf("acme gets its schedule on n2: %v", err)
 	}
 
 	// Revoked through n1: n2 refuses it at its next request.

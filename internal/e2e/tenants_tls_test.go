@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/testtls"
@@ -104,5 +105,51 @@ func TestTenantsOverTLS(t *testing.T) {
 	// Without a token over TCP: refused.
 	if r := run([]string{"SCHED_ADDR=" + tlsAddr, "SCHED_TLS_CA=" + caFile}, "list"); r.code != 1 || !strings.Contains(r.stderr, "token") {
 		t.Errorf("no token over TLS: %s; want exit 1 asking for a token", r)
+	}
+}
+
+// TestWorkerAllTenants: one `schedctl worker --all-tenants` over the Unix
+// socket (an admin's credentials) works a queue shared by two tenants,
+// each job's command told its tenant in SCHED_TENANT, and acks each under
+// its own tenant: every occurrence of both ends SUCCEEDED.
+func TestWorkerAllTenants(t *testing.T) {
+	t.Parallel()
+	d := startDaemon(t)
+	tokens := map[string]string{}
+	for _, name := range []string{"acme", "beta"} {
+		var c api.TenantCreated
+		d.ctlJSON(&c, "tenant", "create", name)
+		tokens[name] = c.Token
+		d.ctlJSON(nil, "--token", c.Token, "create", "--name", name+"-job", "--queue", "shared", "--every", "1h")
+		d.ctlJSON(nil, "--token", c.Token, "trigger", name+"-job")
+		d.ctlJSON(nil, "--token", c.Token, "trigger", name+"-job", "--idempotency-key", "second")
+	}
+	file := filepath.Join(d.dir, "tenants.txt")
+	w := d.worker("pool worker", "--queue", "shared", "--all-tenants", "--", "sh", "-c", `echo "$SCHED_TENANT" >> "$1"`, "sh", file)
+	defer w.terminate()
+	var got map[string]int
+	for end := time.Now().Add(deadline); ; time.Sleep(pollStep) {
+		b, _ := os.ReadFile(file)
+		got = map[string]int{}
+		for _, l := range strings.Fields(string(b)) {
+			got[l]++
+		}
+		if got["acme"] == 2 && got["beta"] == 2 {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the pool worker ran for %v; want acme and beta twice each", got)
+		}
+	}
+	w.terminate()
+	if len(got) != 2 {
+		t.Errorf("tenants seen: %v", got)
+	}
+	for name, tok := range tokens {
+		var occs []occurrence
+		d.ctlJSON(&occs, "--token", tok, "occurrences", "--schedule", name+"-job")
+		if len(occs) != 2 || occs[0].State != "SUCCEEDED" || occs[1].State != "SUCCEEDED" {
+			t.Errorf("%s's occurrences: %+v; want both SUCCEEDED, acked under their tenant", name, occs)
+		}
 	}
 }

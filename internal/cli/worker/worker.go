@@ -39,6 +39,9 @@ type WorkerOptions struct {
 	PermanentCodes map[int]bool
 	KillAfter      time.Duration // from SIGTERM to SIGKILL of a command told to stop
 	Argv           []string
+	// AllTenants makes the worker one of a pool shared by every tenant
+	// (client.Worker.Pool); it needs an admin's credentials.
+	AllTenants bool
 	// Signals delivers SIGINT and SIGTERM; nil listens to this process's.
 	Signals <-chan os.Signal
 }
@@ -61,6 +64,7 @@ variables in its environment:
   SCHED_SCHEDULED_FOR   the firing time, RFC 3339 UTC
   SCHED_ATTEMPT         the attempt number, 1 on the first delivery
   SCHED_QUEUE           the queue
+  SCHED_TENANT          the occurrence's tenant
 
 While CMD runs, the worker renews its lease every lease/3. Exit status 0 acks
 the occurrence; a status in --permanent-exit-codes (default 65, EX_DATAERR)
@@ -132,6 +136,7 @@ does on standard error.`,
 	fl.IntSliceVar(&codes, "permanent-exit-codes", []int{65}, "exit statuses of CMD that nack as permanent, comma-separated")
 	fl.DurationVar(&opts.KillAfter, "kill-after", 10*time.Second, "time a stopped command gets between SIGTERM and SIGKILL")
 	fl.StringVar(&opts.WorkerID, "worker-id", "", "name of this worker in attempt records (default HOSTNAME-PID)")
+	fl.BoolVar(&opts.AllTenants, "all-tenants", false, "work the queue of every tenant, shared by their weights (an admin's credentials: the Unix socket or an admin token)")
 	return cmd
 }
 
@@ -187,7 +192,7 @@ func workerRun(opts *WorkerOptions) error {
 
 	w := &client.Worker{
 		Client: c, Queue: opts.Queue, WorkerID: opts.WorkerID, Concurrency: opts.Concurrency,
-		Lease: opts.Lease, Wait: opts.Wait, Logger: log,
+		Lease: opts.Lease, Wait: opts.Wait, Logger: log, Pool: opts.AllTenants,
 		Handler: func(ctx context.Context, job *client.Job) error {
 			running.Add(1)
 			defer running.Add(-1)
@@ -222,6 +227,7 @@ func runCommand(ctx, hard context.Context, opts *WorkerOptions, job *client.Job,
 		"SCHED_SCHEDULED_FOR="+job.ScheduledFor.UTC().Format(time.RFC3339),
 		"SCHED_ATTEMPT="+strconv.FormatInt(job.Attempt, 10),
 		"SCHED_QUEUE="+job.Queue,
+		"SCHED_TENANT="+job.Tenant,
 	)
 	if p := bytes.TrimSpace(job.Payload); len(p) > 0 && string(p) != "null" {
 		cmd.Stdin = bytes.NewReader(job.Payload)

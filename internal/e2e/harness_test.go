@@ -251,9 +251,18 @@ func (r result) String() string {
 // it did. Only a failure to run it at all fails the test.
 func (d *daemon) ctl(args ...string) result {
 	d.t.Helper()
-	full := append([]string{"--addr", "unix:" + d.sock, "-o", "json"}, args...)
-	cmd := exec.Command(schedctlBin, full...)
-	cmd.Env = d.env
+	r := d.ctlEnv(nil, append([]string{"--addr", "unix:" + d.sock, "-o", "json"}, args...)...)
+	r.args = args
+	return r
+}
+
+// ctlEnv runs schedctl with args as given, in the daemon's environment
+// and env (which wins), and returns what it did: for a test that names
+// the address, the credentials and the output itself.
+func (d *daemon) ctlEnv(env []string, args ...string) result {
+	d.t.Helper()
+	cmd := exec.Command(schedctlBin, args...)
+	cmd.Env = append(append([]string{}, d.env...), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -49,23 +46,7 @@ func TestTenantsOverTLS(t *testing.T) {
 	}
 	tlsAddr := "tls:" + m[1]
 
-	run := func(env []string, args ...string) result {
-		t.Helper()
-		cmd := exec.Command(schedctlBin, args...)
-		cmd.Env = append(append([]string{}, d.env...), env...)
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		r := result{args: args, stdout: out.String(), stderr: errb.String()}
-		var ee *exec.ExitError
-		switch {
-		case errors.As(err, &ee):
-			r.code = ee.ExitCode()
-		case err != nil:
-			t.Fatalf("run schedctl %v: %v", args, err)
-		}
-		return r
-	}
+	run := d.ctlEnv
 	admin := []string{"SCHED_ADDR=unix:" + sock}
 	tokens := map[string]string{}
 	for _, name := range []string{"acme", "beta"} {

@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -52,20 +49,7 @@ func TestSchedctlOverTLS(t *testing.T) {
 
 	run := func(env []string, args ...string) result {
 		t.Helper()
-		cmd := exec.Command(schedctlBin, append([]string{"-o", "json"}, args...)...)
-		cmd.Env = append(append([]string{}, d.env...), env...)
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		r := result{args: args, stdout: out.String(), stderr: errb.String()}
-		var ee *exec.ExitError
-		switch {
-		case errors.As(err, &ee):
-			r.code = ee.ExitCode()
-		case err != nil:
-			t.Fatalf("run schedctl %v: %v", args, err)
-		}
-		return r
+		return d.ctlEnv(env, append([]string{"-o", "json"}, args...)...)
 	}
 	ok := func(r result) {
 		t.Helper()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,13 +43,10 @@ type poolTenant struct {
 	MaxRunning int64
 }
 
-// fairState is a node's pool-claim state: the tenant list (read at most
-// tenantCacheTTL ago) and each queue's round.
+// fairState is a node's pool-claim state: each queue's round.
 type fairState struct {
-	mu      sync.Mutex
-	tenants []poolTenant
-	read    time.Time
-	rounds  map[string]*drrRound
+	mu     sync.Mutex
+	rounds map[string]*drrRound
 }
 
 // drrRound is one queue's deficit round robin on this node. Its mutex is
@@ -164,32 +162,24 @@ func (r *drrState) serve(ctx context.Context, tx store.QueueTx, p store.ClaimPar
 }
 
 // poolTenants returns the ACTIVE tenants with their weights and running
-// quotas, from a list read at most tenantCacheTTL ago.
-func (q *Queue) poolTenants(ctx context.Context, now time.Time) ([]poolTenant, error) {
-	q.fair.mu.Lock()
-	list, read := q.fair.tenants, q.fair.read
-	q.fair.mu.Unlock()
-	if list != nil && now.Sub(read) < tenantCacheTTL && !now.Before(read) {
-		return list, nil
+// quotas, by id (the order the round keeps is its own), from the
+// Tenants' copy (at most tenantCacheTTL old).
+func (q *Queue) poolTenants(ctx context.Context) ([]poolTenant, error) {
+	if q.tenants == nil {
+		return nil, nil
 	}
-	ts, err := q.store.ListTenants(ctx)
+	all, err := q.tenants.limits(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("list tenants: %w", err)
+		return nil, err
 	}
-	var defaults record.Quotas
-	if q.tenants != nil {
-		defaults = q.tenants.Defaults()
-	}
-	list = make([]poolTenant, 0, len(ts))
-	for _, t := range ts {
-		if t.State != record.TenantActive {
+	list := make([]poolTenant, 0, len(all))
+	for id, l := range all {
+		if l.State != record.TenantActive {
 			continue // a disabled tenant's work is not delivered
 		}
-		list = append(list, poolTenant{ID: t.ID, Weight: int64(max(t.Weight, 1)), MaxRunning: t.Quotas.Or(defaults).Running})
+		list = append(list, poolTenant{ID: id, Weight: int64(l.Weight), MaxRunning: l.Quotas.Running})
 	}
-	q.fair.mu.Lock()
-	q.fair.tenants, q.fair.read = list, now
-	q.fair.mu.Unlock()
+	slices.SortFunc(list, func(a, b poolTenant) int { return strings.Compare(a.ID, b.ID) })
 	return list, nil
 }
 
@@ -215,7 +205,7 @@ func (q *Queue) round(queue string) *drrRound {
 // available_at the probes saw (zero: none): when the claim got nothing,
 // when to look again.
 func (q *Queue) claimPool(ctx context.Context, req ClaimRequest, acks []store.FinishParams, now time.Time, hold func(string) bool) (rs []store.FinishResult, got []store.Claimed, skipped int, next time.Time, err error) {
-	tenants, err := q.poolTenants(ctx, now)
+	tenants, err := q.poolTenants(ctx)
 	if err != nil {
 		return nil, nil, 0, time.Time{}, err
 	}

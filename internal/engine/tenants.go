@@ -119,13 +119,8 @@ type Tenants struct {
 	defaults record.Quotas
 
 	mu    sync.Mutex
-	cache map[string]cachedTenant
-}
-
-type cachedTenant struct {
-	t       record.Tenant
-	missing bool
-	read    time.Time
+	cache map[string]TenantLimits // nil: to be read
+	read  time.Time
 }
 
 func (t *Tenants) now() time.Time { return t.member.now().Truncate(time.Millisecond) }
@@ -203,40 +198,59 @@ func (t *Tenants) List(ctx context.Context) ([]record.Tenant, error) {
 }
 
 // Limits returns a tenant's weight and its quotas with the daemon's
-// defaults filled in, from a copy at most tenantCacheTTL old. A tenant
-// the store does not know gets weight 1 and the defaults.
+// defaults filled in, from the node's copy of the tenants (at most
+// tenantCacheTTL old). A tenant the store does not know gets weight 1 and
+// the defaults.
 func (t *Tenants) Limits(ctx context.Context, id string) (weight int, q record.Quotas, err error) {
-	now := t.now()
-	t.mu.Lock()
-	c, ok := t.cache[id]
-	t.mu.Unlock()
-	if !ok || now.Sub(c.read) >= tenantCacheTTL || now.Before(c.read) {
-		tn, err := t.store.GetTenant(ctx, id)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			c = cachedTenant{missing: true, read: now}
-		case err != nil:
-			return 0, record.Quotas{}, fmt.Errorf("tenant %s limits: %w", id, err)
-		default:
-			c = cachedTenant{t: *tn, read: now}
-		}
-		t.mu.Lock()
-		if t.cache == nil {
-			t.cache = map[string]cachedTenant{}
-		}
-		t.cache[id] = c
-		t.mu.Unlock()
+	all, err := t.limits(ctx)
+	if err != nil {
+		return 0, record.Quotas{}, err
 	}
-	if c.missing {
-		return 1, t.defaults, nil
+	if l, ok := all[id]; ok {
+		return l.Weight, l.Quotas, nil
 	}
-	return max(c.t.Weight, 1), c.t.Quotas.Or(t.defaults), nil
+	return 1, t.defaults, nil
 }
 
-// forget drops a tenant's cached row after this node changed it.
-func (t *Tenants) forget(id string) {
+// TenantLimits are a tenant's state, weight (at least 1) and the quotas in
+// force (its own over the daemon's defaults).
+type TenantLimits struct {
+	State  record.TenantState
+	Weight int
+	Quotas record.Quotas
+}
+
+// limits returns every tenant's limits by id: the node's copy, read again
+// from the store when it is tenantCacheTTL old or this node changed a
+// tenant. One read of the (small) tenants table serves the API's rate
+// limits, the planner's and the claims' quotas and the pool claims'
+// weights alike.
+func (t *Tenants) limits(ctx context.Context) (map[string]TenantLimits, error) {
+	now := t.now()
 	t.mu.Lock()
-	delete(t.cache, id)
+	all, read := t.cache, t.read
+	t.mu.Unlock()
+	if all != nil && now.Sub(read) < tenantCacheTTL && !now.Before(read) {
+		return all, nil
+	}
+	ts, err := t.store.ListTenants(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("tenants' limits: %w", err)
+	}
+	all = make(map[string]TenantLimits, len(ts))
+	for _, tn := range ts {
+		all[tn.ID] = TenantLimits{State: tn.State, Weight: max(tn.Weight, 1), Quotas: tn.Quotas.Or(t.defaults)}
+	}
+	t.mu.Lock()
+	t.cache, t.read = all, now
+	t.mu.Unlock()
+	return all, nil
+}
+
+// forget drops the node's copy of the tenants after this node changed one.
+func (t *Tenants) forget(string) {
+	t.mu.Lock()
+	t.cache = nil
 	t.mu.Unlock()
 }
 

@@ -20,7 +20,14 @@ import (
 // otherTenant checks that the caller may act as tenant named, given in
 // field, and returns it.
 func otherTenant(r *http.Request, named, field string) (string, error) {
-	if !engine.ActorOf(r.Context()).Admin {
+	return actAs(engine.ActorOf(r.Context()), named, field)
+}
+
+// actAs checks that actor a may act as tenant named (given in field): an
+// admin may, a tenant's token may not (403), and the name must be a
+// tenant's.
+func actAs(a engine.Actor, named, field string) (string, error) {
+	if !a.Admin {
 		return "", forbiddenActing(field, fmt.Sprintf("%s %q: only an admin token may act as another tenant", field, clip(named)))
 	}
 	if err := schedule.CheckTenant(named); err != nil {

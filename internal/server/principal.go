@@ -5,14 +5,12 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/record"
-	"github.com/sched-dev/sched/internal/schedule"
 )
 
 // Who a request is. Every request acts as exactly one tenant:
@@ -87,13 +85,9 @@ func (s *Server) actorFor(r *http.Request) (engine.Actor, error) {
 		return a, err
 	}
 	if as := r.Header.Get(api.HeaderTenant); as != "" && as != a.TenantID {
-		if !a.Admin {
-			return a, forbiddenActing(api.HeaderTenant, fmt.Sprintf("%s %q: only an admin token may act as another tenant", api.HeaderTenant, clip(as)))
+		if a.TenantID, err = actAs(a, as, api.HeaderTenant); err != nil {
+			return a, err
 		}
-		if err := schedule.CheckTenant(as); err != nil {
-			return a, invalidArg(api.HeaderTenant, fmt.Sprintf("%s %q: not a tenant name", api.HeaderTenant, clip(as)))
-		}
-		a.TenantID = as
 	}
 	return a, nil
 }
@@ -142,8 +136,7 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request, admin bool) (*htt
 		return r, false
 	}
 	if admin && !a.Admin {
-		writeJSON(w, http.StatusForbidden, api.ErrorBody{Error: api.ErrorDetail{Code: api.CodeForbidden,
-			Message: "this needs an admin token (of the default tenant); a tenant's token may not"}})
+		s.answerAuthError(w, forbidden("this needs an admin token (of the default tenant); a tenant's token may not"))
 		return r, false
 	}
 	return r.WithContext(engine.WithActor(r.Context(), a)), true

@@ -156,24 +156,14 @@ func (t *Tenants) Authenticate(ctx context.Context, token string) (Actor, error)
 		return Actor{}, ErrUnauthenticated
 	}
 	hash := record.TokenHash(token)
-	tok, err := t.store.TokenByHash(ctx, hash)
+	tok, state, err := t.store.TokenByHash(ctx, hash)
 	if errors.Is(err, store.ErrNotFound) {
 		return Actor{}, ErrUnauthenticated
 	}
 	if err != nil {
 		return Actor{}, fmt.Errorf("authenticate: %w", err)
 	}
-	if !tok.RevokedAt.IsZero() {
-		return Actor{}, ErrUnauthenticated
-	}
-	tn, err := t.store.GetTenant(ctx, tok.TenantID)
-	if errors.Is(err, store.ErrNotFound) {
-		return Actor{}, ErrUnauthenticated
-	}
-	if err != nil {
-		return Actor{}, fmt.Errorf("authenticate: %w", err)
-	}
-	if tn.State != record.TenantActive {
+	if !tok.RevokedAt.IsZero() || state != record.TenantActive {
 		return Actor{}, ErrUnauthenticated
 	}
 	if now := t.now(); now.Sub(tok.LastUsedAt) >= tokenTouchEvery {

@@ -17,9 +17,10 @@ type TenantStore interface {
 	// ListTenants returns every tenant, deleted ones too, by id.
 	ListTenants(ctx context.Context) ([]record.Tenant, error)
 	// TokenByHash returns the token whose hash is hash, revoked or not,
-	// or ErrNotFound. The one read of an authenticated request: an
-	// indexed lookup by the primary key.
-	TokenByHash(ctx context.Context, hash string) (*record.Token, error)
+	// and the state of its tenant ("" when the tenant has no row), or
+	// ErrNotFound. The one read of an authenticated request: a lookup by
+	// the primary key, joined to the tenant's row by its own.
+	TokenByHash(ctx context.Context, hash string) (*record.Token, record.TenantState, error)
 	// ListTokens returns a tenant's tokens, revoked ones too, by creation
 	// time then name.
 	ListTokens(ctx context.Context, tenantID string) ([]record.Token, error)

@@ -43,18 +43,33 @@ func TokenArgs[N any](tok *record.Token, nullMS func(time.Time) N) []any {
 
 // ScanToken reads a row of the tenant_tokens columns, in TokenArgs' order.
 func ScanToken(row Scanner) (*record.Token, error) {
+	tok, _, err := scanToken(row, false)
+	return tok, err
+}
+
+// ScanTokenState reads a row of the tenant_tokens columns followed by its
+// tenant's state ('' when the tenant has no row).
+func ScanTokenState(row Scanner) (*record.Token, record.TenantState, error) {
+	return scanToken(row, true)
+}
+
+func scanToken(row Scanner, withState bool) (*record.Token, record.TenantState, error) {
 	var (
 		tok           record.Token
-		role          string
+		role, state   string
 		created       int64
 		used, revoked *int64
 	)
-	if err := row.Scan(&tok.Hash, &tok.TenantID, &tok.Name, &role, &created, &used, &revoked); err != nil {
-		return nil, err
+	dest := []any{&tok.Hash, &tok.TenantID, &tok.Name, &role, &created, &used, &revoked}
+	if withState {
+		dest = append(dest, &state)
+	}
+	if err := row.Scan(dest...); err != nil {
+		return nil, "", err
 	}
 	tok.Role, tok.CreatedAt = record.Role(role), FromMS(created)
 	tok.LastUsedAt, tok.RevokedAt = fromNullable(used), fromNullable(revoked)
-	return &tok, nil
+	return &tok, record.TenantState(state), nil
 }
 
 // TenantUpdateArgs is the values an update of the tenant t over version

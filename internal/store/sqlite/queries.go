@@ -727,7 +727,13 @@ WHERE tenant_id = ?1 AND version = ?11`
 	qInsertToken = `INSERT INTO tenant_tokens (` + tokenColumns + `)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)`
 
-	qTokenByHash = `SELECT ` + tokenColumns + ` FROM tenant_tokens WHERE token_hash = ?1`
+	// The token and its tenant's state, in one read: k's columns are
+	// named in tokenColumns' order (both tables have tenant_id and
+	// created_at).
+	qTokenByHash = `SELECT k.token_hash, k.tenant_id, k.name, k.role, k.created_at, k.last_used_at, k.revoked_at,
+    COALESCE(t.state, '')
+FROM tenant_tokens k LEFT JOIN tenants t ON t.tenant_id = k.tenant_id
+WHERE k.token_hash = ?1`
 	qListTokens  = `SELECT ` + tokenColumns + ` FROM tenant_tokens WHERE tenant_id = ?1
 ORDER BY created_at, name, token_hash`
 

@@ -26,13 +26,14 @@ func (s *Store) ListTenants(ctx context.Context) ([]record.Tenant, error) {
 	return readAll(ctx, s, "list tenants", rowcodec.ScanTenant, qListTenants)
 }
 
-// TokenByHash returns the token of a hash (see store.TenantStore).
-func (s *Store) TokenByHash(ctx context.Context, hash string) (*record.Token, error) {
-	tok, err := rowcodec.ScanToken(s.r.QueryRowContext(ctx, qTokenByHash, hash))
+// TokenByHash returns the token of a hash and its tenant's state (see
+// store.TenantStore).
+func (s *Store) TokenByHash(ctx context.Context, hash string) (*record.Token, record.TenantState, error) {
+	tok, state, err := rowcodec.ScanTokenState(s.r.QueryRowContext(ctx, qTokenByHash, hash))
 	if err != nil {
-		return nil, fmt.Errorf("token by hash: %w", translate(err))
+		return nil, "", fmt.Errorf("token by hash: %w", translate(err))
 	}
-	return tok, nil
+	return tok, state, nil
 }
 
 // ListTokens returns a tenant's tokens (see store.TenantStore).

@@ -74,11 +74,15 @@ func testTenants(t *testing.T, open func(t *testing.T) Store) {
 			}
 			return nil
 		})
-		got, err := s.TokenByHash(ctx, record.TokenHash("two"))
+		got, state, err := s.TokenByHash(ctx, record.TokenHash("two"))
 		if err != nil || *got != a2 {
 			t.Fatalf("TokenByHash = %+v, %v; want %+v", got, err, a2)
 		}
-		if _, err := s.TokenByHash(ctx, record.TokenHash("four")); !errors.Is(err, store.ErrNotFound) {
+		// No tenant row was written here: the token's tenant state is "".
+		if state != "" {
+			t.Errorf("TokenByHash's tenant state = %q; want \"\" (no tenant row)", state)
+		}
+		if _, _, err := s.TokenByHash(ctx, record.TokenHash("four")); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("TokenByHash of an unknown token: %v; want ErrNotFound", err)
 		}
 		// A live name is taken; the same name in another tenant is not.
@@ -93,7 +97,7 @@ func testTenants(t *testing.T, open func(t *testing.T) Store) {
 				t.Fatalf("TouchToken: %v", err)
 			}
 		}
-		if got, _ := s.TokenByHash(ctx, a1.Hash); !got.LastUsedAt.Equal(at(time.Minute)) {
+		if got, _, _ := s.TokenByHash(ctx, a1.Hash); !got.LastUsedAt.Equal(at(time.Minute)) {
 			t.Errorf("LastUsedAt = %v; want %v (the later use)", got.LastUsedAt, at(time.Minute))
 		}
 		// Revoking by name, then the name is free again.
@@ -105,10 +109,10 @@ func testTenants(t *testing.T, open func(t *testing.T) Store) {
 		if n != 1 {
 			t.Errorf("RevokeTokens(acme, ci) = %d; want 1", n)
 		}
-		if got, _ := s.TokenByHash(ctx, a1.Hash); !got.RevokedAt.Equal(at(2 * time.Minute)) {
+		if got, _, _ := s.TokenByHash(ctx, a1.Hash); !got.RevokedAt.Equal(at(2 * time.Minute)) {
 			t.Errorf("RevokedAt = %v; want %v", got.RevokedAt, at(2*time.Minute))
 		}
-		if got, _ := s.TokenByHash(ctx, b1.Hash); !got.RevokedAt.IsZero() {
+		if got, _, _ := s.TokenByHash(ctx, b1.Hash); !got.RevokedAt.IsZero() {
 			t.Errorf("beta's token of the same name was revoked: %+v", got)
 		}
 		inTx(t, s, func(tx store.Tx) error { return tx.InsertToken(ctx, &dup) })
@@ -119,6 +123,12 @@ func testTenants(t *testing.T, open func(t *testing.T) Store) {
 		})
 		if n != 2 {
 			t.Errorf("RevokeTokens(acme, all) = %d; want 2 (deploy and the new ci)", n)
+		}
+		// With its tenant's row, the token reads its tenant's state.
+		beta := record.Tenant{ID: "beta", State: record.TenantDisabled, Weight: 1, CreatedAt: at(0), UpdatedAt: at(0), Version: 1}
+		inTx(t, s, func(tx store.Tx) error { return tx.InsertTenant(ctx, &beta) })
+		if got, state, err := s.TokenByHash(ctx, b1.Hash); err != nil || got.TenantID != "beta" || state != record.TenantDisabled {
+			t.Errorf("TokenByHash of beta's token = %+v, %q, %v; want beta's, DISABLED", got, state, err)
 		}
 		toks, err := s.ListTokens(ctx, "acme")
 		if err != nil || len(toks) != 3 {

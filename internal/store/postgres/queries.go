@@ -740,7 +740,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7)`
     COALESCE(t.state, '')
 FROM tenant_tokens k LEFT JOIN tenants t ON t.tenant_id = k.tenant_id
 WHERE k.token_hash = $1`
-	qListTokens  = `SELECT ` + tokenColumns + ` FROM tenant_tokens WHERE tenant_id = $1
+	qListTokens = `SELECT ` + tokenColumns + ` FROM tenant_tokens WHERE tenant_id = $1
 ORDER BY created_at, name, token_hash`
 
 	// Only forward: two nodes touching at once keep the later use.

@@ -48,7 +48,7 @@ func ScanToken(row Scanner) (*record.Token, error) {
 }
 
 // ScanTokenState reads a row of the tenant_tokens columns followed by its
-// tenant's state ('' when the tenant has no row).
+// tenant's state (” when the tenant has no row).
 func ScanTokenState(row Scanner) (*record.Token, record.TenantState, error) {
 	return scanToken(row, true)
 }

@@ -238,7 +238,7 @@ func (t *Tenants) limits(ctx context.Context) (map[string]TenantLimits, error) {
 }
 
 // forget drops the node's copy of the tenants after this node changed one.
-func (t *Tenants) forget(string) {
+func (t *Tenants) forget() {
 	t.mu.Lock()
 	t.cache = nil
 	t.mu.Unlock()
@@ -296,7 +296,7 @@ func (t *Tenants) Create(ctx context.Context, id string, p TenantPatch) (*record
 	if err != nil {
 		return nil, "", fmt.Errorf("create tenant %s: %w", id, err)
 	}
-	t.forget(id)
+	t.forget()
 	return tn, token, nil
 }
 
@@ -385,7 +385,7 @@ func (t *Tenants) change(ctx context.Context, id, action string, fn func(*record
 		if err != nil {
 			return nil, fmt.Errorf("change tenant %s: %w", id, err)
 		}
-		t.forget(id)
+		t.forget()
 		return &next, nil
 	}
 }

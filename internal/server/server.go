@@ -237,6 +237,7 @@ func (s *Server) routes() http.Handler {
 		w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("GET /readyz", s.readyz)
+	s.debugRoutes(mux)
 	if s.cfg.Metrics != nil {
 		// An admin's: the series name tenants and show their activity.
 		// Prometheus sends the token with authorization.credentials (or

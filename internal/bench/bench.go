@@ -31,7 +31,7 @@ const (
 // estimatedCreatesPerSecond is the loader's expected pace, from which the
 // default lead before the first firing is reckoned: one schedule per
 // request for now, so well below what a batch route would do.
-const estimatedCreatesPerSecond = 1000
+const estimatedCreatesPerSecond = 300
 
 // Config is one run.
 type Config struct {
@@ -530,9 +530,10 @@ func (r *runner) figures(all []*delivery, expected map[string]int, from, to, due
 // finish reads what is measured at the end: schedd's memory, the
 // store's size and the planner's pass cost.
 func (r *runner) finish(ctx context.Context) {
-	hwm, _ := procStatus(r.d.cmd.Process.Pid, "VmHWM")
-	r.res.PeakRSSMB = round2(mb(hwm))
 	r.res.SampledRSSMB = round2(r.d.sampledMaxMB())
+	hwm, _ := procStatus(r.d.cmd.Process.Pid, "VmHWM")
+	// VmHWM is updated lazily, so a sample may pass it slightly.
+	r.res.PeakRSSMB = round2(max(mb(hwm), r.res.SampledRSSMB))
 	if r.res.Scale != nil {
 		r.res.SampledRSSMB = round2(max(r.res.SampledRSSMB, r.res.Scale.LoadRSSMaxMB))
 	}

@@ -467,7 +467,7 @@ func (r *runner) figures(all []*delivery, expected map[string]int, from, to, due
 		byOcc[d.occID] = append(byOcc[d.occID], d)
 	}
 	got := map[string]int{}
-	var dlag, slag, claim, offsets []time.Duration
+	var dlag, slag, offsets []time.Duration
 	var recv []time.Time
 	var firstDue, lastRecv time.Time
 	unknownAvail := 0
@@ -498,7 +498,6 @@ func (r *runner) figures(all []*delivery, expected map[string]int, from, to, due
 			if a, ok := avail[d.occID]; ok {
 				avAt = a
 				offsets = append(offsets, a.Sub(due))
-				claim = append(claim, d.received.Sub(a))
 			} else {
 				unknownAvail++
 			}
@@ -523,7 +522,7 @@ func (r *runner) figures(all []*delivery, expected map[string]int, from, to, due
 		res.Timeline = timeline(due, recv)
 	}
 	if r.cfg.FlexWindow > 0 {
-		res.Flex = spread(r.cfg.FlexWindow, offsets, claim, unknownAvail)
+		res.Flex = spread(r.cfg.FlexWindow, offsets, unknownAvail)
 	}
 }
 

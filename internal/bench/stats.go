@@ -69,14 +69,11 @@ type FlexSpread struct {
 	// due+window]; Unknown those whose available_at could not be read.
 	OutsideWindow int `json:"outside_window"`
 	Unknown       int `json:"unknown"`
-	// ClaimLag is received - available_at, the part of the delivery lag
-	// that is not the firing's place in the window.
-	ClaimLag Lag `json:"claim_lag_ms"`
 }
 
 // spread builds a FlexSpread from the firings' available_at offsets.
-func spread(window time.Duration, offsets []time.Duration, claim []time.Duration, unknown int) *FlexSpread {
-	f := &FlexSpread{Window: window.String(), Tenths: make([]int, 10), Unknown: unknown, ClaimLag: lagOf(claim)}
+func spread(window time.Duration, offsets []time.Duration, unknown int) *FlexSpread {
+	f := &FlexSpread{Window: window.String(), Tenths: make([]int, 10), Unknown: unknown}
 	for _, o := range offsets {
 		if o < 0 || o > window {
 			f.OutsideWindow++

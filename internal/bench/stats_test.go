@@ -54,7 +54,7 @@ func TestSpread(t *testing.T) {
 		offs = append(offs, time.Duration(i)*500*time.Millisecond) // two per tenth
 	}
 	offs = append(offs, 0, 11*time.Second) // one more in the first tenth, one outside
-	f := spread(w, offs, nil, 0)
+	f := spread(w, offs, 0)
 	if f.Tenths[0] != 3 || f.Tenths[9] != 2 || f.OutsideWindow != 1 || f.MaxMinRatio != 1.5 {
 		t.Errorf("got %+v", f)
 	}

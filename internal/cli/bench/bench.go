@@ -57,32 +57,36 @@ time. docs/BENCHMARKS.md defines each.
 Exit status: 1 when a firing is missing, was delivered to two consumers at
 once, or belongs to a schedule bench did not create; timing never fails a
 run. 2 on invalid flags.`
-	cmd.AddCommand(newMode(f, runF, bench.Burst, "Firings of many schedules due at one instant", func(fs *pflag.FlagSet, o *Options) {
-		fs.IntVar(&o.Schedules, "schedules", 20000, "schedules firing at the instant")
-		fs.DurationVar(&o.CreateLead, "create-lead", 0, "how far from the start the firings fall due (0: a minute plus the load's estimated time), rounded up to a whole minute")
-		fs.DurationVar(&o.FlexWindow, "flex-window", 0, "give the schedules this flexible window (whole seconds; 0: strict)")
-	}))
-	cmd.AddCommand(newMode(f, runF, bench.Sustained, "A steady rate of firings", func(fs *pflag.FlagSet, o *Options) {
-		fs.IntVar(&o.Rate, "rate", 2315, "firings per second (2315/s is 200 million a day)")
-		fs.DurationVar(&o.Duration, "duration", time.Minute, "how long firings fall due")
-		fs.DurationVar(&o.CreateLead, "create-lead", 0, "how far from the start the first firings fall due (0: 10s plus the load's estimated time)")
-	}))
-	cmd.AddCommand(newMode(f, runF, bench.Scale, "Many schedules loaded, then a burst on top", func(fs *pflag.FlagSet, o *Options) {
-		fs.IntVar(&o.Schedules, "schedules", 100000, "schedules to load (they do not fire during the run)")
-		fs.IntVar(&o.Burst, "burst", 10000, "then a burst of this many strict firings at one instant (0: none)")
-		fs.DurationVar(&o.CreateLead, "create-lead", 0, "how far from the end of the load the burst falls due (0: a minute plus its estimated load time)")
-	}))
+	cmd.AddCommand(newMode(f, runF, bench.Burst, "Firings of many schedules due at one instant",
+		"  schedctl bench burst --schedules 20000\n  schedctl bench burst --schedules 5000 --tenants 4 --flex-window 5m -o json\n  schedctl bench burst --store 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable'", func(fs *pflag.FlagSet, o *Options) {
+			fs.IntVar(&o.Schedules, "schedules", 20000, "schedules firing at the instant")
+			fs.DurationVar(&o.CreateLead, "create-lead", 0, "how far from the start the firings fall due (0: a minute plus the load's estimated time), rounded up to a whole minute")
+			fs.DurationVar(&o.FlexWindow, "flex-window", 0, "give the schedules this flexible window (whole seconds; 0: strict)")
+		}))
+	cmd.AddCommand(newMode(f, runF, bench.Sustained, "A steady rate of firings",
+		"  schedctl bench sustained\n  schedctl bench sustained --rate 200 --duration 10s -o json", func(fs *pflag.FlagSet, o *Options) {
+			fs.IntVar(&o.Rate, "rate", 2315, "firings per second (2315/s is 200 million a day)")
+			fs.DurationVar(&o.Duration, "duration", time.Minute, "how long firings fall due")
+			fs.DurationVar(&o.CreateLead, "create-lead", 0, "how far from the start the first firings fall due (0: 10s plus the load's estimated time)")
+		}))
+	cmd.AddCommand(newMode(f, runF, bench.Scale, "Many schedules loaded, then a burst on top",
+		"  schedctl bench scale --schedules 1000000 --burst 10000\n  schedctl bench scale --schedules 5000 --burst 1000 -o json", func(fs *pflag.FlagSet, o *Options) {
+			fs.IntVar(&o.Schedules, "schedules", 100000, "schedules to load (they do not fire during the run)")
+			fs.IntVar(&o.Burst, "burst", 10000, "then a burst of this many strict firings at one instant (0: none)")
+			fs.DurationVar(&o.CreateLead, "create-lead", 0, "how far from the end of the load the burst falls due (0: a minute plus its estimated load time)")
+		}))
 	return cmd
 }
 
 // newMode builds one mode's command with the common flags and its own.
-func newMode(f *cmdutil.Factory, runF func(*Options) error, mode, short string, own func(*pflag.FlagSet, *Options)) *cobra.Command {
+func newMode(f *cmdutil.Factory, runF func(*Options) error, mode, short, example string, own func(*pflag.FlagSet, *Options)) *cobra.Command {
 	opts := &Options{IO: f}
 	opts.Mode = mode
 	cmd := &cobra.Command{
-		Use:   mode,
-		Short: short,
-		Args:  cobra.NoArgs,
+		Use:     mode,
+		Short:   short,
+		Example: example,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.JSON = f.JSONOut()
 			if err := opts.Check(); err != nil {
@@ -170,7 +174,6 @@ func printTable(f *cmdutil.Factory, r *bench.Result) error {
 			tenths[i] = strconv.Itoa(n)
 		}
 		t.Row("flex spread", fmt.Sprintf("window %s, tenths %s, max/min %.2f, %d outside", r.Flex.Window, strings.Join(tenths, " "), r.Flex.MaxMinRatio, r.Flex.OutsideWindow))
-		t.Row("flex claim lag", lag(r.Flex.ClaimLag))
 	}
 	t.Row("schedd rss", fmt.Sprintf("peak %.1f MB (VmHWM), sampled max %.1f MB", r.PeakRSSMB, r.SampledRSSMB))
 	t.Row("store size", fmt.Sprintf("%d bytes", r.StoreBytes))

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sched-dev/sched/internal/cli/audit"
+	"github.com/sched-dev/sched/internal/cli/bench"
 	"github.com/sched-dev/sched/internal/cli/cluster"
 	"github.com/sched-dev/sched/internal/cli/cmdutil"
 	"github.com/sched-dev/sched/internal/cli/completion"
@@ -124,6 +125,7 @@ differences found, and its other failures exit 3.`,
 		tenant.NewCmdTenant(f),
 		tenant.NewCmdWhoami(f, nil),
 		audit.NewCmdAudit(f, nil),
+		bench.NewCmdBench(f, nil),
 	)
 	root.InitDefaultHelpCmd()
 	// Unknown commands and bad arguments are invalid input too.

@@ -73,7 +73,7 @@ func TestClaimHintsPassNothingOver(t *testing.T) {
 		// before the hint, comes first.
 		late2 := late("late-2", top.Add(-20*time.Second))
 		h.clk.Set(top.Add(-30 * time.Second).Add(31 * time.Second)) // where the hint was set
-		h.advance(time.Minute)                                       // 10:01:01, past hintSpan
+		h.advance(time.Minute)                                      // 10:01:01, past hintSpan
 		if got := ids(h.claim(queue, 1)); len(got) != 1 || got[0] != late2 {
 			t.Fatalf("a claim after hintSpan got %v, want the late occurrence %s first", got, late2)
 		}

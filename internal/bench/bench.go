@@ -49,6 +49,9 @@ type Config struct {
 	FlexWindow time.Duration // burst: the schedules' flexible window; 0: strict
 	Timeout    time.Duration // how long after the last due instant to wait for missing firings
 
+	Profile    string        // a file for schedd's CPU profile from the first due instant on; "": none
+	ProfileFor time.Duration // how long the profile records
+
 	Rate     int           // sustained: firings per second
 	Duration time.Duration // sustained: how long
 
@@ -405,6 +408,12 @@ func (r *runner) measure(ctx context.Context, l *loaded, due, from, to time.Time
 	deadline := to.Add(r.cfg.Timeout)
 	cctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
+	profiled := r.profile(ctx, from)
+	defer func() {
+		if err := <-profiled; err != nil {
+			r.res.Warnings = append(r.res.Warnings, err.Error())
+		}
+	}()
 	finished := make(chan struct{})
 	stopped := make(chan struct{})
 	go func() {
@@ -434,6 +443,39 @@ func (r *runner) measure(ctx context.Context, l *loaded, due, from, to time.Time
 	}
 	r.figures(cs.all, expected, from, to, due, avail)
 	return ctx.Err()
+}
+
+// profile records schedd's CPU profile into cfg.Profile for
+// cfg.ProfileFor from the instant from on, and sends its outcome (nil
+// without a profile to take).
+func (r *runner) profile(ctx context.Context, from time.Time) <-chan error {
+	done := make(chan error, 1)
+	if r.cfg.Profile == "" {
+		done <- nil
+		return done
+	}
+	go func() {
+		select {
+		case <-time.After(time.Until(from)):
+		case <-ctx.Done():
+			done <- nil
+			return
+		}
+		f, err := os.Create(r.cfg.Profile)
+		if err == nil {
+			err = r.admin.CPUProfile(ctx, max(r.cfg.ProfileFor, time.Second), f)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			err = fmt.Errorf("profile: %w", err)
+		} else {
+			r.logf("wrote schedd's CPU profile to %s", r.cfg.Profile)
+		}
+		done <- err
+	}()
+	return done
 }
 
 // availableAt reads every bench occurrence's available_at (a flexible

@@ -110,6 +110,8 @@ func newMode(f *cmdutil.Factory, runF func(*Options) error, mode, short, example
 	fs.DurationVar(&opts.Lease, "lease", 30*time.Second, "claim lease")
 	fs.IntVar(&opts.Tenants, "tenants", 1, "tenants the schedules are spread over (more than 1: tenants with their own tokens, consumed by pool claims)")
 	fs.DurationVar(&opts.Timeout, "timeout", 2*time.Minute, "how long after the last firing is due to wait for the missing ones")
+	fs.StringVar(&opts.Profile, "profile", "", "write schedd's CPU profile, recorded from the first due instant for --profile-for, to this file (go tool pprof reads it)")
+	fs.DurationVar(&opts.ProfileFor, "profile-for", 10*time.Second, "how long --profile records")
 	own(fs, opts)
 	return cmd
 }

@@ -72,17 +72,17 @@ func TestBatchCreateMixed(t *testing.T) {
 	h := newHarness(t)
 	h.create(everyMinute("taken"))
 	items := []any{
-		api.BatchItem{IdempotencyKey: "k-0", Schedule: everyMinute("a")},                                                               // 0 created
-		api.BatchItem{Schedule: api.ScheduleRequest{Name: "b", Queue: "q", Cron: "61 * * * *", TimeZone: "UTC"}},                                        // 1 bad cron
-		api.BatchItem{Schedule: api.ScheduleRequest{Name: "c", Queue: "q", Every: "1m", TimeZone: "Mars/Olympus"}},                     // 2 bad zone
-		json.RawMessage(`{"schedule":{"name":"d","queue":"q","every":5}}`),                                                             // 3 wrong type
-		json.RawMessage(`{"schedule":{"name":"e","queue":"q","every":"1m"},"colour":"red"}`),                                           // 4 unknown field
-		api.BatchItem{Schedule: everyMinute("taken")},                                                                                  // 5 name taken before
-		api.BatchItem{Schedule: everyMinute("a")},                                                                                      // 6 name taken by item 0
-		api.BatchItem{IdempotencyKey: "k-0", Schedule: everyMinute("a")},                                                               // 7 same key, same body: item 0's
-		api.BatchItem{IdempotencyKey: "k-0", Schedule: everyMinute("other")},                                                           // 8 same key, other body
-		api.BatchItem{IdempotencyKey: "k-9", Schedule: api.ScheduleRequest{Name: "f", Queue: "q", Cron: "*/5 * * * *", TimeZone: "UTC"}},                // 9 created
-		api.BatchItem{IdempotencyKey: "k-x", Schedule: api.ScheduleRequest{Name: "g", Queue: "q", Every: "1m", IdempotencyKey: "k-y"}}, // 10 two keys
+		api.BatchItem{IdempotencyKey: "k-0", Schedule: everyMinute("a")},                                                                 // 0 created
+		api.BatchItem{Schedule: api.ScheduleRequest{Name: "b", Queue: "q", Cron: "61 * * * *", TimeZone: "UTC"}},                         // 1 bad cron
+		api.BatchItem{Schedule: api.ScheduleRequest{Name: "c", Queue: "q", Every: "1m", TimeZone: "Mars/Olympus"}},                       // 2 bad zone
+		json.RawMessage(`{"schedule":{"name":"d","queue":"q","every":5}}`),                                                               // 3 wrong type
+		json.RawMessage(`{"schedule":{"name":"e","queue":"q","every":"1m"},"colour":"red"}`),                                             // 4 unknown field
+		api.BatchItem{Schedule: everyMinute("taken")},                                                                                    // 5 name taken before
+		api.BatchItem{Schedule: everyMinute("a")},                                                                                        // 6 name taken by item 0
+		api.BatchItem{IdempotencyKey: "k-0", Schedule: everyMinute("a")},                                                                 // 7 same key, same body: item 0's
+		api.BatchItem{IdempotencyKey: "k-0", Schedule: everyMinute("other")},                                                             // 8 same key, other body
+		api.BatchItem{IdempotencyKey: "k-9", Schedule: api.ScheduleRequest{Name: "f", Queue: "q", Cron: "*/5 * * * *", TimeZone: "UTC"}}, // 9 created
+		api.BatchItem{IdempotencyKey: "k-x", Schedule: api.ScheduleRequest{Name: "g", Queue: "q", Every: "1m", IdempotencyKey: "k-y"}},   // 10 two keys
 	}
 	body := map[string]any{"items": items}
 	res := h.batch(body)

@@ -17,3 +17,13 @@ func (c *Client) CreateSchedules(ctx context.Context, items []api.BatchItem) (*a
 	return call[api.BatchResult](ctx, c, request{method: http.MethodPost, path: path("schedules:batch"),
 		body: api.BatchRequest{Items: items}})
 }
+
+// ItemError is a failed item's error as an *Error (Status 0: the request
+// itself succeeded), so that IsInvalid, IsConflict and the like judge it
+// as they would a single create's; nil for an item that did not fail.
+func ItemError(it api.BatchItemResult) error {
+	if it.Error == nil {
+		return nil
+	}
+	return &Error{Code: it.Error.Code, Message: it.Error.Message, Field: it.Error.Field}
+}

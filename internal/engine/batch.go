@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/sched-dev/sched/internal/record"
@@ -186,7 +188,14 @@ func (c *Control) writeBatch(ctx context.Context, tenantID string, pending []new
 		if len(admitted) == 0 {
 			return nil
 		}
-		if err := tx.InsertSchedules(ctx, admitted); err != nil {
+		// In shard order: each insert counts the schedule in its tenant's
+		// row of that shard (the live count the quota reads), and two
+		// batches taking those rows' locks in one order cannot deadlock.
+		rows := slices.Clone(admitted)
+		slices.SortFunc(rows, func(a, b *record.Schedule) int {
+			return cmp.Or(cmp.Compare(a.Shard, b.Shard), cmp.Compare(a.ScheduleID, b.ScheduleID))
+		})
+		if err := tx.InsertSchedules(ctx, rows); err != nil {
 			return err
 		}
 		if err := tx.InsertScheduleVersions(ctx, versions); err != nil {

@@ -74,20 +74,66 @@ func (t *tx) AppendAudits(ctx context.Context, es []store.AuditEntry) error {
 	})
 }
 
+// multiRowChunks are the row counts of the multi-row inserts, largest
+// first: n rows go in as many of the largest as fit, then the next, so a
+// batch of 1,000 is 8 statements a table. Each size's statement is
+// prepared once, when the store opens (hotQueries): parsing a statement
+// of hundreds of rows was a fifth of a batch's insert.
+var multiRowChunks = []int{64, 16, 4, 1}
+
+// multiRowHeads are the tables' multi-row inserts, with their column
+// counts.
+var multiRowHeads = []struct {
+	head string
+	cols int
+}{{qInsertSchedulesHead, scheduleColumnCount}, {qInsertVersionsHead, versionColumnCount}, {qAppendAuditsHead, auditColumnCount}}
+
+// multiRowText holds the text of each multi-row insert, by head and row
+// count, built once.
+var multiRowText = map[multiRowKey]string{}
+
+type multiRowKey struct {
+	head string
+	rows int
+}
+
+func init() {
+	for _, h := range multiRowHeads {
+		for _, n := range multiRowChunks {
+			if n*h.cols > maxVariables {
+				panic(fmt.Sprintf("sqlite: a multi-row insert of %d rows of %d columns binds more than %d values", n, h.cols, maxVariables))
+			}
+			q := multiRowInsert(h.head, n, h.cols)
+			multiRowText[multiRowKey{h.head, n}] = q
+			hotQueries = append(hotQueries, q)
+		}
+	}
+}
+
 // insertRows writes n rows of cols columns each, args appending row i's
-// values, in as few statements as SQLite's limit on bound values allows.
+// values, in chunks of multiRowChunks rows, each one prepared statement.
 func insertRows(ctx context.Context, t *tx, what, head string, cols, n int, args func(dst []any, i int) []any) error {
-	per := maxVariables / cols
-	buf := make([]any, 0, min(n, per)*cols)
-	for start := 0; start < n; start += per {
-		end := min(start+per, n)
+	buf := make([]any, 0, min(n, multiRowChunks[0])*cols)
+	for start := 0; start < n; {
+		size := multiRowChunks[len(multiRowChunks)-1]
+		for _, c := range multiRowChunks {
+			if c <= n-start {
+				size = c
+				break
+			}
+		}
 		buf = buf[:0]
-		for i := start; i < end; i++ {
+		for i := start; i < start+size; i++ {
 			buf = args(buf, i)
 		}
-		if _, err := t.tx.ExecContext(ctx, multiRowInsert(head, end-start, cols), buf...); err != nil {
-			return fmt.Errorf("%s (%d rows): %w", what, end-start, translate(err))
+		st, err := t.s.txStmt(ctx, t.tx, multiRowText[multiRowKey{head, size}])
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
 		}
+		if _, err := st.ExecContext(ctx, buf...); err != nil {
+			return fmt.Errorf("%s (%d rows): %w", what, size, translate(err))
+		}
+		start += size
 	}
 	return nil
 }

@@ -13,11 +13,15 @@ const (
 	// The tenant's live schedules under one of the names (a JSON array,
 	// ?2; index schedules_name, its WHERE spelled out) and its schedules
 	// created with one of the keys (?3; index schedules_idempotency_key).
-	qSchedulesByNamesOrKeys = `SELECT ` + scheduleReadColumns + ` FROM schedules
-WHERE tenant_id = ?1 AND state <> 'CANCELED' AND name IN (SELECT value FROM json_each(?2))
+	// The JSON rows drive each half (CROSS JOIN keeps them outer): one
+	// index lookup a name or key, never a walk of the tenant's schedules.
+	qSchedulesByNamesOrKeys = `SELECT ` + scheduleReadColumns + `
+FROM json_each(?2) AS j CROSS JOIN schedules
+WHERE schedules.tenant_id = ?1 AND schedules.name = j.value AND schedules.state <> 'CANCELED'
 UNION
-SELECT ` + scheduleReadColumns + ` FROM schedules
-WHERE tenant_id = ?1 AND idempotency_key IS NOT NULL AND idempotency_key IN (SELECT value FROM json_each(?3))`
+SELECT ` + scheduleReadColumns + `
+FROM json_each(?3) AS j CROSS JOIN schedules
+WHERE schedules.tenant_id = ?1 AND schedules.idempotency_key IS NOT NULL AND schedules.idempotency_key = j.value`
 
 	qInsertSchedulesHead = `INSERT INTO schedules (` + scheduleColumns + `) VALUES `
 	qInsertVersionsHead  = `INSERT INTO schedule_versions (` + versionColumns + `) VALUES `

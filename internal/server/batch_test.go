@@ -103,8 +103,8 @@ func TestBatchCreateMixed(t *testing.T) {
 	if res.Items[7].Schedule.ScheduleID != res.Items[0].Schedule.ScheduleID {
 		t.Errorf("the repeated key answered %s, want item 0's %s", res.Items[7].Schedule.ScheduleID, res.Items[0].Schedule.ScheduleID)
 	}
-	if s := res.Items[9].Schedule; s.NextFireAt == nil || s.NextFireAt.IsZero() || len(s.Preview) == 0 {
-		t.Errorf("a created schedule's answer lacks its next firing or preview: %+v", s)
+	if s := res.Items[9].Schedule; s.NextFireAt == nil || s.NextFireAt.IsZero() || s.Preview == nil || len(s.Preview) != 0 {
+		t.Errorf("a created schedule's answer: want its next firing and an empty preview: %+v", s)
 	}
 	var got api.Schedule
 	h.ok(200, &got, "GET", "/v1/schedules/f", nil)

@@ -21,8 +21,10 @@ const MaxBatch = 1000
 // batchConflictTries is how many times a batch's transaction is run when
 // a concurrent create took one of its names or keys between the batch's
 // read and its inserts (PostgreSQL: the unique index refuses the insert
-// and aborts the transaction; the next try reads the winner and answers
-// that item from it). SQLite's one writer never races.
+// and aborts the transaction; the next try, under the tenant's quota lock,
+// reads the winner and answers that item from it). SQLite's one writer
+// never races. After the last try the batch fails whole (ErrConflict);
+// nothing of it was written, so sending it again is safe.
 const batchConflictTries = 3
 
 // BatchItem is one schedule of a bulk create: its settings as a caller
@@ -89,7 +91,7 @@ func (c *Control) CreateBatch(ctx context.Context, tenantID string, items []Batc
 	var created int
 	var err error
 	for try := 1; ; try++ {
-		created, err = c.writeBatch(ctx, tenantID, pending, limit, now, out)
+		created, err = c.writeBatch(ctx, tenantID, pending, limit, try > 1, now, out)
 		if errors.Is(err, store.ErrConflict) && try < batchConflictTries {
 			continue // a concurrent create won a name or key; read it and decide again
 		}
@@ -143,21 +145,30 @@ func (c *Control) build(tenantID string, it *BatchItem, now time.Time) (newSched
 	return newSchedule{sc: sc, after: after}, nil
 }
 
-// writeBatch is one try of a batch's transaction: it decides every
+// writeBatch is one try of a batch's transaction (retry: not the first):
+// it decides every
 // pending item into out (see decideCreate) from one read of the names and
 // keys taken, and inserts the admitted ones. It returns how many it
 // created; on an error nothing was written and out is to be decided
 // again.
-func (c *Control) writeBatch(ctx context.Context, tenantID string, pending []newSchedule, limit int64, now time.Time, out []BatchOutcome) (int, error) {
+func (c *Control) writeBatch(ctx context.Context, tenantID string, pending []newSchedule, limit int64, retry bool, now time.Time, out []BatchOutcome) (int, error) {
 	var admitted []*record.Schedule
 	err := store.InTx(ctx, c.store, func(tx store.Tx) error {
 		room := int64(-1) // -1: no quota
-		if limit > 0 {
+		switch {
+		case limit > 0:
 			r, err := activeRoom(ctx, tx, tenantID, limit)
 			if err != nil {
 				return err
 			}
 			room = r
+		case retry:
+			// A batch that lost a race takes the tenant's quota lock, so
+			// that batches retrying together take turns instead of
+			// racing again.
+			if err := tx.LockTenantQuota(ctx, tenantID); err != nil {
+				return err
+			}
 		}
 		names := make([]string, 0, len(pending))
 		keys := make([]string, 0, len(pending))

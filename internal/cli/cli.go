@@ -24,6 +24,7 @@ import (
 	"github.com/sched-dev/sched/internal/cli/cmdutil"
 	"github.com/sched-dev/sched/internal/cli/completion"
 	"github.com/sched-dev/sched/internal/cli/dlq"
+	"github.com/sched-dev/sched/internal/cli/importcmd"
 	"github.com/sched-dev/sched/internal/cli/occurrence"
 	"github.com/sched-dev/sched/internal/cli/preview"
 	"github.com/sched-dev/sched/internal/cli/reconcile"
@@ -117,6 +118,7 @@ differences found, and its other failures exit 3.`,
 		worker.NewCmdWorker(f, nil),
 		dlq.NewCmdDLQ(f),
 		schedule.NewCmdApply(f, nil),
+		importcmd.NewCmdImport(f, nil),
 		schedule.NewCmdDiff(f, nil),
 		schedule.NewCmdValidate(f, nil),
 		simulate.NewCmdSimulate(f),

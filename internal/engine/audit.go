@@ -76,14 +76,18 @@ type auditEntry struct {
 // appendAudit records e, made at now by the actor of ctx, in tx: the
 // transaction of the change itself.
 func appendAudit(ctx context.Context, tx store.AuditTx, now time.Time, e auditEntry) error {
-	a := ActorOf(ctx)
-	row := store.AuditEntry{At: now.Truncate(time.Millisecond), TenantID: e.tenantID,
-		ActorTenant: a.TenantID, ActorToken: a.Token, ActorAdmin: a.Admin, ActorLocal: a.Local,
-		Action: e.action, Target: e.target, OldVersion: e.oldVer, NewVersion: e.newVer, Detail: auditText(e.detail)}
-	if err := tx.AppendAudit(ctx, row); err != nil {
+	if err := tx.AppendAudit(ctx, auditRow(ctx, now, e)); err != nil {
 		return fmt.Errorf("audit %s %s: %w", e.action, e.target, err)
 	}
 	return nil
+}
+
+// auditRow is the row that records e, made at now by the actor of ctx.
+func auditRow(ctx context.Context, now time.Time, e auditEntry) store.AuditEntry {
+	a := ActorOf(ctx)
+	return store.AuditEntry{At: now.Truncate(time.Millisecond), TenantID: e.tenantID,
+		ActorTenant: a.TenantID, ActorToken: a.Token, ActorAdmin: a.Admin, ActorLocal: a.Local,
+		Action: e.action, Target: e.target, OldVersion: e.oldVer, NewVersion: e.newVer, Detail: auditText(e.detail)}
 }
 
 // auditText is s as a detail may hold it: valid UTF-8 without NUL or

@@ -55,86 +55,14 @@ func (c *Control) now() time.Time { return c.member.now() }
 // *QuotaError naming it (checked on every node in the create's own
 // transaction).
 func (c *Control) Create(ctx context.Context, tenantID, idempotencyKey string, req schedule.Settings) (sc *record.Schedule, created bool, err error) {
-	if err := schedule.CheckTenant(tenantID); err != nil {
-		return nil, false, err
-	}
-	if err := schedule.CheckIdempotencyKey(idempotencyKey); err != nil {
-		return nil, false, err
-	}
-	sp, err := req.Normalize()
+	// A batch of one: the rules of a create are written once, in
+	// CreateBatch.
+	outs, err := c.CreateBatch(ctx, tenantID, []BatchItem{{IdempotencyKey: idempotencyKey, Settings: req}})
 	if err != nil {
 		return nil, false, err
 	}
-	now := c.now().Truncate(time.Millisecond)
-	first, after, ok, err := firstFiring(sp, req, now)
-	if err != nil {
-		return nil, false, err
-	}
-	id, err := record.NewScheduleID(now, c.rand)
-	if err != nil {
-		return nil, false, err
-	}
-	sc = &record.Schedule{
-		TenantID: tenantID, ScheduleID: id, Shard: record.ShardOf(id, c.shards),
-		Version: 1, State: record.ScheduleActive, NextRunAt: first,
-		IdempotencyKey: idempotencyKey, CreatedAt: now, UpdatedAt: now,
-	}
-	setSettings(sc, &req)
-	if !ok {
-		sc.State, sc.NextRunAt, after = record.ScheduleCompleted, time.Time{}, time.Time{}
-	}
-	var limit int64 // the tenant's active_schedules quota; 0: none
-	if sc.State == record.ScheduleActive {
-		_, q, err := c.tenants.Limits(ctx, tenantID)
-		if err != nil {
-			return nil, false, fmt.Errorf("create schedule %q: %w", req.Name, err)
-		}
-		limit = q.ActiveSchedules
-	}
-	// The schedule and its first version row commit together, after the
-	// quota's count.
-	err = store.InTx(ctx, c.store, func(tx store.Tx) error {
-		if limit > 0 {
-			if err := checkActiveSchedules(ctx, tx, tenantID, limit); err != nil {
-				return err
-			}
-		}
-		if err := tx.InsertSchedule(ctx, sc); err != nil {
-			return err
-		}
-		if err := tx.InsertScheduleVersion(ctx, store.NewScheduleVersion(sc, now, after)); err != nil {
-			return err
-		}
-		return appendAudit(ctx, tx, now, auditEntry{tenantID: tenantID, action: AuditScheduleCreate, target: sc.ScheduleID,
-			newVer: sc.Version, detail: fmt.Sprintf("name %q, queue %q, %s %s, %s", sc.Name, sc.Queue, sc.Kind, sc.Expr, sc.State)})
-	})
-	var qe *QuotaError
-	if errors.As(err, &qe) && idempotencyKey != "" {
-		// A retried create whose schedule exists is not a new one.
-		if prev, gerr := c.store.GetScheduleByIdempotencyKey(ctx, tenantID, idempotencyKey); gerr == nil && sameBody(prev, sc) {
-			return prev, false, nil
-		}
-	}
-	if errors.As(err, &qe) {
-		return nil, false, qe
-	}
-	if errors.Is(err, store.ErrConflict) {
-		if idempotencyKey != "" {
-			prev, gerr := c.store.GetScheduleByIdempotencyKey(ctx, tenantID, idempotencyKey)
-			if gerr == nil {
-				if sameBody(prev, sc) {
-					return prev, false, nil
-				}
-				return nil, false, fmt.Errorf("idempotency key %q was used for schedule %s with another body: %w", idempotencyKey, prev.ScheduleID, ErrConflict)
-			}
-		}
-		return nil, false, fmt.Errorf("create schedule: name %q is already used by a live schedule: %w", req.Name, ErrConflict)
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("create schedule %q: %w", req.Name, err)
-	}
-	c.planner.wake()
-	return sc, true, nil
+	o := outs[0]
+	return o.Schedule, o.Created, o.Err
 }
 
 // firstFiring is where a new schedule's cursor starts: the first firing

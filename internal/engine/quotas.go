@@ -12,7 +12,7 @@ import (
 )
 
 // The quotas the engine enforces itself (the running quota is the
-// queue's): active_schedules at create (checkActiveSchedules), and
+// queue's): active_schedules at create (activeRoom), and
 // firings_per_second and catch_up_per_second at materialization (pacer).
 
 // Quota names, as QuotaError and the API name them.
@@ -22,23 +22,27 @@ const (
 	QuotaCatchUpPerSecond = "catch_up_per_second"
 )
 
-// checkActiveSchedules refuses a create that would take the tenant past
-// limit live (ACTIVE or PAUSED) schedules. It runs in the create's
-// transaction, after the tenant's quota lock, so the count and the
-// insert that follows are one step on every node: two creates racing for
-// the last place, on two nodes, cannot both see it free.
-func checkActiveSchedules(ctx context.Context, tx store.Tx, tenantID string, limit int64) error {
+// activeRoom returns how many more live (ACTIVE or PAUSED) schedules
+// the tenant may have under its active_schedules quota of limit (> 0). It
+// runs in the create's transaction, after the tenant's quota lock, so the
+// count and the inserts that follow are one step on every node: two
+// creates racing for the last place, on two nodes, cannot both see it
+// free.
+func activeRoom(ctx context.Context, tx store.Tx, tenantID string, limit int64) (int64, error) {
 	if err := tx.LockTenantQuota(ctx, tenantID); err != nil {
-		return err
+		return 0, err
 	}
 	n, err := tx.LiveSchedules(ctx, tenantID)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if n >= limit {
-		return &QuotaError{Tenant: tenantID, Quota: QuotaActiveSchedules, Limit: limit, Unit: "schedules"}
-	}
-	return nil
+	return max(limit-n, 0), nil
+}
+
+// activeQuotaError is the refusal of a create past the tenant's
+// active_schedules quota of limit.
+func activeQuotaError(tenantID string, limit int64) *QuotaError {
+	return &QuotaError{Tenant: tenantID, Quota: QuotaActiveSchedules, Limit: limit, Unit: "schedules"}
 }
 
 // pacer gives materialized firings their available_at under a tenant's

@@ -26,6 +26,13 @@ const PreviewCount = 5
 // only: they do not apply to the other kinds, and an update that sends them
 // for those is refused.
 func apiSchedule(sc *record.Schedule, nextFire, now time.Time) api.Schedule {
+	out := apiScheduleFields(sc, nextFire)
+	out.Preview = previewOf(sc, nextFire, now)
+	return out
+}
+
+// apiScheduleFields is apiSchedule without its preview (nil).
+func apiScheduleFields(sc *record.Schedule, nextFire time.Time) api.Schedule {
 	out := api.Schedule{
 		ScheduleID: sc.ScheduleID, Name: sc.Name, Version: sc.Version, State: string(sc.State),
 		NextFireAt: optTime(nextFire), NextRunAt: optTime(sc.NextRunAt),
@@ -36,7 +43,6 @@ func apiSchedule(sc *record.Schedule, nextFire, now time.Time) api.Schedule {
 		MaxAttempts: sc.Retry.MaxAttempts, RetryBase: sc.Retry.BackoffBase.String(),
 		RetryCap: sc.Retry.BackoffCap.String(), RetryDeadline: sc.Retry.Deadline.String(),
 		MissedCount: sc.MissedCount, CreatedAt: sc.CreatedAt.UTC(), UpdatedAt: sc.UpdatedAt.UTC(),
-		Preview: previewOf(sc, nextFire, now),
 	}
 	if sc.Kind == timetable.KindCron {
 		out.DSTGap, out.DSTRepeat = string(sc.DSTGap), string(sc.DSTRepeat)

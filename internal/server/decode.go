@@ -29,7 +29,13 @@ const (
 // from the body). An empty body is allowed only when optional is set, and
 // leaves v as it was.
 func decodeBody(w http.ResponseWriter, r *http.Request, v any, optional bool) error {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	return decodeBodyMax(w, r, v, optional, MaxBody)
+}
+
+// decodeBodyMax is decodeBody with a route's own limit on the body
+// (maxBodyOf).
+func decodeBodyMax(w http.ResponseWriter, r *http.Request, v any, optional bool, limit int64) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	// The read deadline set for the body must not outlive it: once the body
 	// is read, the server watches the connection for the client going away,
 	// and a deadline there would cancel a long poll.
@@ -38,7 +44,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any, optional bool) er
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return &apiError{status: http.StatusRequestEntityTooLarge, code: api.CodeTooLarge,
-				msg: fmt.Sprintf("the request body is over the limit of %d bytes", MaxBody)}
+				msg: fmt.Sprintf("the request body is over the limit of %d bytes", limit)}
 		}
 		return badRequest("cannot read the request body")
 	}
@@ -54,13 +60,20 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any, optional bool) er
 	if d := jsonDepth(body); d > MaxDepth {
 		return badRequest(fmt.Sprintf("the request body nests deeper than %d levels", MaxDepth))
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
+	return decodeJSON(body, v, "the request body")
+}
+
+// decodeJSON reads exactly one JSON value from b into v, refusing fields
+// v does not know; what names b in the error (the body, or one item of
+// it).
+func decodeJSON(b []byte, v any, what string) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return badRequest("the request body is not the JSON expected: " + jsonProblem(err))
+		return badRequest(what + " is not the JSON expected: " + jsonProblem(err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return badRequest("the request body has data after its JSON value")
+		return badRequest(what + " has data after its JSON value")
 	}
 	return nil
 }

@@ -184,6 +184,7 @@ func (s *Server) routes() http.Handler {
 		{"GET", "/v1/status", s.status, "", false},
 		{"GET", "/v1/cluster", s.cluster, "", true},
 		{"POST", "/v1/schedules", s.createSchedule, "", false},
+		{"POST", "/v1/schedules:batch", s.createSchedules, "", false},
 		{"GET", "/v1/schedules", s.listSchedules, "", false},
 		{"GET", "/v1/schedules/{ref}", s.getSchedule, "no such schedule", false},
 		{"PUT", "/v1/schedules/{ref}", s.updateSchedule, "no such schedule", false},
@@ -298,14 +299,14 @@ func (s *Server) common(next http.Handler) http.Handler {
 			s.log.Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path,
 				"status", rec.status, "bytes", rec.bytes, "duration", time.Since(start).Round(time.Microsecond).String())
 		}()
-		if r.ContentLength > MaxBody {
+		if limit := maxBodyOf(r); r.ContentLength > limit {
 			// Refused from its headers, before a byte of the body is read:
 			// waiting for a body that will be refused anyway would let a
 			// client hold the connection for BodyTimeout. The connection
 			// is closed after the answer, as the body is not read.
 			rec.Header().Set("Connection", "close")
 			writeJSON(rec, http.StatusRequestEntityTooLarge, api.ErrorBody{Error: api.ErrorDetail{Code: api.CodeTooLarge,
-				Message: fmt.Sprintf("the request body (Content-Length %d) is over the limit of %d bytes", r.ContentLength, MaxBody)}})
+				Message: fmt.Sprintf("the request body (Content-Length %d) is over the limit of %d bytes", r.ContentLength, limit)}})
 			return
 		}
 		next.ServeHTTP(rec, r)

@@ -25,6 +25,7 @@ type Tx interface {
 	AuditTx
 	ManualTx
 	QuotaTx
+	BatchTx
 
 	// Commit makes the transaction's writes durable. After an error nothing
 	// of it was written.

@@ -13,6 +13,7 @@ type API interface {
 	Status(ctx context.Context) (*api.Status, error)
 	Cluster(ctx context.Context) (*api.Cluster, error)
 	CreateSchedule(ctx context.Context, req api.ScheduleRequest) (*api.CreateResult, error)
+	CreateSchedules(ctx context.Context, items []api.BatchItem) (*api.BatchResult, error)
 	ListSchedules(ctx context.Context, o client.ListSchedulesOptions) (*api.ScheduleList, error)
 	GetSchedule(ctx context.Context, ref string) (*api.Schedule, error)
 	UpdateSchedule(ctx context.Context, ref string, req api.ScheduleRequest) (*api.ChangeResult, error)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/client"
 	"github.com/sched-dev/sched/internal/cli/cmdutil"
 )
@@ -266,7 +267,9 @@ Applying the same file twice changes nothing. Schedules that are not in the
 file are not touched; apply does not pause, resume or cancel.
 
 The file is validated first, offline; nothing is sent if any schedule is
-invalid (exit 2). Apply stops at the first schedule schedd refuses.
+invalid (exit 2). The new schedules are created together, up to 1000 a
+request (POST /v1/schedules:batch); apply then reports them in file order and
+stops at the first schedule schedd refused (no update after it is made).
 
 ` + fileFormatHelp
 	cmd.Example = "  schedctl validate -f schedules.yaml && schedctl diff -f schedules.yaml; schedctl apply -f schedules.yaml\n  schedctl apply -f schedules.yaml -o json"
@@ -279,16 +282,19 @@ func applyRun(opts *ApplyOptions) error {
 		return err
 	}
 	done := make([]planned, 0, len(plan))
-	var applyErr error
-	for _, p := range plan {
+	created, applyErr := createPlanned(opts.Ctx, c, plan)
+	for i, p := range plan {
+		if applyErr != nil {
+			break
+		}
 		switch p.Action {
 		case "create":
-			res, err := c.CreateSchedule(opts.Ctx, p.entry.Request)
-			if err != nil {
+			res := created[i]
+			if err := client.ItemError(res); err != nil {
 				applyErr = fmt.Errorf("create %s: %w", p.Name, err)
 				break
 			}
-			p.Action, p.ScheduleID, p.Version = "created", res.ScheduleID, res.Version
+			p.Action, p.ScheduleID, p.Version = "created", res.Schedule.ScheduleID, res.Schedule.Version
 		case "update":
 			res, err := c.UpdateSchedule(opts.Ctx, p.ScheduleID, p.entry.Request)
 			if err != nil {
@@ -319,6 +325,45 @@ func applyRun(opts *ApplyOptions) error {
 		fmt.Fprintf(opts.IO.Out, "%d created, %d updated, %d unchanged\n", counts["created"], counts["updated"], counts["unchanged"])
 	}
 	return applyErr
+}
+
+// createPlanned creates the plan's new schedules through the bulk create,
+// api.MaxBatchItems a request, and returns each one's result by its index
+// in the plan. An error is a request that failed as a whole.
+func createPlanned(ctx context.Context, c cmdutil.API, plan []planned) (map[int]api.BatchItemResult, error) {
+	out := map[int]api.BatchItemResult{}
+	var items []api.BatchItem
+	var at []int // items[k] is plan[at[k]]
+	flush := func() error {
+		if len(items) == 0 {
+			return nil
+		}
+		res, err := c.CreateSchedules(ctx, items)
+		if err != nil {
+			return fmt.Errorf("create %s: %w", cmdutil.Plural(len(items), "schedule", "schedules"), err)
+		}
+		if len(res.Items) != len(items) {
+			return fmt.Errorf("create: schedd answered %d results for %d schedules", len(res.Items), len(items))
+		}
+		for k, r := range res.Items {
+			out[at[k]] = r
+		}
+		items, at = items[:0], at[:0]
+		return nil
+	}
+	for i, p := range plan {
+		if p.Action != "create" {
+			continue
+		}
+		items = append(items, api.BatchItem{Schedule: p.entry.Request})
+		at = append(at, i)
+		if len(items) == api.MaxBatchItems {
+			if err := flush(); err != nil {
+				return out, err
+			}
+		}
+	}
+	return out, flush()
 }
 
 func printApplied(f *cmdutil.Factory, p planned) {

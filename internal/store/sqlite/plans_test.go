@@ -80,6 +80,8 @@ func TestQueryPlans(t *testing.T) {
 		{"expired leases", qExpiredAttempts, []string{"occurrences_lease (lease_expires_at<?)", "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)"}, []string{"TEMP B-TREE", "SCAN"}},
 		{"list attempts", qListAttempts, []string{"SEARCH attempts USING PRIMARY KEY (occurrence_id=?)"}, []string{"TEMP B-TREE", "SCAN"}},
 		{"schedule by name", qGetScheduleByName, []string{"schedules_name (tenant_id=? AND name=?)"}, []string{"SCAN"}},
+		{"schedules by names or keys", qSchedulesByNamesOrKeys,
+			[]string{"schedules_name (tenant_id=? AND name=?)", "schedules_idempotency_key (tenant_id=? AND idempotency_key=?)"}, []string{"SCAN schedules"}},
 		{"schedule by key", qGetScheduleByIdempotencyKey, []string{"schedules_idempotency_key (tenant_id=? AND idempotency_key=?)"}, []string{"SCAN"}},
 		{"list schedules", qListSchedules, []string{"sqlite_autoindex_schedules_2 (tenant_id=? AND schedule_id>?)"}, []string{"TEMP B-TREE", "SCAN"}},
 		{"heartbeat", qHeartbeat, []string{"sqlite_autoindex_occurrences_1 (occurrence_id=?)", "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)"}, []string{"SCAN"}},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -189,6 +190,34 @@ func (s *Stub) CreateSchedule(_ context.Context, r api.ScheduleRequest) (*api.Cr
 	s.Schedules[r.Name] = sc
 	s.Order = append(s.Order, r.Name)
 	return &api.CreateResult{Schedule: *sc, Created: true}, nil
+}
+
+// CreateSchedules creates each item as CreateSchedule does, each failing
+// alone; a stub set to fail (Err) fails the whole request.
+func (s *Stub) CreateSchedules(ctx context.Context, items []api.BatchItem) (*api.BatchResult, error) {
+	s.mu.Lock()
+	err := s.call("create %d schedules", len(items))
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	res := &api.BatchResult{Items: make([]api.BatchItemResult, len(items))}
+	for i, it := range items {
+		r, err := s.CreateSchedule(ctx, it.Schedule)
+		res.Items[i].Index = i
+		var ce *client.Error
+		switch {
+		case err == nil:
+			res.Items[i].Status, res.Items[i].Schedule = api.BatchCreated, &r.Schedule
+			res.Created++
+		case errors.As(err, &ce):
+			res.Items[i].Status, res.Items[i].Error = api.BatchError, &api.ErrorDetail{Code: ce.Code, Message: ce.Message, Field: ce.Field}
+			res.Failed++
+		default:
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (s *Stub) find(ref string) (*api.Schedule, error) {

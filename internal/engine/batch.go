@@ -1,0 +1,282 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/sched-dev/sched/internal/record"
+	"github.com/sched-dev/sched/internal/schedule"
+	"github.com/sched-dev/sched/internal/store"
+)
+
+// MaxBatch is the most items one CreateBatch takes: a batch is one
+// transaction, which holds SQLite's one writer (and on PostgreSQL the
+// tenant's quota lock) while it runs, so it must stay short.
+const MaxBatch = 1000
+
+// batchConflictTries is how many times a batch's transaction is run when
+// a concurrent create took one of its names or keys between the batch's
+// read and its inserts (PostgreSQL: the unique index refuses the insert
+// and aborts the transaction; the next try, under the tenant's quota lock,
+// reads the winner and answers that item from it). SQLite's one writer
+// never races. After the last try the batch fails whole (ErrConflict);
+// nothing of it was written, so sending it again is safe.
+const batchConflictTries = 3
+
+// BatchItem is one schedule of a bulk create: its settings as a caller
+// gives them, and an optional idempotency key (see Create).
+type BatchItem struct {
+	IdempotencyKey string
+	Settings       schedule.Settings
+}
+
+// BatchOutcome is what became of one BatchItem: the schedule stored
+// (Created true) or found under the item's idempotency key with the same
+// body (Created false), or the error Create would have given the item
+// alone (a *schedule.ValidationError, ErrConflict, a *QuotaError).
+type BatchOutcome struct {
+	Schedule *record.Schedule
+	Created  bool
+	Err      error
+}
+
+// CreateBatch creates many schedules of one tenant, each by the rules of
+// Create, in one store transaction of a few multi-row statements: one
+// read of the names and keys taken, then the inserts of every schedule
+// admitted, its first version row and its audit row. Each item gets its
+// own outcome, in the order given; a bad item fails only itself. Items
+// are decided in order, as if created one after another: of two items
+// with the same name or key, the first is created and the second is
+// answered as a single create would be then (the same key and body: the
+// first's schedule, not created). The active_schedules quota is counted
+// once and admits items until it is full; the rest get the *QuotaError.
+// The error is for the whole batch: a bad tenant, too many items, or the
+// store failing (then nothing of the batch was written).
+func (c *Control) CreateBatch(ctx context.Context, tenantID string, items []BatchItem) ([]BatchOutcome, error) {
+	if err := schedule.CheckTenant(tenantID); err != nil {
+		return nil, err
+	}
+	if len(items) > MaxBatch {
+		return nil, schedule.Invalid("items", "%d items are more than the %d one batch may hold", len(items), MaxBatch)
+	}
+	now := c.now().Truncate(time.Millisecond)
+	out := make([]BatchOutcome, len(items))
+	var pending []newSchedule // the items that passed validation, in order
+	anyActive := false
+	for i := range items {
+		ns, err := c.build(tenantID, &items[i], now)
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		ns.index = i
+		pending = append(pending, ns)
+		anyActive = anyActive || ns.sc.State == record.ScheduleActive
+	}
+	if len(pending) == 0 {
+		return out, nil
+	}
+	var limit int64 // the tenant's active_schedules quota; 0: none
+	if anyActive {
+		_, q, err := c.tenants.Limits(ctx, tenantID)
+		if err != nil {
+			return nil, fmt.Errorf("create schedules: %w", err)
+		}
+		limit = q.ActiveSchedules
+	}
+	var created int
+	var err error
+	for try := 1; ; try++ {
+		created, err = c.writeBatch(ctx, tenantID, pending, limit, try > 1, now, out)
+		if errors.Is(err, store.ErrConflict) && try < batchConflictTries {
+			continue // a concurrent create won a name or key; read it and decide again
+		}
+		break
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create schedules: %w", err)
+	}
+	if created > 0 {
+		c.planner.wake()
+	}
+	return out, nil
+}
+
+// newSchedule is a validated item of a batch: the record it would be
+// stored as, and the lower bound of its first version.
+type newSchedule struct {
+	index int // in the batch
+	sc    *record.Schedule
+	after time.Time
+}
+
+// build validates an item and makes the record it would be stored as: a
+// new id, its first firing (or COMPLETED when it has none), version 1.
+func (c *Control) build(tenantID string, it *BatchItem, now time.Time) (newSchedule, error) {
+	if err := schedule.CheckIdempotencyKey(it.IdempotencyKey); err != nil {
+		return newSchedule{}, err
+	}
+	req := it.Settings // Normalize writes the defaults into it
+	sp, err := req.Normalize()
+	if err != nil {
+		return newSchedule{}, err
+	}
+	first, after, ok, err := firstFiring(sp, req, now)
+	if err != nil {
+		return newSchedule{}, err
+	}
+	id, err := record.NewScheduleID(now, c.rand)
+	if err != nil {
+		return newSchedule{}, err
+	}
+	sc := &record.Schedule{
+		TenantID: tenantID, ScheduleID: id, Shard: record.ShardOf(id, c.shards),
+		Version: 1, State: record.ScheduleActive, NextRunAt: first,
+		IdempotencyKey: it.IdempotencyKey, CreatedAt: now, UpdatedAt: now,
+	}
+	setSettings(sc, &req)
+	if !ok {
+		sc.State, sc.NextRunAt, after = record.ScheduleCompleted, time.Time{}, time.Time{}
+	}
+	return newSchedule{sc: sc, after: after}, nil
+}
+
+// writeBatch is one try of a batch's transaction (retry: not the first):
+// it decides every
+// pending item into out (see decideCreate) from one read of the names and
+// keys taken, and inserts the admitted ones. It returns how many it
+// created; on an error nothing was written and out is to be decided
+// again.
+func (c *Control) writeBatch(ctx context.Context, tenantID string, pending []newSchedule, limit int64, retry bool, now time.Time, out []BatchOutcome) (int, error) {
+	var admitted []*record.Schedule
+	err := store.InTx(ctx, c.store, func(tx store.Tx) error {
+		room := int64(-1) // -1: no quota
+		switch {
+		case limit > 0:
+			r, err := activeRoom(ctx, tx, tenantID, limit)
+			if err != nil {
+				return err
+			}
+			room = r
+		case retry:
+			// A batch that lost a race takes the tenant's quota lock, so
+			// that batches retrying together take turns instead of
+			// racing again.
+			if err := tx.LockTenantQuota(ctx, tenantID); err != nil {
+				return err
+			}
+		}
+		names := make([]string, 0, len(pending))
+		keys := make([]string, 0, len(pending))
+		for _, p := range pending {
+			names = append(names, p.sc.Name)
+			if p.sc.IdempotencyKey != "" {
+				keys = append(keys, p.sc.IdempotencyKey)
+			}
+		}
+		stored, err := tx.SchedulesByNamesOrKeys(ctx, tenantID, names, keys)
+		if err != nil {
+			return err
+		}
+		taken := newTaken(stored)
+		admitted = admitted[:0]
+		versions := make([]store.ScheduleVersion, 0, len(pending))
+		audits := make([]store.AuditEntry, 0, len(pending))
+		for _, p := range pending {
+			o := decideCreate(taken, p.sc, &room, limit)
+			out[p.index] = o
+			if !o.Created {
+				continue
+			}
+			admitted = append(admitted, p.sc)
+			versions = append(versions, store.NewScheduleVersion(p.sc, now, p.after))
+			audits = append(audits, auditRow(ctx, now, createAudit(p.sc)))
+		}
+		if len(admitted) == 0 {
+			return nil
+		}
+		// In shard order: each insert counts the schedule in its tenant's
+		// row of that shard (the live count the quota reads), and two
+		// batches taking those rows' locks in one order cannot deadlock.
+		rows := slices.Clone(admitted)
+		slices.SortFunc(rows, func(a, b *record.Schedule) int {
+			return cmp.Or(cmp.Compare(a.Shard, b.Shard), cmp.Compare(a.ScheduleID, b.ScheduleID))
+		})
+		if err := tx.InsertSchedules(ctx, rows); err != nil {
+			return err
+		}
+		if err := tx.InsertScheduleVersions(ctx, versions); err != nil {
+			return err
+		}
+		return tx.AppendAudits(ctx, audits)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return len(admitted), nil
+}
+
+// taken is what a create must not collide with: the tenant's live names
+// and its idempotency keys, with the schedule holding each key.
+type taken struct {
+	names map[string]bool
+	keys  map[string]*record.Schedule
+}
+
+func newTaken(stored []record.Schedule) *taken {
+	t := &taken{names: make(map[string]bool, len(stored)), keys: make(map[string]*record.Schedule, len(stored))}
+	for i := range stored {
+		t.add(&stored[i])
+	}
+	return t
+}
+
+// add records sc as stored (or about to be).
+func (t *taken) add(sc *record.Schedule) {
+	if sc.State != record.ScheduleCanceled {
+		t.names[sc.Name] = true
+	}
+	if sc.IdempotencyKey != "" {
+		t.keys[sc.IdempotencyKey] = sc
+	}
+}
+
+// decideCreate is the one rule of what a create of sc leads to, given
+// what is taken: an idempotency key used before answers with that
+// schedule when the body is the same (not created) and is a conflict
+// otherwise; a live name already used is a conflict; an ACTIVE schedule
+// needs room under the active_schedules quota (*room < 0: none; it is
+// counted down, and limit names the quota in the error). A schedule
+// admitted is added to taken, so that a later item of the same batch
+// sees it.
+func decideCreate(t *taken, sc *record.Schedule, room *int64, limit int64) BatchOutcome {
+	if key := sc.IdempotencyKey; key != "" {
+		if prev := t.keys[key]; prev != nil {
+			if sameBody(prev, sc) {
+				return BatchOutcome{Schedule: prev}
+			}
+			return BatchOutcome{Err: fmt.Errorf("idempotency key %q was used for schedule %s with another body: %w", key, prev.ScheduleID, ErrConflict)}
+		}
+	}
+	if t.names[sc.Name] {
+		return BatchOutcome{Err: fmt.Errorf("create schedule: name %q is already used by a live schedule: %w", sc.Name, ErrConflict)}
+	}
+	if sc.State == record.ScheduleActive && *room >= 0 {
+		if *room == 0 {
+			return BatchOutcome{Err: activeQuotaError(sc.TenantID, limit)}
+		}
+		*room--
+	}
+	t.add(sc)
+	return BatchOutcome{Schedule: sc, Created: true}
+}
+
+// createAudit is the audit entry of a schedule's creation.
+func createAudit(sc *record.Schedule) auditEntry {
+	return auditEntry{tenantID: sc.TenantID, action: AuditScheduleCreate, target: sc.ScheduleID,
+		newVer: sc.Version, detail: fmt.Sprintf("name %q, queue %q, %s %s, %s", sc.Name, sc.Queue, sc.Kind, sc.Expr, sc.State)}
+}

@@ -15,9 +15,8 @@ import (
 	"github.com/sched-dev/sched/internal/jsonkeys"
 )
 
-// burstSchedules is the size of the tests' burst: small while schedules
-// are created one request each; raise it to 20000 once they load faster.
-const burstSchedules = 2000
+// burstSchedules is the size of the tests' bursts and scale load.
+const burstSchedules = 20000
 
 // The binaries under test, built once by TestMain; schedd sits next to
 // schedctl, where bench looks for it by default.
@@ -67,14 +66,14 @@ func TestBench(t *testing.T) {
 		extra []string // further keys this mode adds
 		pg    bool
 	}{
-		{name: "burst", args: []string{"burst", "--schedules", fmt.Sprint(burstSchedules), "--create-lead", "30s"}},
+		{name: "burst", args: []string{"burst", "--schedules", fmt.Sprint(burstSchedules), "--create-lead", "45s"}},
 		{name: "burst flexible pool", args: []string{"burst", "--schedules", "500", "--tenants", "3", "--flex-window", "10s", "--create-lead", "20s"},
 			extra: []string{"flex.tenths", "flex.max_min_ratio", "flex.outside_window"}},
 		{name: "sustained", args: []string{"sustained", "--rate", "200", "--duration", "10s", "--create-lead", "20s"},
 			extra: []string{"rate", "target_p99_ms"}},
-		{name: "scale", args: []string{"scale", "--schedules", "5000", "--burst", "1000", "--create-lead", "20s"},
+		{name: "scale", args: []string{"scale", "--schedules", fmt.Sprint(burstSchedules), "--burst", "2000", "--create-lead", "45s"},
 			extra: []string{"scale.load_rss_max_mb", "scale.after_load_store_bytes", "creates_per_s"}},
-		{name: "burst postgres", args: []string{"burst", "--schedules", fmt.Sprint(burstSchedules), "--create-lead", "30s"}, pg: true},
+		{name: "burst postgres", args: []string{"burst", "--schedules", fmt.Sprint(burstSchedules), "--create-lead", "45s"}, pg: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -46,6 +46,7 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("Audit", func(t *testing.T) { t.Parallel(); testAudit(t, open) })
 	t.Run("RunningQuota", func(t *testing.T) { t.Parallel(); testRunningQuota(t, open) })
 	t.Run("Quotas", func(t *testing.T) { t.Parallel(); testQuotas(t, open) })
+	t.Run("Retention", func(t *testing.T) { t.Parallel(); testRetention(t, open) })
 
 	t.Run("InsertGetSchedule", func(t *testing.T) {
 		t.Parallel()

@@ -174,6 +174,8 @@ type Engine struct {
 	Tenants *Tenants
 	// Audit reads the audit log and keeps it to its retention (audit.go).
 	Audit *Audit
+	// Retention removes finished history past its age (retention.go).
+	Retention *Retention
 
 	store store.Store
 	log   *slog.Logger
@@ -233,7 +235,12 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		Audit:   &Audit{store: cfg.Store, clock: cfg.Clock, member: mem, log: cfg.Logger, retention: auditRetention(cfg.AuditRetention)},
 		store:   cfg.Store, log: cfg.Logger, planner: pl, member: mem, notify: notify,
 	}
-	e.Stats.afterFlush = e.Audit.maybePurge // the audit log's retention (audit.go)
+	e.Retention = &Retention{store: cfg.Store, clock: cfg.Clock, member: mem, log: cfg.Logger, metrics: cfg.Metrics,
+		defaults: cfg.TenantDefaults}
+	e.Stats.afterFlush = func(ctx context.Context) {
+		e.Audit.maybePurge(ctx)   // the audit log's retention (audit.go)
+		e.Retention.maybeRun(ctx) // finished history's (retention.go)
+	}
 	e.Queue.tenants = e.Tenants
 	pl.tenants, e.Control.tenants = e.Tenants, e.Tenants
 	if err := e.Tenants.ensureDefault(ctx); err != nil {

@@ -19,6 +19,10 @@ import (
 // RetentionSeconds) nor the tenant sets it.
 const DefaultRetention = 7 * 24 * time.Hour
 
+// MinTenantRetention is the shortest retention a tenant may set: shorter
+// would remove history an operator is still looking at.
+const MinTenantRetention = time.Hour
+
 // The retention pass (Retention.Run). retentionEvery is how often a node
 // runs one (after a stats flush, see maybeRun). retentionBatch is the rows
 // one transaction deletes: on SQLite a batch holds the one writer for tens

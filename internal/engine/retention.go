@@ -110,9 +110,9 @@ func (r *Retention) Age(q record.Quotas) time.Duration {
 func (r *Retention) Run(ctx context.Context) (RetentionResult, error) {
 	var res RetentionResult
 	now := r.member.now()
-	tenants, err := r.store.ListTenants(ctx)
+	tenants, err := r.tenants(ctx)
 	if err != nil {
-		return res, fmt.Errorf("retention: %w", err)
+		return res, err
 	}
 	batch := r.batch
 	if batch <= 0 {
@@ -138,6 +138,30 @@ func (r *Retention) Run(ctx context.Context) (RetentionResult, error) {
 	}
 	r.metrics.Retention.LastRun.Set(float64(now.UnixMilli()) / 1000)
 	return res, nil
+}
+
+// tenants returns every tenant whose history a pass looks at: each with
+// a row (its own retention), and each with schedules but no row (an
+// admin acting as a tenant never created), which has the defaults.
+func (r *Retention) tenants(ctx context.Context) ([]record.Tenant, error) {
+	ts, err := r.store.ListTenants(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("retention: %w", err)
+	}
+	ids, err := r.store.ScheduleTenants(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("retention: %w", err)
+	}
+	known := make(map[string]bool, len(ts))
+	for _, t := range ts {
+		known[t.ID] = true
+	}
+	for _, id := range ids {
+		if !known[id] {
+			ts = append(ts, record.Tenant{ID: id})
+		}
+	}
+	return ts, nil
 }
 
 // tenant runs the pass for one tenant. The horizon is written first, so a

@@ -30,6 +30,10 @@ type RetentionStore interface {
 	// HistoryHorizons returns every tenant's horizon; a tenant whose
 	// history was never cut is absent.
 	HistoryHorizons(ctx context.Context) (map[string]time.Time, error)
+	// ScheduleTenants returns, in order, every tenant that has a
+	// schedule, whether or not it has a tenants row (an admin may act
+	// as a tenant never created): every occurrence is of one of them.
+	ScheduleTenants(ctx context.Context) ([]string, error)
 	// ReclaimSpace gives at most pages of the database's free pages back
 	// to the file system and returns how many it gave. A store that
 	// reuses freed space by itself (PostgreSQL's vacuum) returns 0.

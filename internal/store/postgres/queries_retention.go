@@ -26,4 +26,8 @@ DELETE FROM occurrences WHERE occurrence_id IN (SELECT occurrence_id FROM batch)
 ON CONFLICT (tenant_id) DO UPDATE SET horizon = GREATEST(history_horizons.horizon, excluded.horizon)
 RETURNING horizon`
 	qHistoryHorizons = `SELECT tenant_id, horizon FROM history_horizons`
+
+	// Every tenant with a schedule: a walk of the UNIQUE (tenant_id,
+	// schedule_id) index.
+	qScheduleTenants = `SELECT DISTINCT tenant_id FROM schedules ORDER BY tenant_id`
 )

@@ -63,6 +63,28 @@ func (s *Store) HistoryHorizons(ctx context.Context) (map[string]time.Time, erro
 	return out, nil
 }
 
+// ScheduleTenants returns every tenant with a schedule (see
+// store.RetentionStore).
+func (s *Store) ScheduleTenants(ctx context.Context) ([]string, error) {
+	rows, err := s.pool.Query(ctx, qScheduleTenants)
+	if err != nil {
+		return nil, fmt.Errorf("schedules' tenants: %w", translate(err))
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("schedules' tenants: %w", translate(err))
+		}
+		out = append(out, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("schedules' tenants: %w", translate(err))
+	}
+	return out, nil
+}
+
 // ReclaimSpace returns 0: PostgreSQL's autovacuum makes the space of
 // deleted rows reusable by later inserts, and gives nothing back to the
 // file system short of VACUUM FULL, which locks the tables (see

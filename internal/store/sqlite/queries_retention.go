@@ -24,6 +24,10 @@ ON CONFLICT (tenant_id) DO UPDATE SET horizon = max(horizon, excluded.horizon)
 RETURNING horizon`
 	qHistoryHorizons = `SELECT tenant_id, horizon FROM history_horizons`
 
+	// Every tenant with a schedule: a walk of the UNIQUE (tenant_id,
+	// schedule_id) index.
+	qScheduleTenants = `SELECT DISTINCT tenant_id FROM schedules ORDER BY tenant_id`
+
 	// The file's free pages, and its auto_vacuum mode (0 NONE, 1 FULL,
 	// 2 INCREMENTAL), which setAutoVacuum sets before the first table.
 	qFreelistCount = `PRAGMA freelist_count`

@@ -100,6 +100,28 @@ func (s *Store) HistoryHorizons(ctx context.Context) (map[string]time.Time, erro
 	return out, nil
 }
 
+// ScheduleTenants returns every tenant with a schedule (see
+// store.RetentionStore).
+func (s *Store) ScheduleTenants(ctx context.Context) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, qScheduleTenants)
+	if err != nil {
+		return nil, fmt.Errorf("schedules' tenants: %w", translate(err))
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("schedules' tenants: %w", translate(err))
+		}
+		out = append(out, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("schedules' tenants: %w", translate(err))
+	}
+	return out, nil
+}
+
 // ReclaimSpace runs PRAGMA incremental_vacuum(pages), which moves the
 // file's last pages into free ones and truncates the file (see
 // store.RetentionStore). On a file whose auto_vacuum is not INCREMENTAL

@@ -107,6 +107,9 @@ func testRetention(t *testing.T, open func(t *testing.T) Store) {
 		if err != nil || len(other) != 10*len(states) {
 			t.Errorf("tenant-b keeps %d, %v; want all %d", len(other), err, 10*len(states))
 		}
+		if ts, err := s.ScheduleTenants(ctx); err != nil || len(ts) != 2 || ts[0] != "tenant-a" || ts[1] != "tenant-b" {
+			t.Errorf("ScheduleTenants = %v, %v; want tenant-a, tenant-b", ts, err)
+		}
 		// Again: nothing left to take.
 		if n, err := s.PurgeHistory(ctx, "tenant-a", cut, limit); err != nil || n != 0 {
 			t.Errorf("a second purge: %d, %v; want 0", n, err)

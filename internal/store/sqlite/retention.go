@@ -177,9 +177,9 @@ func (s *Store) freePages(ctx context.Context) (int, error) {
 const vacuumAtOpenBytes = 256 << 20
 
 // setAutoVacuum makes the file's auto_vacuum INCREMENTAL, which
-// ReclaimSpace needs. The mode is fixed when the first table is created:
-// a new file gets it before the migrations create theirs; an existing one
-// made without it gets it by a VACUUM when it is small
+// ReclaimSpace needs. The mode is set by the pragma and made real by a
+// VACUUM: a new file gets it before the migrations create their tables;
+// an existing one made without it gets it when it is small
 // (vacuumAtOpenBytes), and keeps NONE otherwise. It reports whether the
 // file's mode is INCREMENTAL after it.
 func setAutoVacuum(ctx context.Context, db *sql.DB) (bool, error) {
@@ -203,10 +203,11 @@ func setAutoVacuum(ctx context.Context, db *sql.DB) (bool, error) {
 	if _, err := db.ExecContext(ctx, qSetAutoVacuum); err != nil {
 		return false, fmt.Errorf("auto_vacuum: %w", translate(err))
 	}
-	if objects > 0 {
-		if _, err := db.ExecContext(ctx, qVacuum); err != nil {
-			return false, fmt.Errorf("auto_vacuum: vacuum: %w", translate(err))
-		}
+	// Even a new file needs the VACUUM: the connection put it in WAL
+	// mode, which wrote its first page, and the mode of a file with pages
+	// changes only by a VACUUM (of an empty file, instant).
+	if _, err := db.ExecContext(ctx, qVacuum); err != nil {
+		return false, fmt.Errorf("auto_vacuum: vacuum: %w", translate(err))
 	}
 	return true, nil
 }

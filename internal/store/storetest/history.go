@@ -31,7 +31,7 @@ func FillHistory(tb testing.TB, s Store, n, schedules int, start time.Time) time
 		scs[i] = sc
 	}
 	// n firings a day: one every step, each schedule in turn.
-	step := max((24*time.Hour/time.Duration(n)).Truncate(time.Second), time.Second)
+	step := max((24 * time.Hour / time.Duration(n)).Truncate(time.Second), time.Second)
 	const insert = 5000
 	batch := make([]record.Occurrence, 0, insert)
 	at := start.Truncate(time.Second)

@@ -116,7 +116,7 @@ func TestMeasureHistorySize(t *testing.T) {
 	ctx := t.Context()
 	empty := fileBytes(t, s, path)
 	startAt := time.Now()
-	storetest.FillHistory(t, s, n, 10_000, time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC))
+	storetest.FillHistory(t, s, n, 1000, time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC))
 	if _, err := s.w.ExecContext(ctx, qTestAckAll); err != nil {
 		t.Fatal(err)
 	}

@@ -207,10 +207,16 @@ func TestRetentionEvery(t *testing.T) {
 // listAll returns every occurrence of tenant tn.
 func listAll(t *testing.T, h *harness, tn string) []record.Occurrence {
 	t.Helper()
+	return listOccurrences(t, h.st, tn)
+}
+
+// listOccurrences returns every occurrence of tenant tn in st.
+func listOccurrences(t *testing.T, st store.Store, tn string) []record.Occurrence {
+	t.Helper()
 	var out []record.Occurrence
 	p := store.ListOccurrencesParams{TenantID: tn, Limit: store.MaxListLimit}
 	for {
-		page, err := h.st.ListOccurrences(h.ctx, p)
+		page, err := st.ListOccurrences(t.Context(), p)
 		if err != nil {
 			t.Fatal(err)
 		}

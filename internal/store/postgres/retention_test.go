@@ -43,7 +43,7 @@ func TestMeasureHistorySize(t *testing.T) {
 	}
 	empty := bytes()
 	startAt := time.Now()
-	storetest.FillHistory(t, s, n, 1000, time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC))
+	end := storetest.FillHistory(t, s, n, 1000, time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC))
 	inserted := bytes() - empty
 	if _, err := s.pool.Exec(ctx, qTestAckAll); err != nil {
 		t.Fatal(err)
@@ -58,4 +58,5 @@ func TestMeasureHistorySize(t *testing.T) {
 		t.Fatal(err)
 	}
 	storetest.ReportHistorySize(t, "postgres compacted (VACUUM FULL)", n, bytes()-empty)
+	storetest.ReportPurgeSpeed(t, s, "postgres", end, 5, 10_000)
 }

@@ -116,7 +116,7 @@ func TestMeasureHistorySize(t *testing.T) {
 	ctx := t.Context()
 	empty := fileBytes(t, s, path)
 	startAt := time.Now()
-	storetest.FillHistory(t, s, n, 1000, time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC))
+	end := storetest.FillHistory(t, s, n, 1000, time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC))
 	if _, err := s.w.ExecContext(ctx, qTestAckAll); err != nil {
 		t.Fatal(err)
 	}
@@ -127,4 +127,8 @@ func TestMeasureHistorySize(t *testing.T) {
 	size := fileBytes(t, s, path) - empty
 	t.Logf("sqlite: filled in %s (%d rows in attempts)", time.Since(startAt).Round(time.Second), attempts)
 	storetest.ReportHistorySize(t, "sqlite", n, size)
+	storetest.ReportPurgeSpeed(t, s, "sqlite", end, 5, 10_000)
+	began := time.Now()
+	pages, err := s.ReclaimSpace(ctx, 4096)
+	t.Logf("sqlite: incremental_vacuum gave back %d pages in %s (%v)", pages, time.Since(began).Round(time.Millisecond), err)
 }

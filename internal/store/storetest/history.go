@@ -58,3 +58,17 @@ func ReportHistorySize(tb testing.TB, store string, n int, bytes int64) {
 	tb.Logf("%s: %d finished firings take %d bytes: %.0f bytes a firing; at 1,000,000 firings a day kept 7 days: %.2f GB",
 		store, n, bytes, per, per*7e6/1e9)
 }
+
+// ReportPurgeSpeed deletes batches batches of size rows of FillHistory's
+// oldest firings (all before end) and logs how long one took on average:
+// how long a retention batch holds the store's writer.
+func ReportPurgeSpeed(tb testing.TB, s Store, store string, end time.Time, batches, size int) {
+	tb.Helper()
+	began := time.Now()
+	for range batches {
+		if n, err := s.PurgeHistory(tb.Context(), HistoryTenant, end, size); err != nil || n != size {
+			tb.Fatalf("PurgeHistory: %d of %d, %v", n, size, err)
+		}
+	}
+	tb.Logf("%s: a purge batch of %d finished firings took %s on average", store, size, (time.Since(began) / time.Duration(batches)).Round(time.Millisecond))
+}

@@ -152,8 +152,9 @@ END;
 -- deleted. Tenant isolation rests on every query naming the tenant.
 CREATE TABLE occurrences (
     -- The row's number (the rowid), assigned on insert. An INTEGER PRIMARY
-    -- KEY, so VACUUM never renumbers it; and occurrences are never
-    -- deleted, so no number is given twice. The store remembers the rows
+    -- KEY, so VACUUM never renumbers it. Only retention deletes
+    -- occurrences (finished ones), and a deleted row's number may be
+    -- given again (no AUTOINCREMENT). The store remembers the rows
     -- of the occurrences it hands out in claims and their acks find them
     -- by it (rowhints.go): whatever deletes occurrences must also drop
     -- those hints.

@@ -237,10 +237,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	e.Retention = &Retention{store: cfg.Store, clock: cfg.Clock, member: mem, log: cfg.Logger, metrics: cfg.Metrics,
 		defaults: cfg.TenantDefaults}
-	e.Stats.afterFlush = func(ctx context.Context) {
-		e.Audit.maybePurge(ctx)   // the audit log's retention (audit.go)
-		e.Retention.maybeRun(ctx) // finished history's (retention.go)
-	}
+	e.Stats.afterFlush = e.Audit.maybePurge // the audit log's retention (audit.go)
 	e.Queue.tenants = e.Tenants
 	pl.tenants, e.Control.tenants = e.Tenants, e.Tenants
 	if err := e.Tenants.ensureDefault(ctx); err != nil {
@@ -275,6 +272,7 @@ func (e *Engine) Start(ctx context.Context) error {
 			wg.Go(listen)
 		}
 		wg.Go(func() { e.Stats.flushLoop(ctx) })
+		wg.Go(func() { e.Retention.loop(ctx) })
 		e.planner.run(ctx)
 		wg.Wait()
 	}()

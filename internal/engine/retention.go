@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/sched-dev/sched/internal/clock"
@@ -24,20 +23,20 @@ const DefaultRetention = 7 * 24 * time.Hour
 const MinTenantRetention = time.Hour
 
 // The retention pass (Retention.Run). retentionEvery is how often a node
-// runs one (after a stats flush, see maybeRun). retentionBatch is the rows
-// one transaction deletes: on SQLite a batch holds the one writer for tens
-// of milliseconds, so the planner and the acks wait no longer than that;
-// retentionBatches bounds the batches per tenant per pass, so a pass that
-// finds a backlog (a first run on a long history) spreads it over several
-// passes instead of holding the store for minutes. At 10,000 rows a
-// batch, a pass removes up to 1,000,000 of a tenant's rows, five times what
-// 200 million firings a day add in retentionEvery. retentionVacuumPages is
+// runs one (its own loop, see loop). retentionBatch is the rows one
+// transaction deletes: on SQLite a batch of 5,000 holds the one writer for
+// about a tenth of a second (docs/retention.md), so the planner and the
+// acks wait no longer than that; retentionBatches bounds the batches per
+// tenant per pass, so a pass that finds a backlog (a first run on a long
+// history) spreads it over several passes. A pass removes up to 1,000,000
+// of a tenant's rows, about 1.4 times what 200 million firings a day add
+// in retentionEvery. retentionVacuumPages is
 // the pages one incremental vacuum step gives back, and
 // retentionVacuumSteps how many steps a pass takes at most.
 const (
 	retentionEvery       = 5 * time.Minute
-	retentionBatch       = 10_000
-	retentionBatches     = 100
+	retentionBatch       = 5_000
+	retentionBatches     = 200
 	retentionVacuumPages = 4_096
 	retentionVacuumSteps = 64
 )
@@ -60,10 +59,6 @@ type Retention struct {
 
 	// batch is retentionBatch; tests make it smaller.
 	batch int
-
-	mu      sync.Mutex
-	lastRun time.Time // the engine's clock; zero: never
-	running bool
 }
 
 // TenantRetention is what a pass did for one tenant.
@@ -197,32 +192,25 @@ func (r *Retention) tenant(ctx context.Context, tn record.Tenant, now time.Time,
 	return tr, nil
 }
 
-// maybeRun runs a pass when retentionEvery has passed on the engine's
-// clock since the last one began (or none did), unless one is running.
-// The stats flush loop calls it after each flush, so retention sleeps on
-// no clock of its own.
-func (r *Retention) maybeRun(ctx context.Context) {
-	now := r.clock.Now()
-	r.mu.Lock()
-	due := !r.running && (r.lastRun.IsZero() || now.Sub(r.lastRun) >= retentionEvery || now.Before(r.lastRun))
-	if due {
-		r.lastRun, r.running = now, true
-	}
-	r.mu.Unlock()
-	if !due {
-		return
-	}
-	defer func() {
-		r.mu.Lock()
-		r.running = false
-		r.mu.Unlock()
-	}()
-	res, err := r.Run(ctx)
-	switch {
-	case err != nil && ctx.Err() == nil:
-		r.log.Warn("retention of finished history", "err", err, "removed", res.Removed)
-	case res.Removed > 0:
-		r.log.Info("finished history past its retention removed", "occurrences", res.Removed, "pages_reclaimed", res.Reclaimed)
+// loop runs a pass every retentionEvery of the engine's clock until ctx
+// ends: a loop of its own, since a pass with a backlog may take a while,
+// and it must not hold up the figures' flush.
+func (r *Retention) loop(ctx context.Context) {
+	for {
+		t := r.clock.NewTimer(retentionEvery)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+		res, err := r.Run(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			r.log.Warn("retention of finished history", "err", err, "removed", res.Removed)
+		case res.Removed > 0:
+			r.log.Info("finished history past its retention removed", "occurrences", res.Removed, "pages_reclaimed", res.Reclaimed)
+		}
 	}
 }
 

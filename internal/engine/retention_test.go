@@ -186,21 +186,46 @@ func TestRetentionForever(t *testing.T) {
 	}
 }
 
-// TestRetentionEvery: the background's pass (after a stats flush) runs at
-// most every retentionEvery of the engine's clock.
-func TestRetentionEvery(t *testing.T) {
+// TestRetentionLoop: a started engine runs a pass in the background
+// every retentionEvery of its clock, and none before.
+func TestRetentionLoop(t *testing.T) {
 	h := newHarness(t, utc("2027-01-01T00:00:00Z"), nil)
-	h.e.Retention.maybeRun(h.ctx)
-	first := h.e.Retention.lastRun
-	h.clk.Advance(retentionEvery - time.Second)
-	h.e.Retention.maybeRun(h.ctx)
-	if !h.e.Retention.lastRun.Equal(first) {
-		t.Errorf("a pass %s after the last ran", retentionEvery-time.Second)
+	h.create(every("work", "1h"))
+	for range 24 * 9 {
+		h.advance(time.Hour)
+		for _, c := range h.claim("q", 10) {
+			if _, err := h.e.Queue.Ack(h.ctx, tenant, c.Occurrence.OccurrenceID, c.Attempt.Attempt); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	h.clk.Advance(time.Second)
-	h.e.Retention.maybeRun(h.ctx)
-	if !h.e.Retention.lastRun.Equal(h.clk.Now()) {
-		t.Errorf("no pass %s after the last", retentionEvery)
+	all := len(listAll(t, h, tenant))
+	if err := h.e.Start(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer h.e.Stop()
+	// The loops asleep: the planner's, the flush's and retention's timers.
+	for deadline := time.Now().Add(10 * time.Second); h.clk.Pending() < 3; {
+		if time.Now().After(deadline) {
+			t.Fatal("the engine's loops never slept")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if n := len(listAll(t, h, tenant)); n != all {
+		t.Fatalf("%d occurrences before the first pass, want %d", n, all)
+	}
+	h.clk.Advance(retentionEvery)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		hs, err := h.e.Retention.Horizons(h.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := hs[tenant]; ok && len(listAll(t, h, tenant)) < all-24 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no pass %s after the start: horizons %v", retentionEvery, hs)
+		}
 	}
 }
 

@@ -188,9 +188,6 @@ type Stats struct {
 	// periodic upkeep that rides on this loop rather than sleeping on the
 	// clock in a loop of its own (the audit log's purge).
 	afterFlush func(context.Context)
-	// upkeep, when set, runs after every flush of flushLoop, never in a
-	// request: upkeep too long for a request's path (retention.go).
-	upkeep func(context.Context)
 }
 
 // flush writes this node's current figures to the store. A minute's
@@ -241,9 +238,6 @@ func (s *Stats) flushLoop(ctx context.Context) {
 		case <-t.C():
 		}
 		s.flush(ctx)
-		if s.upkeep != nil {
-			s.upkeep(ctx)
-		}
 	}
 }
 

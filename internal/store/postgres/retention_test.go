@@ -58,5 +58,5 @@ func TestMeasureHistorySize(t *testing.T) {
 		t.Fatal(err)
 	}
 	storetest.ReportHistorySize(t, "postgres compacted (VACUUM FULL)", n, bytes()-empty)
-	storetest.ReportPurgeSpeed(t, s, "postgres", end, 5, 10_000)
+	storetest.ReportPurgeSpeed(t, s, "postgres", end, 5, 5_000)
 }

@@ -127,7 +127,7 @@ func TestMeasureHistorySize(t *testing.T) {
 	size := fileBytes(t, s, path) - empty
 	t.Logf("sqlite: filled in %s (%d rows in attempts)", time.Since(startAt).Round(time.Second), attempts)
 	storetest.ReportHistorySize(t, "sqlite", n, size)
-	storetest.ReportPurgeSpeed(t, s, "sqlite", end, 5, 10_000)
+	storetest.ReportPurgeSpeed(t, s, "sqlite", end, 5, 5_000)
 	began := time.Now()
 	pages, err := s.ReclaimSpace(ctx, 4096)
 	t.Logf("sqlite: incremental_vacuum gave back %d pages in %s (%v)", pages, time.Since(began).Round(time.Millisecond), err)

@@ -164,6 +164,21 @@ func TestRetentionAge(t *testing.T) {
 	}
 }
 
+// TestTenantRetentionChecked: a tenant's own retention is 0 (the
+// default) or MinTenantRetention or more.
+func TestTenantRetentionChecked(t *testing.T) {
+	for _, tc := range []struct {
+		seconds int64
+		ok      bool
+	}{{0, true}, {3600, true}, {7 * 24 * 3600, true}, {60, false}, {-1, false}, {2e9, false}} {
+		tn := record.Tenant{ID: "acme", State: record.TenantActive, Weight: 1}
+		err := TenantPatch{RetentionSeconds: &tc.seconds}.Apply(&tn)
+		if (err == nil) != tc.ok {
+			t.Errorf("retention %d s: %v; want ok %v", tc.seconds, err, tc.ok)
+		}
+	}
+}
+
 // TestRetentionForever: with the daemon's retention negative and no
 // tenant's own, a pass removes nothing and sets no horizon.
 func TestRetentionForever(t *testing.T) {

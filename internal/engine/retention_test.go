@@ -123,12 +123,13 @@ func TestRetention(t *testing.T) {
 		if rep.Problem || rep.Totals.Absent != 0 || len(rep.Absent) != 0 {
 			t.Errorf("reconcile after retention: problem %v, %d absent: %+v", rep.Problem, rep.Totals.Absent, rep.Absent)
 		}
-		if rep.CompleteFrom == nil || !rep.CompleteFrom.Equal(cuts[short]) {
-			t.Errorf("complete from %v, want %s", rep.CompleteFrom, cuts[short])
+		if want := cuts[short].Add(reconcile.HorizonSlack); rep.CompleteFrom == nil || !rep.CompleteFrom.Equal(want) {
+			t.Errorf("complete from %v, want %s", rep.CompleteFrom, want)
 		}
 		opt.TenantID = tenant
-		if rep, err := reconcile.Report(ctx, h.st, opt); err != nil || rep.CompleteFrom == nil || !rep.CompleteFrom.Equal(cuts[tenant]) || rep.Problem {
-			t.Errorf("reconcile of %s: %+v, %v; want complete from %s, no problem", tenant, rep, err, cuts[tenant])
+		want := cuts[tenant].Add(reconcile.HorizonSlack)
+		if rep, err := reconcile.Report(ctx, h.st, opt); err != nil || rep.CompleteFrom == nil || !rep.CompleteFrom.Equal(want) || rep.Problem {
+			t.Errorf("reconcile of %s: %+v, %v; want complete from %s, no problem", tenant, rep, err, want)
 		}
 		// Without the horizons, the removed rows would read as absent.
 		opt.TenantID, opt.Horizons = "", map[string]time.Time{}

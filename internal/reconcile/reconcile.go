@@ -229,8 +229,8 @@ func (r *run) schedule(ctx context.Context, versions []store.ScheduleVersion) er
 		}
 	}
 	from := r.opt.From
-	if h := r.opt.Horizons[sc.TenantID]; h.After(from) {
-		from = h // retention may have removed what is before
+	if h, ok := r.opt.Horizons[sc.TenantID]; ok && h.Add(HorizonSlack).After(from) {
+		from = h.Add(HorizonSlack) // retention may have removed what is before
 	}
 	if !from.Before(r.opt.To) {
 		return nil
@@ -250,16 +250,23 @@ func (r *run) schedule(ctx context.Context, versions []store.ScheduleVersion) er
 		Versions: len(versions), Counts: c.counts})
 }
 
+// HorizonSlack is how far after a tenant's history horizon its audit
+// starts: retention moves the horizon forward while an audit runs (a few
+// minutes a pass) and deletes up to it, so an audit that began at the
+// horizon it read would find the rows deleted since absent. An audit
+// longer than this may still see a few.
+const HorizonSlack = time.Hour
+
 // CompleteFrom is when the history opt audits is complete from: the
 // latest horizon of the tenants it audits (opt.TenantID's, or every
-// tenant's) when that is after opt.From, else opt.From. Before it,
+// tenant's) plus HorizonSlack when that is after opt.From, else opt.From. Before it,
 // retention may have removed finished occurrences, and the audit does not
 // look there.
 func CompleteFrom(opt Options) time.Time {
 	from := opt.From
 	for tenant, h := range opt.Horizons {
-		if (opt.TenantID == "" || tenant == opt.TenantID) && h.After(from) {
-			from = h
+		if (opt.TenantID == "" || tenant == opt.TenantID) && h.Add(HorizonSlack).After(from) {
+			from = h.Add(HorizonSlack)
 		}
 	}
 	return from

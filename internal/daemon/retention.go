@@ -1,11 +1,14 @@
 package daemon
 
 import (
+	"log/slog"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/sched-dev/sched/internal/engine"
+	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/sqlite"
 )
 
 // minRetention is the shortest --retention (and tenant retention) taken:
@@ -34,4 +37,13 @@ func retentionSeconds(d time.Duration) int64 {
 		return -1
 	}
 	return int64(d / time.Second)
+}
+
+// noteSpaceReuse logs, for a SQLite file too large for the one-time VACUUM
+// that turns on incremental vacuum at open, that the pages retention frees
+// are reused but not given back (docs/retention.md says how to change it).
+func noteSpaceReuse(st store.Store, log *slog.Logger) {
+	if s, ok := st.(*sqlite.Store); ok && !s.IncrementalVacuum() {
+		log.Warn("the database file was made without auto_vacuum and is too large to convert at start: the space retention frees is reused, not returned to the file system (see docs/retention.md)")
+	}
 }

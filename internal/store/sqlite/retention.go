@@ -159,6 +159,11 @@ func (s *Store) ReclaimSpace(ctx context.Context, pages int) (int, error) {
 	return max(before-after, 0), nil
 }
 
+// IncrementalVacuum reports whether the file's auto_vacuum is
+// INCREMENTAL, so that ReclaimSpace gives freed pages back; false for a
+// file made without it and too large to convert at open.
+func (s *Store) IncrementalVacuum() bool { return s.incrementalVacuum }
+
 // freePages is the file's free page count, on the writer (whose view is
 // the newest).
 func (s *Store) freePages(ctx context.Context) (int, error) {

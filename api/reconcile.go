@@ -49,10 +49,11 @@ type ReconcileFinding struct {
 type ReconcileReport struct {
 	From time.Time `json:"from"`
 	To   time.Time `json:"to"`
-	// CompleteFrom, when set, is after From: retention removed finished
-	// occurrences before it (the latest history horizon of the tenants
-	// audited), so the audit looked at each tenant from its horizon on,
-	// and the history is complete from CompleteFrom.
+	// CompleteFrom, when set, is after From: retention may have removed
+	// finished occurrences before it (it is the latest history horizon of
+	// the tenants audited, plus an hour's slack), so the audit looked at
+	// each tenant from its own horizon (plus the slack) on, and the
+	// history is complete from CompleteFrom.
 	CompleteFrom *time.Time          `json:"complete_from,omitempty"`
 	Totals       ReconcileCounts     `json:"totals"`
 	Schedules    []ReconcileSchedule `json:"schedules"`

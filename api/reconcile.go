@@ -47,11 +47,17 @@ type ReconcileFinding struct {
 // `schedd reconcile` and `schedctl reconcile`: what each schedule's
 // timetable promised in [From, To] against what its occurrences record.
 type ReconcileReport struct {
-	From      time.Time           `json:"from"`
-	To        time.Time           `json:"to"`
-	Totals    ReconcileCounts     `json:"totals"`
-	Schedules []ReconcileSchedule `json:"schedules"`
-	Absent    []ReconcileFinding  `json:"absent"`
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+	// CompleteFrom, when set, is after From: retention may have removed
+	// finished occurrences before it (it is the latest history horizon of
+	// the tenants audited, plus an hour's slack), so the audit looked at
+	// each tenant from its own horizon (plus the slack) on, and the
+	// history is complete from CompleteFrom.
+	CompleteFrom *time.Time          `json:"complete_from,omitempty"`
+	Totals       ReconcileCounts     `json:"totals"`
+	Schedules    []ReconcileSchedule `json:"schedules"`
+	Absent       []ReconcileFinding  `json:"absent"`
 	// Unexpected holds the occurrences no version explains, and the
 	// firings of a late run that broke its misfire policy.
 	Unexpected []ReconcileFinding `json:"unexpected"`

@@ -11,6 +11,10 @@ type Quotas struct {
 	Running              int64 `json:"running"`
 	CatchUpPerSecond     int64 `json:"catch_up_per_second"`
 	APIRequestsPerSecond int64 `json:"api_requests_per_second"`
+	// RetentionSeconds is how long finished occurrences are kept, by
+	// scheduled time (docs/retention.md); in Tenant.Effective, -1 means
+	// kept forever.
+	RetentionSeconds int64 `json:"retention_seconds"`
 }
 
 // QuotasPatch changes some of a tenant's quota overrides: an absent field
@@ -21,6 +25,7 @@ type QuotasPatch struct {
 	Running              *int64 `json:"running,omitempty"`
 	CatchUpPerSecond     *int64 `json:"catch_up_per_second,omitempty"`
 	APIRequestsPerSecond *int64 `json:"api_requests_per_second,omitempty"`
+	RetentionSeconds     *int64 `json:"retention_seconds,omitempty"`
 }
 
 // Tenant is a tenant as stored, with the quotas in force.

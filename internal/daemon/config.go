@@ -76,6 +76,9 @@ type Config struct {
 	AuditRetention time.Duration
 	// Quotas are the tenants' default quotas (engine.Config.TenantDefaults).
 	Quotas record.Quotas
+	// Retention is how long finished history is kept for a tenant that
+	// sets none of its own (retention.go); 0 keeps it forever.
+	Retention time.Duration
 }
 
 // Listen is one address to serve the API on.
@@ -205,6 +208,7 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 	fs.IntVar(&cfg.MaxWaitingClaimsPerTenant, "max-waiting-claims-per-tenant", 0, "how many claims with a wait one tenant has at once, within --max-waiting-claims (0: --max-waiting-claims); more are answered 429 too_many_waiting")
 	fs.DurationVar(&cfg.AuditRetention, "audit-retention", engine.DefaultAuditRetention, "how long the audit log keeps a change (0: forever)")
 	quotaFlags(fs, &cfg.Quotas)
+	retentionFlag(fs, &cfg.Retention)
 	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
 	cmd.SetArgs(doubleDash(fs, args))
 	if err := cmd.Execute(); err != nil {
@@ -275,6 +279,9 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 		return cfg, usage("--log-format %q: want text or json", cfg.LogFormat)
 	case strings.ContainsAny(cfg.Token, " \t\r\n"):
 		return cfg, usage("--token: must not contain spaces or line breaks")
+	}
+	if err := checkRetention(cfg.Retention); err != nil {
+		return cfg, err
 	}
 	if err := checkQuotas(cfg.Quotas); err != nil {
 		return cfg, err

@@ -134,6 +134,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 	if err != nil {
 		return err
 	}
+	noteSpaceReuse(st, log)
 	defer func() {
 		if cerr := st.Close(); cerr != nil {
 			log.Error("closing the store", "err", cerr)

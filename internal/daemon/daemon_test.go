@@ -79,6 +79,8 @@ func TestParseConfig(t *testing.T) {
 		}},
 		{"audit kept forever", []string{"--audit-retention", "0"}, nil, func(c *Config) { c.AuditRetention = 0 }},
 		{"audit kept a week", []string{"--audit-retention", "168h"}, nil, func(c *Config) { c.AuditRetention = 168 * time.Hour }},
+		{"history kept forever", []string{"--retention", "0"}, nil, func(c *Config) { c.Retention = 0 }},
+		{"history kept a day", []string{"--retention", "24h"}, nil, func(c *Config) { c.Retention = 24 * time.Hour }},
 		{"postgres from env, search_path kept", nil, []string{"SCHED_STORE", "postgresql://db/sched?search_path=s2"}, func(c *Config) {
 			c.StorePath, c.DefaultStore = "", false
 			c.PostgresDSN = "postgresql://db/sched?search_path=s2"
@@ -95,8 +97,8 @@ func TestParseConfig(t *testing.T) {
 				Listen: []Listen{{Network: "unix", Address: "/run/user/7/sched/schedd.sock", Default: true}},
 				Shards: 0, Horizon: time.Minute, ShardLease: 10 * time.Second, LogFormat: "text", NodeID: got.NodeID,
 				MaxWaitingClaims: server.DefaultMaxWaitingClaims, MaxConnections: DefaultMaxConnections,
-				AuditRetention: engine.DefaultAuditRetention,
-				Quotas:         record.Quotas{CatchUpPerSecond: engine.DefaultCatchUpPerSecond},
+				AuditRetention: engine.DefaultAuditRetention, Retention: engine.DefaultRetention,
+				Quotas: record.Quotas{CatchUpPerSecond: engine.DefaultCatchUpPerSecond},
 			}
 			tc.want(&want)
 			if !reflect.DeepEqual(got, want) {
@@ -128,6 +130,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{[]string{"--token", "a b"}, "--token"},
 		{[]string{"--shards", "5000"}, "--shards"},
 		{[]string{"--max-waiting-claims", "0"}, "--max-waiting-claims"},
+		{[]string{"--retention", "10m"}, "--retention"},
+		{[]string{"--retention", "-1h"}, "--retention"},
 		{[]string{"--max-connections", "0"}, "--max-connections"},
 		{[]string{"--audit-retention", "30m"}, "--audit-retention"},
 		{[]string{"--audit-retention", "-1h"}, "--audit-retention"},

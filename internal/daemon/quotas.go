@@ -44,9 +44,10 @@ func checkQuotas(q record.Quotas) error {
 }
 
 // tenantDefaults are the engine's default quotas of every tenant: the
-// quota flags', and the API request rate of --api-rate.
+// quota flags', the API request rate of --api-rate and --retention.
 func tenantDefaults(cfg Config) record.Quotas {
 	q := cfg.Quotas
 	q.APIRequestsPerSecond = int64(cmp.Or(cfg.APIRate, server.DefaultAPIRate))
+	q.RetentionSeconds = retentionSeconds(cfg.Retention)
 	return q
 }

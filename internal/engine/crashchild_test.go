@@ -96,6 +96,9 @@ func (l *crashLog) write(ev crashEvent) error {
 }
 
 func crashChildMain() int {
+	if os.Getenv(retentionEnvChild) != "" {
+		return retentionChild() // retention_crash_test.go
+	}
 	if err := crashChild(); err != nil {
 		fmt.Fprintf(os.Stderr, "crash child %d: %v\n", os.Getpid(), err)
 		return 1

@@ -75,4 +75,9 @@
 // occurrences ENQUEUED with available_at in the future (up to the horizon),
 // so a top-of-the-hour burst is on the durable queue before its time.
 // SCHEDULED is reserved for external targets fed by an outbox.
+//
+// Retention (retention.go). A loop of its own removes each tenant's
+// finished occurrences (not DEAD) scheduled longer ago than its retention,
+// in batches, after recording the tenant's history horizon, where the
+// reconciler starts its audit (docs/retention.md).
 package engine

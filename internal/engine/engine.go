@@ -174,6 +174,8 @@ type Engine struct {
 	Tenants *Tenants
 	// Audit reads the audit log and keeps it to its retention (audit.go).
 	Audit *Audit
+	// Retention removes finished history past its age (retention.go).
+	Retention *Retention
 
 	store store.Store
 	log   *slog.Logger
@@ -233,6 +235,8 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		Audit:   &Audit{store: cfg.Store, clock: cfg.Clock, member: mem, log: cfg.Logger, retention: auditRetention(cfg.AuditRetention)},
 		store:   cfg.Store, log: cfg.Logger, planner: pl, member: mem, notify: notify,
 	}
+	e.Retention = &Retention{store: cfg.Store, clock: cfg.Clock, member: mem, log: cfg.Logger, metrics: cfg.Metrics,
+		defaults: cfg.TenantDefaults}
 	e.Stats.afterFlush = e.Audit.maybePurge // the audit log's retention (audit.go)
 	e.Queue.tenants = e.Tenants
 	pl.tenants, e.Control.tenants = e.Tenants, e.Tenants
@@ -268,6 +272,7 @@ func (e *Engine) Start(ctx context.Context) error {
 			wg.Go(listen)
 		}
 		wg.Go(func() { e.Stats.flushLoop(ctx) })
+		wg.Go(func() { e.Retention.loop(ctx) })
 		e.planner.run(ctx)
 		wg.Wait()
 	}()

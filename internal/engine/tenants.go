@@ -72,6 +72,10 @@ type TenantPatch struct {
 	Running              *int64
 	CatchUpPerSecond     *int64
 	APIRequestsPerSecond *int64
+	// RetentionSeconds is the tenant's retention of finished history
+	// (retention.go): 0 returns it to the daemon's default, else
+	// MinTenantRetention or more.
+	RetentionSeconds *int64
 }
 
 // Apply sets p's fields on t and checks the result: a weight from 1 to
@@ -93,7 +97,7 @@ func (p TenantPatch) apply(t *record.Tenant) {
 	}{
 		{&t.Quotas.ActiveSchedules, p.ActiveSchedules}, {&t.Quotas.FiringsPerSecond, p.FiringsPerSecond},
 		{&t.Quotas.Running, p.Running}, {&t.Quotas.CatchUpPerSecond, p.CatchUpPerSecond},
-		{&t.Quotas.APIRequestsPerSecond, p.APIRequestsPerSecond},
+		{&t.Quotas.APIRequestsPerSecond, p.APIRequestsPerSecond}, {&t.Quotas.RetentionSeconds, p.RetentionSeconds},
 	} {
 		if f.from != nil {
 			*f.to = *f.from
@@ -260,6 +264,10 @@ func checkTenant(t *record.Tenant) error {
 		if f.v < 0 || f.v > 1e9 {
 			return schedule.Invalid(f.name, "%d: must be 0 (the daemon's default) to 1000000000", f.v)
 		}
+	}
+	if r := t.Quotas.RetentionSeconds; r != 0 && (r < int64(MinTenantRetention/time.Second) || r > 1e9) {
+		return schedule.Invalid("quotas.retention_seconds", "%d: must be 0 (the daemon's default) or %d to 1000000000",
+			r, int64(MinTenantRetention/time.Second))
 	}
 	return nil
 }

@@ -19,4 +19,7 @@ const (
 	ClaimAfterCommit  = "claim.after-commit"  // queue: claim committed, not yet returned
 	LeaseRenew        = "lease.renew"         // planner: shard lease renewed, not yet used
 	WorkerAfterEffect = "worker.after-effect" // a worker: effect done, not yet acked
+
+	RetentionAfterHorizon = "retention.after-horizon" // retention: a tenant's horizon written, nothing deleted
+	RetentionAfterBatch   = "retention.after-batch"   // retention: one batch of deletes committed
 )

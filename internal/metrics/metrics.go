@@ -78,6 +78,9 @@ type Metrics struct {
 	// A simulated outage (engine.Outages), as this node last read it.
 	OutageActive prometheus.Gauge
 	OutageEnds   prometheus.Gauge
+
+	// Retention of finished history (retention.go).
+	Retention RetentionMetrics
 }
 
 // New returns Metrics registered on a registry of their own, with the Go
@@ -147,6 +150,7 @@ func New() *Metrics {
 		Help: "When the simulated outage in progress ends, in Unix seconds; 0 when none is in progress."})
 	f(m.OutageActive)
 	f(m.OutageEnds)
+	m.Retention = newRetentionMetrics(f)
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -78,6 +78,11 @@ type Options struct {
 	NameTenant string
 	// PageSize is the rows read per query; 0 means store.MaxListLimit.
 	PageSize int
+	// Horizons are the tenants' history horizons (store.RetentionStore):
+	// a tenant's audit starts at its horizon when that is after From,
+	// since retention may have removed the finished occurrences before
+	// it. Nil: Run reads them from the store.
+	Horizons map[string]time.Time
 }
 
 // Check reports a bad range.
@@ -137,6 +142,13 @@ func Run(ctx context.Context, st store.Store, opt Options, sink Sink) (Counts, e
 	}
 	if opt.PageSize <= 0 {
 		opt.PageSize = store.MaxListLimit
+	}
+	if opt.Horizons == nil {
+		hs, err := st.HistoryHorizons(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("reconcile: %w", err)
+		}
+		opt.Horizons = hs
 	}
 	r := &run{st: st, opt: opt, sink: sink, total: Counts{}, specs: map[timetable.Definition]*timetable.Timetable{}}
 	p := store.ListScheduleVersionsParams{TenantID: opt.TenantID, ScheduleID: opt.ScheduleID, Limit: opt.PageSize}
@@ -216,7 +228,14 @@ func (r *run) schedule(ctx context.Context, versions []store.ScheduleVersion) er
 			return err
 		}
 	}
-	c, err := r.newChecker(sc, versions)
+	from := r.opt.From
+	if h, ok := r.opt.Horizons[sc.TenantID]; ok && h.Add(HorizonSlack).After(from) {
+		from = h.Add(HorizonSlack) // retention may have removed what is before
+	}
+	if !from.Before(r.opt.To) {
+		return nil
+	}
+	c, err := r.newChecker(sc, versions, from)
 	if err != nil {
 		return err
 	}
@@ -229,6 +248,28 @@ func (r *run) schedule(ctx context.Context, versions []store.ScheduleVersion) er
 	r.total.add(c.counts)
 	return r.sink.Schedule(Summary{TenantID: sc.TenantID, ScheduleID: sc.ScheduleID, Name: sc.Name,
 		Versions: len(versions), Counts: c.counts})
+}
+
+// HorizonSlack is how far after a tenant's history horizon its audit
+// starts: retention moves the horizon forward while an audit runs (a few
+// minutes a pass) and deletes up to it, so an audit that began at the
+// horizon it read would find the rows deleted since absent. An audit
+// longer than this may still see a few.
+const HorizonSlack = time.Hour
+
+// CompleteFrom is when the history opt audits is complete from: the
+// latest horizon of the tenants it audits (opt.TenantID's, or every
+// tenant's) plus HorizonSlack when that is after opt.From, else opt.From. Before it,
+// retention may have removed finished occurrences, and the audit does not
+// look there.
+func CompleteFrom(opt Options) time.Time {
+	from := opt.From
+	for tenant, h := range opt.Horizons {
+		if (opt.TenantID == "" || tenant == opt.TenantID) && h.Add(HorizonSlack).After(from) {
+			from = h.Add(HorizonSlack)
+		}
+	}
+	return from
 }
 
 // history reads all of one schedule's version rows.

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/sched-dev/sched/api"
@@ -16,6 +17,17 @@ func Report(ctx context.Context, st store.Store, opt Options) (*api.ReconcileRep
 	rep := &api.ReconcileReport{From: opt.From.UTC(), To: opt.To.UTC(),
 		Schedules: []api.ReconcileSchedule{}, Absent: []api.ReconcileFinding{}, Unexpected: []api.ReconcileFinding{},
 		Manual: []api.ReconcileFinding{}}
+	if opt.Horizons == nil {
+		hs, err := st.HistoryHorizons(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("reconcile: %w", err)
+		}
+		opt.Horizons = hs
+	}
+	if from := CompleteFrom(opt); from.After(opt.From) {
+		from = from.UTC()
+		rep.CompleteFrom = &from
+	}
 	total, err := Run(ctx, st, opt, (*reportSink)(rep))
 	if err != nil {
 		return nil, err

@@ -83,8 +83,11 @@ type firing struct {
 // in time order: the versions' spans do not overlap) beside its
 // occurrence rows (in scheduled time order).
 type checker struct {
-	r      *run
-	sc     *record.Schedule
+	r  *run
+	sc *record.Schedule
+	// from is where this schedule's audit starts: the range's start, or
+	// its tenant's history horizon when that is later.
+	from   time.Time
 	vs     []version
 	counts Counts
 	err    error // the sink's first error
@@ -115,9 +118,9 @@ type checker struct {
 	budget   int64 // the schedule's missed count not yet used by rowless firings
 }
 
-func (r *run) newChecker(sc *record.Schedule, rows []store.ScheduleVersion) (*checker, error) {
-	c := &checker{r: r, sc: sc, counts: Counts{}, vi: -1, runV: -1, budget: sc.MissedCount,
-		after: store.OccurrenceKey{ScheduledFor: r.opt.From}}
+func (r *run) newChecker(sc *record.Schedule, rows []store.ScheduleVersion, from time.Time) (*checker, error) {
+	c := &checker{r: r, sc: sc, from: from, counts: Counts{}, vi: -1, runV: -1, budget: sc.MissedCount,
+		after: store.OccurrenceKey{ScheduledFor: from}}
 	for i, row := range rows {
 		v := version{row: row, keep: keepOf(row)}
 		if row.State == record.ScheduleActive && !row.StartsAfter.IsZero() {
@@ -141,7 +144,7 @@ func (r *run) newChecker(sc *record.Schedule, rows []store.ScheduleVersion) (*ch
 	for i := range c.vs {
 		if v := &c.vs[i]; v.sp != nil && !v.until.IsZero() {
 			from := v.tailAfter()
-			if start := r.opt.From.Add(-time.Nanosecond); start.After(from) {
+			if start := c.from.Add(-time.Nanosecond); start.After(from) {
 				from = start
 			}
 			c.nextTail(tail{vi: i}, from)
@@ -193,7 +196,7 @@ func (c *checker) nextVersion() {
 			continue
 		}
 		from := v.lo
-		if start := c.r.opt.From.Add(-time.Nanosecond); start.After(from) {
+		if start := c.from.Add(-time.Nanosecond); start.After(from) {
 			from = start
 		}
 		if c.set(v.sp.Next(from)) {

@@ -48,6 +48,10 @@ type Quotas struct {
 	CatchUpPerSecond int64
 	// APIRequestsPerSecond caps API requests (429 with Retry-After).
 	APIRequestsPerSecond int64
+	// RetentionSeconds is how long the tenant's finished occurrences
+	// are kept, by scheduled time, before retention removes them
+	// (docs/retention.md); DEAD ones are kept until replayed or purged.
+	RetentionSeconds int64
 }
 
 // Or returns q with each zero field taken from def.
@@ -64,6 +68,7 @@ func (q Quotas) Or(def Quotas) Quotas {
 		Running:              pick(q.Running, def.Running),
 		CatchUpPerSecond:     pick(q.CatchUpPerSecond, def.CatchUpPerSecond),
 		APIRequestsPerSecond: pick(q.APIRequestsPerSecond, def.APIRequestsPerSecond),
+		RetentionSeconds:     pick(q.RetentionSeconds, def.RetentionSeconds),
 	}
 }
 

@@ -42,7 +42,8 @@ func (s *Server) whoami(r *http.Request, _ http.ResponseWriter) (int, any, error
 func tenantPatch(req *api.TenantRequest) engine.TenantPatch {
 	q := &req.Quotas
 	return engine.TenantPatch{Weight: req.Weight, ActiveSchedules: q.ActiveSchedules, FiringsPerSecond: q.FiringsPerSecond,
-		Running: q.Running, CatchUpPerSecond: q.CatchUpPerSecond, APIRequestsPerSecond: q.APIRequestsPerSecond}
+		Running: q.Running, CatchUpPerSecond: q.CatchUpPerSecond, APIRequestsPerSecond: q.APIRequestsPerSecond,
+		RetentionSeconds: q.RetentionSeconds}
 }
 
 func (s *Server) createTenant(r *http.Request, w http.ResponseWriter) (int, any, error) {
@@ -197,7 +198,7 @@ func (s *Server) apiTenant(t *record.Tenant) api.Tenant {
 
 func apiQuotas(q record.Quotas) api.Quotas {
 	return api.Quotas{ActiveSchedules: q.ActiveSchedules, FiringsPerSecond: q.FiringsPerSecond, Running: q.Running,
-		CatchUpPerSecond: q.CatchUpPerSecond, APIRequestsPerSecond: q.APIRequestsPerSecond}
+		CatchUpPerSecond: q.CatchUpPerSecond, APIRequestsPerSecond: q.APIRequestsPerSecond, RetentionSeconds: q.RetentionSeconds}
 }
 
 func apiToken(t *record.Token) api.TokenInfo {

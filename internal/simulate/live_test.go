@@ -146,9 +146,10 @@ func runLive(t *testing.T, o *Options, st store.Store) []api.SimFiring {
 		t.Fatal(err)
 	}
 	defer eng.Stop()
-	// The background loops that sleep on the clock: the planner and the
-	// stats flush. When both sleep, nothing of the engine's runs.
-	const sleepers = 2
+	// The background loops that sleep on the clock: the planner, the
+	// stats flush and retention. When all sleep, nothing of the engine's
+	// runs.
+	const sleepers = 3
 	settle := func() {
 		t.Helper()
 		deadline := time.Now().Add(30 * time.Second)

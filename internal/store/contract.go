@@ -84,6 +84,8 @@ type Store interface {
 	AuditStore
 	// The pacing of catch-up firings (see PacingStore).
 	PacingStore
+	// Finished history removed by age (see RetentionStore).
+	RetentionStore
 
 	Close() error
 }

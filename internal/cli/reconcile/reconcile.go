@@ -143,6 +143,10 @@ func WriteReport(w io.Writer, tty bool, rep *api.ReconcileReport) error {
 	if tty {
 		fmt.Fprintf(w, "Reconciled %s to %s: %s.\n\n", rep.From.UTC().Format(time.RFC3339), rep.To.UTC().Format(time.RFC3339),
 			verdict(rep))
+		if rep.CompleteFrom != nil {
+			fmt.Fprintf(w, "History is complete from %s: retention removed finished occurrences before it, which were not audited.\n\n",
+				rep.CompleteFrom.UTC().Format(time.RFC3339))
+		}
 	}
 	sums := cmdutil.NewTable(f, "SCHEDULE", "NAME", "TENANT", "VERSIONS", "SUCCEEDED", "DEAD", "CANCELED", "MISSED", "COUNTED",
 		"SKIPPED", "PENDING", "ABSENT", "BY CHANGE", "MANUAL", "UNEXPECTED")

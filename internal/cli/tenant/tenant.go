@@ -16,6 +16,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -94,8 +95,9 @@ made: schedd keeps only its hash.`
 
 // quotaFlags are --weight and the --quota-* flags of create and update.
 type quotaFlags struct {
-	weight int
-	quotas [len(quotaNames)]int64
+	weight    int
+	quotas    [len(quotaNames)]int64
+	retention time.Duration
 }
 
 // quotaNames are the quota flags, in the order of api.Quotas.
@@ -119,6 +121,7 @@ func (q *quotaFlags) register(fl *pflag.FlagSet, update bool) {
 	for i, n := range quotaNames {
 		fl.Int64Var(&q.quotas[i], n.flag, 0, n.help+" ("+quota+")")
 	}
+	fl.DurationVar(&q.retention, "retention", 0, "how long finished occurrences are kept, by scheduled time, 1h or more; DEAD ones stay until replayed or purged ("+quota+")")
 }
 
 // request is the request the given flags make: a flag not given sends
@@ -146,6 +149,13 @@ func (q *quotaFlags) request(fl *pflag.FlagSet) (api.TenantRequest, bool, error)
 		}
 		v := q.quotas[i]
 		*ptrs[i], given = &v, true
+	}
+	if fl.Changed("retention") {
+		if q.retention != 0 && (q.retention < time.Hour || q.retention%time.Second != 0) {
+			return r, false, cmdutil.UsageErrorf("--retention %s: must be whole seconds, 1h or more, or 0 (the daemon's default)", q.retention)
+		}
+		v := int64(q.retention / time.Second)
+		r.Quotas.RetentionSeconds, given = &v, true
 	}
 	return r, given, nil
 }

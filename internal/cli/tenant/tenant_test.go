@@ -158,6 +158,8 @@ func TestTenantCreateRequestAndOutput(t *testing.T) {
 		{"every quota", []string{"--quota-active-schedules", "500", "--quota-firings-per-second", "100", "--quota-running", "50",
 			"--quota-catch-up-per-second", "10", "--quota-api-requests-per-second", "20"},
 			`{"name":"acme","quotas":{"active_schedules":500,"firings_per_second":100,"running":50,"catch_up_per_second":10,"api_requests_per_second":20}}`},
+		{"retention", []string{"--retention", "72h"}, `{"name":"acme","quotas":{"retention_seconds":259200}}`},
+		{"retention back to the default", []string{"--retention", "0"}, `{"name":"acme","quotas":{"retention_seconds":0}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := s.schedctl(t, false, false, "", append([]string{"tenant", "create", "acme"}, tc.args...)...)

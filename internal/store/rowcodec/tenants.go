@@ -9,12 +9,12 @@ import (
 // TenantArgs is the values of the tenants table's columns for t, in the
 // order both drivers name them (tenant_id, state, weight,
 // q_active_schedules, q_firings_per_second, q_running,
-// q_catch_up_per_second, q_api_requests_per_second, created_at,
+// q_catch_up_per_second, q_api_requests_per_second, q_retention_seconds, created_at,
 // updated_at, version).
 func TenantArgs(t *record.Tenant) []any {
 	q := &t.Quotas
 	return []any{t.ID, string(t.State), t.Weight, q.ActiveSchedules, q.FiringsPerSecond, q.Running,
-		q.CatchUpPerSecond, q.APIRequestsPerSecond, MS(t.CreatedAt), MS(t.UpdatedAt), t.Version}
+		q.CatchUpPerSecond, q.APIRequestsPerSecond, q.RetentionSeconds, MS(t.CreatedAt), MS(t.UpdatedAt), t.Version}
 }
 
 // ScanTenant reads a row of the tenants columns, in TenantArgs' order.
@@ -26,7 +26,7 @@ func ScanTenant(row Scanner) (*record.Tenant, error) {
 	)
 	q := &t.Quotas
 	if err := row.Scan(&t.ID, &state, &t.Weight, &q.ActiveSchedules, &q.FiringsPerSecond, &q.Running,
-		&q.CatchUpPerSecond, &q.APIRequestsPerSecond, &created, &updated, &t.Version); err != nil {
+		&q.CatchUpPerSecond, &q.APIRequestsPerSecond, &q.RetentionSeconds, &created, &updated, &t.Version); err != nil {
 		return nil, err
 	}
 	t.State, t.CreatedAt, t.UpdatedAt = record.TenantState(state), FromMS(created), FromMS(updated)
@@ -74,9 +74,9 @@ func scanToken(row Scanner, withState bool) (*record.Token, record.TenantState, 
 
 // TenantUpdateArgs is the values an update of the tenant t over version
 // prev binds, in the order both drivers' statements number them
-// (tenant_id, state, weight, the five quotas, updated_at, version, prev).
+// (tenant_id, state, weight, the six quotas, updated_at, version, prev).
 func TenantUpdateArgs(t *record.Tenant, prev int64) []any {
 	q := &t.Quotas
 	return []any{t.ID, string(t.State), t.Weight, q.ActiveSchedules, q.FiringsPerSecond, q.Running,
-		q.CatchUpPerSecond, q.APIRequestsPerSecond, MS(t.UpdatedAt), t.Version, prev}
+		q.CatchUpPerSecond, q.APIRequestsPerSecond, q.RetentionSeconds, MS(t.UpdatedAt), t.Version, prev}
 }

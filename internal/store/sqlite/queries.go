@@ -708,18 +708,18 @@ RETURNING ` + outageColumns
 const (
 	// The columns rowcodec.ScanTenant reads, in its order.
 	tenantColumns = `tenant_id, state, weight, q_active_schedules, q_firings_per_second, q_running,
-    q_catch_up_per_second, q_api_requests_per_second, created_at, updated_at, version`
+    q_catch_up_per_second, q_api_requests_per_second, q_retention_seconds, created_at, updated_at, version`
 	// The columns rowcodec.ScanToken reads, in its order.
 	tokenColumns = `token_hash, tenant_id, name, role, created_at, last_used_at, revoked_at`
 
 	qInsertTenant = `INSERT INTO tenants (` + tenantColumns + `)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)`
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)`
 
-	// Only over the version read: ?11 is the previous version.
+	// Only over the version read: ?12 is the previous version.
 	qUpdateTenant = `UPDATE tenants SET state = ?2, weight = ?3, q_active_schedules = ?4,
     q_firings_per_second = ?5, q_running = ?6, q_catch_up_per_second = ?7,
-    q_api_requests_per_second = ?8, updated_at = ?9, version = ?10
-WHERE tenant_id = ?1 AND version = ?11`
+    q_api_requests_per_second = ?8, q_retention_seconds = ?9, updated_at = ?10, version = ?11
+WHERE tenant_id = ?1 AND version = ?12`
 
 	qGetTenant   = `SELECT ` + tenantColumns + ` FROM tenants WHERE tenant_id = ?1`
 	qListTenants = `SELECT ` + tenantColumns + ` FROM tenants ORDER BY tenant_id`

@@ -17,8 +17,8 @@ const maxRowHints = 1 << 16
 //
 // A hint is right for as long as the store is open, because an
 // occurrence's row number never changes: occurrences.row is an INTEGER
-// PRIMARY KEY, which VACUUM keeps, and no occurrence is ever deleted (code
-// that deletes them must drop the hints first). A claim that rolled back
+// PRIMARY KEY, which VACUUM keeps, and only retention deletes occurrences,
+// finished ones, dropping their hints (retention.go). A claim that rolled back
 // still read the right row. The write that uses a hint still checks the
 // tenant, the attempt and that the occurrence is RUNNING, as by id.
 //

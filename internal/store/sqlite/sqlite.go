@@ -115,6 +115,10 @@ type Store struct {
 	// hints remembers the rows of claimed occurrences for their acks.
 	hints rowHints
 
+	// incrementalVacuum is whether the file's auto_vacuum is INCREMENTAL,
+	// so that ReclaimSpace gives freed pages back (retention.go).
+	incrementalVacuum bool
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -177,6 +181,10 @@ func Open(ctx context.Context, path string, opts ...Option) (_ *Store, err error
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 
+	// Before the migrations: a new file's first table fixes its mode.
+	if s.incrementalVacuum, err = setAutoVacuum(ctx, s.w); err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
 	ms, err := loadMigrations(migrationFS, "migrations")
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)

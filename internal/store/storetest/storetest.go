@@ -47,6 +47,7 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("RunningQuota", func(t *testing.T) { t.Parallel(); testRunningQuota(t, open) })
 	t.Run("Quotas", func(t *testing.T) { t.Parallel(); testQuotas(t, open) })
 	t.Run("Batch", func(t *testing.T) { t.Parallel(); testBatch(t, open) })
+	t.Run("Retention", func(t *testing.T) { t.Parallel(); testRetention(t, open) })
 
 	t.Run("InsertGetSchedule", func(t *testing.T) {
 		t.Parallel()

@@ -19,7 +19,7 @@ func testTenants(t *testing.T, open func(t *testing.T) Store) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
 		tn := record.Tenant{ID: "acme", State: record.TenantActive, Weight: 3,
-			Quotas:    record.Quotas{ActiveSchedules: 10, FiringsPerSecond: 20, Running: 30, CatchUpPerSecond: 40, APIRequestsPerSecond: 50},
+			Quotas:    record.Quotas{ActiveSchedules: 10, FiringsPerSecond: 20, Running: 30, CatchUpPerSecond: 40, APIRequestsPerSecond: 50, RetentionSeconds: 60},
 			CreatedAt: at(0), UpdatedAt: at(0), Version: 1}
 		inTx(t, s, func(tx store.Tx) error { return tx.InsertTenant(ctx, &tn) })
 		got, err := s.GetTenant(ctx, "acme")

@@ -308,6 +308,7 @@ CREATE TABLE tenants (
     q_running                 BIGINT  NOT NULL DEFAULT 0 CHECK (q_running >= 0),
     q_catch_up_per_second     BIGINT  NOT NULL DEFAULT 0 CHECK (q_catch_up_per_second >= 0),
     q_api_requests_per_second BIGINT  NOT NULL DEFAULT 0 CHECK (q_api_requests_per_second >= 0),
+    q_retention_seconds       BIGINT  NOT NULL DEFAULT 0 CHECK (q_retention_seconds >= 0),
     created_at                BIGINT  NOT NULL,
     updated_at                BIGINT  NOT NULL,
     version                   BIGINT  NOT NULL CHECK (version >= 1)
@@ -399,3 +400,22 @@ CREATE CONSTRAINT TRIGGER tenant_live_on_change AFTER UPDATE OF state ON schedul
     DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW WHEN ((OLD.state IN ('ACTIVE', 'PAUSED')) <> (NEW.state IN ('ACTIVE', 'PAUSED')))
     EXECUTE FUNCTION tenant_live_schedules_keep();
+
+-- ---------------------------------------------------------------------
+-- Retention of finished history (store.RetentionStore, docs/retention.md).
+--
+-- A tenant's finished occurrences by scheduled time: the range a
+-- retention pass deletes, oldest first. Partial on the generated open
+-- column: a row enters it when it finishes, DEAD rows stay out (the
+-- dead-letter queue is kept until replayed or purged).
+CREATE INDEX occurrences_history ON occurrences (tenant_id, scheduled_for)
+    WHERE NOT open AND state <> 'DEAD';
+
+-- Where each tenant's history begins: occurrences scheduled before
+-- horizon may have been removed by retention. Only moves forward; written
+-- before the deletes it covers. The reconciler starts a tenant's audit
+-- there.
+CREATE TABLE history_horizons (
+    tenant_id TEXT COLLATE "C" NOT NULL PRIMARY KEY CHECK (tenant_id <> ''),
+    horizon   BIGINT NOT NULL
+);

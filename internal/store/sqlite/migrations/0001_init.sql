@@ -152,8 +152,9 @@ END;
 -- deleted. Tenant isolation rests on every query naming the tenant.
 CREATE TABLE occurrences (
     -- The row's number (the rowid), assigned on insert. An INTEGER PRIMARY
-    -- KEY, so VACUUM never renumbers it; and occurrences are never
-    -- deleted, so no number is given twice. The store remembers the rows
+    -- KEY, so VACUUM never renumbers it. Only retention deletes
+    -- occurrences (finished ones), and a deleted row's number may be
+    -- given again (no AUTOINCREMENT). The store remembers the rows
     -- of the occurrences it hands out in claims and their acks find them
     -- by it (rowhints.go): whatever deletes occurrences must also drop
     -- those hints.
@@ -382,6 +383,7 @@ CREATE TABLE tenants (
     q_running                 INTEGER NOT NULL DEFAULT 0 CHECK (q_running >= 0),
     q_catch_up_per_second     INTEGER NOT NULL DEFAULT 0 CHECK (q_catch_up_per_second >= 0),
     q_api_requests_per_second INTEGER NOT NULL DEFAULT 0 CHECK (q_api_requests_per_second >= 0),
+    q_retention_seconds       INTEGER NOT NULL DEFAULT 0 CHECK (q_retention_seconds >= 0),
     created_at                INTEGER NOT NULL,
     updated_at                INTEGER NOT NULL,
     version                   INTEGER NOT NULL CHECK (version >= 1)
@@ -465,3 +467,25 @@ WHEN old.state IN ('ACTIVE', 'PAUSED') AND new.state NOT IN ('ACTIVE', 'PAUSED')
 BEGIN
     UPDATE tenant_live_schedules SET live = live - 1 WHERE tenant_id = old.tenant_id AND shard = old.shard;
 END;
+
+-- ---------------------------------------------------------------------
+-- Retention of finished history (store.RetentionStore, docs/retention.md).
+--
+-- A tenant's finished occurrences by scheduled time: the range a
+-- retention pass deletes, oldest first. Partial: a row enters it when it
+-- finishes (open goes to 0, or it is written finished: MISSED,
+-- SKIPPED_OVERLAP) and never before, so claims, which leave open alone,
+-- never write it; DEAD rows stay out (the dead-letter queue is kept until
+-- replayed or purged), and a purge of one (DEAD -> CANCELED) brings it in.
+-- The delete repeats this WHERE word for word (queries_retention.go).
+CREATE INDEX occurrences_history ON occurrences (tenant_id, scheduled_for)
+    WHERE open = 0 AND state <> 'DEAD';
+
+-- Where each tenant's history begins: occurrences scheduled before
+-- horizon may have been removed by retention. Only moves forward; written
+-- before the deletes it covers. The reconciler starts a tenant's audit
+-- there.
+CREATE TABLE history_horizons (
+    tenant_id TEXT    NOT NULL PRIMARY KEY CHECK (tenant_id <> ''),
+    horizon   INTEGER NOT NULL
+) STRICT;

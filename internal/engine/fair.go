@@ -115,7 +115,7 @@ func (r *drrState) drop(i int) {
 // serve claims up to p.Limit occurrences in tx by deficit round robin over
 // the circle (claimTx for each tenant's turn, its lanes strict first, its
 // running quota applied). with gives each tenant's weight and quota.
-func (r *drrState) serve(ctx context.Context, tx store.QueueTx, p store.ClaimParams, with map[string]poolTenant, hold func(string) bool, hints *laneHints) ([]store.Claimed, int, error) {
+func (r *drrState) serve(ctx context.Context, tx store.QueueTx, p store.ClaimParams, with map[string]poolTenant, hold func(string) bool) ([]store.Claimed, int, error) {
 	var weights int64
 	for _, id := range r.order {
 		weights += with[id].Weight
@@ -139,7 +139,7 @@ func (r *drrState) serve(ctx context.Context, tx store.QueueTx, p store.ClaimPar
 		ask := int(min(r.deficit[t.ID], int64(p.Limit-len(out))))
 		tp := p
 		tp.TenantID, tp.Limit, tp.MaxRunning, tp.Skipped = t.ID, ask, t.MaxRunning, nil
-		got, sk, err := claimTenantTx(ctx, tx, tp, hold, true, hints)
+		got, sk, err := claimTenantTx(ctx, tx, tp, hold, true)
 		if err != nil {
 			return nil, 0, fmt.Errorf("tenant %s: %w", t.ID, err)
 		}
@@ -240,7 +240,7 @@ func (q *Queue) claimPool(ctx context.Context, req ClaimRequest, acks []store.Fi
 				return fmt.Errorf("finish attempts: %w", err)
 			}
 		}
-		got, skipped, err = r.serve(ctx, tx, p, with, hold, &q.hints)
+		got, skipped, err = r.serve(ctx, tx, p, with, hold)
 		return err
 	})
 	if err != nil {

@@ -58,7 +58,6 @@ type Queue struct {
 	outage      *outageWatch
 	tenants     *Tenants  // weights and running quotas
 	fair        fairState // pool claims' rounds (fair.go)
-	hints       laneHints // where each lane's last claim stopped (claimhint.go)
 }
 
 // now is the time the queue acts on (member.now).
@@ -142,7 +141,7 @@ func (q *Queue) claimRound(ctx context.Context, req ClaimRequest, now, deadline 
 			got, err = claimOccurrences(ctx, q.store, store.ClaimParams{
 				TenantID: req.TenantID, Queue: req.Queue, WorkerID: req.WorkerID,
 				Limit: req.Limit, Lease: req.Lease, Now: now, Skipped: &skipped, MaxRunning: maxRunning,
-			}, hold, &q.hints)
+			}, hold)
 		}
 		if err != nil {
 			return fail(err)

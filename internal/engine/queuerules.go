@@ -36,14 +36,13 @@ var lanes = [...]record.Lane{record.LaneStrict, record.LaneFlexible, record.Lane
 // occurrences marked SKIPPED_OVERLAP are added to *p.Skipped once the
 // claim has committed.
 func ClaimOccurrences(ctx context.Context, st store.Store, p store.ClaimParams) ([]store.Claimed, error) {
-	return claimOccurrences(ctx, st, p, nil, nil)
+	return claimOccurrences(ctx, st, p, nil)
 }
 
 // claimOccurrences is ClaimOccurrences leaving the candidates hold names
 // (nil: none) on the queue, untouched: a simulated outage of some shards
-// withholds their occurrences (outage.go). Its reads start from the
-// node's hints (nil: none; claimhint.go).
-func claimOccurrences(ctx context.Context, st store.Store, p store.ClaimParams, hold func(scheduleID string) bool, hints *laneHints) ([]store.Claimed, error) {
+// withholds their occurrences (outage.go).
+func claimOccurrences(ctx context.Context, st store.Store, p store.ClaimParams, hold func(scheduleID string) bool) ([]store.Claimed, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
@@ -52,7 +51,7 @@ func claimOccurrences(ctx context.Context, st store.Store, p store.ClaimParams, 
 		skipped int
 	)
 	err := store.InTx(ctx, st, func(tx store.Tx) (err error) {
-		out, skipped, err = claimTx(ctx, tx, p, hold, hints)
+		out, skipped, err = claimTx(ctx, tx, p, hold)
 		return err
 	})
 	if err != nil {
@@ -69,12 +68,12 @@ func claimOccurrences(ctx context.Context, st store.Store, p store.ClaimParams, 
 // error fails both and writes nothing; a bad claim request fails before
 // anything is written.
 func FinishAndClaim(ctx context.Context, st store.Store, fs []store.FinishParams, p store.ClaimParams) ([]store.FinishResult, []store.Claimed, error) {
-	return finishAndClaim(ctx, st, fs, p, nil, nil)
+	return finishAndClaim(ctx, st, fs, p, nil)
 }
 
 // finishAndClaim is FinishAndClaim whose claim leaves the candidates hold
-// names, and reads from hints, as claimOccurrences does.
-func finishAndClaim(ctx context.Context, st store.Store, fs []store.FinishParams, p store.ClaimParams, hold func(string) bool, hints *laneHints) ([]store.FinishResult, []store.Claimed, error) {
+// names, as claimOccurrences does.
+func finishAndClaim(ctx context.Context, st store.Store, fs []store.FinishParams, p store.ClaimParams, hold func(string) bool) ([]store.FinishResult, []store.Claimed, error) {
 	if err := p.Check(); err != nil {
 		return nil, nil, fmt.Errorf("finish and claim: %w", err)
 	}
@@ -87,7 +86,7 @@ func finishAndClaim(ctx context.Context, st store.Store, fs []store.FinishParams
 		if res, err = tx.FinishAttempts(ctx, fs); err != nil {
 			return fmt.Errorf("finish attempts: %w", err)
 		}
-		if out, skipped, err = claimTx(ctx, tx, p, hold, hints); err != nil {
+		if out, skipped, err = claimTx(ctx, tx, p, hold); err != nil {
 			return fmt.Errorf("claim %s: %w", p.Queue, err)
 		}
 		return nil
@@ -122,15 +121,13 @@ const withheldRead = 256
 // many occurrences it marked SKIPPED_OVERLAP. Candidates hold names (nil:
 // none) are left as they are, neither claimed nor skipped, and reads are
 // then at least withheldRead long, so that a run of them costs few reads.
-// Each lane is read from where hints say the last claims stopped
-// (claimhint.go), unless hold is set.
-func claimTx(ctx context.Context, tx store.QueueTx, p store.ClaimParams, hold func(string) bool, hints *laneHints) ([]store.Claimed, int, error) {
-	return claimTenantTx(ctx, tx, p, hold, false, hints)
+func claimTx(ctx context.Context, tx store.QueueTx, p store.ClaimParams, hold func(string) bool) ([]store.Claimed, int, error) {
+	return claimTenantTx(ctx, tx, p, hold, false)
 }
 
 // claimTenantTx is claimTx, for one of the tenants of a pool claim when
 // pool is set (the running quota's count then never waits).
-func claimTenantTx(ctx context.Context, tx store.QueueTx, p store.ClaimParams, hold func(string) bool, pool bool, hints *laneHints) ([]store.Claimed, int, error) {
+func claimTenantTx(ctx context.Context, tx store.QueueTx, p store.ClaimParams, hold func(string) bool, pool bool) ([]store.Claimed, int, error) {
 	buf := candidatePool.Get().(*[]store.ClaimCandidate)
 	used := 0
 	defer func() {
@@ -158,15 +155,8 @@ func claimTenantTx(ctx context.Context, tx store.QueueTx, p store.ClaimParams, h
 		}
 		limit = int(min(int64(limit), max(p.MaxRunning-running, 0)))
 	}
-	if hold != nil {
-		hints = nil
-	}
 	for _, lane := range lanes {
-		key := laneKey{p.TenantID, p.Queue, lane}
-		after, since, fromHint := hints.get(key, p.Now)
-		// Every candidate up to progress was claimed or skipped, while
-		// advancing: the next claim's hint.
-		progress, advancing := after, true
+		var after store.CandidatePos
 		for len(out) < limit {
 			want := limit - len(out)
 			read := want
@@ -190,13 +180,6 @@ func claimTenantTx(ctx context.Context, tx store.QueueTx, p store.ClaimParams, h
 				cands = slices.DeleteFunc(cands, func(c store.ClaimCandidate) bool { return hold(c.Occurrence.ScheduleID) })
 			}
 			claim, skip = decideOverlap(cands, want, claim[:0], skip[:0])
-			if advancing {
-				n := takenPrefix(cands, claim, skip)
-				if n > 0 {
-					progress = cands[n-1].After()
-				}
-				advancing = n == len(cands)
-			}
 			if len(skip) > 0 {
 				if err := tx.SkipOverlap(ctx, p.Now, skip); err != nil {
 					return nil, 0, fmt.Errorf("skip overlapping: %w", err)
@@ -213,18 +196,9 @@ func claimTenantTx(ctx context.Context, tx store.QueueTx, p store.ClaimParams, h
 					return nil, 0, fmt.Errorf("claim rows: %w", err)
 				}
 			}
-			if short && fromHint {
-				// Empty from the hint on: the lane once more from its
-				// start, for what lies before the hint.
-				after, progress, advancing, since, fromHint = store.CandidatePos{}, store.CandidatePos{}, true, p.Now, false
-				continue
-			}
 			if short {
 				break
 			}
-		}
-		if hints != nil {
-			hints.set(key, progress, since, p.Now)
 		}
 	}
 	return out, skipped, nil

@@ -167,10 +167,8 @@ type runner struct {
 	st      *store
 	admin   *client.Client
 	tenants []*client.Client // the clients that create schedules, one per tenant
-	// prior are schedules loaded earlier that must not fire (scale's).
-	prior []string
-	res   *Result
-	log   io.Writer
+	res     *Result
+	log     io.Writer
 }
 
 // Run runs one benchmark and returns what it measured; an error means the
@@ -271,14 +269,25 @@ func (r *runner) lead(n int) time.Duration {
 	return time.Minute + time.Duration(n)*time.Second/estimatedCreatesPerSecond
 }
 
-// spreadTenants assigns the requests to the tenants in turn.
+// spreadTenants assigns the requests to the tenants, in contiguous blocks.
 func (r *runner) spreadTenants(reqs []api.ScheduleRequest) []create {
+	return r.spreadTenantsOf(reqs, 0, len(reqs))
+}
+
+// spreadTenantsOf assigns reqs, the schedules first.. of a load of total,
+// to the tenants in contiguous blocks of the load, so that each request
+// of the loader carries one tenant's schedules.
+func (r *runner) spreadTenantsOf(reqs []api.ScheduleRequest, first, total int) []create {
 	out := make([]create, len(reqs))
 	for i, q := range reqs {
-		out[i] = create{c: r.tenants[i%len(r.tenants)], req: q}
+		out[i] = create{c: r.tenants[(first+i)*len(r.tenants)/total], req: q}
 	}
 	return out
 }
+
+// scaleChunk is how many of scale's schedules are made and sent at a
+// time: the bench's own memory stays that of one chunk, whatever N.
+const scaleChunk = 200_000
 
 // loaded is a load's answers and its timing.
 type loaded struct {
@@ -355,26 +364,32 @@ func (r *runner) sustained(ctx context.Context) error {
 // load, then measures a burst on top of them.
 func (r *runner) scale(ctx context.Context) error {
 	away := time.Now().Add(6 * time.Hour).Truncate(time.Minute)
-	reqs, err := dailyAt("n", r.cfg.Schedules, away, 0)
-	if err != nil {
-		return err
-	}
+	n := r.cfg.Schedules
 	r.d.resetRSSMax()
-	l, err := r.loadAll(ctx, r.spreadTenants(reqs))
-	if err != nil {
-		return err
+	r.logf("loading %d schedules, %d at a time", n, scaleChunk)
+	began := time.Now()
+	for first := 0; first < n; first += scaleChunk {
+		reqs, err := dailyAtFrom("n", first, min(scaleChunk, n-first), away, 0)
+		if err != nil {
+			return err
+		}
+		if _, err := load(ctx, r.spreadTenantsOf(reqs, first, n)); err != nil {
+			return err
+		}
+		if done := first + len(reqs); done%(10*scaleChunk) == 0 || done == n {
+			r.logf("loaded %d in %.1fs", done, time.Since(began).Seconds())
+		}
 	}
+	took := time.Since(began)
 	sf := &ScaleFigures{LoadRSSMaxMB: round2(r.d.resetRSSMax()), Burst: r.cfg.Burst}
 	rss, _ := procStatus(r.d.cmd.Process.Pid, "VmRSS")
 	sf.AfterLoadRSSMB = round2(mb(rss))
+	var err error
 	if sf.AfterLoadBytes, err = r.st.bytes(ctx); err != nil {
 		r.res.Warnings = append(r.res.Warnings, err.Error())
 	}
 	r.res.Scale = sf
-	for _, a := range l.answers {
-		r.prior = append(r.prior, a.ScheduleID)
-	}
-	r.res.Schedules, r.res.LoadS, r.res.CreatesPerS = len(reqs), round2(l.took.Seconds()), perSecond(len(reqs), l.took)
+	r.res.Schedules, r.res.LoadS, r.res.CreatesPerS = n, round2(took.Seconds()), perSecond(n, took)
 	if r.cfg.Burst == 0 {
 		return nil
 	}
@@ -386,9 +401,6 @@ func (r *runner) scale(ctx context.Context) error {
 // figures. due is the instant the timeline counts from.
 func (r *runner) measure(ctx context.Context, l *loaded, due, from, to time.Time) error {
 	expected := map[string]int{}
-	for _, id := range r.prior {
-		expected[id] = 0
-	}
 	total := 0
 	for i, a := range l.answers {
 		n := expectedIn(l.reqs[i].req, &a.Schedule, from, to)

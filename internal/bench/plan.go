@@ -30,6 +30,12 @@ func base(name, key string) api.ScheduleRequest {
 // local wall time that is the instant at there, so all of them fire at
 // the same UTC instant. at must be a whole minute.
 func dailyAt(prefix string, n int, at time.Time, flex time.Duration) ([]api.ScheduleRequest, error) {
+	return dailyAtFrom(prefix, 0, n, at, flex)
+}
+
+// dailyAtFrom is dailyAt's schedules first to first+n-1, so that a large
+// load can be made and sent a part at a time.
+func dailyAtFrom(prefix string, first, n int, at time.Time, flex time.Duration) ([]api.ScheduleRequest, error) {
 	crons := make([]api.ScheduleRequest, 0, len(zones))
 	for _, z := range zones {
 		loc, err := time.LoadLocation(z)
@@ -42,9 +48,9 @@ func dailyAt(prefix string, n int, at time.Time, flex time.Duration) ([]api.Sche
 	}
 	out := make([]api.ScheduleRequest, n)
 	for i := range out {
-		name := fmt.Sprintf("%s-%06d", prefix, i)
+		name := fmt.Sprintf("%s-%06d", prefix, first+i)
 		r := base(name, name)
-		r.Cron, r.TimeZone = crons[i%len(crons)].Cron, crons[i%len(crons)].TimeZone
+		r.Cron, r.TimeZone = crons[(first+i)%len(crons)].Cron, crons[(first+i)%len(crons)].TimeZone
 		if flex > 0 {
 			r.FlexibleWindow = flex.String()
 		}

@@ -8,12 +8,20 @@ import "strings"
 const (
 	// The tenant's live schedules under one of the names ($2; index
 	// schedules_name) and its schedules created with one of the keys ($3;
-	// index schedules_idempotency_key).
-	qSchedulesByNamesOrKeys = `SELECT ` + scheduleColumns + ` FROM schedules
-WHERE tenant_id = $1 AND state <> 'CANCELED' AND name = ANY($2::text[])
+	// index schedules_idempotency_key), each name and key one index
+	// lookup. The lookups are LATERAL subqueries with LIMIT 1 (a live name
+	// and a key are unique per tenant) so that the planner cannot turn them
+	// into a walk of the tenant's whole index range with the names as a
+	// filter: while a bulk load fills a table autovacuum has not analyzed
+	// yet, the planner takes the tenant for a thousand rows, and that walk
+	// of 580,000 entries took 2.2 s per batch against 3 ms for the lookups.
+	qSchedulesByNamesOrKeys = `SELECT s.* FROM unnest($2::text[]) AS n(name)
+CROSS JOIN LATERAL (SELECT ` + scheduleColumns + ` FROM schedules
+    WHERE tenant_id = $1 AND name = n.name AND state <> 'CANCELED' LIMIT 1) AS s
 UNION
-SELECT ` + scheduleColumns + ` FROM schedules
-WHERE tenant_id = $1 AND idempotency_key IS NOT NULL AND idempotency_key = ANY($3::text[])`
+SELECT s.* FROM unnest($3::text[]) AS k(key)
+CROSS JOIN LATERAL (SELECT ` + scheduleColumns + ` FROM schedules
+    WHERE tenant_id = $1 AND idempotency_key = k.key LIMIT 1) AS s`
 
 	auditInsertColumns = `at, tenant_id, actor_tenant, actor_token, actor_flags, action, target,
     old_version, new_version, detail`

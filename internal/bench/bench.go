@@ -151,6 +151,9 @@ type ScaleFigures struct {
 	Burst           int     `json:"burst"`
 	BurstLoadS      float64 `json:"burst_load_s"`
 	BurstCreatesPer float64 `json:"burst_creates_per_s"`
+	// PlannerAfterLoad is the planner's work from the end of the load to
+	// the end of the run.
+	PlannerAfterLoad *PlannerWindow `json:"planner_after_load,omitempty"`
 }
 
 // Failed reports whether the run lost firings, delivered one to two
@@ -169,6 +172,8 @@ type runner struct {
 	tenants []*client.Client // the clients that create schedules, one per tenant
 	res     *Result
 	log     io.Writer
+	// afterLoad is the planner's figures when scale's load ended.
+	afterLoad *PlannerCost
 }
 
 // Run runs one benchmark and returns what it measured; an error means the
@@ -389,6 +394,7 @@ func (r *runner) scale(ctx context.Context) error {
 		r.res.Warnings = append(r.res.Warnings, err.Error())
 	}
 	r.res.Scale = sf
+	r.afterLoad = r.planner(ctx)
 	r.res.Schedules, r.res.LoadS, r.res.CreatesPerS = n, round2(took.Seconds()), perSecond(n, took)
 	if r.cfg.Burst == 0 {
 		return nil
@@ -596,9 +602,19 @@ func (r *runner) finish(ctx context.Context) {
 		r.res.Warnings = append(r.res.Warnings, err.Error())
 	}
 	r.res.StoreBytes = n
-	if text, err := r.admin.Metrics(ctx); err != nil {
-		r.res.Warnings = append(r.res.Warnings, fmt.Sprintf("metrics: %v", err))
-	} else {
-		r.res.Planner = plannerCost(text)
+	r.res.Planner = r.planner(ctx)
+	if r.res.Scale != nil {
+		r.res.Scale.PlannerAfterLoad = plannerWindow(r.afterLoad, r.res.Planner)
 	}
+}
+
+// planner scrapes schedd's planner figures (nil, with a warning, if it
+// cannot).
+func (r *runner) planner(ctx context.Context) *PlannerCost {
+	text, err := r.admin.Metrics(ctx)
+	if err != nil {
+		r.res.Warnings = append(r.res.Warnings, fmt.Sprintf("metrics: %v", err))
+		return nil
+	}
+	return plannerCost(text)
 }

@@ -95,6 +95,40 @@ type PlannerCost struct {
 	// P99Ms is the upper bound of the histogram bucket holding the 99th
 	// percentile pass.
 	P99Ms float64 `json:"p99_ms"`
+	// Materialized counts the occurrences the passes put on the queue
+	// (sched_occurrences_materialized_total, every lane).
+	Materialized int64 `json:"materialized"`
+	// SecondsTotal is the passes' time, summed.
+	SecondsTotal float64 `json:"seconds_total"`
+}
+
+// PlannerWindow is the planner's work between two scrapes: scale's,
+// from the end of the load to the end of the run, when the loaded
+// schedules sit idle and only the burst's come due.
+type PlannerWindow struct {
+	Passes       int64   `json:"passes"`
+	Materialized int64   `json:"materialized"`
+	MeanPassMs   float64 `json:"mean_pass_ms"`
+	// MsPerThousand is the passes' time per 1,000 occurrences
+	// materialized: the planner's cost per due schedule, which must not
+	// depend on how many schedules are not due.
+	MsPerThousand float64 `json:"ms_per_1000_materialized"`
+}
+
+// plannerWindow is the work from before to after (nil if either is).
+func plannerWindow(before, after *PlannerCost) *PlannerWindow {
+	if before == nil || after == nil {
+		return nil
+	}
+	w := &PlannerWindow{Passes: after.Passes - before.Passes, Materialized: after.Materialized - before.Materialized}
+	secs := after.SecondsTotal - before.SecondsTotal
+	if w.Passes > 0 {
+		w.MeanPassMs = math.Round(secs/float64(w.Passes)*1e5) / 100
+	}
+	if w.Materialized > 0 {
+		w.MsPerThousand = math.Round(secs/float64(w.Materialized)*1e8) / 100
+	}
+	return w
 }
 
 // plannerCost reads sched_planner_pass_seconds from a Prometheus text
@@ -108,12 +142,13 @@ func plannerCost(text string) *PlannerCost {
 		n  int64
 	}
 	var buckets []bucket
+	var materialized int64
 	found := false
 	sc := bufio.NewScanner(strings.NewReader(text))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, name) {
+		if !strings.HasPrefix(line, name) && !strings.HasPrefix(line, "sched_occurrences_materialized_total") {
 			continue
 		}
 		key, val, ok := strings.Cut(line, " ")
@@ -125,6 +160,8 @@ func plannerCost(text string) *PlannerCost {
 			continue
 		}
 		switch {
+		case strings.HasPrefix(key, "sched_occurrences_materialized_total"):
+			materialized += int64(v)
 		case key == name+"_sum":
 			sum, found = v, true
 		case key == name+"_count":
@@ -139,7 +176,7 @@ func plannerCost(text string) *PlannerCost {
 	if !found {
 		return nil
 	}
-	pc := &PlannerCost{Passes: count}
+	pc := &PlannerCost{Passes: count, Materialized: materialized, SecondsTotal: sum}
 	if count > 0 {
 		pc.MeanMs = math.Round(sum/float64(count)*1e5) / 100
 		for _, b := range buckets {

@@ -69,10 +69,17 @@ func TestPlannerCost(t *testing.T) {
 		`sched_planner_pass_seconds_bucket{le="+Inf"} 100`,
 		`sched_planner_pass_seconds_sum 2`,
 		`sched_planner_pass_seconds_count 100`,
+		`sched_occurrences_materialized_total{lane="strict"} 3000`,
+		`sched_occurrences_materialized_total{lane="flexible"} 1000`,
 	}, "\n")
 	got := plannerCost(text)
-	if got == nil || *got != (PlannerCost{Passes: 100, MeanMs: 20, P99Ms: 100}) {
+	if got == nil || *got != (PlannerCost{Passes: 100, MeanMs: 20, P99Ms: 100, Materialized: 4000, SecondsTotal: 2}) {
 		t.Errorf("got %+v", got)
+	}
+	// From the scrape above to one 50 passes, 3 s and 2,000 occurrences on.
+	w := plannerWindow(got, &PlannerCost{Passes: 150, Materialized: 6000, SecondsTotal: 5})
+	if w == nil || *w != (PlannerWindow{Passes: 50, Materialized: 2000, MeanPassMs: 60, MsPerThousand: 1500}) {
+		t.Errorf("window %+v", w)
 	}
 	if plannerCost("other_metric 1\n") != nil {
 		t.Error("a scrape without the series gave figures")

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sched-dev/sched/internal/store"
 )
 
 // BenchmarkBurst is the top of the hour inside one process: 200,000
@@ -36,16 +38,7 @@ func benchBurst(b *testing.B, be benchBackend) {
 	for b.Loop() {
 		b.StopTimer()
 		top := utc("2027-01-04T10:00:00Z")
-		clk := &runClock{fixed: top.Add(-30 * time.Second)}
-		st := be.open(b)
-		e, err := New(b.Context(), Config{Store: st, Clock: clk, Shards: be.shards, Horizon: time.Minute, IgnoreStoreClock: be.ignoreStoreClock})
-		if err != nil {
-			b.Fatal(err)
-		}
-		fairLoad(b, st, be.shards, "default", n, top)
-		if got := planAll(b, e); got != n {
-			b.Fatalf("planned %d occurrences, want %d", got, n)
-		}
+		e, clk := burstEngine(b, be, top, func(_ *Engine, st store.Store) { fairLoad(b, st, be.shards, "default", n, top) }, n)
 		lags = lags[:0]
 		var (
 			mu   sync.Mutex

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sched-dev/sched/internal/clock"
+	"github.com/sched-dev/sched/internal/store"
 )
 
 // runClock is a benchmark's clock: fixed at a virtual time while the
@@ -60,18 +61,11 @@ func benchFairPool(b *testing.B, be benchBackend) {
 	for b.Loop() {
 		b.StopTimer()
 		top := utc("2027-01-04T10:00:00Z")
-		clk := &runClock{fixed: top.Add(-30 * time.Second)}
-		st := be.open(b)
-		e, err := New(b.Context(), Config{Store: st, Clock: clk, Shards: be.shards, Horizon: time.Minute, IgnoreStoreClock: be.ignoreStoreClock})
-		if err != nil {
-			b.Fatal(err)
-		}
-		createTenants(b, e, map[string]int{"a": 1, "b": 1})
-		fairLoad(b, st, be.shards, "a", bigN, top)
-		fairLoad(b, st, be.shards, "b", smallN, top)
-		if n := planAll(b, e); n != bigN+smallN {
-			b.Fatalf("planned %d occurrences, want %d", n, bigN+smallN)
-		}
+		e, clk := burstEngine(b, be, top, func(e *Engine, st store.Store) {
+			createTenants(b, e, map[string]int{"a": 1, "b": 1})
+			fairLoad(b, st, be.shards, "a", bigN, top)
+			fairLoad(b, st, be.shards, "b", smallN, top)
+		}, bigN+smallN)
 		lags = map[string][]time.Duration{}
 		var (
 			mu   sync.Mutex
@@ -129,6 +123,25 @@ func benchFairPool(b *testing.B, be benchBackend) {
 		b.ReportMetric(ms(quantile(l, 0.99)), t.name+"-p99-ms")
 	}
 	b.ReportMetric(float64(bigN+smallN)/(b.Elapsed().Seconds()/float64(b.N)), "occurrences/s")
+}
+
+// burstEngine is an engine on a fresh store of be, on a clock fixed 30 s
+// before top, whose store load fills (schedules due at top), with every
+// firing planned: want of them, on the queue before the burst. Start the
+// clock with clk.run(top).
+func burstEngine(b *testing.B, be benchBackend, top time.Time, load func(*Engine, store.Store), want int) (*Engine, *runClock) {
+	b.Helper()
+	clk := &runClock{fixed: top.Add(-30 * time.Second)}
+	st := be.open(b)
+	e, err := New(b.Context(), Config{Store: st, Clock: clk, Shards: be.shards, Horizon: time.Minute, IgnoreStoreClock: be.ignoreStoreClock})
+	if err != nil {
+		b.Fatal(err)
+	}
+	load(e, st)
+	if n := planAll(b, e); n != want {
+		b.Fatalf("planned %d occurrences, want %d", n, want)
+	}
+	return e, clk
 }
 
 // quantile is the q-quantile of sorted (nearest rank).

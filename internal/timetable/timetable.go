@@ -60,7 +60,8 @@ type Definition struct {
 	// or the Go duration (KindEvery).
 	Expr string
 	// TimeZone is the IANA zone; cron reads wall time in it, the other kinds
-	// only use it to show local times.
+	// only use it to show local times. A cron Expr's CRON_TZ= prefix may
+	// give it instead (see Parse).
 	TimeZone string
 	// Anchor is the instant an every-interval counts from (zero: the Unix
 	// epoch, so "every 1h" fires on the hour in UTC).
@@ -120,7 +121,19 @@ type SkippedWall struct {
 
 // Parse validates and compiles a definition. Errors are *InvalidError and
 // name the bad part.
+//
+// A cron expression may name its zone itself, as Kubernetes CronJob and
+// robfig/cron write it ("CRON_TZ=Europe/Berlin 0 9 * * *", or "TZ=..."):
+// Parse moves the prefix into TimeZone, so Definition returns the
+// expression without it and the zone set. A TimeZone given as well must be
+// the same zone. This is the one place the prefix is read; every caller
+// (the API, schedule files, schedctl's offline checks and preview) gets it
+// through here.
 func Parse(d Definition) (*Timetable, error) {
+	d, err := applyZonePrefix(d)
+	if err != nil {
+		return nil, err
+	}
 	if d.DSTGap == "" {
 		d.DSTGap = GapSkip
 	}

@@ -60,7 +60,7 @@ func (r *Result) WriteTable(w io.Writer, st Styles) error {
 	skips := skippedBefore(r)
 	addSkips := func(before int) {
 		for _, e := range skips[before] {
-			rows = append(rows, row{"-", strings.Replace(e.Local, "T", " ", 1) + " (skipped)", "-", "does not exist (DST gap); no firing that day"})
+			rows = append(rows, row{"-", strings.Replace(e.Local, "T", " ", 1) + " (skipped)", "-", e.Note})
 		}
 	}
 	for i, f := range r.Firings {

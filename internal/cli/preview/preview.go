@@ -47,6 +47,9 @@ Kubernetes and robfig/cron write it (CRON_TZ=Asia/Tokyo 0 9 * * *); a --tz
 given as well must be the same zone. An --every interval is elapsed
 time from --anchor (default: the Unix epoch) and does not move with DST.
 
+On a terminal the table also says how far each firing is from --from
+("in 3 h 12 min"); piped output and -o json leave that column out.
+
 JSON output (-o json) is a stable contract; see docs/preview.md.`,
 		Example: `  # 02:30 does not exist in New York on 2027-03-14
   schedctl preview --cron '30 2 * * *' --tz America/New_York --from 2027-03-13T00:00:00Z --count 3
@@ -161,9 +164,11 @@ func previewRun(opts *PreviewOptions) error {
 	if opts.JSON {
 		return res.WriteJSON(f.Out)
 	}
-	st := ipreview.PlainStyles()
+	opt := ipreview.TableOptions{Styles: ipreview.PlainStyles(), Relative: f.IsTTY}
 	if f.Styled() {
-		st = ipreview.NewStyles(f.Renderer())
+		opt.Styles = ipreview.NewStyles(f.Renderer())
 	}
-	return res.WriteTable(f.Out, st)
+	// The relative column only on a terminal: piped output stays the same
+	// whatever the day, for scripts and the files that capture it.
+	return res.WriteTableWith(f.Out, opt)
 }

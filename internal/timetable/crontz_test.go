@@ -19,6 +19,7 @@ func TestZonePrefix(t *testing.T) {
 		wantExpr   string // the definition Parse keeps
 		wantZone   string
 		field, msg string // the error, when msg != ""
+		msgPrefix  bool   // msg is the start of the message (the parser's own words follow)
 	}{
 		{name: "cron_tz", expr: "CRON_TZ=Europe/Berlin 0 9 * * *", wantExpr: "0 9 * * *", wantZone: "Europe/Berlin"},
 		{name: "tz", expr: "TZ=Asia/Tokyo 0 9 * * *", wantExpr: "0 9 * * *", wantZone: "Asia/Tokyo"},
@@ -41,7 +42,7 @@ func TestZonePrefix(t *testing.T) {
 		{name: "nothing after the prefix", expr: "CRON_TZ=Europe/Berlin", field: "cron",
 			msg: `cron expression: nothing after the CRON_TZ=Europe/Berlin prefix; want the fields, e.g. CRON_TZ=Europe/Berlin 0 9 * * *`},
 		{name: "bad field after the prefix", expr: "CRON_TZ=Europe/Berlin 61 9 * * *", field: "minute field",
-			msg: `minute field "61": out of range 0-59`},
+			msg: `minute field "61": out of range 0-59`, msgPrefix: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -49,7 +50,7 @@ func TestZonePrefix(t *testing.T) {
 			s, err := Parse(Definition{Kind: KindCron, Expr: tc.expr, TimeZone: tc.zone})
 			if tc.msg != "" {
 				var ie *InvalidError
-				if !errors.As(err, &ie) || ie.Field != tc.field || ie.Msg != tc.msg {
+				if !errors.As(err, &ie) || ie.Field != tc.field || ie.Msg != tc.msg && !(tc.msgPrefix && strings.HasPrefix(ie.Msg, tc.msg)) {
 					t.Fatalf("Parse(%q, zone %q) = %v; want *InvalidError field %q: %s", tc.expr, tc.zone, err, tc.field, tc.msg)
 				}
 				return

@@ -93,7 +93,7 @@ func TestPreviewInvalidInputExitsTwo(t *testing.T) {
 		{"expression too long", []string{"--cron", strings.Repeat("1,", 200) + "1 * * * *", "--tz", "UTC"}, "longer than the limit of 256"},
 		{"two arguments", []string{"0 0 * * *", "extra", "--tz", "UTC"}, "preview takes at most one argument, a cron expression (quote it); got 2"},
 		{"argument and --cron", []string{"0 0 * * *", "--cron", "0 0 * * *", "--tz", "UTC"}, "give the cron expression once: as the argument or with --cron"},
-		{"argument is cron", []string{"extra", "--tz", "UTC"}, `cron expression "extra": has 1 fields`},
+		{"argument is cron", []string{"extra", "--tz", "UTC"}, `cron expression "extra": has 1 field`},
 		{"prefix zone unknown", []string{"CRON_TZ=Mars/Olympus 0 9 * * *"}, `cron expression's CRON_TZ= prefix: time zone "Mars/Olympus": unknown IANA zone`},
 		{"prefix and --tz differ", []string{"--cron", "CRON_TZ=Asia/Tokyo 0 9 * * *", "--tz", "Europe/Berlin"}, `time zone "Europe/Berlin" differs from "Asia/Tokyo" in the cron expression's CRON_TZ= prefix`},
 	}

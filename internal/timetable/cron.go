@@ -111,8 +111,21 @@ func parseCron(expr string) (*cronExpr, error) {
 	return parseFields(src, strings.Fields(src))
 }
 
-// parseFields compiles the fields of src (5, or 6 with a leading second).
+// parseFields compiles the fields of src (5, or 6 with a leading second)
+// and refuses an expression that can never fire.
 func parseFields(src string, parts []string) (*cronExpr, error) {
+	c, err := compileFields(src, parts)
+	if err != nil {
+		return nil, err
+	}
+	if !c.canFire() {
+		return nil, invalid("cron", "cron expression %q: can never fire (no month in it has such a day)", src)
+	}
+	return c, nil
+}
+
+// compileFields compiles the fields of src (5, or 6 with a leading second).
+func compileFields(src string, parts []string) (*cronExpr, error) {
 	n := len(parts)
 	all := parts
 	switch n {
@@ -174,9 +187,6 @@ func parseFields(src string, parts []string) (*cronExpr, error) {
 	if !gronx.IsValid(probe) {
 		return nil, invalid("cron", "cron expression %q: rejected by the cron dialect", src)
 	}
-	if !c.canFire() {
-		return nil, invalid("cron", "cron expression %q: can never fire (no month in it has such a day)", src)
-	}
 	return c, nil
 }
 
@@ -227,6 +237,8 @@ func parseField(fc fieldCtx, sp *daySpecial) (uint64, string, error) {
 		}
 		u := strings.ToUpper(item)
 		switch {
+		case item == "?":
+			return 0, "", bad("\"?\" cannot be part of a list: ? alone means the field does not restrict")
 		case f.name == fieldDOM.name && strings.ContainsAny(u, "LW#"):
 			cn, why := parseDOMSpecial(u, sp)
 			if why != "" {

@@ -238,7 +238,7 @@ func sevenFieldHint(src string, parts []string) error {
 func everyMacroHint(src string) error {
 	d := strings.TrimSpace(src[len("@every"):])
 	if d == "" {
-		d = "5m"
+		return invalid("cron", "cron macro %q: @every is not a cron macro; a fixed interval is its own schedule kind, every: give the interval (a Go duration such as 90s, 15m or 24h) as every instead of cron (schedctl --every 15m, API field \"every\")", src)
 	}
 	note := ""
 	if _, err := time.ParseDuration(d); err != nil {

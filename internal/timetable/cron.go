@@ -86,6 +86,8 @@ func invalid(part, format string, args ...any) error {
 	return &InvalidError{Field: part, Msg: fmt.Sprintf(format, args...)}
 }
 
+// cronFields are the six fields in order; a five-field expression has the
+// second implied as 0.
 var cronFields = [6]field{fieldSecond, fieldMinute, fieldHour, fieldDOM, fieldMonth, fieldDOW}
 
 // parseCron compiles a 5- or 6-field cron expression or a macro.

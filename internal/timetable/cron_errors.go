@@ -141,17 +141,12 @@ func hasLetter(u string) bool {
 }
 
 // nearestName suggests the name u was probably meant to be: the name it
-// starts with (FRIDAY, THURS, SEPT), else the one within two edits, or "".
+// starts with (FRIDAY, THURS, TUES, SEPT, JUNE), else the one an edit away
+// (two for a word of five letters or more), or "".
 func nearestName(u string, names map[string]int) string {
 	if len(u) > 3 {
 		if _, ok := names[u[:3]]; ok {
 			return u[:3]
-		}
-	}
-	// Common four-letter spellings whose first three letters are not the name.
-	if alias, ok := map[string]string{"TUES": "TUE", "WEDS": "WED", "THUR": "THU", "THURS": "THU", "JUNE": "JUN", "JULY": "JUL"}[u]; ok {
-		if _, ok := names[alias]; ok {
-			return alias
 		}
 	}
 	keys := make([]string, 0, len(names))

@@ -331,6 +331,13 @@ func TestParseAccepts(t *testing.T) {
 		{"*/60 * * * *", "0 */60 * * * *"},
 		{"0 0 29 2 *", "0 0 0 29 2 *"},
 		{"0\t0  *\t* *", "0 0 0 * * *"},
+		// The day forms (cron_days.go): upper case, names as numbers, 7 as 0.
+		{"0 0 l * *", "0 0 0 L * *"},
+		{"0 0 lw * *", "0 0 0 LW * *"},
+		{"0 0 L-3,15w * *", "0 0 0 L-3,15W * *"},
+		{"0 0 * * fril", "0 0 0 * * 5L"},
+		{"0 0 ? * SUN#1,7#3,7L", "0 0 0 ? * 0#1,0#3,0L"},
+		{"0 0 L * 1-5,FRI#2", "0 0 0 L * 1-5,5#2"},
 	}
 	for _, tc := range cases {
 		s, err := Parse(cronUTC(tc.expr))

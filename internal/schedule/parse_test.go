@@ -223,7 +223,7 @@ func TestReason(t *testing.T) {
 		{err, `"soon": not a duration (use e.g. 90s, 15m, 24h)`},
 		{err2, `"catch_up": say how many to catch up, catch_up:K with K from 1 to 1000`},
 		{err3, `anchor "noon": not an RFC 3339 time (e.g. 2027-03-14T09:00:00-04:00)`},
-		{err4, `minute field "61": out of range 0-59`},
+		{err4, `minute field "61": out of range 0-59 (field 1 of 5)`},
 		{err5, "give exactly one of cron, at or every"},
 	}
 	for _, tt := range tests {

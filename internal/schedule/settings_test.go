@@ -71,7 +71,7 @@ func TestNormalizeRules(t *testing.T) {
 		{"kind every", every, "", ""},
 		{"kind unknown", func(s *Settings) { s.Kind = "sometimes" }, "kind", `kind: kind "sometimes": want cron, at or every`},
 		{"kind empty", func(s *Settings) { s.Kind = "" }, "kind", `kind: kind "": want cron, at or every`},
-		{"cron minute 61", func(s *Settings) { s.Expr = "61 * * * *" }, "cron", `minute field "61": out of range 0-59`},
+		{"cron minute 61", func(s *Settings) { s.Expr = "61 * * * *" }, "cron", `minute field "61": out of range 0-59 (field 1 of 5)`},
 		{"cron that never fires", func(s *Settings) { s.Expr = "0 0 31 2 *" }, "cron", `cron expression "0 0 31 2 *": can never fire (no month in it has such a day)`},
 		{"cron with seconds", func(s *Settings) { s.Expr = "*/2 * * * * *" }, "", ""},
 		{"every 0s", func(s *Settings) { every(s); s.Expr = "0s" }, "every", `every "0s": must be at least 1s`},

@@ -31,6 +31,15 @@ var nextBenchCases = []struct{ name, expr, zone string }{
 	{"leap_day", "0 0 29 2 *", "UTC"},
 	// Vixie/POSIX: both day fields restricted, so every 13th and every Friday.
 	{"friday13", "0 0 13 * 5", "UTC"},
+	// The special day forms (cron_days.go). gronx has no L-n and no LW, so
+	// their gronx rows count errors (gronx-errors/op) instead of timing it.
+	{"last_day_new_york", "0 2 L * *", "America/New_York"},
+	{"last_minus_3", "0 0 L-3 * *", "UTC"},
+	{"nearest_weekday_15W_berlin", "0 9 15W * *", "Europe/Berlin"},
+	{"last_weekday_LW", "0 18 LW * *", "UTC"},
+	{"last_friday", "0 0 * * 5L", "UTC"},
+	{"second_sunday_0230_new_york", "30 2 * * 0#2", "America/New_York"},
+	{"list_and_or", "0 9 L,15W * 1#1,5L", "America/New_York"},
 }
 
 func benchTimetable(b *testing.B, expr, zone string) *Timetable {
@@ -147,6 +156,8 @@ func BenchmarkParse(b *testing.B) {
 		{"macro", "@daily", "Europe/Berlin"},
 		{"six_fields_list", "0,10,20,30,40,50 */15 9-17 ? JAN-JUN,SEP-DEC 1-5", "Australia/Sydney"},
 		{"never_fires", "0 0 31 4,6,9,11 *", "UTC"},
+		{"day_forms", "0 9 L,L-3,15W * 1#1,FRIL", "America/New_York"},
+		{"never_fires_day_forms", "0 0 LW * */6", "UTC"},
 	}
 	for _, bc := range cases {
 		b.Run(bc.name, func(b *testing.B) {

@@ -60,6 +60,14 @@ type cronExpr struct {
 	// "*" (or is "?") does not restrict by itself, so the two day fields are
 	// AND-ed; when both are restricted they are OR-ed.
 	domStar, dowStar bool
+	// special is set when a day field has L, W or # (cron_days.go).
+	special bool
+	// domOnly: the matching days are the dom bits alone (no day-of-week
+	// restriction, no special form), so no weekday is computed.
+	domOnly bool
+	// days is the set of matching days for each month shape: days[dim-28][w]
+	// for a month of dim days whose 1st is weekday w (cron_days.go).
+	days [4][7]uint32
 	// canonical is the six-field numeric form, also what gronx validates.
 	canonical string
 }
@@ -78,6 +86,10 @@ func invalid(part, format string, args ...any) error {
 	return &InvalidError{Field: part, Msg: fmt.Sprintf(format, args...)}
 }
 
+// cronFields are the six fields in order; a five-field expression has the
+// second implied as 0.
+var cronFields = [6]field{fieldSecond, fieldMinute, fieldHour, fieldDOM, fieldMonth, fieldDOW}
+
 // parseCron compiles a 5- or 6-field cron expression or a macro.
 func parseCron(expr string) (*cronExpr, error) {
 	if len(expr) > MaxExpressionLen {
@@ -88,32 +100,71 @@ func parseCron(expr string) (*cronExpr, error) {
 		return nil, invalid("cron", "cron expression is empty")
 	}
 	if strings.HasPrefix(src, "@") {
-		m, ok := macros[strings.ToLower(src)]
+		low := strings.ToLower(src)
+		if low == "@every" || strings.HasPrefix(low, "@every ") || strings.HasPrefix(low, "@every\t") {
+			return nil, everyMacroHint(src)
+		}
+		m, ok := macros[low]
 		if !ok {
 			return nil, invalid("cron", "cron macro %q: unknown; use one of @yearly @annually @monthly @weekly @daily @midnight @hourly", src)
 		}
 		src = m
 	}
-	parts := strings.Fields(src)
-	var fields []field
-	switch len(parts) {
+	return parseFields(src, strings.Fields(src))
+}
+
+// parseFields compiles the fields of src (5, or 6 with a leading second)
+// and refuses an expression that can never fire.
+func parseFields(src string, parts []string) (*cronExpr, error) {
+	c, err := compileFields(src, parts)
+	if err != nil {
+		return nil, err
+	}
+	if !c.canFire() {
+		return nil, invalid("cron", "cron expression %q: can never fire (no month in it has such a day)", src)
+	}
+	return c, nil
+}
+
+// compileFields compiles the fields of src (5, or 6 with a leading second).
+func compileFields(src string, parts []string) (*cronExpr, error) {
+	n := len(parts)
+	all := parts
+	switch n {
 	case 5:
-		parts = append([]string{"0"}, parts...)
-		fields = []field{fieldSecond, fieldMinute, fieldHour, fieldDOM, fieldMonth, fieldDOW}
+		all = append([]string{"0"}, parts...)
 	case 6:
-		fields = []field{fieldSecond, fieldMinute, fieldHour, fieldDOM, fieldMonth, fieldDOW}
+	case 1:
+		return nil, invalid("cron", "cron expression %q: has 1 field, want 5 (minute hour day-of-month month day-of-week) or 6 (with a leading second)", src)
+	case 7:
+		if err := sevenFieldHint(src, parts); err != nil {
+			return nil, err
+		}
+		fallthrough
 	default:
-		return nil, invalid("cron", "cron expression %q: has %d fields, want 5 (minute hour day-of-month month day-of-week) or 6 (with a leading second)", src, len(parts))
+		return nil, invalid("cron", "cron expression %q: has %d fields, want 5 (minute hour day-of-month month day-of-week) or 6 (with a leading second)", src, n)
 	}
 
 	c := &cronExpr{}
 	var sets [6]uint64
-	for i, p := range parts {
-		set, err := parseField(p, fields[i])
+	var canon [6]string
+	var sp daySpecial
+	for i, p := range all {
+		pos := i + 1
+		if n == 5 {
+			pos = i // the second is implied
+		}
+		fc := fieldCtx{f: cronFields[i], pos: pos, n: n, text: p}
+		set, cn, err := parseField(fc, &sp)
 		if err != nil {
+			if n == 6 {
+				if h := sixFieldHint(src, parts, err); h != nil {
+					return nil, h
+				}
+			}
 			return nil, err
 		}
-		sets[i] = set
+		sets[i], canon[i] = set, cn
 	}
 	c.sec, c.min, c.hour = sets[0], sets[1], uint32(sets[2])
 	c.dom, c.month = uint32(sets[3]), uint16(sets[4])
@@ -122,95 +173,143 @@ func parseCron(expr string) (*cronExpr, error) {
 		dow = dow&^(1<<7) | 1
 	}
 	c.dow = uint8(dow)
-	c.domStar = parts[3] == "?" || strings.HasPrefix(parts[3], "*")
-	c.dowStar = parts[5] == "?" || strings.HasPrefix(parts[5], "*")
+	c.domStar = all[3] == "?" || strings.HasPrefix(all[3], "*")
+	c.dowStar = all[5] == "?" || strings.HasPrefix(all[5], "*")
+	c.compileDays(&sp)
 
-	canon := make([]string, 6)
-	for i, p := range parts {
-		canon[i] = canonicalField(p, fields[i])
-	}
-	c.canonical = strings.Join(canon, " ")
+	c.canonical = strings.Join(canon[:], " ")
 	// gronx defines the dialect: whatever we accept, it must accept too.
-	if !gronx.IsValid(c.canonical) {
-		return nil, invalid("cron", "cron expression %q: rejected by the cron dialect", expr)
+	// gronx has no L-n and no LW, which sched takes from Quartz; for those
+	// items alone, gronx checks the expression with L in their place (the
+	// same kind of item, so everything else is still checked).
+	probe := c.canonical
+	if sp.lastOff != 0 || sp.lastW {
+		probe = gronxProbe(canon)
 	}
-	if !c.canFire() {
-		return nil, invalid("cron", "cron expression %q: can never fire (no month in it has such a day)", strings.TrimSpace(expr))
+	if !gronx.IsValid(probe) {
+		return nil, invalid("cron", "cron expression %q: rejected by the cron dialect", src)
 	}
 	return c, nil
 }
 
-// parseField turns one field into a bitset of the values it allows.
-func parseField(p string, f field) (uint64, error) {
-	bad := func(part, format string, args ...any) error {
-		return invalid(f.name+" field", "%s field %q: %s", f.name, part, fmt.Sprintf(format, args...))
+// isLastDow reports a day-of-week item of the nL form (with or without a
+// step after it, which parseDOWSpecial refuses).
+func isLastDow(u string) bool {
+	head, _, _ := strings.Cut(u, "/")
+	return len(head) > 1 && strings.HasSuffix(head, "L")
+}
+
+// gronxProbe is the canonical form with each L-n and LW item of the
+// day-of-month field replaced by L, for gronx's validity check.
+func gronxProbe(canon [6]string) string {
+	items := strings.Split(canon[3], ",")
+	for i, it := range items {
+		if it == "LW" || strings.HasPrefix(it, "L-") {
+			items[i] = "L"
+		}
 	}
+	canon[3] = strings.Join(items, ",")
+	return strings.Join(canon[:], " ")
+}
+
+// parseField turns one field into a bitset of the values it allows and its
+// canonical text; the special day forms go into sp.
+func parseField(fc fieldCtx, sp *daySpecial) (uint64, string, error) {
+	f, p := fc.f, fc.text
 	if p == "?" {
 		if f.name != fieldDOM.name && f.name != fieldDOW.name {
-			return 0, bad(p, "\"?\" is only allowed in day-of-month and day-of-week")
+			return 0, "", fc.fail("\"?\" is only allowed in day-of-month and day-of-week")
 		}
-		return span(f.min, f.max, 1), nil
+		return span(f.min, f.max, 1), "?", nil
 	}
 	items := strings.Split(p, ",")
 	if len(items) > maxListItems {
-		return 0, bad(p, "list of %d items, more than the limit of %d", len(items), maxListItems)
+		return 0, "", fc.fail("list of %d items, more than the limit of %d", len(items), maxListItems)
+	}
+	for k, item := range items {
+		if item == "" {
+			return 0, "", fc.emptyItem(k+1, len(items))
+		}
 	}
 	var set uint64
-	for _, item := range items {
-		if item == "" {
-			return 0, bad(p, "empty list item")
+	canon := make([]string, len(items))
+	for k, item := range items {
+		bad := func(format string, args ...any) error {
+			return fc.failItem(item, k+1, len(items), format, args...)
 		}
-		if isModifier(item, f) {
-			return 0, bad(item, "the L, W and # modifiers are not supported")
+		u := strings.ToUpper(item)
+		switch {
+		case item == "?":
+			return 0, "", bad("\"?\" cannot be part of a list: ? alone means the field does not restrict")
+		case f.name == fieldDOM.name && strings.ContainsAny(u, "LW#"):
+			cn, why := parseDOMSpecial(u, sp)
+			if why != "" {
+				return 0, "", bad("%s", why)
+			}
+			canon[k] = cn
+			continue
+		case f.name == fieldDOW.name && (strings.Contains(u, "#") || isLastDow(u)):
+			cn, why := parseDOWSpecial(u, sp)
+			if why != "" {
+				return 0, "", bad("%s", why)
+			}
+			canon[k] = cn
+			continue
 		}
 		rangePart, stepPart, hasStep := strings.Cut(item, "/")
 		step := 1
 		if hasStep {
-			n, err := strconv.Atoi(stepPart)
-			if err != nil || len(stepPart) > 2 || stepPart[0] < '0' || stepPart[0] > '9' {
-				return 0, bad(item, "step %q is not a number", stepPart)
+			n, ok := digits(stepPart)
+			if !ok {
+				return 0, "", bad("step %q is not a number", stepPart)
 			}
 			if n < 1 {
-				return 0, bad(item, "step must be at least 1")
+				return 0, "", bad("step must be at least 1")
 			}
 			if n > f.max-f.min+1 {
-				return 0, bad(item, "step %d is larger than the field's range %d-%d", n, f.min, f.max)
+				return 0, "", bad("step %s is larger than the field's range %d-%d", strings.TrimLeft(stepPart, "0"), f.min, f.max)
 			}
 			step = n
 		}
 		lo, hi := f.min, f.max
+		var cn string
 		switch {
 		case rangePart == "*":
 			if len(items) > 1 {
-				return 0, bad(p, "\"*\" cannot be part of a list")
+				return 0, "", bad("\"*\" cannot be part of a list: * alone already means every value")
 			}
 			if f.name == fieldDOW.name {
 				hi = 6
 			}
+			cn = "*"
 		case strings.Contains(rangePart, "-"):
 			a, b, _ := strings.Cut(rangePart, "-")
 			switch {
 			case a == "":
-				return 0, bad(item, "a value cannot be negative, and a range needs a start")
+				return 0, "", bad("a value cannot be negative, and a range needs a start")
 			case b == "":
-				return 0, bad(item, "range %q has no end", rangePart)
+				return 0, "", bad("range %q has no end", rangePart)
+			case strings.Contains(b, "-"):
+				return 0, "", bad("a range is a-b, with a single -")
 			}
-			var err error
-			if lo, err = fieldValue(a, f); err != nil {
-				return 0, bad(item, "%v", err)
+			var why string
+			if lo, why = fc.value(a, true); why != "" {
+				return 0, "", bad("%s", why)
 			}
-			if hi, err = fieldValue(b, f); err != nil {
-				return 0, bad(item, "%v", err)
+			if hi, why = fc.value(b, true); why != "" {
+				return 0, "", bad("%s", why)
 			}
 			if hi < lo {
-				return 0, bad(item, "range runs backwards (%d > %d)", lo, hi)
+				return 0, "", bad("range runs backwards (%d > %d); write the smaller value first", lo, hi)
 			}
+			cn = strconv.Itoa(lo) + "-" + strconv.Itoa(hi)
 		default:
-			v, err := fieldValue(rangePart, f)
-			if err != nil {
-				return 0, bad(item, "%v", err)
+			v, why := fc.value(rangePart, false)
+			if why != "" {
+				return 0, "", bad("%s", why)
 			}
 			lo = v
+			cn = strconv.Itoa(v)
 			if !hasStep {
 				hi = v
 			} else if f.name == fieldDOW.name {
@@ -221,60 +320,37 @@ func parseField(p string, f field) (uint64, error) {
 				}
 			}
 		}
+		if hasStep {
+			cn += "/" + strconv.Itoa(step)
+		}
+		canon[k] = cn
 		set |= span(lo, hi, step)
 	}
-	return set, nil
+	return set, strings.Join(canon, ","), nil
 }
 
-// isModifier reports the Quartz-style day modifiers (L, 15W, LW, 5L, 5#2)
-// that gronx knows but sched does not take: they need their own reference
-// tests before they can be trusted around DST.
-func isModifier(item string, f field) bool {
-	if f.name != fieldDOM.name && f.name != fieldDOW.name {
-		return false
-	}
-	u := strings.ToUpper(item)
-	if strings.Contains(u, "#") || u == "L" || u == "LW" {
-		return true
-	}
-	if n := len(u); n >= 2 && (u[n-1] == 'L' || u[n-1] == 'W') {
-		_, err := strconv.Atoi(u[:n-1])
-		return err == nil
-	}
-	return false
-}
-
-// fieldValue parses a number or a name and checks it against the bounds.
-func fieldValue(s string, f field) (int, error) {
+// value parses a number (leading zeros allowed: 007 is 7, as in gronx and
+// Vixie cron) or a name, and checks it against the bounds. why explains a
+// bad one; inRange says the value is one end of a range.
+func (fc fieldCtx) value(s string, inRange bool) (v int, why string) {
+	f := fc.f
 	if s == "" {
-		return 0, fmt.Errorf("missing value")
+		return 0, "missing value"
 	}
 	if v, ok := f.names[strings.ToUpper(s)]; ok {
-		return v, nil
+		return v, ""
 	}
-	v, err := strconv.Atoi(s)
-	if err != nil || s[0] == '+' || s[0] == '-' || len(s) > 2 && v <= f.max {
-		if f.names != nil {
-			return 0, fmt.Errorf("%q is not a number or a name", s)
-		}
-		return 0, fmt.Errorf("%q is not a number", s)
+	v, ok := digits(s)
+	if !ok {
+		return 0, fc.badValue(s)
 	}
 	if v < f.min || v > f.max {
-		return 0, fmt.Errorf("out of range %d-%d", f.min, f.max)
+		if inRange {
+			return 0, fmt.Sprintf("%s is out of range %d-%d", s, f.min, f.max)
+		}
+		return 0, fmt.Sprintf("out of range %d-%d", f.min, f.max)
 	}
-	return v, nil
-}
-
-// canonicalField rewrites names as numbers so gronx sees the same field.
-func canonicalField(p string, f field) string {
-	if f.names == nil {
-		return p
-	}
-	up := strings.ToUpper(p)
-	for name, v := range f.names {
-		up = strings.ReplaceAll(up, name, strconv.Itoa(v))
-	}
-	return up
+	return v, ""
 }
 
 func span(lo, hi, step int) uint64 {
@@ -283,26 +359,6 @@ func span(lo, hi, step int) uint64 {
 		s |= 1 << uint(v)
 	}
 	return s
-}
-
-// canFire reports whether some day of the calendar matches the day fields.
-// Hours, minutes and seconds always have at least one value, and every day
-// exists on every weekday over the years, so only month and day of month can
-// make an expression impossible (0 0 31 2 *).
-func (c *cronExpr) canFire() bool {
-	if !c.domStar && !c.dowStar {
-		return true // OR: any weekday in the set fires in every month
-	}
-	for m := 1; m <= 12; m++ {
-		if c.month&(1<<m) == 0 {
-			continue
-		}
-		max := daysIn(2000, m) // 2000 is a leap year: February has 29
-		if c.dom&(uint32(1)<<(max+1)-2) != 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // nextBit returns the lowest set bit of set at or above from, or -1.
@@ -315,58 +371,6 @@ func nextBit(set uint64, from int) int {
 		return -1
 	}
 	return bits.TrailingZeros64(s)
-}
-
-// matchDay reports whether day d of y-m matches the day fields.
-func (c *cronExpr) matchDay(y, m, d int) bool {
-	domOK := c.dom&(1<<d) != 0
-	dowOK := c.dow&(1<<weekdayOf(daysFromCivil(y, m, d))) != 0
-	if c.domStar || c.dowStar {
-		return domOK && dowOK
-	}
-	return domOK || dowOK
-}
-
-// nextDay returns the first matching day of y-m at or after d, or -1.
-func (c *cronExpr) nextDay(y, m, d int) int {
-	dim := daysIn(y, m)
-	if d > dim {
-		return -1
-	}
-	domSet := uint64(c.dom) & (uint64(1)<<(dim+1) - 2)
-	and := c.domStar || c.dowStar
-	switch {
-	case and && c.dow == 0x7f:
-		return nextBit(domSet, d)
-	case and && domSet == uint64(1)<<(dim+1)-2:
-		return c.nextDOW(y, m, d, dim)
-	case and:
-		for ; d <= dim; d++ {
-			if c.matchDay(y, m, d) {
-				return d
-			}
-		}
-		return -1
-	}
-	a, b := nextBit(domSet, d), c.nextDOW(y, m, d, dim)
-	if a < 0 || (b >= 0 && b < a) {
-		return b
-	}
-	return a
-}
-
-// nextDOW returns the first day at or after d whose weekday is in the set.
-func (c *cronExpr) nextDOW(y, m, d, dim int) int {
-	wd := weekdayOf(daysFromCivil(y, m, d))
-	rot := uint16(c.dow) | uint16(c.dow)<<7 // two weeks, so a shift finds the wrap
-	k := nextBit(uint64(rot), wd)
-	if k < 0 {
-		return -1
-	}
-	if d += k - wd; d > dim {
-		return -1
-	}
-	return d
 }
 
 // nextWall returns the first wall time at or after w whose fields match,

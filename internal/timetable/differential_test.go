@@ -102,6 +102,15 @@ func randomCron(r *rand.Rand, seconds bool) string {
 	if r.IntN(3) == 0 {
 		f[2] = "?"
 	}
+	// The special day forms (cron_days.go), in one or both day fields.
+	switch r.IntN(8) {
+	case 0:
+		f[2] = randomDayField(r, true)
+	case 1:
+		f[4] = randomDayField(r, false)
+	case 2:
+		f[2], f[4] = randomDayField(r, true), randomDayField(r, false)
+	}
 	if seconds {
 		f = append([]string{part(0, 59, true)}, f...)
 	}
@@ -209,7 +218,7 @@ func TestDayFieldsMatchReference(t *testing.T) {
 		f, ok := s.Next(after)
 		for d := 0; d < 30*366; d++ {
 			day := from.AddDate(0, 0, d)
-			due, err := g.IsDue(s.cron.canonical, day)
+			due, err := gronxDue(g, s.cron.canonical, day)
 			if err != nil {
 				t.Fatal(err)
 			}

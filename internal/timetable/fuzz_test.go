@@ -2,6 +2,7 @@ package timetable
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,9 @@ var fuzzFrom = time.Date(2026, 5, 17, 12, 34, 56, 0, time.UTC)
 // not panic, must be fast, must reject with a non-empty *InvalidError, and an
 // accepted schedule must behave: a cron has a next firing after a 2026
 // instant (every accepted expression fires before year 9999), the firing
-// matches the expression, and its time marshals to JSON.
+// matches the expression, and its time marshals to JSON. (A cron whose
+// every matching wall time falls in a DST gap fires only with dst_gap
+// shift; under skip it has none, which is checked as such.)
 func FuzzParse(f *testing.F) {
 	seeds := []struct {
 		expr, zone string
@@ -49,6 +52,21 @@ func FuzzParse(f *testing.F) {
 		{"0 0 ? * 7", "UTC", 0},
 		{"0 0 L * *", "UTC", 0},
 		{"0 0 * * 5#2", "UTC", 0},
+		{"0 0 L-3 * *", "UTC", 0},
+		{"0 0 L-30 2 *", "UTC", 0},
+		{"0 0 15W * *", "America/New_York", 0},
+		{"0 0 30W 2 *", "UTC", 0},
+		{"0 0 LW 2 *", "Europe/London", 0},
+		{"30 2 * 3 0#2", "America/New_York", 0},
+		{"0 0 * 2 1#5", "UTC", 0},
+		{"0 0 * * FRIL", "UTC", 0},
+		{"0 0 L,15 * 1#1,3#3", "UTC", 0},
+		{"0 0 LW * */6", "UTC", 0},
+		{"0 0 * * 5#6", "UTC", 0},
+		{"*/15, * * * *", "UTC", 0},
+		{"30 15 31 12 * 2024", "UTC", 0},
+		{"@every 5m", "UTC", 0},
+		{"0 0 * * friday", "UTC", 0},
 		{"@daily", "Europe/London", 0},
 		{"@REBOOT", "UTC", 0},
 		{"0 5 3 4 */0004", "UTC", 0},
@@ -104,7 +122,21 @@ func FuzzParse(f *testing.F) {
 		switch k {
 		case KindCron:
 			if !ok {
-				t.Fatalf("cron %q in %q accepted (canonical %q) but has no firing after %v", expr, zone, s.Canonical(), fuzzFrom)
+				// A day form can pick only days whose matching wall times
+				// fall in a DST gap (30 2 * 3 0#2 in New York is always
+				// the spring-forward day): under skip there is no firing,
+				// but shifted out of the gap there must be one.
+				d := s.Definition()
+				d.DSTGap = GapShift
+				sh, err := Parse(d)
+				if err != nil {
+					t.Fatalf("cron %q in %q: accepted with skip, refused with shift: %v", expr, zone, err)
+				}
+				f2, ok2 := sh.Next(fuzzFrom)
+				if !ok2 || f2.Note != NoteGapShifted {
+					t.Fatalf("cron %q in %q accepted (canonical %q) but has no firing after %v", expr, zone, s.Canonical(), fuzzFrom)
+				}
+				return
 			}
 			if !s.cron.matchWall(fr.Wall) {
 				t.Fatalf("cron %q: firing %v has wall %s, which does not match", expr, fr.At, FormatWall(fr.Wall))
@@ -202,6 +234,17 @@ func FuzzNext(f *testing.F) {
 	f.Add("0 9 * * MON-FRI", ny, u("2027-03-13T00:00:00Z"), uint8(0), uint8(0)) // the common case
 	f.Add("0 0 29 2 *", zoneIndex(f, "UTC"), u("2028-02-28T00:00:00Z"), uint8(0), uint8(0))
 	f.Add("* * * * *", zoneIndex(f, "Pacific/Chatham"), u("2027-04-03T12:00:00Z"), uint8(1), uint8(2))
+	// The day forms on DST days: the second Sunday of March in New York,
+	// the last Sunday of March and October in Berlin, a last day of the
+	// month that is a transition day, a W day beside one.
+	berlin := zoneIndex(f, "Europe/Berlin")
+	f.Add("30 2 * 3 0#2", ny, u("2027-03-13T00:00:00Z"), uint8(1), uint8(0))
+	f.Add("*/30 2 * 3 SUNL", berlin, u("2027-03-27T12:00:00Z"), uint8(0), uint8(0))
+	f.Add("*/20 2 * 10 0L", berlin, u("2027-10-30T12:00:00Z"), uint8(0), uint8(2))
+	f.Add("30 2 L 3 *", berlin, u("2030-03-30T12:00:00Z"), uint8(1), uint8(0))
+	f.Add("30 2 L-3 3 *", berlin, u("2027-03-27T12:00:00Z"), uint8(0), uint8(0))
+	f.Add("0 1 8W * *", ny, u("2026-11-01T00:00:00Z"), uint8(0), uint8(1))
+	f.Add("0 0 LW * 5#1", scl, u("2026-09-04T00:00:00Z"), uint8(1), uint8(0))
 	f.Fuzz(func(t *testing.T, expr string, zone uint8, start int64, gap, repeat uint8) {
 		name := diffZones[int(zone)%len(diffZones)]
 		s, err := Parse(Definition{Kind: KindCron, Expr: expr, TimeZone: name,
@@ -215,5 +258,37 @@ func FuzzNext(f *testing.F) {
 			window = 2 * 3600
 		}
 		compareWithReference(t, s, from, from+window)
+	})
+}
+
+// FuzzDayForms: expressions built by the fuzzer's choices from the special
+// day forms (L, L-n, nW, LW, nL, n#k, in lists, with the other day field
+// plain, starred or special), in one of diffZones, from a start in
+// 1970..2100, against the brute-force reference over four days around a
+// month's end. The generator reaches forms a string mutator rarely
+// assembles.
+//
+//	go test ./internal/timetable -run '^$' -fuzz FuzzDayForms -fuzztime 60s
+func FuzzDayForms(f *testing.F) {
+	for i := uint64(0); i < 8; i++ {
+		f.Add(i, uint8(i), int64(i)*977_000_003, uint8(i%2), uint8(i%3))
+	}
+	f.Fuzz(func(t *testing.T, seed uint64, zone uint8, start int64, gap, repeat uint8) {
+		r := rand.New(rand.NewPCG(seed, 13))
+		expr := randomDayExpr(r, []string{"0", "30", "*/30"}[r.IntN(3)], []string{"0", "2", "1-3", "*/6"}[r.IntN(4)])
+		name := diffZones[int(zone)%len(diffZones)]
+		s, err := Parse(Definition{Kind: KindCron, Expr: expr, TimeZone: name,
+			DSTGap: gapPolicies[int(gap)%len(gapPolicies)], DSTRepeat: repeatPolicies[int(repeat)%len(repeatPolicies)]})
+		if err != nil {
+			if !strings.Contains(err.Error(), "can never fire") {
+				t.Fatalf("generated %q refused: %v", expr, err)
+			}
+			return
+		}
+		// Four days from a day 25-28 of the month: a month's end (L, LW,
+		// nL, 31W) and the next month's first days (1W, n#1) are in view.
+		st := time.Unix(clampStart(start), 0).UTC()
+		from := time.Date(st.Year(), st.Month(), 25+st.Day()%4, st.Hour(), 0, 0, 0, time.UTC).Unix()
+		compareWithReference(t, s, from, from+4*86400)
 	})
 }

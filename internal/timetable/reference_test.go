@@ -2,6 +2,8 @@ package timetable
 
 import (
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,7 +47,7 @@ func walkReference(tb testing.TB, s *Timetable, from, to int64) refWalk {
 	}
 	g := gronx.New()
 	match := func(wall int64) bool {
-		due, err := g.IsDue(expr, time.Unix(wall, 0).UTC())
+		due, err := gronxDue(g, expr, time.Unix(wall, 0).UTC())
 		if err != nil {
 			tb.Fatalf("gronx IsDue(%q): %v", expr, err)
 		}
@@ -73,6 +75,63 @@ func walkReference(tb testing.TB, s *Timetable, from, to int64) refWalk {
 		prev = w
 	}
 	return rw
+}
+
+// gronxDue asks gronx whether wall (a wall time read as UTC) matches the
+// canonical expression. gronx has no L-n and no LW, two Quartz forms sched
+// takes; for them the day-of-month field is rewritten for wall's month into
+// what gronx knows, computed here with the time package alone: L-n becomes
+// the day number last-n (31, which such a month lacks, when last-n < 1) and
+// LW the last Monday-to-Friday.
+func gronxDue(g *gronx.Gronx, canonical string, wall time.Time) (bool, error) {
+	return g.IsDue(gronxForMonth(canonical, wall.Year(), wall.Month()), wall)
+}
+
+// gronxForMonth rewrites the L-n and LW items of a canonical expression's
+// day-of-month field for month m of year y (see gronxDue).
+func gronxForMonth(canonical string, y int, m time.Month) string {
+	f := strings.Fields(canonical)
+	if len(f) != 6 || !strings.Contains(f[3], "L-") && !strings.Contains(f[3], "LW") {
+		return canonical
+	}
+	last := time.Date(y, m+1, 0, 12, 0, 0, 0, time.UTC)
+	items := strings.Split(f[3], ",")
+	for i, it := range items {
+		switch {
+		case it == "LW":
+			d := last
+			for d.Weekday() == time.Saturday || d.Weekday() == time.Sunday {
+				d = d.AddDate(0, 0, -1)
+			}
+			items[i] = strconv.Itoa(d.Day())
+		case strings.HasPrefix(it, "L-"):
+			n, _ := strconv.Atoi(it[2:])
+			if d := last.Day() - n; d >= 1 {
+				items[i] = strconv.Itoa(d)
+			} else {
+				items[i] = "31"
+			}
+		}
+	}
+	f[3] = strings.Join(items, ",")
+	return strings.Join(f, " ")
+}
+
+// gronxValid is gronx.IsValid, with each L-n and LW item (which gronx
+// lacks) checked as the day-of-month item gronx knows in their place, L.
+func gronxValid(canonical string) bool {
+	f := strings.Fields(canonical)
+	if len(f) == 6 {
+		items := strings.Split(f[3], ",")
+		for i, it := range items {
+			if it == "LW" || strings.HasPrefix(it, "L-") {
+				items[i] = "L"
+			}
+		}
+		f[3] = strings.Join(items, ",")
+		canonical = strings.Join(f, " ")
+	}
+	return gronx.IsValid(canonical)
 }
 
 // reference returns the firings with instants in (from, to].

@@ -119,7 +119,14 @@ func Compute(req Request) (*Result, error) {
 		}
 		res.Anchor = &a
 	}
+	// An expression that names only wall times the zone skips ("30 2 * 3
+	// 0#2" in New York) lists Count of them, not every year to 9999.
+	_, gapOnly := s.GapOnly()
+	skippedN := 0
 	skipped := func(w timetable.SkippedWall) {
+		if skippedN++; gapOnly && skippedN > req.Count {
+			return
+		}
 		res.DSTEvents = append(res.DSTEvents, Event{Local: timetable.FormatWall(w.Wall), Event: EventGapSkipped,
 			Cause: w.Cause.String(), Note: skippedText(s, w), before: len(res.Firings)})
 	}
@@ -128,6 +135,9 @@ func Compute(req Request) (*Result, error) {
 		f, ok := s.NextObserved(after, skipped)
 		if !ok {
 			res.End = endReason(def.Kind)
+			if gapOnly {
+				res.End = "never fires: every wall time it names falls in a gap of the zone's clock; dst_gap shift fires each at the gap's end"
+			}
 			break
 		}
 		after = f.At

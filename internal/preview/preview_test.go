@@ -101,3 +101,24 @@ func TestCountLimits(t *testing.T) {
 		t.Fatalf("count %d: %v, %d firings", MaxCount, err, len(res.Firings))
 	}
 }
+
+// An expression whose every wall time falls in a DST gap lists as many
+// skipped times as firings were asked for, not every year to 9999, and
+// says it never fires.
+func TestGapOnlyPreview(t *testing.T) {
+	def := timetable.Definition{Kind: timetable.KindCron, Expr: "30 2 * 3 0#2", TimeZone: "America/New_York", DSTGap: timetable.GapSkip}
+	res, err := Compute(Request{Def: def, From: mustTime(t, "2026-12-05T00:00:00Z"), Count: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Firings) != 0 || len(res.DSTEvents) != 3 {
+		t.Fatalf("%d firings and %d events, want 0 and 3", len(res.Firings), len(res.DSTEvents))
+	}
+	if res.DSTEvents[0].Local != "2027-03-14T02:30:00" || res.DSTEvents[0].Event != EventGapSkipped {
+		t.Errorf("first event %+v, want 2027-03-14T02:30:00 gap_skipped", res.DSTEvents[0])
+	}
+	const want = "never fires: every wall time it names falls in a gap of the zone's clock; dst_gap shift fires each at the gap's end"
+	if res.End != want {
+		t.Errorf("end %q, want %q", res.End, want)
+	}
+}

@@ -14,6 +14,7 @@
 package schedule
 
 import (
+	"strings"
 	"time"
 
 	"github.com/sched-dev/sched/internal/record"
@@ -113,6 +114,11 @@ func (s *Settings) Normalize() (*timetable.Timetable, error) {
 	// schedule is stored and compared without the prefix.
 	d := sp.Definition()
 	s.Expr, s.TimeZone = d.Expr, d.TimeZone
+	if first, never := sp.GapOnly(); never {
+		// Created, it would be COMPLETED at once, having never fired.
+		return nil, Invalid("cron", "cron expression %q never fires in %s with dst_gap skip: every wall time it names falls in a gap of the zone's clock (e.g. %s); use dst_gap shift to fire at the gap's end, or another time of day",
+			d.Expr, d.TimeZone, strings.Replace(timetable.FormatWall(first.Wall), "T", " ", 1)[:16])
+	}
 	if len(s.Payload) > record.MaxPayload {
 		return nil, Invalid("payload", "payload of %d bytes is over the limit of %d (256 KiB)", len(s.Payload), record.MaxPayload)
 	}

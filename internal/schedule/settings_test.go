@@ -75,7 +75,9 @@ func TestNormalizeRules(t *testing.T) {
 		{"cron that never fires", func(s *Settings) { s.Expr = "0 0 31 2 *" }, "cron", `cron expression "0 0 31 2 *": can never fire (no month in it has such a day)`},
 		{"cron whose every time is in a DST gap", func(s *Settings) { s.Expr, s.TimeZone = "30 2 * 3 0#2", "America/New_York" }, "cron",
 			`cron: cron expression "30 2 * 3 0#2" never fires in America/New_York with dst_gap skip: every wall time it names falls in a gap of the zone's clock (e.g. 2038-03-14 02:30); use dst_gap shift to fire at the gap's end, or another time of day`},
-		{"the same with dst_gap shift", func(s *Settings) { s.Expr, s.TimeZone, s.DSTGap = "30 2 * 3 0#2", "America/New_York", timetable.GapShift }, "", ""},
+		{"the same with dst_gap shift", func(s *Settings) {
+			s.Expr, s.TimeZone, s.DSTGap = "30 2 * 3 0#2", "America/New_York", timetable.GapShift
+		}, "", ""},
 		{"cron with seconds", func(s *Settings) { s.Expr = "*/2 * * * * *" }, "", ""},
 		{"every 0s", func(s *Settings) { every(s); s.Expr = "0s" }, "every", `every "0s": must be at least 1s`},
 		{"every 1.5s", func(s *Settings) { every(s); s.Expr = "1500ms" }, "every", `every "1500ms": must be a whole number of seconds`},

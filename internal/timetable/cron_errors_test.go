@@ -145,7 +145,7 @@ func TestCronErrorsTeach(t *testing.T) {
 // canonical form drops the zeros, so gronx never takes a zero-padded
 // fourth field for a year.
 func TestLeadingZerosAccepted(t *testing.T) {
-	cases := []struct{ expr, canonical string }{
+	cases := []canonicalCase{
 		{"007 * * * *", "0 7 * * * *"},
 		{"001 * * * *", "0 1 * * * *"},
 		{"0 0 * * */0004", "0 0 0 * * */4"},
@@ -154,17 +154,5 @@ func TestLeadingZerosAccepted(t *testing.T) {
 		{"0 0 09W * 05L", "0 0 0 9W * 5L"},
 		{"0 0 L-03 * 05#02", "0 0 0 L-3 * 5#2"},
 	}
-	for _, tc := range cases {
-		s, err := Parse(cronUTC(tc.expr))
-		if err != nil {
-			t.Errorf("Parse(%q): %v", tc.expr, err)
-			continue
-		}
-		if got := s.Canonical(); got != tc.canonical {
-			t.Errorf("Parse(%q).Canonical() = %q, want %q", tc.expr, got, tc.canonical)
-		}
-		if !gronxValid(s.Canonical()) {
-			t.Errorf("gronx rejects the canonical %q of %q", s.Canonical(), tc.expr)
-		}
-	}
+	checkCanonical(t, cases)
 }

@@ -101,6 +101,11 @@ func (c *Control) CreateBatch(ctx context.Context, tenantID string, items []Batc
 		return nil, fmt.Errorf("create schedules: %w", err)
 	}
 	if created > 0 {
+		for _, o := range out {
+			if o.Created && o.Schedule != nil {
+				c.planner.noteZone(o.Schedule.Kind, o.Schedule.TimeZone)
+			}
+		}
 		c.planner.wake()
 	}
 	return out, nil

@@ -281,6 +281,7 @@ func (c *Control) change(ctx context.Context, tenantID, ref, action string, muta
 		if err != nil {
 			return ChangeResult{}, fmt.Errorf("change schedule %s: %w", sc.ScheduleID, err)
 		}
+		c.planner.noteZone(sc.Kind, sc.TimeZone)
 		c.planner.wake()
 		c.notify.broadcast()
 		return res, nil

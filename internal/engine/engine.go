@@ -176,6 +176,9 @@ type Engine struct {
 	Audit *Audit
 	// Retention removes finished history past its age (retention.go).
 	Retention *Retention
+	// TZ reloads the tz database and moves the firings whose zone's
+	// rules changed (tzreload.go).
+	TZ *TZ
 
 	store store.Store
 	log   *slog.Logger
@@ -242,6 +245,12 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	pl.tenants, e.Control.tenants = e.Tenants, e.Tenants
 	if err := e.Tenants.ensureDefault(ctx); err != nil {
 		return nil, fmt.Errorf("engine: the default tenant: %w", err)
+	}
+	e.TZ = &TZ{store: cfg.Store, log: cfg.Logger, planner: pl, member: mem, shards: cfg.Shards}
+	// A node started on another tz database than the one its schedules
+	// were planned under rezones them (tzreload.go).
+	if err := e.TZ.checkAtStart(ctx); err != nil {
+		return nil, fmt.Errorf("engine: tz rules: %w", err)
 	}
 	// A node that starts ends any simulated outage in progress (outage.go).
 	if err := endsOutages(ctx, e.Outages); err != nil {

@@ -76,6 +76,16 @@ type planner struct {
 	// schedules (a full cache is emptied and refills).
 	specsMu sync.Mutex
 	specs   map[timetable.Definition]*timetable.Timetable
+
+	// passMu is held by a pass and by a tz reload (tzreload.go), so that
+	// no pass plans with rules a reload is replacing. rezone is the change
+	// of zone rules not yet applied to every shard (under passMu).
+	passMu sync.Mutex
+	rezone *rezoneJob
+	// zones are the zones of cron schedules whose rules the store
+	// records, and those first seen since, which the next pass records
+	// (tzreload.go).
+	zones zoneNotes
 }
 
 const maxParsedSpecs = 4096
@@ -98,6 +108,7 @@ func (p *planner) parse(d timetable.Definition) (*timetable.Timetable, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.noteZone(d.Kind, d.TimeZone)
 	p.specsMu.Lock()
 	if len(p.specs) >= maxParsedSpecs {
 		clear(p.specs)
@@ -163,6 +174,8 @@ func (p *planner) sleep() time.Duration {
 // its last renewal of a lease; now is what every store comparison is made
 // with.
 func (p *planner) pass(ctx context.Context) (PlanStats, error) {
+	p.passMu.Lock()
+	defer p.passMu.Unlock()
 	start := p.clock.Now()
 	var st PlanStats
 	local, now := p.member.beat(ctx)
@@ -175,6 +188,9 @@ func (p *planner) pass(ctx context.Context) (PlanStats, error) {
 	}
 	var latest time.Time // the latest firing the pass put on the queue
 	held := p.member.trusted(local)
+	if p.rezone != nil { // the tz database changed (tzreload.go)
+		p.runRezone(ctx, held, now)
+	}
 	for _, h := range held {
 		st.Shards++
 		if outageCovers(outage, now, h.lease.Shard) {
@@ -191,6 +207,9 @@ func (p *planner) pass(ctx context.Context) (PlanStats, error) {
 			errs = append(errs, err)
 		}
 		st.Expired = n
+	}
+	if err := p.recordZones(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	p.obs.observePass(now, p.clock.Now().Sub(start), st, latest, p.member.clockOffset())
 	return st, errors.Join(errs...)

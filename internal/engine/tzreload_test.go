@@ -1,0 +1,272 @@
+package engine
+
+import (
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/sched-dev/sched/internal/record"
+	"github.com/sched-dev/sched/internal/schedule"
+	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/timetable"
+)
+
+// useTZ points ZONEINFO at one of the test tz releases (Test/Shift moves
+// from UTC-5 to UTC-4 on 2027-02-02 in 2026b; Test/Steady never changes;
+// internal/timetable/testdata/tz/README.md) and reloads the zone data of
+// the process, as a daemon started on that tz database would have it.
+func useTZ(t *testing.T, version string) {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "timetable", "testdata", "tz", version))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("ZONEINFO", dir)
+	if got := timetable.ReloadZones(); got != version {
+		t.Fatalf("tz version with ZONEINFO=%s: %q, want %q", dir, got, version)
+	}
+	t.Cleanup(func() { timetable.ReloadZones() })
+}
+
+// switchTZ points ZONEINFO at another test tz release without reloading:
+// what an operator installing a new tz package does under a running
+// daemon.
+func switchTZ(t *testing.T, version string) {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "timetable", "testdata", "tz", version))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("ZONEINFO", dir)
+}
+
+// tzStart is the tests' clock: 2027-02-01 05:00 in Test/Shift, the day
+// before 2026b moves it to UTC-4.
+var tzStart = time.Date(2027, 2, 1, 10, 0, 0, 0, time.UTC)
+
+// tzFixture is three schedules planned 72 hours ahead under 2026a.
+type tzFixture struct {
+	shift, steady, every *record.Schedule
+	before               map[string][]record.Occurrence // schedule id -> occurrences planned under 2026a
+}
+
+func newTZFixture(t *testing.T, h *harness) *tzFixture {
+	t.Helper()
+	f := &tzFixture{
+		shift:  h.create(schedule.Settings{Name: "shift", Queue: "q", Kind: timetable.KindCron, Expr: "0 9 * * *", TimeZone: "Test/Shift"}),
+		steady: h.create(schedule.Settings{Name: "steady", Queue: "q", Kind: timetable.KindCron, Expr: "0 15 * * *", TimeZone: "Test/Steady"}),
+		// every is elapsed time whatever its zone: 14:00Z every day.
+		every: h.create(schedule.Settings{Name: "every", Queue: "q", Kind: timetable.KindEvery, Expr: "24h", TimeZone: "Test/Shift",
+			Anchor: time.Date(2027, 1, 1, 14, 0, 0, 0, time.UTC)}),
+		before: map[string][]record.Occurrence{},
+	}
+	h.plan()
+	for _, sc := range []*record.Schedule{f.shift, f.steady, f.every} {
+		f.before[sc.ScheduleID] = h.occurrences(sc.ScheduleID)
+	}
+	// 09:00 at UTC-5 is 14:00Z: Feb 1, 2 and 3 are within the horizon.
+	if got := firingTimes(f.before[f.shift.ScheduleID], ""); !reflect.DeepEqual(got, []string{
+		"2027-02-01T14:00:00Z", "2027-02-02T14:00:00Z", "2027-02-03T14:00:00Z"}) {
+		t.Fatalf("planned under 2026a: %v", got)
+	}
+	if got := h.schedule(f.shift.ScheduleID).NextRunAt; !got.Equal(time.Date(2027, 2, 4, 14, 0, 0, 0, time.UTC)) {
+		t.Fatalf("cursor under 2026a: %s, want 2027-02-04T14:00:00Z", got)
+	}
+	return f
+}
+
+// firingTimes lists the occurrences' scheduled times, only those in state
+// when it is set.
+func firingTimes(occs []record.Occurrence, state record.OccurrenceState) []string {
+	var out []string
+	for _, o := range occs {
+		if state == "" || o.State == state {
+			out = append(out, o.ScheduledFor.UTC().Format(time.RFC3339))
+		}
+	}
+	return out
+}
+
+// check asserts what the fixture's schedules hold after the change to
+// 2026b and a planner pass: Test/Shift's firings from Feb 2 on moved an
+// hour earlier (canceled at the old instant, materialized at the new one
+// under new ids), its Feb 1 firing kept its id, and the schedules in the
+// unchanged zone and of kind every are as they were.
+func (f *tzFixture) check(t *testing.T, h *harness) {
+	t.Helper()
+	occs := h.occurrences(f.shift.ScheduleID)
+	if got, want := firingTimes(occs, record.OccurrenceEnqueued), []string{
+		"2027-02-01T14:00:00Z", "2027-02-02T13:00:00Z", "2027-02-03T13:00:00Z"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Test/Shift ENQUEUED after the change: %v, want %v", got, want)
+	}
+	if got, want := firingTimes(occs, record.OccurrenceCanceled), []string{
+		"2027-02-02T14:00:00Z", "2027-02-03T14:00:00Z"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Test/Shift CANCELED after the change: %v, want %v", got, want)
+	}
+	byTime := map[time.Time]record.Occurrence{}
+	for _, o := range occs {
+		byTime[o.ScheduledFor] = o
+	}
+	for _, o := range f.before[f.shift.ScheduleID] {
+		now := byTime[o.ScheduledFor]
+		if now.OccurrenceID != o.OccurrenceID {
+			t.Errorf("occurrence at %s: id %s, was %s", o.ScheduledFor, now.OccurrenceID, o.OccurrenceID)
+		}
+	}
+	for _, o := range occs {
+		if want := record.OccurrenceID(f.shift.ScheduleID, f.shift.Version, o.ScheduledFor); o.OccurrenceID != want {
+			t.Errorf("occurrence at %s: id %s, want the derived %s", o.ScheduledFor, o.OccurrenceID, want)
+		}
+	}
+	if got := h.schedule(f.shift.ScheduleID).NextRunAt; !got.Equal(time.Date(2027, 2, 4, 13, 0, 0, 0, time.UTC)) {
+		t.Errorf("Test/Shift cursor after the change and a pass: %s, want 2027-02-04T13:00:00Z", got)
+	}
+	for _, sc := range []*record.Schedule{f.steady, f.every} {
+		if got := h.occurrences(sc.ScheduleID); !sameOccurrences(got, f.before[sc.ScheduleID]) {
+			t.Errorf("%s (unchanged rules) changed:\n got %+v\nwant %+v", sc.Name, got, f.before[sc.ScheduleID])
+		}
+	}
+	rules, err := h.st.ZoneRules(h.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp, err := timetable.ZoneFingerprint("Test/Shift")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range rules {
+		if r.Zone == "Test/Shift" {
+			found = true
+			if r.TZVersion != "2026b" || r.Fingerprint != fp {
+				t.Errorf("recorded rules of Test/Shift: %+v, want 2026b with fingerprint %s", r, fp)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no recorded rules for Test/Shift: %+v", rules)
+	}
+}
+
+// sameOccurrences compares two listings by id, time and state.
+func sameOccurrences(a, b []record.Occurrence) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].OccurrenceID != b[i].OccurrenceID || !a[i].ScheduledFor.Equal(b[i].ScheduledFor) || a[i].State != b[i].State {
+			return false
+		}
+	}
+	return true
+}
+
+// TestTZReloadMovesFirings: a reload of the tz database (what SIGHUP and
+// `schedctl admin reload-tz` do) moves the cursor and the occurrences
+// materialized ahead of the cron schedules in the zone whose rules
+// changed, and only those, on every store.
+func TestTZReloadMovesFirings(t *testing.T) {
+	onEveryStore(t, func(t *testing.T, open harnessMaker) {
+		useTZ(t, "2026a")
+		h := open(t, tzStart, func(c *Config) { c.Horizon = 72 * time.Hour })
+		f := newTZFixture(t, h)
+
+		// The operator installs the new release; the reload reads it.
+		switchTZ(t, "2026b")
+		res, err := h.e.TZ.Reload(h.ctx)
+		if err != nil {
+			t.Fatalf("reload: %v", err)
+		}
+		// Canceled: Feb 2 and 3 at 14:00Z; kept: Feb 1 at 14:00Z;
+		// replanned: Feb 2, 3 and 4 at 13:00Z, before the old cursor (Feb
+		// 4, 14:00Z; Feb 4 is past the horizon, planned when it is near).
+		want := TZReloadResult{PreviousVersion: "2026a", Version: "2026b", Shards: 4,
+			Changed: []TZZoneMoves{{Zone: "Test/Shift", Schedules: 1, Moved: 1, Canceled: 2, Kept: 1, Replanned: 3}}}
+		if !reflect.DeepEqual(res, want) {
+			t.Errorf("reload result:\n got %+v\nwant %+v", res, want)
+		}
+		// Until the next pass, the cursor waits at the first moved firing.
+		if got := h.schedule(f.shift.ScheduleID).NextRunAt; !got.Equal(time.Date(2027, 2, 2, 13, 0, 0, 0, time.UTC)) {
+			t.Errorf("cursor after the reload: %s, want 2027-02-02T13:00:00Z", got)
+		}
+		st := h.plan()
+		if st.Enqueued != 2 {
+			t.Errorf("pass after the reload enqueued %d, want the 2 moved firings", st.Enqueued)
+		}
+		f.check(t, h)
+
+		// A second reload of the same tz database moves nothing.
+		again, err := h.e.TZ.Reload(h.ctx)
+		if err != nil {
+			t.Fatalf("reload again: %v", err)
+		}
+		if again.Version != "2026b" || again.PreviousVersion != "2026b" || len(again.Changed) != 0 {
+			t.Errorf("second reload: %+v, want no zone changed", again)
+		}
+		h.plan()
+		f.check(t, h)
+	})
+}
+
+// TestTZChangeAtStart: a node started on another tz database than the one
+// recorded rezones the schedules of the changed zones at its first pass,
+// as a reload would, on every store.
+func TestTZChangeAtStart(t *testing.T) {
+	onEveryStore(t, func(t *testing.T, open harnessMaker) {
+		useTZ(t, "2026a")
+		h := open(t, tzStart, func(c *Config) { c.Horizon = 72 * time.Hour })
+		f := newTZFixture(t, h)
+		h.e.Stop() // hands its shards over
+
+		useTZ(t, "2026b")
+		h2 := harnessOn(t, h.st, h.path, h.clk, func(c *Config) { c.Horizon = 72 * time.Hour; c.NodeID = "next-node" })
+		st := h2.plan()
+		if st.Enqueued != 2 {
+			t.Errorf("first pass of the node started on 2026b enqueued %d, want the 2 moved firings", st.Enqueued)
+		}
+		f.check(t, h2)
+
+		// A third start on the same tz database finds nothing to do.
+		h2.e.Stop()
+		h3 := harnessOn(t, h.st, h.path, h.clk, func(c *Config) { c.Horizon = 72 * time.Hour; c.NodeID = "third-node" })
+		if h3.e.planner.rezone != nil {
+			t.Errorf("a start on the recorded tz version has a rezone pending: %+v", h3.e.planner.rezone)
+		}
+		h3.plan()
+		f.check(t, h3)
+	})
+}
+
+// TestTZReloadFenced: a rezone writes nothing on a shard whose lease
+// another node took (the epoch moved on): like a planner batch, it is
+// fenced, and the shard is left to its new owner.
+func TestTZReloadFenced(t *testing.T) {
+	onEveryStore(t, func(t *testing.T, open harnessMaker) {
+		useTZ(t, "2026a")
+		h := open(t, tzStart, func(c *Config) { c.Horizon = 72 * time.Hour; c.Shards = 1 })
+		f := newTZFixture(t, h)
+		// The lease lapses and another node takes the shard, while this
+		// node still trusts it (its clock has not moved).
+		other := h.clk.Now().Add(time.Hour)
+		if _, err := AcquireShard(h.ctx, h.st, store.AcquireShardParams{Shard: 0, Owner: "other-node", TTL: time.Hour, Now: other}); err != nil {
+			t.Fatalf("the other node's acquire: %v", err)
+		}
+		useTZ(t, "2026b")
+		res, err := h.e.TZ.Reload(h.ctx)
+		if err != nil {
+			t.Fatalf("reload: %v", err)
+		}
+		if res.Fenced != 1 || res.Shards != 0 || res.Pending != 1 {
+			t.Errorf("reload on a lost shard: %+v, want it fenced and pending", res)
+		}
+		for _, sc := range []*record.Schedule{f.shift, f.steady, f.every} {
+			if got := h.occurrences(sc.ScheduleID); !sameOccurrences(got, f.before[sc.ScheduleID]) {
+				t.Errorf("%s changed on a fenced shard:\n got %+v\nwant %+v", sc.Name, got, f.before[sc.ScheduleID])
+			}
+		}
+		if got := h.schedule(f.shift.ScheduleID).NextRunAt; !got.Equal(time.Date(2027, 2, 4, 14, 0, 0, 0, time.UTC)) {
+			t.Errorf("cursor moved on a fenced shard: %s", got)
+		}
+	})
+}

@@ -1,0 +1,71 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/sched-dev/sched/internal/record"
+)
+
+// ZoneRule is what the store records of one time zone's rules: the tz
+// database version they were read from, and their fingerprint
+// (timetable.ZoneFingerprint), under which the cursors and the occurrences
+// materialized ahead of the zone's cron schedules were computed.
+type ZoneRule struct {
+	Zone        string
+	TZVersion   string
+	Fingerprint string
+}
+
+// ZoneStore records the tz rules the schedules were planned under, so that
+// a node started on (or reloaded with) another tz database can tell which
+// zones' rules changed. It is part of the Store interface. The engine
+// decides what a change leads to (engine/tzreload.go).
+type ZoneStore interface {
+	// ZoneRules returns every zone's recorded rules, in zone order.
+	ZoneRules(ctx context.Context) ([]ZoneRule, error)
+	// SaveZoneRules records rules, one row per zone, replacing a zone's
+	// row when it has one.
+	SaveZoneRules(ctx context.Context, rules []ZoneRule) error
+	// CronZones returns, in order, each time zone that an ACTIVE cron
+	// schedule reads its wall times in: the zones whose rules decide
+	// where cursors are. (An at or every schedule's firings are instants,
+	// whatever its zone.)
+	CronZones(ctx context.Context) ([]string, error)
+}
+
+// ZoneTx holds the statements the engine composes, in one transaction per
+// page of a shard's schedules, to move the firings of schedules whose
+// zone's rules changed (see Tx). The shard lease is checked in the same
+// transaction (PlannerTx.LockShardLease). Which firings move is the
+// engine's decision; each statement only reads or writes what it says,
+// under the condition it states.
+type ZoneTx interface {
+	// ZoneSchedules returns at most limit ACTIVE cron schedules of the
+	// shard whose time zone is one of zones and whose id is greater than
+	// after, in id order, each with its cursor.
+	ZoneSchedules(ctx context.Context, shard int, zones []string, after string, limit int) ([]record.Schedule, error)
+
+	// PendingFirings returns the schedule's occurrences of version that
+	// are materialized ahead and untouched: timetable firings (no trigger
+	// key), SCHEDULED or ENQUEUED, never claimed (attempt count 0), and
+	// scheduled after after; in scheduled order.
+	PendingFirings(ctx context.Context, scheduleID string, version int64, after time.Time) ([]PendingFiring, error)
+
+	// CancelFirings makes the schedule's occurrences named by ids
+	// CANCELED (finished_at = now), each only while it is still
+	// SCHEDULED or ENQUEUED and never claimed, and returns how many it
+	// canceled.
+	CancelFirings(ctx context.Context, scheduleID string, ids []string, now time.Time) (int, error)
+
+	// MoveCursor sets the schedule's cursor to next only while the
+	// schedule is ACTIVE at version with cursor prev, in shard: ErrConflict
+	// otherwise.
+	MoveCursor(ctx context.Context, shard int, scheduleID string, version int64, prev, next time.Time) error
+}
+
+// PendingFiring is one occurrence that PendingFirings returns.
+type PendingFiring struct {
+	OccurrenceID string
+	ScheduledFor time.Time
+}

@@ -37,7 +37,9 @@ import (
 //     never sees one id at two instants;
 //   - the cursor moves to the earliest new firing not yet materialized,
 //     so the planner's next pass materializes the moved firings under
-//     their new ids (its inserts of the kept ones are duplicates, no-ops).
+//     their new ids (its inserts of the kept ones are duplicates, no-ops);
+//     a new firing whose row an earlier rezone canceled (a release that
+//     reverts a change) has that row put back on the queue, under its id.
 //
 // at and every schedules are instants whatever their zone and are never
 // touched; PAUSED schedules get their cursor from the time of their
@@ -368,7 +370,7 @@ func (p *planner) rezoneShard(ctx context.Context, h *heldShard, now time.Time, 
 			}
 			for i := range page {
 				m := counts[page[i].TimeZone]
-				if err := p.rezoneSchedule(ctx, tx, &page[i], now, &m); err != nil {
+				if err := p.rezoneSchedule(ctx, tx, &page[i], now, job, &m); err != nil {
 					return err
 				}
 				counts[page[i].TimeZone] = m
@@ -400,7 +402,7 @@ const maxRezoneFirings = 10_000
 
 // rezoneSchedule decides, under the rules loaded now, what becomes of one
 // schedule's pending firings and cursor, and writes it in tx.
-func (p *planner) rezoneSchedule(ctx context.Context, tx store.Tx, sc *record.Schedule, now time.Time, m *TZZoneMoves) error {
+func (p *planner) rezoneSchedule(ctx context.Context, tx store.Tx, sc *record.Schedule, now time.Time, job *rezoneJob, m *TZZoneMoves) error {
 	m.Schedules++
 	sp, err := p.parse(sc.Definition())
 	if err != nil {
@@ -440,15 +442,17 @@ func (p *planner) rezoneSchedule(ctx context.Context, tx store.Tx, sc *record.Sc
 	if !ok {
 		cursor = time.Time{}
 	}
-	replanned := 0
+	var missing []time.Time
 	for u := range fresh {
 		if !have[u] {
-			replanned++
-			if at := time.Unix(u, 0).UTC(); cursor.IsZero() || at.Before(cursor) {
+			at := time.Unix(u, 0).UTC()
+			missing = append(missing, at)
+			if cursor.IsZero() || at.Before(cursor) {
 				cursor = at
 			}
 		}
 	}
+	replanned := len(missing)
 	if len(cancel) == 0 && cursor.Equal(old) {
 		return nil
 	}
@@ -468,6 +472,22 @@ func (p *planner) rezoneSchedule(ctx context.Context, tx store.Tx, sc *record.Sc
 		}
 	}
 	n, err := tx.CancelFirings(ctx, sc.ScheduleID, cancel, now)
+	if err != nil {
+		return err
+	}
+	// A firing a rezone withdrew comes back when a later release brings
+	// its instant back (a change reverted): its id names that instant, so
+	// its CANCELED row goes back on the queue, where the planner's insert
+	// would only find it taken. The planner inserts the others.
+	slices.SortFunc(missing, time.Time.Compare)
+	if _, err := tx.RestoreFirings(ctx, sc.ScheduleID, sc.Version, missing); err != nil {
+		return err
+	}
+	// The tenant's audit log says why its occurrences were canceled and
+	// its cursor moved, in the same transaction.
+	err = appendAudit(ctx, tx, now, auditEntry{tenantID: sc.TenantID, action: AuditScheduleRezone, target: sc.ScheduleID,
+		oldVer: sc.Version, newVer: sc.Version, detail: fmt.Sprintf("tz %s -> %s (%s): %d occurrence(s) canceled, cursor %s -> %s",
+			job.prev, job.version, sc.TimeZone, n, old.UTC().Format(time.RFC3339), cursor.UTC().Format(time.RFC3339))})
 	if err != nil {
 		return err
 	}

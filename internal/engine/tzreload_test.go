@@ -3,6 +3,7 @@ package engine
 import (
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -195,6 +196,21 @@ func TestTZReloadMovesFirings(t *testing.T) {
 			t.Errorf("pass after the reload enqueued %d, want the 2 moved firings", st.Enqueued)
 		}
 		f.check(t, h)
+		// The tenant's audit log says why, once, for the schedule moved.
+		rows, err := h.st.ListAudit(h.ctx, store.ListAuditParams{TenantID: tenant, Target: f.shift.ScheduleID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rezones []store.AuditEntry
+		for _, r := range rows {
+			if r.Action == AuditScheduleRezone {
+				rezones = append(rezones, r)
+			}
+		}
+		wantDetail := "tz 2026a -> 2026b (Test/Shift): 2 occurrence(s) canceled, cursor 2027-02-04T14:00:00Z -> 2027-02-02T13:00:00Z"
+		if len(rezones) != 1 || rezones[0].Detail != wantDetail || rezones[0].OldVersion != 1 || rezones[0].NewVersion != 1 {
+			t.Errorf("audit rows of the rezone: %+v, want one: %s", rezones, wantDetail)
+		}
 
 		// A second reload of the same tz database moves nothing.
 		again, err := h.e.TZ.Reload(h.ctx)
@@ -267,6 +283,146 @@ func TestTZReloadFenced(t *testing.T) {
 		}
 		if got := h.schedule(f.shift.ScheduleID).NextRunAt; !got.Equal(time.Date(2027, 2, 4, 14, 0, 0, 0, time.UTC)) {
 			t.Errorf("cursor moved on a fenced shard: %s", got)
+		}
+	})
+}
+
+// TestTZReloadWhilePlanning reloads the tz database back and forth while
+// the background planner runs and schedules are created (run with -race):
+// whatever interleaving, once the last reload is done and the planner
+// has passed, every Test/Shift schedule's pending occurrences are exactly
+// the firings of the rules in use between now and its cursor, and its
+// cursor is one of them.
+func TestTZReloadWhilePlanning(t *testing.T) {
+	onEveryStore(t, func(t *testing.T, open harnessMaker) {
+		useTZ(t, "2026a")
+		h := open(t, tzStart, func(c *Config) { c.Horizon = 72 * time.Hour; c.Tick = time.Millisecond })
+		exprs := []string{"0 9 * * *", "30 */6 * * *", "0 0 * * *", "15 23 * * *"}
+		var ids []string
+		for i, e := range exprs {
+			ids = append(ids, h.create(schedule.Settings{Name: "s" + strconv.Itoa(i), Queue: "q", Kind: timetable.KindCron, Expr: e, TimeZone: "Test/Shift"}).ScheduleID)
+		}
+		if err := h.e.Start(h.ctx); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		created := make(chan string, 64)
+		go func() {
+			defer close(created)
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				sc, _, err := h.e.Control.Create(h.ctx, tenant, "", schedule.Settings{Name: "n" + strconv.Itoa(i), Queue: "q",
+					Kind: timetable.KindCron, Expr: exprs[i%len(exprs)], TimeZone: "Test/Shift"})
+				if err != nil {
+					t.Errorf("create while reloading: %v", err)
+					return
+				}
+				created <- sc.ScheduleID
+				if i >= 40 {
+					<-done
+					return
+				}
+			}
+		}()
+		versions := []string{"2026b", "2026a"}
+		for i := range 10 {
+			switchTZ(t, versions[i%2])
+			if _, err := h.e.TZ.Reload(h.ctx); err != nil {
+				t.Fatalf("reload %d: %v", i, err)
+			}
+		}
+		switchTZ(t, "2026b")
+		if _, err := h.e.TZ.Reload(h.ctx); err != nil {
+			t.Fatalf("last reload: %v", err)
+		}
+		close(done)
+		for id := range created {
+			ids = append(ids, id)
+		}
+		h.e.Stop()
+		h.plan()
+
+		now := h.clk.Now()
+		for _, id := range ids {
+			sc := h.schedule(id)
+			sp, err := timetable.Parse(sc.Definition())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			for f, ok := sp.Next(now); ok && f.At.Before(sc.NextRunAt); f, ok = sp.Next(f.At) {
+				want = append(want, f.At.UTC().Format(time.RFC3339))
+			}
+			if f, ok := sp.Next(sc.NextRunAt.Add(-time.Second)); !ok || !f.At.Equal(sc.NextRunAt) {
+				t.Errorf("%s (%s): cursor %s is not a firing under 2026b", sc.Name, sc.Expr, sc.NextRunAt)
+			}
+			var got []string
+			for _, o := range h.occurrences(id) {
+				if o.State == record.OccurrenceEnqueued && o.ScheduledFor.After(now) {
+					got = append(got, o.ScheduledFor.UTC().Format(time.RFC3339))
+				}
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s (%s): pending %v, want the 2026b firings %v", sc.Name, sc.Expr, got, want)
+			}
+		}
+	})
+}
+
+// TestTZRevertRestoresFirings: a release that reverts a change brings the
+// withdrawn firings back under their ids (their CANCELED rows go back on
+// the queue), and withdraws the ones the change had made.
+func TestTZRevertRestoresFirings(t *testing.T) {
+	onEveryStore(t, func(t *testing.T, open harnessMaker) {
+		useTZ(t, "2026a")
+		h := open(t, tzStart, func(c *Config) { c.Horizon = 72 * time.Hour })
+		f := newTZFixture(t, h)
+		switchTZ(t, "2026b")
+		if _, err := h.e.TZ.Reload(h.ctx); err != nil {
+			t.Fatal(err)
+		}
+		h.plan()
+		f.check(t, h)
+
+		switchTZ(t, "2026a")
+		res, err := h.e.TZ.Reload(h.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []TZZoneMoves{{Zone: "Test/Shift", Schedules: 1, Moved: 1, Canceled: 2, Kept: 1, Replanned: 2}}
+		if !reflect.DeepEqual(res.Changed, want) || res.PreviousVersion != "2026b" || res.Version != "2026a" {
+			t.Errorf("revert: %+v, want %+v from 2026b to 2026a", res, want)
+		}
+		h.plan()
+		occs := h.occurrences(f.shift.ScheduleID)
+		if got := firingTimes(occs, record.OccurrenceEnqueued); !reflect.DeepEqual(got, []string{
+			"2027-02-01T14:00:00Z", "2027-02-02T14:00:00Z", "2027-02-03T14:00:00Z"}) {
+			t.Errorf("ENQUEUED after the revert: %v, want the 2026a firings", got)
+		}
+		if got := firingTimes(occs, record.OccurrenceCanceled); !reflect.DeepEqual(got, []string{
+			"2027-02-02T13:00:00Z", "2027-02-03T13:00:00Z"}) {
+			t.Errorf("CANCELED after the revert: %v, want the 2026b firings", got)
+		}
+		if !sameOccurrences(occs[:1], f.before[f.shift.ScheduleID][:1]) {
+			t.Errorf("the kept firing changed: %+v", occs[0])
+		}
+		byTime := map[time.Time]record.Occurrence{}
+		for _, o := range occs {
+			byTime[o.ScheduledFor] = o
+		}
+		for _, o := range f.before[f.shift.ScheduleID] {
+			back := byTime[o.ScheduledFor]
+			if back.OccurrenceID != o.OccurrenceID || back.State != record.OccurrenceEnqueued || !back.FinishedAt.IsZero() {
+				t.Errorf("firing at %s after the revert: %s %s finished %s, want %s ENQUEUED again", o.ScheduledFor,
+					back.OccurrenceID, back.State, back.FinishedAt, o.OccurrenceID)
+			}
+		}
+		if got := h.schedule(f.shift.ScheduleID).NextRunAt; !got.Equal(time.Date(2027, 2, 4, 14, 0, 0, 0, time.UTC)) {
+			t.Errorf("cursor after the revert and a pass: %s, want 2027-02-04T14:00:00Z", got)
 		}
 	})
 }

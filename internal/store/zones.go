@@ -58,6 +58,14 @@ type ZoneTx interface {
 	// canceled.
 	CancelFirings(ctx context.Context, scheduleID string, ids []string, now time.Time) (int, error)
 
+	// RestoreFirings makes the schedule's timetable occurrences (no
+	// trigger key) of version scheduled at one of at that are CANCELED
+	// and were never claimed (attempt count 0) ENQUEUED again, with no
+	// finished_at, and returns how many it restored: a firing whose
+	// instant a rezone withdrew and a later tz release brought back. Its
+	// id names that instant, so the row comes back rather than a new one.
+	RestoreFirings(ctx context.Context, scheduleID string, version int64, at []time.Time) (int, error)
+
 	// MoveCursor sets the schedule's cursor to next only while the
 	// schedule is ACTIVE at version with cursor prev, in shard: ErrConflict
 	// otherwise.

@@ -40,6 +40,13 @@ ORDER BY scheduled_for`
 WHERE schedule_id = $2 AND open AND state IN ('SCHEDULED', 'ENQUEUED')
     AND attempt_count = 0 AND occurrence_id = ANY($3::text[])`
 
+	// Back on the queue: the schedule's ($1) timetable occurrences of
+	// version $2 at the instants $3 that a rezone canceled (the natural
+	// key's index).
+	qRestoreFirings = `UPDATE occurrences SET state = 'ENQUEUED', finished_at = NULL
+WHERE schedule_id = $1 AND scheduled_for = ANY($3::bigint[]) AND schedule_version = $2
+    AND trigger_key = '' AND state = 'CANCELED' AND attempt_count = 0`
+
 	// Only while the cursor is still the one read ($5) at version $4, in
 	// shard $3.
 	qMoveCursor = `UPDATE schedules SET next_run_at = $1

@@ -124,6 +124,23 @@ func (t *tx) CancelFirings(ctx context.Context, scheduleID string, ids []string,
 	return int(tag.RowsAffected()), nil
 }
 
+// RestoreFirings puts the schedule's canceled, never claimed firings at
+// the instants at back on the queue (see store.ZoneTx).
+func (t *tx) RestoreFirings(ctx context.Context, scheduleID string, version int64, at []time.Time) (int, error) {
+	if len(at) == 0 || !storable(scheduleID) {
+		return 0, nil
+	}
+	msAt := make([]int64, len(at))
+	for i, a := range at {
+		msAt[i] = ms(a)
+	}
+	tag, err := t.tx.Exec(ctx, qRestoreFirings, scheduleID, version, msAt)
+	if err != nil {
+		return 0, fmt.Errorf("restore firings of %s: %w", scheduleID, translate(err))
+	}
+	return int(tag.RowsAffected()), nil
+}
+
 // MoveCursor moves the schedule's cursor from prev to next (see
 // store.ZoneTx).
 func (t *tx) MoveCursor(ctx context.Context, shard int, scheduleID string, version int64, prev, next time.Time) error {

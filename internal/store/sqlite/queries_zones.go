@@ -37,6 +37,13 @@ ORDER BY scheduled_for`
 WHERE schedule_row = ` + rowOfSchedule2 + ` AND open = 1 AND state IN ('SCHEDULED', 'ENQUEUED')
     AND attempt_count = 0 AND occurrence_id IN (SELECT value FROM json_each(?3))`
 
+	// Back on the queue: the schedule's (?1) timetable occurrences of
+	// version ?2 at the instants of the JSON array ?3 that a rezone
+	// canceled (the natural key's index).
+	qRestoreFirings = `UPDATE occurrences SET state = 'ENQUEUED', open = 1, finished_at = NULL
+WHERE schedule_row = ` + rowOfSchedule1 + ` AND scheduled_for IN (SELECT value FROM json_each(?3))
+    AND schedule_version = ?2 AND trigger_key = '' AND state = 'CANCELED' AND attempt_count = 0`
+
 	// The cursor of an ACTIVE schedule lives in schedule_cursors
 	// (0001_init.sql); it is moved there, only while it is still the one
 	// read (?5) at version ?4 in shard ?3.

@@ -192,6 +192,33 @@ func testZones(t *testing.T, open func(t *testing.T) Store) {
 			}
 		}
 
+		// A canceled firing comes back (its instant a firing again); one
+		// never canceled, or of another version, does not change.
+		var restored int
+		err = store.InTx(ctx, s, func(tx store.Tx) error {
+			var err error
+			restored, err = tx.RestoreFirings(ctx, sc.ScheduleID, 2, []time.Time{p5.ScheduledFor, p7.ScheduledFor, old.ScheduledFor, at(42 * time.Minute)})
+			return err
+		})
+		if err != nil || restored != 1 {
+			t.Fatalf("RestoreFirings: %d, %v; want 1", restored, err)
+		}
+		if o := mustGetOccurrence(t, s, "tenant-a", p5.OccurrenceID); o.State != record.OccurrenceEnqueued || !o.FinishedAt.IsZero() {
+			t.Errorf("restored occurrence: %s finished %s, want ENQUEUED, not finished", o.State, o.FinishedAt)
+		}
+		if o := mustGetOccurrence(t, s, "tenant-a", p6.OccurrenceID); o.State != record.OccurrenceCanceled {
+			t.Errorf("occurrence not named by RestoreFirings: %s, want CANCELED still", o.State)
+		}
+		// Restored, it is pending again.
+		err = store.InTx(ctx, s, func(tx store.Tx) error {
+			var err error
+			pending, err = tx.PendingFirings(ctx, sc.ScheduleID, 2, at(0))
+			return err
+		})
+		if err != nil || len(pending) != 2 || pending[0].OccurrenceID != p5.OccurrenceID || pending[1].OccurrenceID != p7.OccurrenceID {
+			t.Errorf("PendingFirings after the restore: %+v, %v; want +5m and +7m", pending, err)
+		}
+
 		// The cursor moves only from the one read, at the version read, in
 		// its shard.
 		move := func(shard int, version int64, prev, next time.Time) error {

@@ -82,6 +82,11 @@ type planner struct {
 	// of zone rules not yet applied to every shard (under passMu).
 	passMu sync.Mutex
 	rezone *rezoneJob
+	// rules is held for writing by a tz reload, and for reading by the
+	// control plane while it computes and writes a cursor, so that no
+	// cursor computed under the old rules is written after the reload
+	// moved the others.
+	rules sync.RWMutex
 	// zones are the zones of cron schedules whose rules the store
 	// records, and those first seen since, which the next pass records
 	// (tzreload.go).

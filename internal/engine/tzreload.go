@@ -115,6 +115,8 @@ func (z *TZ) Reload(ctx context.Context) (TZReloadResult, error) {
 		return TZReloadResult{}, fmt.Errorf("reload tz: %w", err)
 	}
 	p := z.planner
+	p.rules.Lock()
+	defer p.rules.Unlock()
 	p.passMu.Lock()
 	defer p.passMu.Unlock()
 	prev := timetable.TZVersion()
@@ -309,10 +311,15 @@ func (p *planner) runRezone(ctx context.Context, held []*heldShard, now time.Tim
 		}
 	}
 	res.Pending = len(job.todo)
+	moved := false
 	for _, zone := range job.zones {
 		if m := job.moves[zone]; m != nil {
 			res.Changed = append(res.Changed, *m)
+			moved = moved || m.Moved > 0
 		}
+	}
+	if moved {
+		p.notify.broadcast() // waiting claims look again (a firing restored, one withdrawn)
 	}
 	if !job.recorded && (ran || len(job.zones) == 0) && res.Fenced == 0 && !failed {
 		if err := p.store.SaveZoneRules(ctx, job.rules); err != nil {
@@ -397,8 +404,9 @@ func (p *planner) rezoneShard(ctx context.Context, h *heldShard, now time.Time, 
 }
 
 // maxRezoneFirings bounds the new firings one schedule's rezone lists
-// between now and its old cursor (the horizon's worth).
-const maxRezoneFirings = 10_000
+// between now and its old cursor (the horizon's worth: an every-second
+// cron over a day's horizon is 86,400).
+const maxRezoneFirings = 1_000_000
 
 // rezoneSchedule decides, under the rules loaded now, what becomes of one
 // schedule's pending firings and cursor, and writes it in tx.
@@ -420,9 +428,17 @@ func (p *planner) rezoneSchedule(ctx context.Context, tx store.Tx, sc *record.Sc
 		return err
 	}
 	// The new rules' firings after now and before the old cursor: what
-	// should have been materialized ahead.
+	// should have been materialized ahead. The planner materializes no
+	// further than its horizon, so the old cursor is near; a cursor
+	// further ahead than maxRezoneFirings firings is left alone (and
+	// logged) rather than judged on part of its firings.
 	fresh := map[int64]bool{}
-	for f, ok := sp.Next(now); ok && f.At.Before(old) && len(fresh) < maxRezoneFirings; f, ok = sp.Next(f.At) {
+	for f, ok := sp.Next(now); ok && f.At.Before(old); f, ok = sp.Next(f.At) {
+		if len(fresh) == maxRezoneFirings {
+			p.log.Error("tz rezone: cursor too far ahead; schedule left as it was", "schedule_id", sc.ScheduleID,
+				"cursor", old, "firings", maxRezoneFirings)
+			return nil
+		}
 		fresh[f.At.Unix()] = true
 	}
 	var cancel []string

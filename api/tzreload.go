@@ -12,9 +12,10 @@ type TZReload struct {
 	// with what moved in each, in zone order; empty when none changed.
 	Zones []TZZoneMoves `json:"zones"`
 	// Shards is how many shards this node rezoned; ShardsPending how
-	// many it did not hold, which it rezones when it takes them (each
-	// node reads its own tz database: reload every node); ShardsFenced
-	// how many a lost lease stopped.
+	// many are still recorded under another tz version than this node's
+	// (held by nodes that have not loaded it: each node reads its own tz
+	// database, so reload every node); ShardsFenced how many a lost
+	// lease stopped.
 	Shards        int `json:"shards"`
 	ShardsPending int `json:"shards_pending"`
 	ShardsFenced  int `json:"shards_fenced"`

@@ -246,12 +246,9 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := e.Tenants.ensureDefault(ctx); err != nil {
 		return nil, fmt.Errorf("engine: the default tenant: %w", err)
 	}
-	e.TZ = &TZ{store: cfg.Store, log: cfg.Logger, planner: pl, member: mem, shards: cfg.Shards}
-	// A node started on another tz database than the one its schedules
-	// were planned under rezones them (tzreload.go).
-	if err := e.TZ.checkAtStart(ctx); err != nil {
-		return nil, fmt.Errorf("engine: tz rules: %w", err)
-	}
+	// A node started on another tz database than the one its shards were
+	// planned under rezones them at its passes (tzreload.go).
+	e.TZ = &TZ{planner: pl}
 	// A node that starts ends any simulated outage in progress (outage.go).
 	if err := endsOutages(ctx, e.Outages); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)

@@ -78,19 +78,15 @@ type planner struct {
 	specs   map[timetable.Definition]*timetable.Timetable
 
 	// passMu is held by a pass and by a tz reload (tzreload.go), so that
-	// no pass plans with rules a reload is replacing. rezone is the change
-	// of zone rules not yet applied to every shard (under passMu).
+	// no pass plans with rules a reload is replacing; tz is what the
+	// planner knows of the shards' tz versions (under passMu).
 	passMu sync.Mutex
-	rezone *rezoneJob
+	tz     tzState
 	// rules is held for writing by a tz reload, and for reading by the
 	// control plane while it computes and writes a cursor, so that no
 	// cursor computed under the old rules is written after the reload
 	// moved the others.
 	rules sync.RWMutex
-	// zones are the zones of cron schedules whose rules the store
-	// records, and those first seen since, which the next pass records
-	// (tzreload.go).
-	zones zoneNotes
 }
 
 const maxParsedSpecs = 4096
@@ -193,8 +189,10 @@ func (p *planner) pass(ctx context.Context) (PlanStats, error) {
 	}
 	var latest time.Time // the latest firing the pass put on the queue
 	held := p.member.trusted(local)
-	if p.rezone != nil { // the tz database changed (tzreload.go)
-		p.runRezone(ctx, held, now)
+	// Shards recorded under another tz version are rezoned before they
+	// are planned (tzreload.go).
+	if _, err := p.syncTZ(ctx, held, now, false); err != nil {
+		errs = append(errs, err)
 	}
 	for _, h := range held {
 		st.Shards++

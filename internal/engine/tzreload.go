@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,15 +18,16 @@ import (
 //
 // A cron schedule's cursor and the occurrences materialized ahead of it
 // are instants computed from its zone's rules. The store records, per
-// zone, the rules they were computed under (store.ZoneRule: the tz
-// version and timetable.ZoneFingerprint). When a node starts on another
-// tz version than the one recorded, or reloads its tz database (SIGHUP,
-// `schedctl admin reload-tz`: TZ.Reload), the zones whose fingerprint
-// changed are rezoned: every ACTIVE cron schedule in them, shard by shard
-// and only on the shards this node holds, gets its pending firings
-// (SCHEDULED or ENQUEUED, never claimed, scheduled after now) checked
-// against the new rules, in one transaction per page of schedules that
-// first checks the shard's lease (the planner's fence):
+// shard, the tz database version its cursors were last computed under
+// (store.ZoneStore's shard versions), and per zone and version the rules'
+// fingerprint (timetable.ZoneFingerprint). Each planner pass, before it
+// plans a shard it holds, a node compares the shard's recorded version
+// with the one it has loaded; when they differ, it rezones the shard: every
+// ACTIVE cron schedule of the shard in a zone whose fingerprint differs
+// between the two versions (or is not known for the recorded one) gets its
+// pending firings (SCHEDULED or ENQUEUED, never claimed, scheduled after
+// now) checked against the rules loaded, in one transaction per page of
+// schedules that first checks the shard's lease (the planner's fence):
 //
 //   - a pending occurrence whose instant is still a firing stays, under
 //     its id (the id hashes the instant, so it is the id the new rules
@@ -41,21 +42,26 @@ import (
 //     a new firing whose row an earlier rezone canceled (a release that
 //     reverts a change) has that row put back on the queue, under its id.
 //
+// Then the shard's version is recorded, under its lease. So a start on a
+// new tz database, a reload (SIGHUP, `schedctl admin reload-tz`:
+// TZ.Reload) and a shard taken over from a node that ran another tz
+// version all lead to the same rezone, and a rolling upgrade of a cluster
+// moves every shard's firings once its new owner runs the new version. A
+// shard never recorded (a new store, or one from before versions were
+// recorded) is taken to be computed under the version loaded.
+//
 // at and every schedules are instants whatever their zone and are never
 // touched; PAUSED schedules get their cursor from the time of their
-// resume. The planner's passes and a rezone never overlap (the planner's
-// passMu), and the planner's parsed definitions are dropped at a reload.
+// resume. A rezone runs inside the planner's pass lock (passMu), so no pass
+// plans with rules a reload is replacing, and a reload holds the rules
+// lock the control plane reads under, so no cursor computed under the old
+// rules is written after the reload moved the others.
 
 // TZ reloads the tz database and moves the firings whose zone's rules
 // changed (tzreload.go).
 type TZ struct {
-	store   store.Store
-	log     *slog.Logger
 	planner *planner
-	member  *member
-	shards  int
-
-	mu sync.Mutex // one reload at a time
+	mu      sync.Mutex // one reload at a time
 }
 
 // TZZoneMoves counts what a rezone did to one zone's schedules.
@@ -63,176 +69,209 @@ type TZZoneMoves struct {
 	Zone string
 	// Schedules is how many ACTIVE cron schedules of the zone were
 	// examined; Moved how many of them had a firing move (a pending
-	// occurrence canceled or the cursor moved).
+	// occurrence canceled or restored, or the cursor moved).
 	Schedules, Moved int
 	// Canceled pending occurrences whose instant is no longer a firing;
 	// Kept pending occurrences whose instant still is (ids unchanged);
 	// Replanned firings of the new rules between now and the old cursor
 	// that are not materialized, which the planner materializes from the
-	// moved cursor as they come within its horizon.
+	// moved cursor as they come within its horizon (or, for one an
+	// earlier rezone canceled, whose row is put back on the queue).
 	Canceled, Kept, Replanned int
 }
 
-// TZReloadResult is what TZ.Reload (and a start on a new tz version) did.
+// TZReloadResult is what a reload (or a pass that found a shard recorded
+// under another tz version) did.
 type TZReloadResult struct {
-	// PreviousVersion is the tz version in use before (at a start: the
-	// one recorded in the store); Version the one now in use.
+	// PreviousVersion is the tz version in use before a reload (for a
+	// pass: the versions the rezoned shards were recorded under); Version
+	// the one in use now.
 	PreviousVersion, Version string
 	// Changed lists the zones of ACTIVE cron schedules whose rules
 	// changed, with what moved in each, in zone order.
 	Changed []TZZoneMoves
-	// Shards is how many shards this node rezoned; Pending how many it
-	// did not hold, which it rezones when it takes them (each node
-	// reloads its own tz database: reload every node).
-	Shards, Pending int
-	// Fenced is how many shards' rezone a lost lease stopped.
-	Fenced int
+	// Shards is how many shards this node rezoned; Pending how many shards
+	// are recorded under another version than this node's (held by nodes
+	// that have not loaded it: reload every node); Fenced how many
+	// shards' rezone a lost lease stopped.
+	Shards, Pending, Fenced int
 }
 
-// rezoneJob is a change of zone rules not yet applied to every shard.
-type rezoneJob struct {
-	prev, version string
-	zones         []string
-	rules         []store.ZoneRule // to record once the shards held are done
-	recorded      bool
-	todo          map[int]bool
-	moves         map[string]*TZZoneMoves
+// tzState is the planner's memory of the shards' tz versions and of the
+// loaded rules' fingerprints (under passMu), and of the zones whose rules
+// it has recorded for the loaded version (zoneNotes, its own lock: the
+// control plane notes zones too).
+type tzState struct {
+	shards map[int]shardTZ
+	prints map[string]string // zone -> fingerprint under the loaded version
+	zones  zoneNotes
+}
+
+// shardTZ is a held shard's recorded tz version, as read or written under
+// the lease of epoch.
+type shardTZ struct {
+	epoch   int64
+	version string
 }
 
 // Reload reads the tz database again (timetable.ReloadZones: a new
-// ZONEINFO, a new system tz package), and rezones the schedules of the
-// zones whose rules changed on the shards this node holds. It returns
-// what moved, which it also logs.
+// ZONEINFO, a new system tz package), and rezones the shards this node
+// holds. It returns what moved, which it also logs.
 func (z *TZ) Reload(ctx context.Context) (TZReloadResult, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	zones, err := recordedZones(ctx, z.store)
-	if err != nil {
-		return TZReloadResult{}, fmt.Errorf("reload tz: %w", err)
-	}
-	stored, err := z.storedRules(ctx)
-	if err != nil {
-		return TZReloadResult{}, fmt.Errorf("reload tz: %w", err)
-	}
 	p := z.planner
 	p.rules.Lock()
 	defer p.rules.Unlock()
 	p.passMu.Lock()
 	defer p.passMu.Unlock()
 	prev := timetable.TZVersion()
-	before := fingerprints(zones)
-	version := timetable.ReloadZones()
+	timetable.ReloadZones()
 	p.dropSpecs()
-	after := fingerprints(zones)
-	var changed []string
-	for _, zone := range zones {
-		s, ok := stored[zone]
-		if before[zone] != after[zone] || ok && s.Fingerprint != after[zone] {
-			changed = append(changed, zone)
-		}
-	}
-	if old := p.rezone; old != nil && len(old.todo) > 0 {
-		// Shards the previous change has not reached yet still need its
-		// zones too.
-		for _, zone := range old.zones {
-			if !slices.Contains(changed, zone) {
-				changed = append(changed, zone)
-			}
-		}
-		slices.Sort(changed)
-	}
-	p.rezone = z.newJob(prev, version, changed, after)
+	p.tz.prints = nil
+	p.tz.zones.forget()
 	local, now := p.clock.Now(), p.member.now()
-	res := p.runRezone(ctx, p.member.trusted(local), now)
+	res, err := p.syncTZ(ctx, p.member.trusted(local), now, true)
+	res.PreviousVersion = prev
+	if err != nil {
+		return res, fmt.Errorf("reload tz: %w", err)
+	}
+	recorded, err := p.store.ShardTZVersions(ctx)
+	if err != nil {
+		return res, fmt.Errorf("reload tz: %w", err)
+	}
+	for shard := range p.cfg.Shards {
+		if recorded[shard] != res.Version {
+			res.Pending++
+		}
+	}
 	p.wake()
 	return res, nil
 }
 
-// checkAtStart compares the tz rules in use with the ones recorded in the
-// store (New): with none recorded (a new store, or one from before they
-// were), the rules in use are recorded; when another tz version is
-// recorded, the zones whose fingerprint differs are rezoned, shard by
-// shard, by the planner's passes.
-func (z *TZ) checkAtStart(ctx context.Context) error {
-	rules, err := z.store.ZoneRules(ctx)
-	if err != nil {
-		return err
-	}
+// syncTZ rezones the held shards recorded under another tz version than the
+// one loaded, records the loaded version for them, and logs what moved
+// (always, with logAll: a reload says so even when nothing changed). The
+// caller holds passMu.
+func (p *planner) syncTZ(ctx context.Context, held []*heldShard, now time.Time, logAll bool) (TZReloadResult, error) {
 	version := timetable.TZVersion()
-	prev := ""
-	for _, r := range rules {
-		if r.TZVersion != version {
-			prev = r.TZVersion
+	res := TZReloadResult{Version: version}
+	if p.tz.shards == nil {
+		p.tz.shards = map[int]shardTZ{}
+	}
+	var need []*heldShard
+	for _, h := range held {
+		if st, ok := p.tz.shards[h.lease.Shard]; !ok || st.epoch != h.lease.Epoch || st.version != version {
+			need = append(need, h)
 		}
 	}
-	z.planner.knowZones(rules)
-	if len(rules) > 0 && prev == "" {
-		return nil // recorded under the version in use
+	if len(need) == 0 {
+		if logAll {
+			p.logRezone(res)
+		}
+		return res, nil
 	}
-	zones, err := recordedZones(ctx, z.store)
+	recorded, err := p.store.ShardTZVersions(ctx)
 	if err != nil {
-		return err
+		return res, fmt.Errorf("shards' tz versions: %w", err)
 	}
-	after := fingerprints(zones)
-	if len(rules) == 0 {
-		baseline := zoneRules(zones, version, after)
-		if err := z.store.SaveZoneRules(ctx, baseline); err != nil {
+	var (
+		zones  []string
+		stored map[[2]string]string // (zone, version) -> fingerprint
+	)
+	load := func() error {
+		if stored != nil {
+			return nil
+		}
+		var err error
+		if zones, err = p.store.CronZones(ctx); err != nil {
 			return err
 		}
-		z.planner.knowZones(baseline)
-		z.log.Info("tz rules recorded", "tz_version", version, "zones", len(zones))
+		rules, err := p.store.ZoneRules(ctx)
+		if err != nil {
+			return err
+		}
+		stored = map[[2]string]string{}
+		for _, r := range rules {
+			stored[[2]string{r.Zone, r.TZVersion}] = r.Fingerprint
+		}
+		// The loaded version's fingerprints of these zones, for the
+		// comparisons of later versions.
+		var fresh []store.ZoneRule
+		for _, zone := range zones {
+			fp := p.fingerprint(zone)
+			if stored[[2]string{zone, version}] != fp {
+				fresh = append(fresh, store.ZoneRule{Zone: zone, TZVersion: version, Fingerprint: fp})
+			}
+		}
+		if err := p.store.SaveZoneRules(ctx, fresh); err != nil {
+			return err
+		}
+		p.tz.zones.know(zones)
 		return nil
 	}
-	stored := map[string]store.ZoneRule{}
-	for _, r := range rules {
-		stored[r.Zone] = r
-	}
-	var changed []string
-	for _, zone := range zones {
-		if s, ok := stored[zone]; !ok || s.Fingerprint != after[zone] {
-			// A zone without a row was first used under some version
-			// since the last record: its firings are checked too (a
-			// rezone moves only what the rules in use move).
-			changed = append(changed, zone)
+	moves := map[string]*TZZoneMoves{}
+	prevs := map[string]bool{}
+	var errs []error
+	for _, h := range need {
+		shard := h.lease.Shard
+		was, ok := recorded[shard]
+		if ok && was == version {
+			p.tz.shards[shard] = shardTZ{epoch: h.lease.Epoch, version: version}
+			continue
+		}
+		if err := load(); err != nil {
+			return res, fmt.Errorf("tz rules: %w", err)
+		}
+		var changed []string
+		if ok { // never recorded: taken to be computed under the version loaded
+			for _, zone := range zones {
+				if fp, known := stored[[2]string{zone, was}]; !known || fp != p.fingerprint(zone) {
+					changed = append(changed, zone)
+				}
+			}
+		}
+		for _, zone := range changed {
+			if moves[zone] == nil {
+				moves[zone] = &TZZoneMoves{Zone: zone}
+			}
+		}
+		err := p.rezoneShard(ctx, h, now, changed, was, version, moves)
+		switch {
+		case errors.Is(err, store.ErrStaleEpoch):
+			res.Fenced++
+			p.member.drop(shard)
+			delete(p.tz.shards, shard)
+			p.log.Warn("tz rezone fenced: shard lease lost", "shard", shard, "epoch", h.lease.Epoch)
+		case err != nil:
+			errs = append(errs, err)
+			p.log.Error("tz rezone of a shard failed; retrying next pass", "shard", shard, "err", err)
+		default:
+			p.tz.shards[shard] = shardTZ{epoch: h.lease.Epoch, version: version}
+			if ok {
+				res.Shards++
+				prevs[was] = true
+			}
 		}
 	}
-	z.planner.passMu.Lock()
-	z.planner.rezone = z.newJob(prev, version, changed, after)
-	z.planner.passMu.Unlock()
-	z.log.Info("tz database version differs from the one the schedules were planned under; rezoning",
-		"tz_version", version, "recorded_tz_version", prev, "zones_changed", len(changed))
-	return nil
-}
-
-func (z *TZ) storedRules(ctx context.Context) (map[string]store.ZoneRule, error) {
-	rules, err := z.store.ZoneRules(ctx)
-	if err != nil {
-		return nil, err
+	for _, m := range moves {
+		res.Changed = append(res.Changed, *m)
 	}
-	out := make(map[string]store.ZoneRule, len(rules))
-	for _, r := range rules {
-		out[r.Zone] = r
-	}
-	return out, nil
-}
-
-func (z *TZ) newJob(prev, version string, changed []string, prints map[string]string) *rezoneJob {
-	job := &rezoneJob{prev: prev, version: version, zones: changed, todo: map[int]bool{}, moves: map[string]*TZZoneMoves{},
-		rules: zoneRules(slices.Sorted(mapKeys(prints)), version, prints)}
-	for _, zone := range changed {
-		job.moves[zone] = &TZZoneMoves{Zone: zone}
-	}
-	if len(changed) > 0 {
-		for shard := range z.shards {
-			job.todo[shard] = true
+	slices.SortFunc(res.Changed, func(a, b TZZoneMoves) int { return strings.Compare(a.Zone, b.Zone) })
+	res.PreviousVersion = strings.Join(slices.Sorted(mapKeysBool(prevs)), ",")
+	for _, m := range res.Changed {
+		if m.Moved > 0 {
+			p.notify.broadcast() // waiting claims look again (a firing restored, one withdrawn)
+			break
 		}
 	}
-	// Their rows are the job's to write, once it has moved the firings.
-	z.planner.knowZones(job.rules)
-	return job
+	if logAll || res.Shards > 0 || res.Fenced > 0 {
+		p.logRezone(res)
+	}
+	return res, errors.Join(errs...)
 }
 
-func mapKeys(m map[string]string) func(func(string) bool) {
+func mapKeysBool(m map[string]bool) func(func(string) bool) {
 	return func(yield func(string) bool) {
 		for k := range m {
 			if !yield(k) {
@@ -242,105 +281,29 @@ func mapKeys(m map[string]string) func(func(string) bool) {
 	}
 }
 
-// recordedZones are the zones whose rules the store records: those of the
-// ACTIVE cron schedules, and UTC, whose rules never change, so that a
-// store with no cron schedule records the version too (and a start under
-// the same version need not look for zones again).
-func recordedZones(ctx context.Context, st store.Store) ([]string, error) {
-	zones, err := st.CronZones(ctx)
-	if err != nil {
-		return nil, err
+// fingerprint is the zone's fingerprint under the rules loaded, computed
+// once per reading of the tz database. The caller holds passMu.
+func (p *planner) fingerprint(zone string) string {
+	if p.tz.prints == nil {
+		p.tz.prints = map[string]string{}
 	}
-	if !slices.Contains(zones, "UTC") {
-		zones = append(zones, "UTC")
-		slices.Sort(zones)
-	}
-	return zones, nil
-}
-
-// fingerprints are the zones' fingerprints under the rules loaded now; a
-// zone that no longer loads (a release that dropped it) gets none, so it
-// counts as changed, and its schedules fail to plan as before.
-func fingerprints(zones []string) map[string]string {
-	out := make(map[string]string, len(zones))
-	for _, zone := range zones {
-		fp, err := timetable.ZoneFingerprint(zone)
-		if err != nil {
+	fp, ok := p.tz.prints[zone]
+	if !ok {
+		var err error
+		if fp, err = timetable.ZoneFingerprint(zone); err != nil {
+			// A zone the release dropped: no rules, which differ from
+			// any it had; its schedules fail to plan, as before.
 			fp = "unloadable"
 		}
-		out[zone] = fp
+		p.tz.prints[zone] = fp
 	}
-	return out
-}
-
-func zoneRules(zones []string, version string, prints map[string]string) []store.ZoneRule {
-	out := make([]store.ZoneRule, 0, len(zones))
-	for _, zone := range zones {
-		out = append(out, store.ZoneRule{Zone: zone, TZVersion: version, Fingerprint: prints[zone]})
-	}
-	return out
-}
-
-// runRezone applies the pending change of zone rules (p.rezone) to the
-// shards held that it has not reached yet, records the rules once it has
-// run, and logs what moved. The caller holds passMu.
-func (p *planner) runRezone(ctx context.Context, held []*heldShard, now time.Time) TZReloadResult {
-	job := p.rezone
-	if job == nil {
-		return TZReloadResult{}
-	}
-	res := TZReloadResult{PreviousVersion: job.prev, Version: job.version}
-	ran, failed := false, false
-	for _, h := range held {
-		if !job.todo[h.lease.Shard] {
-			continue
-		}
-		ran = true
-		err := p.rezoneShard(ctx, h, now, job)
-		switch {
-		case errors.Is(err, store.ErrStaleEpoch):
-			res.Fenced++
-			p.member.drop(h.lease.Shard)
-			p.log.Warn("tz rezone fenced: shard lease lost", "shard", h.lease.Shard, "epoch", h.lease.Epoch)
-		case err != nil:
-			failed = true
-			p.log.Error("tz rezone of a shard failed; retrying next pass", "shard", h.lease.Shard, "err", err)
-		default:
-			delete(job.todo, h.lease.Shard)
-			res.Shards++
-		}
-	}
-	res.Pending = len(job.todo)
-	moved := false
-	for _, zone := range job.zones {
-		if m := job.moves[zone]; m != nil {
-			res.Changed = append(res.Changed, *m)
-			moved = moved || m.Moved > 0
-		}
-	}
-	if moved {
-		p.notify.broadcast() // waiting claims look again (a firing restored, one withdrawn)
-	}
-	if !job.recorded && (ran || len(job.zones) == 0) && res.Fenced == 0 && !failed {
-		if err := p.store.SaveZoneRules(ctx, job.rules); err != nil {
-			p.log.Error("cannot record the tz rules; the next start compares again", "err", err)
-		} else {
-			job.recorded = true
-		}
-	}
-	if ran || len(job.zones) == 0 {
-		p.logRezone(res)
-	}
-	if len(job.todo) == 0 {
-		p.rezone = nil
-	}
-	return res
+	return fp
 }
 
 func (p *planner) logRezone(res TZReloadResult) {
 	if len(res.Changed) == 0 {
 		p.log.Info("tz database loaded; no zone of a cron schedule changed its rules",
-			"tz_version", res.Version, "previous_tz_version", res.PreviousVersion)
+			"tz_version", res.Version, "previous_tz_version", res.PreviousVersion, "shards", res.Shards)
 		return
 	}
 	for _, m := range res.Changed {
@@ -349,7 +312,7 @@ func (p *planner) logRezone(res TZReloadResult) {
 			"canceled", m.Canceled, "kept", m.Kept, "replanned", m.Replanned)
 	}
 	p.log.Info("tz rezone done", "tz_version", res.Version, "zones_changed", len(res.Changed),
-		"shards", res.Shards, "shards_pending", res.Pending, "fenced", res.Fenced)
+		"shards", res.Shards, "fenced", res.Fenced)
 }
 
 // rezonePage is how many schedules one rezone transaction reads.
@@ -357,27 +320,35 @@ const rezonePage = 500
 
 // rezoneShard rezones the job's zones' schedules of one shard held, a page
 // per transaction, each fenced by the shard's lease.
-func (p *planner) rezoneShard(ctx context.Context, h *heldShard, now time.Time, job *rezoneJob) error {
+func (p *planner) rezoneShard(ctx context.Context, h *heldShard, now time.Time, zones []string, was, version string,
+	moves map[string]*TZZoneMoves) error {
+	fence := func(tx store.Tx) error {
+		cur, ok, err := tx.LockShardLease(ctx, h.lease.Shard)
+		if err != nil {
+			return err
+		}
+		if !ok || !sameLease(cur, h.lease) || !cur.ExpiresAt.After(now) {
+			return fmt.Errorf("%w: epoch %d of %s is no longer live", store.ErrStaleEpoch, h.lease.Epoch, h.lease.Owner)
+		}
+		return nil
+	}
 	after := ""
-	for {
+	for len(zones) > 0 {
 		var page []record.Schedule
 		counts := map[string]TZZoneMoves{}
 		err := store.InTx(ctx, p.store, func(tx store.Tx) error {
 			clear(counts)
-			cur, ok, err := tx.LockShardLease(ctx, h.lease.Shard)
-			if err != nil {
+			if err := fence(tx); err != nil {
 				return err
 			}
-			if !ok || !sameLease(cur, h.lease) || !cur.ExpiresAt.After(now) {
-				return fmt.Errorf("%w: epoch %d of %s is no longer live", store.ErrStaleEpoch, h.lease.Epoch, h.lease.Owner)
-			}
-			page, err = tx.ZoneSchedules(ctx, h.lease.Shard, job.zones, after, rezonePage)
+			var err error
+			page, err = tx.ZoneSchedules(ctx, h.lease.Shard, zones, after, rezonePage)
 			if err != nil {
 				return err
 			}
 			for i := range page {
 				m := counts[page[i].TimeZone]
-				if err := p.rezoneSchedule(ctx, tx, &page[i], now, job, &m); err != nil {
+				if err := p.rezoneSchedule(ctx, tx, &page[i], now, was, version, &m); err != nil {
 					return err
 				}
 				counts[page[i].TimeZone] = m
@@ -388,7 +359,7 @@ func (p *planner) rezoneShard(ctx context.Context, h *heldShard, now time.Time, 
 			return fmt.Errorf("rezone shard %d: %w", h.lease.Shard, err)
 		}
 		for zone, c := range counts {
-			if m := job.moves[zone]; m != nil {
+			if m := moves[zone]; m != nil {
 				m.Schedules += c.Schedules
 				m.Moved += c.Moved
 				m.Canceled += c.Canceled
@@ -397,10 +368,21 @@ func (p *planner) rezoneShard(ctx context.Context, h *heldShard, now time.Time, 
 			}
 		}
 		if len(page) < rezonePage {
-			return nil
+			break
 		}
 		after = page[len(page)-1].ScheduleID
 	}
+	// The shard's cursors are now the loaded version's.
+	err := store.InTx(ctx, p.store, func(tx store.Tx) error {
+		if err := fence(tx); err != nil {
+			return err
+		}
+		return tx.SetShardTZVersion(ctx, h.lease.Shard, version)
+	})
+	if err != nil {
+		return fmt.Errorf("rezone shard %d: %w", h.lease.Shard, err)
+	}
+	return nil
 }
 
 // maxRezoneFirings bounds the new firings one schedule's rezone lists
@@ -410,7 +392,7 @@ const maxRezoneFirings = 1_000_000
 
 // rezoneSchedule decides, under the rules loaded now, what becomes of one
 // schedule's pending firings and cursor, and writes it in tx.
-func (p *planner) rezoneSchedule(ctx context.Context, tx store.Tx, sc *record.Schedule, now time.Time, job *rezoneJob, m *TZZoneMoves) error {
+func (p *planner) rezoneSchedule(ctx context.Context, tx store.Tx, sc *record.Schedule, now time.Time, was, version string, m *TZZoneMoves) error {
 	m.Schedules++
 	sp, err := p.parse(sc.Definition())
 	if err != nil {
@@ -503,7 +485,7 @@ func (p *planner) rezoneSchedule(ctx context.Context, tx store.Tx, sc *record.Sc
 	// its cursor moved, in the same transaction.
 	err = appendAudit(ctx, tx, now, auditEntry{tenantID: sc.TenantID, action: AuditScheduleRezone, target: sc.ScheduleID,
 		oldVer: sc.Version, newVer: sc.Version, detail: fmt.Sprintf("tz %s -> %s (%s): %d occurrence(s) canceled, cursor %s -> %s",
-			job.prev, job.version, sc.TimeZone, n, old.UTC().Format(time.RFC3339), cursor.UTC().Format(time.RFC3339))})
+			was, version, sc.TimeZone, n, old.UTC().Format(time.RFC3339), cursor.UTC().Format(time.RFC3339))})
 	if err != nil {
 		return err
 	}
@@ -513,14 +495,32 @@ func (p *planner) rezoneSchedule(ctx context.Context, tx store.Tx, sc *record.Sc
 	return nil
 }
 
-// zoneNotes are the zones whose rules the store records, and the ones
-// first seen since (a new schedule's, or a changed one's), which the
-// planner's next pass records: so a node started on another tz database
-// later knows what every zone's cursors were computed under.
+// zoneNotes are the zones whose rules the store records for the loaded
+// tz version, and the ones first seen since (a new schedule's, or a
+// changed one's), which the planner's next pass records: so that a later
+// version's rules can be compared with them.
 type zoneNotes struct {
 	mu    sync.Mutex
 	known map[string]bool
 	fresh []string
+}
+
+func (n *zoneNotes) know(zones []string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.known == nil {
+		n.known = map[string]bool{}
+	}
+	for _, z := range zones {
+		n.known[z] = true
+	}
+}
+
+// forget drops what is known: a reload loaded another version.
+func (n *zoneNotes) forget() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.known, n.fresh = nil, nil
 }
 
 // noteZone notes the zone of a cron schedule about to be planned.
@@ -528,7 +528,7 @@ func (p *planner) noteZone(kind timetable.Kind, zone string) {
 	if kind != timetable.KindCron {
 		return
 	}
-	n := &p.zones
+	n := &p.tz.zones
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.known == nil {
@@ -540,25 +540,10 @@ func (p *planner) noteZone(kind timetable.Kind, zone string) {
 	}
 }
 
-// knowZones marks zones as recorded.
-func (p *planner) knowZones(rules []store.ZoneRule) {
-	n := &p.zones
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.known == nil {
-		n.known = map[string]bool{}
-	}
-	for _, r := range rules {
-		n.known[r.Zone] = true
-	}
-}
-
-// recordZones records the rules of the zones first seen since the last
-// pass, under the tz database in use. A zone known to have a row is not
-// written here: only a rezone replaces a row, after it moved the firings.
-// The caller holds passMu.
+// recordZones records the fingerprints, under the tz version loaded, of
+// the zones first seen since the last pass. The caller holds passMu.
 func (p *planner) recordZones(ctx context.Context) error {
-	n := &p.zones
+	n := &p.tz.zones
 	n.mu.Lock()
 	fresh := n.fresh
 	n.fresh = nil
@@ -568,7 +553,11 @@ func (p *planner) recordZones(ctx context.Context) error {
 	}
 	slices.Sort(fresh)
 	version := timetable.TZVersion()
-	if err := p.store.SaveZoneRules(ctx, zoneRules(fresh, version, fingerprints(fresh))); err != nil {
+	rules := make([]store.ZoneRule, 0, len(fresh))
+	for _, zone := range slices.Compact(fresh) {
+		rules = append(rules, store.ZoneRule{Zone: zone, TZVersion: version, Fingerprint: p.fingerprint(zone)})
+	}
+	if err := p.store.SaveZoneRules(ctx, rules); err != nil {
 		n.mu.Lock()
 		n.fresh = append(n.fresh, fresh...) // the next pass tries again
 		n.mu.Unlock()

@@ -7,31 +7,33 @@ import (
 	"github.com/sched-dev/sched/internal/record"
 )
 
-// ZoneRule is what the store records of one time zone's rules: the tz
-// database version they were read from, and their fingerprint
-// (timetable.ZoneFingerprint), under which the cursors and the occurrences
-// materialized ahead of the zone's cron schedules were computed.
+// ZoneRule is one time zone's rules in one tz database version: their
+// fingerprint (timetable.ZoneFingerprint). The same version gives a zone
+// the same fingerprint on every node.
 type ZoneRule struct {
 	Zone        string
 	TZVersion   string
 	Fingerprint string
 }
 
-// ZoneStore records the tz rules the schedules were planned under, so that
-// a node started on (or reloaded with) another tz database can tell which
-// zones' rules changed. It is part of the Store interface. The engine
-// decides what a change leads to (engine/tzreload.go).
+// ZoneStore records which tz rules the schedules' cursors were computed
+// under: each zone's fingerprint per tz version seen, and each shard's tz
+// version. It is part of the Store interface. The engine decides what a
+// change leads to (engine/tzreload.go).
 type ZoneStore interface {
-	// ZoneRules returns every zone's recorded rules, in zone order.
+	// ZoneRules returns every recorded rule, by zone, then version.
 	ZoneRules(ctx context.Context) ([]ZoneRule, error)
-	// SaveZoneRules records rules, one row per zone, replacing a zone's
-	// row when it has one.
+	// SaveZoneRules records rules, one row per zone and version,
+	// replacing the fingerprint of a row already there.
 	SaveZoneRules(ctx context.Context, rules []ZoneRule) error
 	// CronZones returns, in order, each time zone that an ACTIVE cron
 	// schedule reads its wall times in: the zones whose rules decide
 	// where cursors are. (An at or every schedule's firings are instants,
 	// whatever its zone.)
 	CronZones(ctx context.Context) ([]string, error)
+	// ShardTZVersions returns each shard's recorded tz version (see
+	// ZoneTx.SetShardTZVersion); a shard never recorded is absent.
+	ShardTZVersions(ctx context.Context) (map[int]string, error)
 }
 
 // ZoneTx holds the statements the engine composes, in one transaction per
@@ -65,6 +67,10 @@ type ZoneTx interface {
 	// instant a rezone withdrew and a later tz release brought back. Its
 	// id names that instant, so the row comes back rather than a new one.
 	RestoreFirings(ctx context.Context, scheduleID string, version int64, at []time.Time) (int, error)
+
+	// SetShardTZVersion records version as the tz database version the
+	// shard's cursors were last computed under.
+	SetShardTZVersion(ctx context.Context, shard int, version string) error
 
 	// MoveCursor sets the schedule's cursor to next only while the
 	// schedule is ACTIVE at version with cursor prev, in shard: ErrConflict

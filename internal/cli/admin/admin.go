@@ -49,8 +49,8 @@ It prints the tz versions before and after, and one row per changed zone:
 SCHEDULES examined, MOVED (those with a firing moved), CANCELED, KEPT and
 REPLANNED (new instants the planner materializes). Not on a terminal, only
 the rows, tab-separated. Each schedd reads its own tz database: in a
-cluster, reload every node; the shards a node does not hold are counted as
-pending and rezoned when it takes them.`
+cluster, reload (or restart) every node; the summary counts the shards
+still planned under another version as pending.`
 
 // NewCmdReloadTZ builds schedctl admin reload-tz.
 func NewCmdReloadTZ(f *cmdutil.Factory, runF func(*ReloadTZOptions) error) *cobra.Command {

@@ -6,13 +6,18 @@ package postgres
 const (
 	zoneRuleColumns = `zone, tz_version, fingerprint`
 
-	qZoneRules = `SELECT ` + zoneRuleColumns + ` FROM zone_rules ORDER BY zone`
+	qZoneRules = `SELECT ` + zoneRuleColumns + ` FROM zone_rules ORDER BY zone, tz_version`
+
+	qShardTZVersions = `SELECT shard, tz_version FROM shard_tz`
+
+	qSetShardTZVersion = `INSERT INTO shard_tz (shard, tz_version) VALUES ($1, $2)
+ON CONFLICT (shard) DO UPDATE SET tz_version = excluded.tz_version`
 
 	// One statement for every rule: arrays of zones, versions and
 	// fingerprints.
 	qSaveZoneRules = `INSERT INTO zone_rules (` + zoneRuleColumns + `)
 SELECT * FROM unnest($1::text[], $2::text[], $3::text[])
-ON CONFLICT (zone) DO UPDATE SET tz_version = excluded.tz_version, fingerprint = excluded.fingerprint`
+ON CONFLICT (zone, tz_version) DO UPDATE SET fingerprint = excluded.fingerprint`
 
 	// Every zone an ACTIVE cron schedule is in (a scan of schedules: run
 	// when a tz database changes, not on a hot path).

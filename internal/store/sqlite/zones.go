@@ -173,3 +173,36 @@ func (t *tx) MoveCursor(ctx context.Context, shard int, scheduleID string, versi
 	}
 	return nil
 }
+
+// ShardTZVersions returns each recorded shard's tz version (see
+// store.ZoneStore).
+func (s *Store) ShardTZVersions(ctx context.Context) (map[int]string, error) {
+	rows, err := s.r.QueryContext(ctx, qShardTZVersions)
+	if err != nil {
+		return nil, fmt.Errorf("shards' tz versions: %w", translate(err))
+	}
+	defer rows.Close()
+	out := map[int]string{}
+	for rows.Next() {
+		var (
+			shard int
+			v     string
+		)
+		if err := rows.Scan(&shard, &v); err != nil {
+			return nil, fmt.Errorf("shards' tz versions: %w", translate(err))
+		}
+		out[shard] = v
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("shards' tz versions: %w", translate(err))
+	}
+	return out, nil
+}
+
+// SetShardTZVersion records the shard's tz version (see store.ZoneTx).
+func (t *tx) SetShardTZVersion(ctx context.Context, shard int, version string) error {
+	if _, err := t.tx.ExecContext(ctx, qSetShardTZVersion, shard, version); err != nil {
+		return fmt.Errorf("tz version of shard %d: %w", shard, translate(err))
+	}
+	return nil
+}

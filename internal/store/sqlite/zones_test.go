@@ -55,4 +55,7 @@ func TestZoneRulesMigratedOnOpen(t *testing.T) {
 	if got, err := s.ZoneRules(ctx); err != nil || len(got) != 1 || got[0] != rule {
 		t.Errorf("ZoneRules after the migration: %+v, %v", got, err)
 	}
+	if got, err := s.ShardTZVersions(ctx); err != nil || len(got) != 0 {
+		t.Errorf("ShardTZVersions after the migration: %v, %v; want none", got, err)
+	}
 }

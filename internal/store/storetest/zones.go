@@ -28,8 +28,12 @@ func testZones(t *testing.T, open func(t *testing.T) Store) {
 		if err := s.SaveZoneRules(ctx, first); err != nil {
 			t.Fatalf("SaveZoneRules: %v", err)
 		}
-		// A zone's row is replaced; the others stay.
-		if err := s.SaveZoneRules(ctx, []store.ZoneRule{{Zone: "America/Havana", TZVersion: "2026b", Fingerprint: "h2"}}); err != nil {
+		// Another version's row is added; a row written again keeps its
+		// key and takes the new fingerprint.
+		if err := s.SaveZoneRules(ctx, []store.ZoneRule{
+			{Zone: "America/Havana", TZVersion: "2026b", Fingerprint: "h2"},
+			{Zone: "Europe/Berlin", TZVersion: "2026a", Fingerprint: "b1x"},
+		}); err != nil {
 			t.Fatalf("SaveZoneRules again: %v", err)
 		}
 		got, err = s.ZoneRules(ctx)
@@ -37,11 +41,34 @@ func testZones(t *testing.T, open func(t *testing.T) Store) {
 			t.Fatalf("ZoneRules: %v", err)
 		}
 		want := []store.ZoneRule{
+			{Zone: "America/Havana", TZVersion: "2026a", Fingerprint: "h1"},
 			{Zone: "America/Havana", TZVersion: "2026b", Fingerprint: "h2"},
-			{Zone: "Europe/Berlin", TZVersion: "2026a", Fingerprint: "b1"},
+			{Zone: "Europe/Berlin", TZVersion: "2026a", Fingerprint: "b1x"},
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("ZoneRules = %+v, want %+v", got, want)
+		}
+	})
+
+	t.Run("ShardTZVersions", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		got, err := s.ShardTZVersions(ctx)
+		if err != nil || len(got) != 0 {
+			t.Fatalf("ShardTZVersions of a new store: %v, %v; want none", got, err)
+		}
+		for _, w := range []struct {
+			shard   int
+			version string
+		}{{0, "2026a"}, {3, "2026a"}, {0, "2026b"}} {
+			err := store.InTx(ctx, s, func(tx store.Tx) error { return tx.SetShardTZVersion(ctx, w.shard, w.version) })
+			if err != nil {
+				t.Fatalf("SetShardTZVersion(%d, %s): %v", w.shard, w.version, err)
+			}
+		}
+		got, err = s.ShardTZVersions(ctx)
+		if want := map[int]string{0: "2026b", 3: "2026a"}; err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("ShardTZVersions = %v, %v; want %v", got, err, want)
 		}
 	})
 

@@ -318,8 +318,10 @@ func (p *planner) logRezone(res TZReloadResult) {
 // rezonePage is how many schedules one rezone transaction reads.
 const rezonePage = 500
 
-// rezoneShard rezones the job's zones' schedules of one shard held, a page
-// per transaction, each fenced by the shard's lease.
+// rezoneShard rezones the schedules of one shard held in zones (rules
+// recorded under was, loaded under version), a page per transaction, then
+// records version as the shard's; each transaction is fenced by the
+// shard's lease. With no zone, it only records the version.
 func (p *planner) rezoneShard(ctx context.Context, h *heldShard, now time.Time, zones []string, was, version string,
 	moves map[string]*TZZoneMoves) error {
 	fence := func(tx store.Tx) error {

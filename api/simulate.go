@@ -126,13 +126,19 @@ type SimFiring struct {
 	// daylight saving change (gap_shifted, repeat_first, repeat_last,
 	// repeat_all, offset_changed); empty for an ordinary one.
 	Note string `json:"note,omitempty"`
+	// Cause is, for a gap or repeat note, what moved the clock: "dst", or
+	// "zone_change" when the zone's offset moved for another reason (a new
+	// standard offset, a jump across the date line).
+	Cause string `json:"cause,omitempty"`
 }
 
 // SimSkipped is a wall time that did not exist: Wall is local, without an
-// offset; GapEnd is the first instant after the gap.
+// offset; GapEnd is the first instant after the gap; Cause is "dst" or
+// "zone_change", as SimFiring's.
 type SimSkipped struct {
 	Wall   string `json:"wall_time"`
 	GapEnd string `json:"gap_end"`
+	Cause  string `json:"cause,omitempty"`
 }
 
 // SimSummary counts outcomes and measures delivery lag.

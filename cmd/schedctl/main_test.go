@@ -91,7 +91,11 @@ func TestPreviewInvalidInputExitsTwo(t *testing.T) {
 		{"anchor without every", []string{"--cron", "0 0 * * *", "--tz", "UTC", "--anchor", "2027-01-01T00:00:00Z"}, "--anchor goes with --every only"},
 		{"bad output", []string{"--cron", "0 0 * * *", "--tz", "UTC", "-o", "yaml"}, `invalid argument "yaml" for "-o, --output"`},
 		{"expression too long", []string{"--cron", strings.Repeat("1,", 200) + "1 * * * *", "--tz", "UTC"}, "longer than the limit of 256"},
-		{"unexpected argument", []string{"extra", "--cron", "0 0 * * *", "--tz", "UTC"}, "unknown command"},
+		{"two arguments", []string{"0 0 * * *", "extra", "--tz", "UTC"}, "preview takes at most one argument, a cron expression (quote it); got 2"},
+		{"argument and --cron", []string{"0 0 * * *", "--cron", "0 0 * * *", "--tz", "UTC"}, "give the cron expression once: as the argument or with --cron"},
+		{"argument is cron", []string{"extra", "--tz", "UTC"}, `cron expression "extra": has 1 field`},
+		{"prefix zone unknown", []string{"CRON_TZ=Mars/Olympus 0 9 * * *"}, `cron expression's CRON_TZ= prefix: time zone "Mars/Olympus": unknown IANA zone`},
+		{"prefix and --tz differ", []string{"--cron", "CRON_TZ=Asia/Tokyo 0 9 * * *", "--tz", "Europe/Berlin"}, `time zone "Europe/Berlin" differs from "Asia/Tokyo" in the cron expression's CRON_TZ= prefix`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -181,6 +185,7 @@ func TestPreviewJSONMatchesDSTCases(t *testing.T) {
 			var want []string
 			for _, l := range c.expect {
 				if w, ok := strings.CutPrefix(l, "skipped "); ok {
+					w = strings.Fields(w)[0] // the wall time; " zone_change" may follow
 					if !skipped[w] {
 						t.Errorf("dst_events lacks gap_skipped at %s", w)
 					}
@@ -284,6 +289,33 @@ func TestPreviewDefaultsAndKinds(t *testing.T) {
 			}
 			if got.TZVersion == "" {
 				t.Error("tz_version is empty")
+			}
+		})
+	}
+}
+
+// TestPreviewZonePrefix: offline, a cron expression that names its zone as
+// Kubernetes and robfig/cron write it previews in that zone, given as the
+// argument or with --cron, with or without the same --tz; the JSON shows
+// the expression without the prefix and the zone.
+func TestPreviewZonePrefix(t *testing.T) {
+	for _, args := range [][]string{
+		{"CRON_TZ=Asia/Tokyo 0 9 * * *"},
+		{"--cron", "TZ=Asia/Tokyo 0 9 * * *"},
+		{"--cron", "CRON_TZ=Asia/Tokyo 0 9 * * *", "--tz", "Asia/Tokyo"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			r := run(t, nil, append([]string{"preview", "-o", "json", "--from", "2027-01-01T12:00:00Z", "--count", "2"}, args...)...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			var got previewJSON
+			if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Expression != "0 9 * * *" || got.TimeZone != "Asia/Tokyo" || len(got.Firings) != 2 ||
+				got.Firings[0].ScheduledFor != "2027-01-02T00:00:00Z" || got.Firings[0].Local != "2027-01-02T09:00:00+09:00" {
+				t.Fatalf("preview %+v", got)
 			}
 		})
 	}

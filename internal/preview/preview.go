@@ -52,17 +52,27 @@ type Firing struct {
 	// Event is the machine-readable kind of the note (gap_shifted,
 	// repeat_first, repeat_last, repeat_all, offset_changed).
 	Event string `json:"event,omitempty"`
+	// Cause is, for a gap or repeat event, what moved the clock: "dst"
+	// (daylight saving) or "zone_change" (the zone's offset moved for
+	// another reason, e.g. a new standard offset).
+	Cause string `json:"cause,omitempty"`
 	// local is the instant in the zone, for the table.
 	local time.Time
 }
 
-// Event is one daylight-saving decision: a skipped, shifted or repeated wall
-// time, or an offset change under an every-interval.
+// Event is one clock-change decision: a skipped, shifted or repeated wall
+// time, or an offset change under an every-interval. Most are daylight
+// saving; Cause tells the others apart.
 type Event struct {
 	// Local is the wall time in the zone, without offset: a skipped one has
 	// no instant to attach an offset to.
 	Local string `json:"local"`
 	Event string `json:"event"`
+	// Cause is "dst" or "zone_change" for a gap or repeat (see Firing.Cause).
+	Cause string `json:"cause,omitempty"`
+	// Note says in words what happened, for a gap_skipped event (the other
+	// events' firings carry their note).
+	Note string `json:"note,omitempty"`
 	// ScheduledFor is the firing the decision produced, if any.
 	ScheduledFor *time.Time `json:"scheduled_for,omitempty"`
 	// before is the index of the firing this event was met on the way to.
@@ -110,7 +120,8 @@ func Compute(req Request) (*Result, error) {
 		res.Anchor = &a
 	}
 	skipped := func(w timetable.SkippedWall) {
-		res.DSTEvents = append(res.DSTEvents, Event{Local: timetable.FormatWall(w.Wall), Event: EventGapSkipped, before: len(res.Firings)})
+		res.DSTEvents = append(res.DSTEvents, Event{Local: timetable.FormatWall(w.Wall), Event: EventGapSkipped,
+			Cause: w.Cause.String(), Note: skippedText(s, w), before: len(res.Firings)})
 	}
 	after := req.From
 	for len(res.Firings) < req.Count {
@@ -120,11 +131,12 @@ func Compute(req Request) (*Result, error) {
 			break
 		}
 		after = f.At
-		pf := Firing{ScheduledFor: f.At, Local: f.At.In(loc).Format(LocalLayout), local: f.At.In(loc), Note: noteText(f, loc), Event: f.Note.String()}
+		pf := Firing{ScheduledFor: f.At, Local: f.At.In(loc).Format(LocalLayout), local: f.At.In(loc), Note: noteText(s, f),
+			Event: f.Note.String(), Cause: f.Cause.String()}
 		res.Firings = append(res.Firings, pf)
 		if f.Note != timetable.NoteNone && f.Note != timetable.NoteRepeatAll2 {
 			at := f.At
-			res.DSTEvents = append(res.DSTEvents, Event{Local: timetable.FormatWall(f.Wall), Event: f.Note.String(), ScheduledFor: &at})
+			res.DSTEvents = append(res.DSTEvents, Event{Local: timetable.FormatWall(f.Wall), Event: f.Note.String(), Cause: f.Cause.String(), ScheduledFor: &at})
 		}
 	}
 	return res, nil
@@ -137,27 +149,34 @@ func endReason(k timetable.Kind) string {
 	return "no firing before the end of year 9999"
 }
 
-// noteText explains a firing's DST decision in words.
-func noteText(f timetable.Firing, loc *time.Location) string {
+// noteText explains a firing's clock-change decision in words.
+func noteText(s *timetable.Timetable, f timetable.Firing) string {
+	loc := s.Location()
 	hm := timetable.FormatWall(f.Wall)[11:]
 	if hm[6:] == "00" {
 		hm = hm[:5]
 	}
+	why := func(dst string) string { // the parenthesis saying what moved the clock
+		if c, ok := s.ChangeOf(f); ok && f.Cause == timetable.CauseZoneChange {
+			return "(" + zoneChangeText(loc.String(), c) + ")"
+		}
+		return "(" + dst + ")"
+	}
 	switch f.Note {
 	case timetable.NoteGapShifted:
-		s := fmt.Sprintf("%s does not exist (DST gap); shifted to the first instant after the gap", hm)
+		s := fmt.Sprintf("%s does not exist %s; shifted to the first instant after the gap", hm, why("DST gap"))
 		if f.Merged > 0 {
 			s += fmt.Sprintf(", merged with %d later wall time(s)", f.Merged)
 		}
 		return s
 	case timetable.NoteRepeatFirst:
-		return fmt.Sprintf("%s happens twice (DST repeat); fires at the first only", hm)
+		return fmt.Sprintf("%s happens twice %s; fires at the first only", hm, why("DST repeat"))
 	case timetable.NoteRepeatLast:
-		return fmt.Sprintf("%s happens twice (DST repeat); fires at the second only", hm)
+		return fmt.Sprintf("%s happens twice %s; fires at the second only", hm, why("DST repeat"))
 	case timetable.NoteRepeatAll1:
-		return fmt.Sprintf("%s happens twice (DST repeat); first of two firings", hm)
+		return fmt.Sprintf("%s happens twice %s; first of two firings", hm, why("DST repeat"))
 	case timetable.NoteRepeatAll2:
-		return fmt.Sprintf("%s happens twice (DST repeat); second of two firings", hm)
+		return fmt.Sprintf("%s happens twice %s; second of two firings", hm, why("DST repeat"))
 	case timetable.NoteOffsetChanged:
 		_, off := f.At.In(loc).Zone()
 		return fmt.Sprintf("UTC offset changed from %s to %s; the interval is elapsed time, so local time moved", fmtOffset(f.PrevOffset), fmtOffset(off))

@@ -58,6 +58,14 @@ func TestGolden(t *testing.T) {
 			From: mustTime(t, "2027-11-06T12:00:00Z"), Count: 3}},
 		{"every_24h_ny", Request{Def: timetable.Definition{Kind: timetable.KindEvery, Expr: "24h", TimeZone: "America/New_York",
 			Anchor: mustTime(t, "2027-03-12T12:00:00-05:00")}, From: mustTime(t, "2027-03-12T00:00:00Z"), Count: 3}},
+		// Not daylight saving: Samoa skipped 2011-12-30 crossing the date
+		// line, Moscow's standard offset went from +04 back to +03 in 2014.
+		{"apia_2011_skipped_day", Request{Def: timetable.Definition{Kind: timetable.KindCron, Expr: "0 12 * * *", TimeZone: "Pacific/Apia"},
+			From: mustTime(t, "2011-12-28T00:00:00Z"), Count: 3}},
+		{"apia_2011_shift", Request{Def: timetable.Definition{Kind: timetable.KindCron, Expr: "0 12 * * *", TimeZone: "Pacific/Apia", DSTGap: timetable.GapShift},
+			From: mustTime(t, "2011-12-29T12:00:00Z"), Count: 2}},
+		{"moscow_2014_repeat_all", Request{Def: timetable.Definition{Kind: timetable.KindCron, Expr: "30 1 * * *", TimeZone: "Europe/Moscow", DSTRepeat: timetable.RepeatAll},
+			From: mustTime(t, "2014-10-25T12:00:00Z"), Count: 2}},
 		{"at_past", Request{Def: timetable.Definition{Kind: timetable.KindAt, Expr: "2027-01-01T00:00:00Z", TimeZone: "UTC"},
 			From: mustTime(t, "2027-06-01T00:00:00Z"), Count: 3}},
 	}

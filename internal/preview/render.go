@@ -39,10 +39,28 @@ func PlainStyles() Styles {
 	return Styles{Header: r.NewStyle(), Dim: r.NewStyle(), Note: r.NewStyle(), Skip: r.NewStyle()}
 }
 
+// TableOptions says how WriteTableWith renders a preview.
+type TableOptions struct {
+	Styles Styles
+	// Relative adds a column with each firing's distance from the
+	// preview's From ("in 3 h 12 min"), as systemd-analyze calendar
+	// shows. It is for a person at a terminal: output that a script or a
+	// golden file captures leaves it out, so it does not change with the
+	// day it runs.
+	Relative bool
+}
+
 // WriteTable writes the result for people: a heading, then one row per
-// firing (local time with abbreviation and offset, UTC, DST note) and one
-// row per skipped wall time, in time order.
+// firing (local time with abbreviation and offset, UTC, note) and one row
+// per skipped wall time, in time order.
 func (r *Result) WriteTable(w io.Writer, st Styles) error {
+	return r.WriteTableWith(w, TableOptions{Styles: st})
+}
+
+// WriteTableWith is WriteTable with options: with Relative, a column
+// between UTC and the note says how far each firing is from From.
+func (r *Result) WriteTableWith(w io.Writer, opt TableOptions) error {
+	st := opt.Styles
 	var b strings.Builder
 	head := fmt.Sprintf("%s %s in %s", r.Kind, r.Expression, r.TimeZone)
 	if r.Kind == "cron" {
@@ -55,12 +73,12 @@ func (r *Result) WriteTable(w io.Writer, st Styles) error {
 	fmt.Fprintln(&b, st.Dim.Render(fmt.Sprintf("after %s, tz database %s", r.From.Format(time.RFC3339), r.TZVersion)))
 	b.WriteString("\n")
 
-	type row struct{ n, local, utc, note string }
-	rows := []row{{"#", "LOCAL", "UTC", "NOTE"}}
+	type row struct{ n, local, utc, rel, note string }
+	rows := []row{{"#", "LOCAL", "UTC", "RELATIVE", "NOTE"}}
 	skips := skippedBefore(r)
 	addSkips := func(before int) {
 		for _, e := range skips[before] {
-			rows = append(rows, row{"-", strings.Replace(e.Local, "T", " ", 1) + " (skipped)", "-", "does not exist (DST gap); no firing that day"})
+			rows = append(rows, row{"-", strings.Replace(e.Local, "T", " ", 1) + " (skipped)", "-", "-", e.Note})
 		}
 	}
 	for i, f := range r.Firings {
@@ -69,16 +87,20 @@ func (r *Result) WriteTable(w io.Writer, st Styles) error {
 			fmt.Sprint(i + 1),
 			localColumn(f),
 			f.ScheduledFor.UTC().Format("2006-01-02 15:04:05Z"),
+			Relative(f.ScheduledFor.Sub(r.From)),
 			f.Note,
 		})
 	}
 	addSkips(len(r.Firings))
-	var wn, wl, wu int
+	var wn, wl, wu, wr int
 	for _, rw := range rows {
-		wn, wl, wu = max(wn, len(rw.n)), max(wl, len(rw.local)), max(wu, len(rw.utc))
+		wn, wl, wu, wr = max(wn, len(rw.n)), max(wl, len(rw.local)), max(wu, len(rw.utc)), max(wr, len(rw.rel))
 	}
 	for i, rw := range rows {
 		line := fmt.Sprintf("%*s  %-*s  %-*s", wn, rw.n, wl, rw.local, wu, rw.utc)
+		if opt.Relative {
+			line += fmt.Sprintf("  %-*s", wr, rw.rel)
+		}
 		switch {
 		case i == 0:
 			line = st.Header.Render(line + "  " + rw.note)

@@ -78,8 +78,8 @@ func (s *Settings) Normalize() (*timetable.Timetable, error) {
 	}
 	switch s.Kind {
 	case timetable.KindCron:
-		if s.TimeZone == "" {
-			return nil, Invalid("time_zone", "a cron schedule needs a time zone (an IANA name such as Europe/Berlin, or UTC)")
+		if _, prefixed := timetable.ZonePrefix(s.Expr); s.TimeZone == "" && !prefixed {
+			return nil, Invalid("time_zone", "a cron schedule needs a time zone (an IANA name such as Europe/Berlin, or UTC, or a CRON_TZ= prefix on the expression)")
 		}
 	case timetable.KindAt, timetable.KindEvery:
 		if s.TimeZone == "" {
@@ -109,6 +109,10 @@ func (s *Settings) Normalize() (*timetable.Timetable, error) {
 	if err != nil {
 		return nil, FromTimetable(err)
 	}
+	// Parse moved a CRON_TZ= prefix into the zone: keep that form, so the
+	// schedule is stored and compared without the prefix.
+	d := sp.Definition()
+	s.Expr, s.TimeZone = d.Expr, d.TimeZone
 	if len(s.Payload) > record.MaxPayload {
 		return nil, Invalid("payload", "payload of %d bytes is over the limit of %d (256 KiB)", len(s.Payload), record.MaxPayload)
 	}

@@ -79,7 +79,7 @@ func TestNormalizeRules(t *testing.T) {
 		{"at not RFC 3339", func(s *Settings) { s.Kind, s.Expr = timetable.KindAt, "tomorrow" }, "at", `at "tomorrow": not an RFC 3339 time (e.g. 2027-03-14T09:00:00-04:00)`},
 		// time zone
 		{"cron in UTC", func(s *Settings) { s.TimeZone = "UTC" }, "", ""},
-		{"cron without a zone", func(s *Settings) { s.TimeZone = "" }, "time_zone", "time_zone: a cron schedule needs a time zone (an IANA name such as Europe/Berlin, or UTC)"},
+		{"cron without a zone", func(s *Settings) { s.TimeZone = "" }, "time_zone", "time_zone: a cron schedule needs a time zone (an IANA name such as Europe/Berlin, or UTC, or a CRON_TZ= prefix on the expression)"},
 		{"unknown zone", func(s *Settings) { s.TimeZone = "Mars/Olympus" }, "time_zone", `time zone "Mars/Olympus": unknown IANA zone`},
 		{"zone Local", func(s *Settings) { s.TimeZone = "Local" }, "time_zone", `time zone "Local": not allowed, it depends on the host; give an IANA name`},
 		{"every in a zone", func(s *Settings) { every(s); s.TimeZone = "Asia/Kolkata" }, "", ""},

@@ -51,13 +51,17 @@ func TestOverlapPolicies(t *testing.T) {
 // all. Spring forward swallows 02:30 in both zones (listed in
 // dst_skipped, or shifted to the gap's end); fall back repeats it in
 // Berlin only (New York repeats 01:00 to 02:00), and the timeline notes
-// it.
+// it. Moscow's 2011 change is the same gap with another cause.
 func TestDST(t *testing.T) {
 	cases := []struct{ name, zone, from, to string }{
 		{"new-york-spring", "America/New_York", "2027-03-13T00:00:00Z", "2027-03-16T00:00:00Z"},
 		{"new-york-fall", "America/New_York", "2027-11-06T00:00:00Z", "2027-11-09T00:00:00Z"},
 		{"berlin-spring", "Europe/Berlin", "2027-03-27T00:00:00Z", "2027-03-30T00:00:00Z"},
 		{"berlin-fall", "Europe/Berlin", "2027-10-30T00:00:00Z", "2027-11-02T00:00:00Z"},
+		// Not daylight saving: Moscow's standard offset went from +03 to
+		// +04 on 2011-03-27, so 02:30 did not exist; the skipped wall time
+		// and the shifted firing say zone_change.
+		{"moscow-2011-zone-change", "Europe/Moscow", "2011-03-26T00:00:00Z", "2011-03-29T00:00:00Z"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

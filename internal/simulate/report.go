@@ -124,7 +124,7 @@ func (r *run) timeline(ctx context.Context, i int, e entry, sc *record.Schedule)
 // test that holds the simulator against a live engine reads the live
 // store's timeline through it, so both are classified by the same code.
 func readFirings(ctx context.Context, st store.Store, tenantID, id string, from, to time.Time, flexible time.Duration,
-	notes map[int64]string) ([]api.SimFiring, []int64, error) {
+	notes map[int64]clockNote) ([]api.SimFiring, []int64, error) {
 	var out []api.SimFiring
 	var lags []int64
 	err := eachOccurrence(ctx, st, store.ListOccurrencesParams{TenantID: tenantID, ScheduleID: id}, from, to, func(oc *record.Occurrence) {
@@ -160,12 +160,17 @@ func eachOccurrence(ctx context.Context, st store.Store, p store.ListOccurrences
 	}
 }
 
-// classify is firing with the firing's DST note from notes.
-func classify(oc *record.Occurrence, flexible time.Duration, notes map[int64]string) (api.SimFiring, *int64) {
+// classify is firing with the firing's clock-change note from notes.
+func classify(oc *record.Occurrence, flexible time.Duration, notes map[int64]clockNote) (api.SimFiring, *int64) {
 	f, lag := firing(oc, flexible)
-	f.Note = notes[oc.ScheduledFor.Unix()]
+	n := notes[oc.ScheduledFor.Unix()]
+	f.Note, f.Cause = n.event, n.cause
 	return f, lag
 }
+
+// clockNote is the time engine's note on a firing (gap_shifted, ...) and
+// what moved the clock (dst, zone_change; "" for offset_changed).
+type clockNote struct{ event, cause string }
 
 // misfireText is a schedule's misfire policy as the API spells it.
 func misfireText(sc *record.Schedule) string {
@@ -224,18 +229,18 @@ func firing(oc *record.Occurrence, flexible time.Duration) (api.SimFiring, *int6
 // dstNotes are the time engine's notes on the firings in [from, to] that
 // daylight saving moved or doubled, by unix second, and the wall times a
 // gap swallowed.
-func dstNotes(sp *timetable.Timetable, from, to time.Time) (map[int64]string, []api.SimSkipped) {
-	notes := map[int64]string{}
+func dstNotes(sp *timetable.Timetable, from, to time.Time) (map[int64]clockNote, []api.SimSkipped) {
+	notes := map[int64]clockNote{}
 	skipped := []api.SimSkipped{}
 	observe := func(w timetable.SkippedWall) {
 		if end := time.Unix(w.GapEnd, 0); !end.Before(from) && !end.After(to) {
-			skipped = append(skipped, api.SimSkipped{Wall: timetable.FormatWall(w.Wall), GapEnd: fmtTime(end)})
+			skipped = append(skipped, api.SimSkipped{Wall: timetable.FormatWall(w.Wall), GapEnd: fmtTime(end), Cause: w.Cause.String()})
 		}
 	}
 	f, ok := sp.NextObserved(from.Add(-time.Second), observe)
 	for ok && !f.At.After(to) {
 		if f.Note != timetable.NoteNone {
-			notes[f.At.Unix()] = f.Note.String()
+			notes[f.At.Unix()] = clockNote{event: f.Note.String(), cause: f.Cause.String()}
 		}
 		f, ok = sp.NextObserved(f.At, observe)
 	}

@@ -183,7 +183,11 @@ func renderDSTCase(t *testing.T, s *Timetable, c dstCase) (lines []string, last 
 	for i := 0; i < c.count; i++ {
 		var skipped []string
 		f, ok := s.NextObserved(after, func(w SkippedWall) {
-			skipped = append(skipped, "skipped "+FormatWall(w.Wall))
+			line := "skipped " + FormatWall(w.Wall)
+			if w.Cause == CauseZoneChange {
+				line += " " + w.Cause.String()
+			}
+			skipped = append(skipped, line)
 		})
 		lines = append(lines, skipped...)
 		if !ok {
@@ -200,14 +204,18 @@ func renderDSTCase(t *testing.T, s *Timetable, c dstCase) (lines []string, last 
 // at offset zero reads +00:00, not Z (which would claim it is UTC).
 const dstLocalLayout = "2006-01-02T15:04:05-07:00"
 
-// renderFiring is one firing line: UTC instant, local time, abbreviation and
-// the note, if any.
+// renderFiring is one firing line: UTC instant, local time, abbreviation,
+// the note, if any, and zone_change when the note's offset change is not
+// daylight saving (a DST note carries no cause: it is the usual case).
 func renderFiring(loc *time.Location, f Firing) string {
 	local := f.At.In(loc)
 	abbr, _ := local.Zone()
 	line := f.At.UTC().Format(time.RFC3339) + " " + local.Format(dstLocalLayout) + " " + abbr
 	if f.Note != NoteNone {
 		line += " " + f.Note.String()
+	}
+	if f.Cause == CauseZoneChange {
+		line += " " + f.Cause.String()
 	}
 	if f.Merged > 0 {
 		line += fmt.Sprintf(" +%d merged", f.Merged)

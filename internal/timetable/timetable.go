@@ -60,7 +60,8 @@ type Definition struct {
 	// or the Go duration (KindEvery).
 	Expr string
 	// TimeZone is the IANA zone; cron reads wall time in it, the other kinds
-	// only use it to show local times.
+	// only use it to show local times. A cron Expr's CRON_TZ= prefix may
+	// give it instead (see Parse).
 	TimeZone string
 	// Anchor is the instant an every-interval counts from (zero: the Unix
 	// epoch, so "every 1h" fires on the hour in UTC).
@@ -84,7 +85,8 @@ type Timetable struct {
 // NoteKind classifies why a firing is where it is.
 type NoteKind uint8
 
-// The DST decisions a firing can carry.
+// The decisions a firing can carry. A gap or a repeat is mostly daylight
+// saving; Firing.Cause says when it is a zone change instead.
 const (
 	NoteNone          NoteKind = iota
 	NoteGapShifted             // the wall time did not exist; fired at the end of the gap
@@ -103,6 +105,10 @@ type Firing struct {
 	// firing it is the wall time that did not exist.
 	Wall int64
 	Note NoteKind
+	// Cause is, for a gap or repeat note, the kind of offset change behind
+	// it: daylight saving, or a zone change that is not (ChangeOf has the
+	// offsets).
+	Cause Cause
 	// Merged counts the other matching wall times folded into this shifted
 	// firing: later ones in the same gap, and the wall time at the gap's end
 	// when it matches too (*/15 through 02:00-03:00 gives 4).
@@ -112,15 +118,28 @@ type Firing struct {
 }
 
 // SkippedWall is a matching cron wall time that produced no firing because
-// it fell in a DST gap under GapSkip.
+// it fell in a gap (daylight saving, or a zone change: Cause) under GapSkip.
 type SkippedWall struct {
 	Wall   int64 // wall seconds
 	GapEnd int64 // unix seconds of the first instant after the gap
+	Cause  Cause // what made the gap
 }
 
 // Parse validates and compiles a definition. Errors are *InvalidError and
 // name the bad part.
+//
+// A cron expression may name its zone itself, as Kubernetes CronJob and
+// robfig/cron write it ("CRON_TZ=Europe/Berlin 0 9 * * *", or "TZ=..."):
+// Parse moves the prefix into TimeZone, so Definition returns the
+// expression without it and the zone set. A TimeZone given as well must be
+// the same zone. This is the one place the prefix is read; every caller
+// (the API, schedule files, schedctl's offline checks and preview) gets it
+// through here.
 func Parse(d Definition) (*Timetable, error) {
+	d, err := applyZonePrefix(d)
+	if err != nil {
+		return nil, err
+	}
 	if d.DSTGap == "" {
 		d.DSTGap = GapSkip
 	}
@@ -260,7 +279,8 @@ func (s *Timetable) Next(after time.Time) (f Firing, ok bool) {
 }
 
 // NextObserved is Next, also reporting each matching wall time skipped by a
-// DST gap between after and the returned firing.
+// gap (daylight saving or a zone change) between after and the returned
+// firing.
 func (s *Timetable) NextObserved(after time.Time, skipped func(SkippedWall)) (Firing, bool) {
 	return s.next(after.Unix(), skipped)
 }
@@ -351,17 +371,18 @@ func (s *Timetable) nextCron(after int64, skipped func(SkippedWall)) (Firing, bo
 		case r.n == 1:
 			cand[0], n = Firing{At: time.Unix(r.at[0], 0).UTC(), Wall: w}, 1
 		case r.n == 2 && s.def.DSTRepeat == RepeatFirst:
-			cand[0], n = Firing{At: time.Unix(r.at[0], 0).UTC(), Wall: w, Note: NoteRepeatFirst}, 1
+			cand[0], n = Firing{At: time.Unix(r.at[0], 0).UTC(), Wall: w, Note: NoteRepeatFirst, Cause: causeAt(s.loc, r.change)}, 1
 		case r.n == 2 && s.def.DSTRepeat == RepeatLast:
-			cand[0], n = Firing{At: time.Unix(r.at[1], 0).UTC(), Wall: w, Note: NoteRepeatLast}, 1
+			cand[0], n = Firing{At: time.Unix(r.at[1], 0).UTC(), Wall: w, Note: NoteRepeatLast, Cause: causeAt(s.loc, r.change)}, 1
 		case r.n == 2:
-			cand[0] = Firing{At: time.Unix(r.at[0], 0).UTC(), Wall: w, Note: NoteRepeatAll1}
-			cand[1], n = Firing{At: time.Unix(r.at[1], 0).UTC(), Wall: w, Note: NoteRepeatAll2}, 2
+			c := causeAt(s.loc, r.change)
+			cand[0] = Firing{At: time.Unix(r.at[0], 0).UTC(), Wall: w, Note: NoteRepeatAll1, Cause: c}
+			cand[1], n = Firing{At: time.Unix(r.at[1], 0).UTC(), Wall: w, Note: NoteRepeatAll2, Cause: c}, 2
 		case s.def.DSTGap == GapShift:
-			cand[0], n = Firing{At: time.Unix(r.gapEnd, 0).UTC(), Wall: w, Note: NoteGapShifted}, 1
+			cand[0], n = Firing{At: time.Unix(r.gapEnd, 0).UTC(), Wall: w, Note: NoteGapShifted, Cause: causeAt(s.loc, r.gapEnd)}, 1
 		default:
 			if skipped != nil && r.gapEnd > after && (!found || r.gapEnd <= best.At.Unix()) {
-				skipped(SkippedWall{Wall: w, GapEnd: r.gapEnd})
+				skipped(SkippedWall{Wall: w, GapEnd: r.gapEnd, Cause: causeAt(s.loc, r.gapEnd)})
 			}
 		}
 		if n > 0 && cand[0].At.Unix() > maxWall {

@@ -259,6 +259,7 @@ type resolution struct {
 	n      int      // 0 = gap, 1 = normal, 2 = repeat
 	at     [2]int64 // the instants, earliest first
 	gapEnd int64    // for a gap: the first instant after it
+	change int64    // for a repeat: the first instant of the second instant's offset
 }
 
 // resolve maps wall seconds to instants in loc by enumerating the offsets in
@@ -272,6 +273,7 @@ func resolve(loc *time.Location, w int64) resolution {
 		u := w - p.off
 		if u >= p.start && u < p.end && r.n < 2 {
 			r.at[r.n] = u
+			r.change = p.start // kept for the second: the change it follows
 			r.n++
 		}
 	}

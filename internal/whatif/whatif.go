@@ -149,7 +149,11 @@ func writeTable(w io.Writer, res *api.SimulateResult) error {
 			i++
 		}
 		for _, k := range s.DSTSkipped {
-			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t%s\n", s.Name, fmt.Sprintf("wall time %s skipped by a DST gap (ends %s)", k.Wall, k.GapEnd))
+			gap := "a DST gap"
+			if k.Cause == "zone_change" {
+				gap = "a zone change, not daylight saving,"
+			}
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t%s\n", s.Name, fmt.Sprintf("wall time %s skipped by %s (ends %s)", k.Wall, gap, k.GapEnd))
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -194,7 +198,11 @@ func writeTable(w io.Writer, res *api.SimulateResult) error {
 func note(f api.SimFiring) string {
 	var parts []string
 	if f.Note != "" {
-		parts = append(parts, "dst "+f.Note)
+		kind := "dst "
+		if f.Cause == "zone_change" {
+			kind = "zone change "
+		}
+		parts = append(parts, kind+f.Note)
 	}
 	if f.Retries > 0 {
 		parts = append(parts, "retried "+plural(f.Retries, "time"))

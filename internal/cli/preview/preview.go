@@ -25,6 +25,7 @@ type previewFlags struct {
 	cron, at, every, anchor, tz, from string
 	count                             int
 	gap, repeat                       string
+	cronArg                           bool // the cron expression came as the argument
 }
 
 // NewCmdPreview builds schedctl preview.
@@ -32,7 +33,7 @@ func NewCmdPreview(f *cmdutil.Factory, runF func(*PreviewOptions) error) *cobra.
 	opts := &PreviewOptions{IO: f}
 	var o previewFlags
 	cmd := &cobra.Command{
-		Use:   "preview (--cron EXPR | --at RFC3339 | --every DURATION [--anchor RFC3339]) --tz ZONE",
+		Use:   "preview (EXPR | --cron EXPR | --at RFC3339 | --every DURATION [--anchor RFC3339]) [--tz ZONE]",
 		Short: "Show the next firings of a schedule, offline",
 		Long: `Preview computes the next firings of a schedule without a daemon: local time
 with zone abbreviation and offset, UTC, and a note on every daylight-saving
@@ -40,8 +41,14 @@ decision (a skipped gap, a merged or doubled repeat, a shifted firing).
 
 --from is exclusive: firings strictly after it (default: now). Cron reads
 wall-clock time in --tz; --dst-gap and --dst-repeat choose what a wall time
-that does not exist or happens twice does. An --every interval is elapsed
+that does not exist or happens twice does. A cron expression may be given as
+the one argument instead of --cron, and may name its zone itself as
+Kubernetes and robfig/cron write it (CRON_TZ=Asia/Tokyo 0 9 * * *); a --tz
+given as well must be the same zone. An --every interval is elapsed
 time from --anchor (default: the Unix epoch) and does not move with DST.
+
+On a terminal the table also says how far each firing is from --from
+("in 3 h 12 min"); piped output and -o json leave that column out.
 
 JSON output (-o json) is a stable contract; see docs/preview.md.`,
 		Example: `  # 02:30 does not exist in New York on 2027-03-14
@@ -50,11 +57,25 @@ JSON output (-o json) is a stable contract; see docs/preview.md.`,
   # every 15 minutes through the fall-back, firing at both 01:xx
   schedctl preview --cron '*/15 * * * *' --tz America/New_York --from 2027-11-07T04:30:00Z --dst-repeat all -o json
 
+  # the zone in the expression, as a Kubernetes CronJob writes it
+  schedctl preview 'CRON_TZ=Asia/Tokyo 0 9 * * *'
+
   # a 6-field expression (leading seconds), and a fixed interval
   schedctl preview --cron '*/20 * * * * *' --tz Europe/Berlin --count 5
   schedctl preview --every 90m --anchor 2027-01-01T00:00:00Z --tz Europe/London`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return cmdutil.UsageErrorf("preview takes at most one argument, a cron expression (quote it); got %d", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				if cmd.Flags().Changed("cron") {
+					return cmdutil.UsageErrorf("give the cron expression once: as the argument or with --cron")
+				}
+				o.cron, o.cronArg = args[0], true
+			}
 			req, err := o.request(cmd, f.Now())
 			if err != nil {
 				return err
@@ -87,7 +108,7 @@ func (o *previewFlags) request(cmd *cobra.Command, now time.Time) (ipreview.Requ
 		kind timetable.Kind
 		expr string
 	}{{timetable.KindCron, o.cron}, {timetable.KindAt, o.at}, {timetable.KindEvery, o.every}} {
-		if cmd.Flags().Changed(string(k.kind)) {
+		if cmd.Flags().Changed(string(k.kind)) || k.kind == timetable.KindCron && o.cronArg {
 			n++
 			def.Kind, def.Expr = k.kind, k.expr
 		}
@@ -103,10 +124,14 @@ func (o *previewFlags) request(cmd *cobra.Command, now time.Time) (ipreview.Requ
 	}
 	def.TimeZone = o.tz
 	if !cmd.Flags().Changed("tz") {
-		if def.Kind == timetable.KindCron {
-			return ipreview.Request{}, cmdutil.UsageErrorf("--tz is required with --cron: cron is wall-clock time in an IANA zone such as America/New_York or UTC")
+		switch _, prefixed := timetable.ZonePrefix(def.Expr); {
+		case def.Kind == timetable.KindCron && prefixed:
+			def.TimeZone = "" // the expression's CRON_TZ= prefix names it; timetable.Parse reads it
+		case def.Kind == timetable.KindCron:
+			return ipreview.Request{}, cmdutil.UsageErrorf("--tz is required with --cron: cron is wall-clock time in an IANA zone such as America/New_York or UTC (or write it in the expression: CRON_TZ=America/New_York 0 9 * * *)")
+		default:
+			def.TimeZone = "UTC"
 		}
-		def.TimeZone = "UTC"
 	}
 	def.DSTGap, def.DSTRepeat = timetable.GapPolicy(o.gap), timetable.RepeatPolicy(o.repeat)
 	if o.anchor != "" {
@@ -139,9 +164,11 @@ func previewRun(opts *PreviewOptions) error {
 	if opts.JSON {
 		return res.WriteJSON(f.Out)
 	}
-	st := ipreview.PlainStyles()
+	opt := ipreview.TableOptions{Styles: ipreview.PlainStyles(), Relative: f.IsTTY}
 	if f.Styled() {
-		st = ipreview.NewStyles(f.Renderer())
+		opt.Styles = ipreview.NewStyles(f.Renderer())
 	}
-	return res.WriteTable(f.Out, st)
+	// The relative column only on a terminal: piped output stays the same
+	// whatever the day, for scripts and the files that capture it.
+	return res.WriteTableWith(f.Out, opt)
 }

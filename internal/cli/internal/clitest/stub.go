@@ -68,7 +68,8 @@ func (s *Stub) Calls() []string {
 // store fills sc from r as schedd would answer it: r checked by schedd's
 // own rules (package internal/schedule), refused with schedd's 400 and
 // message, and the defaults filled in. The expression, anchor and payload
-// are kept as sent.
+// are kept as sent, bar a cron expression's CRON_TZ= prefix, which schedd
+// (Normalize) moves into the zone.
 func (s *Stub) store(sc *api.Schedule, r api.ScheduleRequest) error {
 	set, err := rules.FromRequest(&r)
 	if err == nil {
@@ -80,7 +81,7 @@ func (s *Stub) store(sc *api.Schedule, r api.ScheduleRequest) error {
 	if err != nil {
 		return &client.Error{Status: 400, Code: api.CodeInvalidArgument, Message: err.Error()}
 	}
-	sc.Name, sc.Queue, sc.Kind, sc.Expression, sc.TimeZone = set.Name, set.Queue, string(set.Kind), r.Cron+r.At+r.Every, set.TimeZone
+	sc.Name, sc.Queue, sc.Kind, sc.Expression, sc.TimeZone = set.Name, set.Queue, string(set.Kind), set.Expr, set.TimeZone
 	sc.Anchor = r.Anchor
 	sc.DSTGap, sc.DSTRepeat = string(set.DSTGap), string(set.DSTRepeat)
 	sc.Payload = r.Payload

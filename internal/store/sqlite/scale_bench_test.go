@@ -1,0 +1,182 @@
+package sqlite
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sched-dev/sched/internal/engine"
+	"github.com/sched-dev/sched/internal/record"
+	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/storetest"
+)
+
+// BenchmarkPlanAtScale answers one question: does the planner's store work
+// per due schedule grow with the number of schedules in the store? Each
+// iteration is the planner's read of the next 1,000 due schedules
+// (DueSchedules) and its commit of their firings and cursors (CommitPlan),
+// the part of a pass that touches tables whose size is the number of
+// schedules; the timetable's arithmetic does not depend on it. The due
+// schedules of one minute are scattered over the whole table, as the
+// schedules due at any minute of a real day are, so a larger table costs
+// what it really costs: more index levels and more pages to fetch.
+//
+// The sizes come from SCHED_BENCH_SCALE (default 100000; e.g.
+// 1000000,20000000). SCHED_BENCH_SCALE_ROUNDS (default 1) runs them in
+// turn that many times in one process, so that the sizes are measured side
+// by side on a shared machine (-count would run one size's repeats back to
+// back):
+//
+//	SCHED_BENCH_SCALE=1000000,20000000 SCHED_BENCH_SCALE_ROUNDS=3 SCHED_BENCH_SCALE_DIR=/var/tmp/scale \
+//	    go test -run '^$' -bench PlanAtScale -benchtime 300x -timeout 3h ./internal/store/sqlite
+//
+// The stores are filled by copying one schedule row in SQL (filling
+// 20,000,000 through the API takes 20 minutes; this takes a few), and are
+// kept in SCHED_BENCH_SCALE_DIR when it is set, for the next run. Each
+// iteration moves 1,000 cursors a year ahead, so a store serves
+// size/1,000 iterations before it must be made again (delete the file).
+func BenchmarkPlanAtScale(b *testing.B) {
+	sizes := os.Getenv("SCHED_BENCH_SCALE")
+	if sizes == "" {
+		sizes = "100000"
+	}
+	var ns []int
+	for _, f := range strings.Split(sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < scaleSet {
+			b.Fatalf("SCHED_BENCH_SCALE: %q is not a count of at least %d", f, scaleSet)
+		}
+		ns = append(ns, n)
+	}
+	rounds := 1
+	if r := os.Getenv("SCHED_BENCH_SCALE_ROUNDS"); r != "" {
+		var err error
+		if rounds, err = strconv.Atoi(r); err != nil || rounds < 1 {
+			b.Fatalf("SCHED_BENCH_SCALE_ROUNDS: %q is not a count", r)
+		}
+	}
+	// The stores stay open from round to round: opening one checks the
+	// whole file, minutes at 20,000,000.
+	dir := os.Getenv("SCHED_BENCH_SCALE_DIR")
+	if dir == "" {
+		dir = b.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	stores := map[int]*Store{}
+	b.Cleanup(func() {
+		for _, s := range stores {
+			s.Close()
+		}
+	})
+	for range rounds {
+		for _, n := range ns {
+			b.Run(fmt.Sprintf("schedules=%d", n), func(b *testing.B) {
+				if stores[n] == nil {
+					stores[n] = scaleStore(b, dir, n)
+				}
+				benchPlanAtScale(b, stores[n])
+			})
+		}
+	}
+}
+
+// scaleSet is how many schedules fall due at each minute of a scale store.
+const scaleSet = 1000
+
+func benchPlanAtScale(b *testing.B, s *Store) {
+	ctx := b.Context()
+	lease, err := engine.AcquireShard(ctx, s, store.AcquireShardParams{Shard: 0, Owner: "bench", TTL: 1000 * time.Hour, Now: benchT0})
+	if err != nil {
+		b.Fatal(err)
+	}
+	first, err := s.DueSchedules(ctx, store.DueSchedulesParams{Shard: 0, Until: benchT0.AddDate(100, 0, 0), Limit: 1})
+	if err != nil || len(first) != 1 {
+		b.Fatalf("the earliest cursor: %d, %v", len(first), err)
+	}
+	cursor := first[0].NextRunAt
+	items := make([]store.PlanItem, 0, scaleSet)
+	occs := make([]record.Occurrence, scaleSet)
+	done := 0
+	for b.Loop() {
+		due, err := s.DueSchedules(ctx, store.DueSchedulesParams{Shard: 0, Until: cursor, Limit: 2 * scaleSet})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(due) != scaleSet {
+			b.Fatalf("%d due at %s, want %d: the store is used up; delete it", len(due), cursor, scaleSet)
+		}
+		items = items[:0]
+		for i := range due {
+			sc := &due[i]
+			occs[i] = storetest.NewOccurrence(sc, cursor)
+			occs[i].State = record.OccurrenceEnqueued
+			items = append(items, store.PlanItem{TenantID: sc.TenantID, ScheduleID: sc.ScheduleID, Version: sc.Version,
+				Cursor: cursor, NextRunAt: cursor.AddDate(1, 0, 0), State: record.ScheduleActive, Occurrences: occs[i : i+1]})
+		}
+		res, err := s.CommitPlan(ctx, store.Plan{Lease: lease, Now: cursor, Items: items})
+		if err != nil || res.Inserted != scaleSet {
+			b.Fatalf("CommitPlan: %+v, %v", res, err)
+		}
+		cursor = cursor.Add(time.Minute)
+		done += scaleSet
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(done), "µs/due")
+}
+
+// scaleStore opens (and if need be fills) the store in dir of n schedules of shard
+// 0, scaleSet of them due at each minute from benchT0 on, the minute of
+// schedule i a fixed shuffle of i.
+func scaleStore(b *testing.B, dir string, n int) *Store {
+	b.Helper()
+	began := time.Now()
+	s, err := Open(b.Context(), filepath.Join(dir, fmt.Sprintf("scale-%d.db", n)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("opened %d schedules in %s", n, time.Since(began).Round(time.Second))
+	var have int
+	if err := s.r.QueryRowContext(b.Context(), qScaleCount).Scan(&have); err != nil {
+		b.Fatal(err)
+	}
+	if have == 0 {
+		tmpl := storetest.NewSchedule("tenant-0", "sch_template")
+		tmpl.Shard, tmpl.State, tmpl.Queue, tmpl.OverlapPolicy = 0, record.ScheduleCanceled, "jobs", record.OverlapAllow
+		tmpl.Payload, tmpl.IdempotencyKey = []byte(`{"job":"scale"}`), ""
+		if _, err := s.w.ExecContext(b.Context(), qInsertSchedule, scheduleArgs(tmpl)...); err != nil {
+			b.Fatal(err)
+		}
+		const chunk = 500_000
+		for from := 0; from < n; from += chunk {
+			to := min(from+chunk, n) - 1
+			if _, err := s.w.ExecContext(b.Context(), qScaleFill, from, to, n, scaleSet, benchT0.UnixMilli()); err != nil {
+				b.Fatalf("fill %d-%d: %v", from, to, err)
+			}
+		}
+		b.Logf("filled %d schedules in %s", n, time.Since(began).Round(time.Second))
+	} else if have != n+1 {
+		b.Fatalf("%s holds %d schedules, want %d: delete it", dir, have-1, n)
+	}
+	return s
+}
+
+const (
+	qScaleCount = `SELECT count(*) FROM schedules`
+
+	// qScaleFill copies the template (the CANCELED row named
+	// sch_template) as ACTIVE schedules ?1..?2 of ?3, each due at minute
+	// (i * 7919 mod ?3) / ?4 after ?5: ?4 a minute, scattered over the
+	// table. 7919 is prime and does not divide the sizes used.
+	qScaleFill = `WITH RECURSIVE i(v) AS (SELECT ?1 UNION ALL SELECT v + 1 FROM i WHERE v < ?2)
+INSERT INTO schedules (` + scheduleColumns + `)
+SELECT printf('sch_%010d', i.v), 'tenant-' || (i.v % 10), 0, printf('scale %010d', i.v), kind, expr, time_zone, anchor,
+    dst_gap, dst_repeat, version, 'ACTIVE', ?5 + ((i.v * 7919) % ?3) / ?4 * 60000, queue, payload,
+    misfire_policy, max_lateness_ms, catch_up_k, overlap_policy, flexible_window_ms,
+    retry_max_attempts, retry_base_ms, retry_cap_ms, retry_deadline_ms,
+    NULL, 0, created_at, updated_at
+FROM i, schedules t WHERE t.schedule_id = 'sch_template'`
+)

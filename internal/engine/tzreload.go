@@ -348,9 +348,22 @@ func (p *planner) rezoneShard(ctx context.Context, h *heldShard, now time.Time, 
 			if err != nil {
 				return err
 			}
+			// The page's pending firings, in one read.
+			ids := make([]string, len(page))
+			for i := range page {
+				ids[i] = page[i].ScheduleID
+			}
+			all, err := tx.PendingFirings(ctx, ids, now)
+			if err != nil {
+				return err
+			}
+			pending := map[string][]store.PendingFiring{}
+			for _, f := range all {
+				pending[f.ScheduleID] = append(pending[f.ScheduleID], f)
+			}
 			for i := range page {
 				m := counts[page[i].TimeZone]
-				if err := p.rezoneSchedule(ctx, tx, &page[i], now, was, version, &m); err != nil {
+				if err := p.rezoneSchedule(ctx, tx, &page[i], pending[page[i].ScheduleID], now, was, version, &m); err != nil {
 					return err
 				}
 				counts[page[i].TimeZone] = m
@@ -394,7 +407,8 @@ const maxRezoneFirings = 1_000_000
 
 // rezoneSchedule decides, under the rules loaded now, what becomes of one
 // schedule's pending firings and cursor, and writes it in tx.
-func (p *planner) rezoneSchedule(ctx context.Context, tx store.Tx, sc *record.Schedule, now time.Time, was, version string, m *TZZoneMoves) error {
+func (p *planner) rezoneSchedule(ctx context.Context, tx store.Tx, sc *record.Schedule, pending []store.PendingFiring, now time.Time,
+	was, version string, m *TZZoneMoves) error {
 	m.Schedules++
 	sp, err := p.parse(sc.Definition())
 	if err != nil {
@@ -406,10 +420,6 @@ func (p *planner) rezoneSchedule(ctx context.Context, tx store.Tx, sc *record.Sc
 	old := sc.NextRunAt
 	if old.IsZero() {
 		return nil
-	}
-	pending, err := tx.PendingFirings(ctx, sc.ScheduleID, sc.Version, now)
-	if err != nil {
-		return err
 	}
 	// The new rules' firings after now and before the old cursor: what
 	// should have been materialized ahead. The planner materializes no
@@ -428,6 +438,9 @@ func (p *planner) rezoneSchedule(ctx context.Context, tx store.Tx, sc *record.Sc
 	var cancel []string
 	have := map[int64]bool{}
 	for _, pf := range pending {
+		if pf.Version != sc.Version {
+			continue // an older version's: a change canceled or left it in flight
+		}
 		if fresh[pf.ScheduledFor.Unix()] {
 			have[pf.ScheduledFor.Unix()] = true
 			m.Kept++

@@ -48,11 +48,13 @@ type ZoneTx interface {
 	// after, in id order, each with its cursor.
 	ZoneSchedules(ctx context.Context, shard int, zones []string, after string, limit int) ([]record.Schedule, error)
 
-	// PendingFirings returns the schedule's occurrences of version that
-	// are materialized ahead and untouched: timetable firings (no trigger
-	// key), SCHEDULED or ENQUEUED, never claimed (attempt count 0), and
-	// scheduled after after; in scheduled order.
-	PendingFirings(ctx context.Context, scheduleID string, version int64, after time.Time) ([]PendingFiring, error)
+	// PendingFirings returns the occurrences of the schedules named by
+	// scheduleIDs that are materialized ahead and untouched: timetable
+	// firings (no trigger key), SCHEDULED or ENQUEUED, never claimed
+	// (attempt count 0), and scheduled after after; of any version (the
+	// caller keeps the current one's), by schedule id, then scheduled
+	// time. One statement for a page of schedules.
+	PendingFirings(ctx context.Context, scheduleIDs []string, after time.Time) ([]PendingFiring, error)
 
 	// CancelFirings makes the schedule's occurrences named by ids
 	// CANCELED (finished_at = now), each only while it is still
@@ -80,6 +82,8 @@ type ZoneTx interface {
 
 // PendingFiring is one occurrence that PendingFirings returns.
 type PendingFiring struct {
+	ScheduleID   string
+	Version      int64
 	OccurrenceID string
 	ScheduledFor time.Time
 }

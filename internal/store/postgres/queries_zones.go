@@ -31,12 +31,12 @@ WHERE schedule_id > $3 AND shard = $1 AND state = 'ACTIVE' AND kind = 'cron' AND
 ORDER BY schedule_id
 LIMIT $4`
 
-	// The schedule's timetable occurrences of version $2 materialized
-	// ahead of $3 and untouched (index occurrences_open).
-	qPendingFirings = `SELECT occurrence_id, scheduled_for FROM occurrences
-WHERE schedule_id = $1 AND open AND state IN ('SCHEDULED', 'ENQUEUED')
-    AND attempt_count = 0 AND trigger_key = '' AND schedule_version = $2 AND scheduled_for > $3
-ORDER BY scheduled_for`
+	// The timetable occurrences of the schedules $1 materialized ahead of
+	// $2 and untouched (index occurrences_open).
+	qPendingFirings = `SELECT schedule_id, schedule_version, occurrence_id, scheduled_for FROM occurrences
+WHERE schedule_id = ANY($1::text[]) AND open AND state IN ('SCHEDULED', 'ENQUEUED')
+    AND attempt_count = 0 AND trigger_key = '' AND scheduled_for > $2
+ORDER BY schedule_id, scheduled_for`
 
 	// Cancel the occurrences $3 of schedule $2 that are still untouched. A
 	// row a claim holds is waited for and then re-checked: by then it has

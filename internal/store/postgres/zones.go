@@ -82,15 +82,16 @@ func (t *tx) ZoneSchedules(ctx context.Context, shard int, zones []string, after
 	return out, nil
 }
 
-// PendingFirings reads the schedule's untouched occurrences materialized
-// ahead (see store.ZoneTx).
-func (t *tx) PendingFirings(ctx context.Context, scheduleID string, version int64, after time.Time) ([]store.PendingFiring, error) {
-	if !storable(scheduleID) {
+// PendingFirings reads the untouched occurrences materialized ahead of a
+// page of schedules (see store.ZoneTx).
+func (t *tx) PendingFirings(ctx context.Context, scheduleIDs []string, after time.Time) ([]store.PendingFiring, error) {
+	ids := storableOnly(scheduleIDs)
+	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := t.tx.Query(ctx, qPendingFirings, scheduleID, version, ms(after))
+	rows, err := t.tx.Query(ctx, qPendingFirings, ids, ms(after))
 	if err != nil {
-		return nil, fmt.Errorf("pending firings of %s: %w", scheduleID, translate(err))
+		return nil, fmt.Errorf("pending firings: %w", translate(err))
 	}
 	defer rows.Close()
 	var out []store.PendingFiring
@@ -99,14 +100,14 @@ func (t *tx) PendingFirings(ctx context.Context, scheduleID string, version int6
 			f  store.PendingFiring
 			at int64
 		)
-		if err := rows.Scan(&f.OccurrenceID, &at); err != nil {
-			return nil, fmt.Errorf("pending firings of %s: %w", scheduleID, translate(err))
+		if err := rows.Scan(&f.ScheduleID, &f.Version, &f.OccurrenceID, &at); err != nil {
+			return nil, fmt.Errorf("pending firings: %w", translate(err))
 		}
 		f.ScheduledFor = fromMS(at)
 		out = append(out, f)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("pending firings of %s: %w", scheduleID, translate(err))
+		return nil, fmt.Errorf("pending firings: %w", translate(err))
 	}
 	return out, nil
 }

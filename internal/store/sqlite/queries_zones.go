@@ -29,12 +29,15 @@ WHERE schedule_id > ?3 AND shard = ?1 AND state = 'ACTIVE' AND kind = 'cron'
 ORDER BY schedule_id
 LIMIT ?4`
 
-	// The schedule's timetable occurrences of version ?2 materialized ahead
-	// of ?3 and untouched (index occurrences_open).
-	qPendingFirings = `SELECT occurrence_id, scheduled_for FROM occurrences INDEXED BY occurrences_open
-WHERE schedule_row = ` + rowOfSchedule1 + ` AND open = 1 AND state IN ('SCHEDULED', 'ENQUEUED')
-    AND attempt_count = 0 AND trigger_key = '' AND schedule_version = ?2 AND scheduled_for > ?3
-ORDER BY scheduled_for`
+	// The timetable occurrences of the schedules of the JSON array ?1
+	// materialized ahead of ?2 and untouched (index occurrences_open, by
+	// each schedule's row).
+	qPendingFirings = `SELECT o.schedule_id, o.schedule_version, o.occurrence_id, o.scheduled_for
+FROM occurrences o INDEXED BY occurrences_open
+WHERE o.schedule_row IN (SELECT s.row FROM schedules s WHERE s.schedule_id IN (SELECT value FROM json_each(?1)))
+    AND o.open = 1 AND o.state IN ('SCHEDULED', 'ENQUEUED') AND o.attempt_count = 0 AND o.trigger_key = ''
+    AND o.scheduled_for > ?2
+ORDER BY o.schedule_id, o.scheduled_for`
 
 	// Cancel the occurrences of the JSON array ?3, of schedule ?2, that are
 	// still untouched.

@@ -168,6 +168,12 @@ func testZones(t *testing.T, open func(t *testing.T) Store) {
 		old.ScheduleVersion = 1
 		old.OccurrenceID = record.OccurrenceID(sc.ScheduleID, 1, old.ScheduledFor)
 		mustInsertOccurrences(t, s, 7, before, claimed, p5, p6, p7, manual, old)
+		// Another schedule's, read in the same statement.
+		other := NewSchedule("tenant-a", "sch_rezone_other")
+		other.Queue, other.NextRunAt = jobsQueue, at(time.Hour)
+		mustInsertSchedule(t, s, other)
+		theirs := NewOccurrence(other, at(4*time.Minute))
+		mustInsertOccurrences(t, s, 1, theirs)
 		if c := mustClaim(t, s, "tenant-a", 1, at(2*time.Minute)); len(c) != 1 || c[0].Occurrence.OccurrenceID != claimed.OccurrenceID {
 			t.Fatalf("claim: %+v, want the occurrence at +1m", c)
 		}
@@ -175,17 +181,17 @@ func testZones(t *testing.T, open func(t *testing.T) Store) {
 		var pending []store.PendingFiring
 		err := store.InTx(ctx, s, func(tx store.Tx) error {
 			var err error
-			pending, err = tx.PendingFirings(ctx, sc.ScheduleID, 2, at(0))
+			pending, err = tx.PendingFirings(ctx, []string{sc.ScheduleID, other.ScheduleID, "sch_nosuch"}, at(0))
 			return err
 		})
 		if err != nil {
 			t.Fatalf("PendingFirings: %v", err)
 		}
-		want := []store.PendingFiring{
-			{OccurrenceID: p5.OccurrenceID, ScheduledFor: p5.ScheduledFor},
-			{OccurrenceID: p6.OccurrenceID, ScheduledFor: p6.ScheduledFor},
-			{OccurrenceID: p7.OccurrenceID, ScheduledFor: p7.ScheduledFor},
+		pf := func(o record.Occurrence) store.PendingFiring {
+			return store.PendingFiring{ScheduleID: o.ScheduleID, Version: o.ScheduleVersion, OccurrenceID: o.OccurrenceID, ScheduledFor: o.ScheduledFor}
 		}
+		// By schedule id, then time; the older version's too.
+		want := []store.PendingFiring{pf(p5), pf(p6), pf(p7), pf(old), pf(theirs)}
 		if !reflect.DeepEqual(pending, want) {
 			t.Errorf("PendingFirings = %+v, want %+v", pending, want)
 		}
@@ -239,11 +245,11 @@ func testZones(t *testing.T, open func(t *testing.T) Store) {
 		// Restored, it is pending again.
 		err = store.InTx(ctx, s, func(tx store.Tx) error {
 			var err error
-			pending, err = tx.PendingFirings(ctx, sc.ScheduleID, 2, at(0))
+			pending, err = tx.PendingFirings(ctx, []string{sc.ScheduleID}, at(0))
 			return err
 		})
-		if err != nil || len(pending) != 2 || pending[0].OccurrenceID != p5.OccurrenceID || pending[1].OccurrenceID != p7.OccurrenceID {
-			t.Errorf("PendingFirings after the restore: %+v, %v; want +5m and +7m", pending, err)
+		if want := []store.PendingFiring{pf(p5), pf(p7), pf(old)}; err != nil || !reflect.DeepEqual(pending, want) {
+			t.Errorf("PendingFirings after the restore: %+v, %v; want %+v", pending, err, want)
 		}
 
 		// The cursor moves only from the one read, at the version read, in

@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sched-dev/sched/internal/cli/admin"
 	"github.com/sched-dev/sched/internal/cli/audit"
 	"github.com/sched-dev/sched/internal/cli/bench"
 	"github.com/sched-dev/sched/internal/cli/cluster"
@@ -128,6 +129,7 @@ differences found, and its other failures exit 3.`,
 		tenant.NewCmdWhoami(f, nil),
 		audit.NewCmdAudit(f, nil),
 		bench.NewCmdBench(f, nil),
+		admin.NewCmdAdmin(f),
 	)
 	root.InitDefaultHelpCmd()
 	// Unknown commands and bad arguments are invalid input too.

@@ -117,6 +117,9 @@ With no flags it keeps its SQLite database at $XDG_DATA_HOME/sched/sched.db
 (else ~/.local/share/sched/sched.db) and listens on the Unix socket
 $XDG_RUNTIME_DIR/sched/schedd.sock (else /tmp/sched-$UID/schedd.sock), in a
 directory only you can enter. SIGTERM or SIGINT shuts it down cleanly.
+SIGHUP reads the tz database again (after a tz package update) and moves
+the firings of cron schedules whose zone's rules changed, as schedctl
+admin reload-tz does.
 
 With --tls-cert and --tls-key every TCP listener serves TLS (1.2 or later),
 and may then listen beyond loopback (with a token); --tls-client-ca also

@@ -197,7 +197,9 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 	}
 	reloadDone := make(chan struct{})
 	var reloading sync.WaitGroup
-	reloading.Go(func() { reloadOnSignal(opt.Reload, reloadDone, certs, log) })
+	tzCtx, tzStop := context.WithCancel(context.Background())
+	defer tzStop()
+	reloading.Go(func() { reloadOnSignal(opt.Reload, reloadDone, certs, log, func() { reloadTZ(tzCtx, eng, log) }) })
 	defer func() {
 		close(reloadDone)
 		reloading.Wait()
@@ -209,6 +211,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 		return err
 	}
 	defer eng.Stop() // releases the shard leases; runs before the store closes
+	defer tzStop()   // a tz reload in progress gives up before the engine stops
 	memCtx, memStop := context.WithCancel(context.Background())
 	memDone := make(chan struct{})
 	go func() { defer close(memDone); mem.run(memCtx) }()

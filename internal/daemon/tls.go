@@ -175,19 +175,23 @@ func serverTLS(cfg Config, r *certReloader) (*tls.Config, error) {
 	return tc, nil
 }
 
-// reloadOnSignal reloads r each time reload receives, until done closes.
-// Without TLS there is nothing to reload; it says so.
-func reloadOnSignal(reload <-chan os.Signal, done <-chan struct{}, r *certReloader, log *slog.Logger) {
+// reloadOnSignal reloads r and then calls tz (the tz database's reload,
+// tzreload.go) each time reload receives, until done closes. Without TLS
+// there is no certificate to reload; it says so.
+func reloadOnSignal(reload <-chan os.Signal, done <-chan struct{}, r *certReloader, log *slog.Logger, tz func()) {
 	for {
 		select {
 		case <-done:
 			return
 		case <-reload:
 			if r == nil {
-				log.Info("SIGHUP: nothing to reload (no --tls-cert)")
-				continue
+				log.Info("SIGHUP: no certificate to reload (no --tls-cert)")
+			} else {
+				r.Reload()
 			}
-			r.Reload()
+			if tz != nil {
+				tz()
+			}
 		}
 	}
 }

@@ -49,6 +49,9 @@ const (
 	AuditTenantDelete    = "tenant.delete"
 	AuditTokenCreate     = "token.create"
 	AuditTokenRevoke     = "token.revoke"
+	// AuditScheduleRezone: a new tz database moved the schedule's firings
+	// (tzreload.go); its version stays.
+	AuditScheduleRezone = "schedule.rezone"
 )
 
 // DefaultAuditRetention is how long audit rows are kept when

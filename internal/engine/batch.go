@@ -63,6 +63,10 @@ func (c *Control) CreateBatch(ctx context.Context, tenantID string, items []Batc
 	if len(items) > MaxBatch {
 		return nil, schedule.Invalid("items", "%d items are more than the %d one batch may hold", len(items), MaxBatch)
 	}
+	// The first firings are computed and written under one tz database:
+	// a reload waits for them, and they for it (tzreload.go).
+	c.planner.rules.RLock()
+	defer c.planner.rules.RUnlock()
 	now := c.now().Truncate(time.Millisecond)
 	out := make([]BatchOutcome, len(items))
 	var pending []newSchedule // the items that passed validation, in order
@@ -101,6 +105,11 @@ func (c *Control) CreateBatch(ctx context.Context, tenantID string, items []Batc
 		return nil, fmt.Errorf("create schedules: %w", err)
 	}
 	if created > 0 {
+		for _, o := range out {
+			if o.Created && o.Schedule != nil {
+				c.planner.noteZone(o.Schedule.Kind, o.Schedule.TimeZone)
+			}
+		}
 		c.planner.wake()
 	}
 	return out, nil

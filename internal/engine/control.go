@@ -254,6 +254,10 @@ func nextAfter(sp *timetable.Timetable, now time.Time) nextFunc {
 // writes it as the next version, in one transaction, only if nobody else
 // wrote in between, and change retries a few times when somebody did.
 func (c *Control) change(ctx context.Context, tenantID, ref, action string, mutate func(*record.Schedule, time.Time) (bool, nextFunc, error)) (ChangeResult, error) {
+	// A new version's cursor is computed and written under one tz
+	// database (tzreload.go).
+	c.planner.rules.RLock()
+	defer c.planner.rules.RUnlock()
 	for try := 0; ; try++ {
 		sc, err := c.Get(ctx, tenantID, ref)
 		if err != nil {
@@ -281,6 +285,7 @@ func (c *Control) change(ctx context.Context, tenantID, ref, action string, muta
 		if err != nil {
 			return ChangeResult{}, fmt.Errorf("change schedule %s: %w", sc.ScheduleID, err)
 		}
+		c.planner.noteZone(sc.Kind, sc.TimeZone)
 		c.planner.wake()
 		c.notify.broadcast()
 		return res, nil

@@ -176,6 +176,9 @@ type Engine struct {
 	Audit *Audit
 	// Retention removes finished history past its age (retention.go).
 	Retention *Retention
+	// TZ reloads the tz database and moves the firings whose zone's
+	// rules changed (tzreload.go).
+	TZ *TZ
 
 	store store.Store
 	log   *slog.Logger
@@ -243,6 +246,9 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := e.Tenants.ensureDefault(ctx); err != nil {
 		return nil, fmt.Errorf("engine: the default tenant: %w", err)
 	}
+	// A node started on another tz database than the one its shards were
+	// planned under rezones them at its passes (tzreload.go).
+	e.TZ = &TZ{planner: pl}
 	// A node that starts ends any simulated outage in progress (outage.go).
 	if err := endsOutages(ctx, e.Outages); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)

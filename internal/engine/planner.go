@@ -76,6 +76,17 @@ type planner struct {
 	// schedules (a full cache is emptied and refills).
 	specsMu sync.Mutex
 	specs   map[timetable.Definition]*timetable.Timetable
+
+	// passMu is held by a pass and by a tz reload (tzreload.go), so that
+	// no pass plans with rules a reload is replacing; tz is what the
+	// planner knows of the shards' tz versions (under passMu).
+	passMu sync.Mutex
+	tz     tzState
+	// rules is held for writing by a tz reload, and for reading by the
+	// control plane while it computes and writes a cursor, so that no
+	// cursor computed under the old rules is written after the reload
+	// moved the others.
+	rules sync.RWMutex
 }
 
 const maxParsedSpecs = 4096
@@ -98,6 +109,7 @@ func (p *planner) parse(d timetable.Definition) (*timetable.Timetable, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.noteZone(d.Kind, d.TimeZone)
 	p.specsMu.Lock()
 	if len(p.specs) >= maxParsedSpecs {
 		clear(p.specs)
@@ -163,6 +175,8 @@ func (p *planner) sleep() time.Duration {
 // its last renewal of a lease; now is what every store comparison is made
 // with.
 func (p *planner) pass(ctx context.Context) (PlanStats, error) {
+	p.passMu.Lock()
+	defer p.passMu.Unlock()
 	start := p.clock.Now()
 	var st PlanStats
 	local, now := p.member.beat(ctx)
@@ -175,6 +189,11 @@ func (p *planner) pass(ctx context.Context) (PlanStats, error) {
 	}
 	var latest time.Time // the latest firing the pass put on the queue
 	held := p.member.trusted(local)
+	// Shards recorded under another tz version are rezoned before they
+	// are planned (tzreload.go).
+	if _, err := p.syncTZ(ctx, held, now, false); err != nil {
+		errs = append(errs, err)
+	}
 	for _, h := range held {
 		st.Shards++
 		if outageCovers(outage, now, h.lease.Shard) {
@@ -191,6 +210,9 @@ func (p *planner) pass(ctx context.Context) (PlanStats, error) {
 			errs = append(errs, err)
 		}
 		st.Expired = n
+	}
+	if err := p.recordZones(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	p.obs.observePass(now, p.clock.Now().Sub(start), st, latest, p.member.clockOffset())
 	return st, errors.Join(errs...)

@@ -209,6 +209,7 @@ func (s *Server) routes() http.Handler {
 		{"POST", "/v1/simulate/outage/cancel", s.cancelOutage, "", true},
 		{"POST", "/v1/simulate", s.simulate, "", true},
 		{"GET", "/v1/audit", s.audit, "no such schedule", false},
+		{"POST", "/v1/admin/reload-tz", s.reloadTZ, "", true},
 	}
 	rs = append(rs, s.tenantRoutes()...)
 	allowed := map[string][]string{}

@@ -86,6 +86,8 @@ type Store interface {
 	PacingStore
 	// Finished history removed by age (see RetentionStore).
 	RetentionStore
+	// The tz rules the schedules were planned under (see ZoneStore).
+	ZoneStore
 
 	Close() error
 }

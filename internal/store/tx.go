@@ -26,6 +26,7 @@ type Tx interface {
 	ManualTx
 	QuotaTx
 	BatchTx
+	ZoneTx
 
 	// Commit makes the transaction's writes durable. After an error nothing
 	// of it was written.

@@ -15,14 +15,42 @@ import (
 // MaxZoneNameLen caps an IANA zone name; the longest real one is 32 bytes.
 const MaxZoneNameLen = 64
 
-var locCache sync.Map // zone name -> *time.Location
+// zoneData is one reading of the tz database: the locations loaded from it
+// and its version. ReloadZones swaps in a fresh one; a caller that loaded a
+// location from the one before keeps an immutable *time.Location, so a
+// computation in progress finishes under the rules it started with.
+type zoneData struct {
+	locs    sync.Map // zone name -> *time.Location
+	version func() string
+}
+
+func newZoneData() *zoneData {
+	return &zoneData{version: sync.OnceValue(readVersion)}
+}
+
+var zones atomic.Pointer[zoneData]
+
+func init() { zones.Store(newZoneData()) }
+
+// ReloadZones drops every location loaded so far and the tz version read,
+// so that the next LoadZone and TZVersion read the tz database again (after
+// the operator installed a new one, or pointed ZONEINFO elsewhere). It is
+// safe while other goroutines load zones and compute firings: they keep
+// the locations they hold, and a Timetable parsed before the reload keeps
+// its old rules until it is parsed again. It returns the version now in use.
+func ReloadZones() string {
+	zones.Store(newZoneData())
+	zoneCaches.Clear()
+	return TZVersion()
+}
 
 // LoadZone validates an IANA zone name and loads its rules from the host's
 // tz database (Go's lookup order, ZONEINFO first). It refuses "" and "Local"
 // (they would silently mean UTC or the host's zone), paths, and names that
 // are too long, none of which time.LoadLocation rejects on its own.
 func LoadZone(name string) (*time.Location, error) {
-	if l, ok := locCache.Load(name); ok {
+	zd := zones.Load()
+	if l, ok := zd.locs.Load(name); ok {
 		return l.(*time.Location), nil
 	}
 	switch {
@@ -42,15 +70,31 @@ func LoadZone(name string) (*time.Location, error) {
 	if strings.HasPrefix(name, "/") || strings.Contains(name, "..") {
 		return nil, invalid("time_zone", "time zone %q: unknown IANA zone", name)
 	}
-	loc, err := time.LoadLocation(name)
+	loc, err := loadLocation(name)
 	if err != nil {
 		return nil, invalid("time_zone", "time zone %q: unknown IANA zone", name)
 	}
-	locCache.Store(name, loc)
+	zd.locs.Store(name, loc)
 	return loc, nil
 }
 
-var tzVersion = sync.OnceValue(func() string {
+// loadLocation reads a zone's rules. Go's time package reads the ZONEINFO
+// variable once per process, so when ZONEINFO names a directory the zone
+// file is read from it here (time.LoadLocationFromTZData): a reload after
+// ZONEINFO changed then really reads the new directory. Anything else
+// (ZONEINFO unset or a zip file, a zone the directory lacks) goes through
+// time.LoadLocation, which reads the system's zone files afresh on every
+// call.
+func loadLocation(name string) (*time.Location, error) {
+	if zi := os.Getenv("ZONEINFO"); zi != "" && name != "UTC" {
+		if b, err := os.ReadFile(filepath.Join(zi, filepath.FromSlash(name))); err == nil {
+			return time.LoadLocationFromTZData(name, b)
+		}
+	}
+	return time.LoadLocation(name)
+}
+
+func readVersion() string {
 	if zi := os.Getenv("ZONEINFO"); zi != "" {
 		if v := readTZVersion(filepath.Join(zi, "tzdata.zi")); v != "" {
 			return v
@@ -66,11 +110,12 @@ var tzVersion = sync.OnceValue(func() string {
 		return "unknown (Go's zoneinfo.zip)"
 	}
 	return "unknown"
-})
+}
 
 // TZVersion reports the version of the tz database in use ("2025b"), read
-// from tzdata.zi, or "unknown (...)" saying where the rules come from.
-func TZVersion() string { return tzVersion() }
+// from tzdata.zi, or "unknown (...)" saying where the rules come from. It is
+// read once per reading of the database (see ReloadZones).
+func TZVersion() string { return zones.Load().version() }
 
 func readTZVersion(path string) string {
 	f, err := os.Open(path)

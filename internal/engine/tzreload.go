@@ -1,0 +1,590 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sched-dev/sched/internal/record"
+	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/timetable"
+)
+
+// When the tz database changes.
+//
+// A cron schedule's cursor and the occurrences materialized ahead of it
+// are instants computed from its zone's rules. The store records, per
+// shard, the tz database version its cursors were last computed under
+// (store.ZoneStore's shard versions), and per zone and version the rules'
+// fingerprint (timetable.ZoneFingerprint). Each planner pass, before it
+// plans a shard it holds, a node compares the shard's recorded version
+// with the one it has loaded; when they differ, it rezones the shard: every
+// ACTIVE cron schedule of the shard in a zone whose fingerprint differs
+// between the two versions (or is not known for the recorded one) gets its
+// pending firings (SCHEDULED or ENQUEUED, never claimed, scheduled after
+// now) checked against the rules loaded, in one transaction per page of
+// schedules that first checks the shard's lease (the planner's fence):
+//
+//   - a pending occurrence whose instant is still a firing stays, under
+//     its id (the id hashes the instant, so it is the id the new rules
+//     would give it);
+//   - one whose instant no longer is a firing becomes CANCELED
+//     (finished_at = now): nothing is deleted, so the history shows the
+//     firing that was withdrawn, and a worker that deduplicates on ids
+//     never sees one id at two instants;
+//   - the cursor moves to the earliest new firing not yet materialized,
+//     so the planner's next pass materializes the moved firings under
+//     their new ids (its inserts of the kept ones are duplicates, no-ops);
+//     a new firing whose row an earlier rezone canceled (a release that
+//     reverts a change) has that row put back on the queue, under its id.
+//
+// Then the shard's version is recorded, under its lease. So a start on a
+// new tz database, a reload (SIGHUP, `schedctl admin reload-tz`:
+// TZ.Reload) and a shard taken over from a node that ran another tz
+// version all lead to the same rezone, and a rolling upgrade of a cluster
+// moves every shard's firings once its new owner runs the new version. A
+// shard never recorded (a new store, or one from before versions were
+// recorded) is taken to be computed under the version loaded.
+//
+// at and every schedules are instants whatever their zone and are never
+// touched; PAUSED schedules get their cursor from the time of their
+// resume. A rezone runs inside the planner's pass lock (passMu), so no pass
+// plans with rules a reload is replacing, and a reload holds the rules
+// lock the control plane reads under, so no cursor computed under the old
+// rules is written after the reload moved the others.
+
+// TZ reloads the tz database and moves the firings whose zone's rules
+// changed (tzreload.go).
+type TZ struct {
+	planner *planner
+	mu      sync.Mutex // one reload at a time
+}
+
+// TZZoneMoves counts what a rezone did to one zone's schedules.
+type TZZoneMoves struct {
+	Zone string
+	// Schedules is how many ACTIVE cron schedules of the zone were
+	// examined; Moved how many of them had a firing move (a pending
+	// occurrence canceled or restored, or the cursor moved).
+	Schedules, Moved int
+	// Canceled pending occurrences whose instant is no longer a firing;
+	// Kept pending occurrences whose instant still is (ids unchanged);
+	// Replanned firings of the new rules between now and the old cursor
+	// that are not materialized, which the planner materializes from the
+	// moved cursor as they come within its horizon (or, for one an
+	// earlier rezone canceled, whose row is put back on the queue).
+	Canceled, Kept, Replanned int
+}
+
+// TZReloadResult is what a reload (or a pass that found a shard recorded
+// under another tz version) did.
+type TZReloadResult struct {
+	// PreviousVersion is the tz version in use before a reload (for a
+	// pass: the versions the rezoned shards were recorded under); Version
+	// the one in use now.
+	PreviousVersion, Version string
+	// Changed lists the zones of ACTIVE cron schedules whose rules
+	// changed, with what moved in each, in zone order.
+	Changed []TZZoneMoves
+	// Shards is how many shards this node rezoned; Pending how many shards
+	// are recorded under another version than this node's (held by nodes
+	// that have not loaded it: reload every node); Fenced how many
+	// shards' rezone a lost lease stopped.
+	Shards, Pending, Fenced int
+}
+
+// tzState is the planner's memory of the shards' tz versions and of the
+// loaded rules' fingerprints (under passMu), and of the zones whose rules
+// it has recorded for the loaded version (zoneNotes, its own lock: the
+// control plane notes zones too).
+type tzState struct {
+	shards map[int]shardTZ
+	prints map[string]string // zone -> fingerprint under the loaded version
+	zones  zoneNotes
+}
+
+// shardTZ is a held shard's recorded tz version, as read or written under
+// the lease of epoch.
+type shardTZ struct {
+	epoch   int64
+	version string
+}
+
+// Reload reads the tz database again (timetable.ReloadZones: a new
+// ZONEINFO, a new system tz package), and rezones the shards this node
+// holds. It returns what moved, which it also logs.
+func (z *TZ) Reload(ctx context.Context) (TZReloadResult, error) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	p := z.planner
+	p.rules.Lock()
+	defer p.rules.Unlock()
+	p.passMu.Lock()
+	defer p.passMu.Unlock()
+	prev := timetable.TZVersion()
+	timetable.ReloadZones()
+	p.dropSpecs()
+	p.tz.prints = nil
+	p.tz.zones.forget()
+	local, now := p.clock.Now(), p.member.now()
+	res, err := p.syncTZ(ctx, p.member.trusted(local), now, true)
+	res.PreviousVersion = prev
+	if err != nil {
+		return res, fmt.Errorf("reload tz: %w", err)
+	}
+	recorded, err := p.store.ShardTZVersions(ctx)
+	if err != nil {
+		return res, fmt.Errorf("reload tz: %w", err)
+	}
+	for shard := range p.cfg.Shards {
+		if recorded[shard] != res.Version {
+			res.Pending++
+		}
+	}
+	p.wake()
+	return res, nil
+}
+
+// syncTZ rezones the held shards recorded under another tz version than the
+// one loaded, records the loaded version for them, and logs what moved
+// (always, with logAll: a reload says so even when nothing changed). The
+// caller holds passMu.
+func (p *planner) syncTZ(ctx context.Context, held []*heldShard, now time.Time, logAll bool) (TZReloadResult, error) {
+	version := timetable.TZVersion()
+	res := TZReloadResult{Version: version}
+	if p.tz.shards == nil {
+		p.tz.shards = map[int]shardTZ{}
+	}
+	var need []*heldShard
+	for _, h := range held {
+		if st, ok := p.tz.shards[h.lease.Shard]; !ok || st.epoch != h.lease.Epoch || st.version != version {
+			need = append(need, h)
+		}
+	}
+	if len(need) == 0 {
+		if logAll {
+			p.logRezone(res)
+		}
+		return res, nil
+	}
+	recorded, err := p.store.ShardTZVersions(ctx)
+	if err != nil {
+		return res, fmt.Errorf("shards' tz versions: %w", err)
+	}
+	var (
+		zones  []string
+		stored map[[2]string]string // (zone, version) -> fingerprint
+	)
+	load := func() error {
+		if stored != nil {
+			return nil
+		}
+		var err error
+		if zones, err = p.store.CronZones(ctx); err != nil {
+			return err
+		}
+		rules, err := p.store.ZoneRules(ctx)
+		if err != nil {
+			return err
+		}
+		stored = map[[2]string]string{}
+		for _, r := range rules {
+			stored[[2]string{r.Zone, r.TZVersion}] = r.Fingerprint
+		}
+		// The loaded version's fingerprints of these zones, for the
+		// comparisons of later versions.
+		var fresh []store.ZoneRule
+		for _, zone := range zones {
+			fp := p.fingerprint(zone)
+			if stored[[2]string{zone, version}] != fp {
+				fresh = append(fresh, store.ZoneRule{Zone: zone, TZVersion: version, Fingerprint: fp})
+			}
+		}
+		if err := p.store.SaveZoneRules(ctx, fresh); err != nil {
+			return err
+		}
+		p.tz.zones.know(zones)
+		return nil
+	}
+	moves := map[string]*TZZoneMoves{}
+	prevs := map[string]bool{}
+	var errs []error
+	for _, h := range need {
+		shard := h.lease.Shard
+		was, ok := recorded[shard]
+		if ok && was == version {
+			p.tz.shards[shard] = shardTZ{epoch: h.lease.Epoch, version: version}
+			continue
+		}
+		if err := load(); err != nil {
+			return res, fmt.Errorf("tz rules: %w", err)
+		}
+		var changed []string
+		if ok { // never recorded: taken to be computed under the version loaded
+			for _, zone := range zones {
+				if fp, known := stored[[2]string{zone, was}]; !known || fp != p.fingerprint(zone) {
+					changed = append(changed, zone)
+				}
+			}
+		}
+		for _, zone := range changed {
+			if moves[zone] == nil {
+				moves[zone] = &TZZoneMoves{Zone: zone}
+			}
+		}
+		err := p.rezoneShard(ctx, h, now, changed, was, version, moves)
+		switch {
+		case errors.Is(err, store.ErrStaleEpoch):
+			res.Fenced++
+			p.member.drop(shard)
+			delete(p.tz.shards, shard)
+			p.log.Warn("tz rezone fenced: shard lease lost", "shard", shard, "epoch", h.lease.Epoch)
+		case err != nil:
+			errs = append(errs, err)
+			p.log.Error("tz rezone of a shard failed; retrying next pass", "shard", shard, "err", err)
+		default:
+			p.tz.shards[shard] = shardTZ{epoch: h.lease.Epoch, version: version}
+			if ok {
+				res.Shards++
+				prevs[was] = true
+			}
+		}
+	}
+	for _, m := range moves {
+		res.Changed = append(res.Changed, *m)
+	}
+	slices.SortFunc(res.Changed, func(a, b TZZoneMoves) int { return strings.Compare(a.Zone, b.Zone) })
+	res.PreviousVersion = strings.Join(slices.Sorted(mapKeysBool(prevs)), ",")
+	for _, m := range res.Changed {
+		if m.Moved > 0 {
+			p.notify.broadcast() // waiting claims look again (a firing restored, one withdrawn)
+			break
+		}
+	}
+	if logAll || res.Shards > 0 || res.Fenced > 0 {
+		p.logRezone(res)
+	}
+	return res, errors.Join(errs...)
+}
+
+func mapKeysBool(m map[string]bool) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// fingerprint is the zone's fingerprint under the rules loaded, computed
+// once per reading of the tz database. The caller holds passMu.
+func (p *planner) fingerprint(zone string) string {
+	if p.tz.prints == nil {
+		p.tz.prints = map[string]string{}
+	}
+	fp, ok := p.tz.prints[zone]
+	if !ok {
+		var err error
+		if fp, err = timetable.ZoneFingerprint(zone); err != nil {
+			// A zone the release dropped: no rules, which differ from
+			// any it had; its schedules fail to plan, as before.
+			fp = "unloadable"
+		}
+		p.tz.prints[zone] = fp
+	}
+	return fp
+}
+
+func (p *planner) logRezone(res TZReloadResult) {
+	if len(res.Changed) == 0 {
+		p.log.Info("tz database loaded; no zone of a cron schedule changed its rules",
+			"tz_version", res.Version, "previous_tz_version", res.PreviousVersion, "shards", res.Shards)
+		return
+	}
+	for _, m := range res.Changed {
+		p.log.Info("tz rules changed: firings moved", "zone", m.Zone, "tz_version", res.Version,
+			"previous_tz_version", res.PreviousVersion, "schedules", m.Schedules, "moved", m.Moved,
+			"canceled", m.Canceled, "kept", m.Kept, "replanned", m.Replanned)
+	}
+	p.log.Info("tz rezone done", "tz_version", res.Version, "zones_changed", len(res.Changed),
+		"shards", res.Shards, "fenced", res.Fenced)
+}
+
+// rezonePage is how many schedules one rezone transaction reads.
+const rezonePage = 500
+
+// rezoneShard rezones the schedules of one shard held in zones (rules
+// recorded under was, loaded under version), a page per transaction, then
+// records version as the shard's; each transaction is fenced by the
+// shard's lease. With no zone, it only records the version.
+func (p *planner) rezoneShard(ctx context.Context, h *heldShard, now time.Time, zones []string, was, version string,
+	moves map[string]*TZZoneMoves) error {
+	fence := func(tx store.Tx) error {
+		cur, ok, err := tx.LockShardLease(ctx, h.lease.Shard)
+		if err != nil {
+			return err
+		}
+		if !ok || !sameLease(cur, h.lease) || !cur.ExpiresAt.After(now) {
+			return fmt.Errorf("%w: epoch %d of %s is no longer live", store.ErrStaleEpoch, h.lease.Epoch, h.lease.Owner)
+		}
+		return nil
+	}
+	after := ""
+	for len(zones) > 0 {
+		var page []record.Schedule
+		counts := map[string]TZZoneMoves{}
+		err := store.InTx(ctx, p.store, func(tx store.Tx) error {
+			clear(counts)
+			if err := fence(tx); err != nil {
+				return err
+			}
+			var err error
+			page, err = tx.ZoneSchedules(ctx, h.lease.Shard, zones, after, rezonePage)
+			if err != nil {
+				return err
+			}
+			// The page's pending firings, in one read.
+			ids := make([]string, len(page))
+			for i := range page {
+				ids[i] = page[i].ScheduleID
+			}
+			all, err := tx.PendingFirings(ctx, ids, now)
+			if err != nil {
+				return err
+			}
+			pending := map[string][]store.PendingFiring{}
+			for _, f := range all {
+				pending[f.ScheduleID] = append(pending[f.ScheduleID], f)
+			}
+			for i := range page {
+				m := counts[page[i].TimeZone]
+				if err := p.rezoneSchedule(ctx, tx, &page[i], pending[page[i].ScheduleID], now, was, version, &m); err != nil {
+					return err
+				}
+				counts[page[i].TimeZone] = m
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("rezone shard %d: %w", h.lease.Shard, err)
+		}
+		for zone, c := range counts {
+			if m := moves[zone]; m != nil {
+				m.Schedules += c.Schedules
+				m.Moved += c.Moved
+				m.Canceled += c.Canceled
+				m.Kept += c.Kept
+				m.Replanned += c.Replanned
+			}
+		}
+		if len(page) < rezonePage {
+			break
+		}
+		after = page[len(page)-1].ScheduleID
+	}
+	// The shard's cursors are now the loaded version's.
+	err := store.InTx(ctx, p.store, func(tx store.Tx) error {
+		if err := fence(tx); err != nil {
+			return err
+		}
+		return tx.SetShardTZVersion(ctx, h.lease.Shard, version)
+	})
+	if err != nil {
+		return fmt.Errorf("rezone shard %d: %w", h.lease.Shard, err)
+	}
+	return nil
+}
+
+// maxRezoneFirings bounds the new firings one schedule's rezone lists
+// between now and its old cursor (the horizon's worth: an every-second
+// cron over a day's horizon is 86,400).
+const maxRezoneFirings = 1_000_000
+
+// rezoneSchedule decides, under the rules loaded now, what becomes of one
+// schedule's pending firings and cursor, and writes it in tx.
+func (p *planner) rezoneSchedule(ctx context.Context, tx store.Tx, sc *record.Schedule, pending []store.PendingFiring, now time.Time,
+	was, version string, m *TZZoneMoves) error {
+	m.Schedules++
+	sp, err := p.parse(sc.Definition())
+	if err != nil {
+		// A zone the new release dropped: the planner logs it at every
+		// pass, and nothing here can place its firings.
+		p.log.Error("tz rezone: cannot parse schedule", "schedule_id", sc.ScheduleID, "err", err)
+		return nil
+	}
+	old := sc.NextRunAt
+	if old.IsZero() {
+		return nil
+	}
+	// The new rules' firings after now and before the old cursor: what
+	// should have been materialized ahead. The planner materializes no
+	// further than its horizon, so the old cursor is near; a cursor
+	// further ahead than maxRezoneFirings firings is left alone (and
+	// logged) rather than judged on part of its firings.
+	fresh := map[int64]bool{}
+	for f, ok := sp.Next(now); ok && f.At.Before(old); f, ok = sp.Next(f.At) {
+		if len(fresh) == maxRezoneFirings {
+			p.log.Error("tz rezone: cursor too far ahead; schedule left as it was", "schedule_id", sc.ScheduleID,
+				"cursor", old, "firings", maxRezoneFirings)
+			return nil
+		}
+		fresh[f.At.Unix()] = true
+	}
+	var cancel []string
+	have := map[int64]bool{}
+	for _, pf := range pending {
+		if pf.Version != sc.Version {
+			continue // an older version's: a change canceled or left it in flight
+		}
+		if fresh[pf.ScheduledFor.Unix()] {
+			have[pf.ScheduledFor.Unix()] = true
+			m.Kept++
+		} else {
+			cancel = append(cancel, pf.OccurrenceID)
+		}
+	}
+	// The cursor: the earliest new firing not materialized, or, when every
+	// one before the old cursor is, the first new firing at or after it.
+	next, ok := sp.Next(old.Add(-time.Second))
+	cursor := next.At
+	if !ok {
+		cursor = time.Time{}
+	}
+	var missing []time.Time
+	for u := range fresh {
+		if !have[u] {
+			at := time.Unix(u, 0).UTC()
+			missing = append(missing, at)
+			if cursor.IsZero() || at.Before(cursor) {
+				cursor = at
+			}
+		}
+	}
+	replanned := len(missing)
+	if len(cancel) == 0 && cursor.Equal(old) {
+		return nil
+	}
+	if cursor.IsZero() {
+		// No firing left under the new rules (a cron that can never
+		// fire again is refused at create; a zone's end of time): leave
+		// the cursor, and the planner completes the schedule.
+		cursor = old
+	}
+	if !cursor.Equal(old) {
+		err := tx.MoveCursor(ctx, sc.Shard, sc.ScheduleID, sc.Version, old, cursor)
+		if errors.Is(err, store.ErrConflict) {
+			return nil // changed since it was read: its new version was placed under the new rules
+		}
+		if err != nil {
+			return err
+		}
+	}
+	n, err := tx.CancelFirings(ctx, sc.ScheduleID, cancel, now)
+	if err != nil {
+		return err
+	}
+	// A firing a rezone withdrew comes back when a later release brings
+	// its instant back (a change reverted): its id names that instant, so
+	// its CANCELED row goes back on the queue, where the planner's insert
+	// would only find it taken. The planner inserts the others.
+	slices.SortFunc(missing, time.Time.Compare)
+	if _, err := tx.RestoreFirings(ctx, sc.ScheduleID, sc.Version, missing); err != nil {
+		return err
+	}
+	// The tenant's audit log says why its occurrences were canceled and
+	// its cursor moved, in the same transaction.
+	err = appendAudit(ctx, tx, now, auditEntry{tenantID: sc.TenantID, action: AuditScheduleRezone, target: sc.ScheduleID,
+		oldVer: sc.Version, newVer: sc.Version, detail: fmt.Sprintf("tz %s -> %s (%s): %d occurrence(s) canceled, cursor %s -> %s",
+			was, version, sc.TimeZone, n, old.UTC().Format(time.RFC3339), cursor.UTC().Format(time.RFC3339))})
+	if err != nil {
+		return err
+	}
+	m.Moved++
+	m.Canceled += n
+	m.Replanned += replanned
+	return nil
+}
+
+// zoneNotes are the zones whose rules the store records for the loaded
+// tz version, and the ones first seen since (a new schedule's, or a
+// changed one's), which the planner's next pass records: so that a later
+// version's rules can be compared with them.
+type zoneNotes struct {
+	mu    sync.Mutex
+	known map[string]bool
+	fresh []string
+}
+
+func (n *zoneNotes) know(zones []string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.known == nil {
+		n.known = map[string]bool{}
+	}
+	for _, z := range zones {
+		n.known[z] = true
+	}
+}
+
+// forget drops what is known: a reload loaded another version.
+func (n *zoneNotes) forget() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.known, n.fresh = nil, nil
+}
+
+// noteZone notes the zone of a cron schedule about to be planned.
+func (p *planner) noteZone(kind timetable.Kind, zone string) {
+	if kind != timetable.KindCron {
+		return
+	}
+	n := &p.tz.zones
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.known == nil {
+		n.known = map[string]bool{}
+	}
+	if !n.known[zone] {
+		n.known[zone] = true
+		n.fresh = append(n.fresh, zone)
+	}
+}
+
+// recordZones records the fingerprints, under the tz version loaded, of
+// the zones first seen since the last pass. The caller holds passMu.
+func (p *planner) recordZones(ctx context.Context) error {
+	n := &p.tz.zones
+	n.mu.Lock()
+	fresh := n.fresh
+	n.fresh = nil
+	n.mu.Unlock()
+	if len(fresh) == 0 {
+		return nil
+	}
+	slices.Sort(fresh)
+	version := timetable.TZVersion()
+	rules := make([]store.ZoneRule, 0, len(fresh))
+	for _, zone := range slices.Compact(fresh) {
+		rules = append(rules, store.ZoneRule{Zone: zone, TZVersion: version, Fingerprint: p.fingerprint(zone)})
+	}
+	if err := p.store.SaveZoneRules(ctx, rules); err != nil {
+		n.mu.Lock()
+		n.fresh = append(n.fresh, fresh...) // the next pass tries again
+		n.mu.Unlock()
+		return fmt.Errorf("record tz rules: %w", err)
+	}
+	return nil
+}
+
+// dropSpecs forgets the parsed definitions: each holds its zone's rules as
+// they were loaded.
+func (p *planner) dropSpecs() {
+	p.specsMu.Lock()
+	clear(p.specs)
+	p.specsMu.Unlock()
+}

@@ -1,0 +1,73 @@
+package server
+
+import (
+	"net/http"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/sched-dev/sched/api"
+	"github.com/sched-dev/sched/internal/timetable"
+)
+
+// testTZ points ZONEINFO at one of the test tz releases
+// (internal/timetable/testdata/tz: Test/Shift moves from UTC-5 to UTC-4
+// on 2027-02-02 in 2026b), reloading the zone data when reload is set:
+// without, it is an operator installing a new tz database under a running
+// daemon.
+func testTZ(t *testing.T, version string, reload bool) {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "timetable", "testdata", "tz", version))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("ZONEINFO", dir)
+	if reload {
+		timetable.ReloadZones()
+	}
+	t.Cleanup(func() { timetable.ReloadZones() })
+}
+
+// POST /v1/admin/reload-tz: an admin's reload moves the cursor of a cron
+// schedule in the zone whose rules changed and answers what moved; a
+// tenant's token is refused, and so is a body.
+func TestReloadTZRoute(t *testing.T) {
+	testTZ(t, "2026a", true)
+	h := newHarness(t)
+	res := h.create(api.ScheduleRequest{Name: "feb-2", Queue: "q", Cron: "0 9 2 2 *", TimeZone: "Test/Shift"})
+	h.create(api.ScheduleRequest{Name: "steady", Queue: "q", Cron: "0 9 2 2 *", TimeZone: "Test/Steady"})
+	h.plan(0)
+	if got := res.Schedule.NextRunAt; got == nil || !got.Equal(time.Date(2027, 2, 2, 14, 0, 0, 0, time.UTC)) {
+		t.Fatalf("cursor under 2026a: %v, want 2027-02-02T14:00:00Z", got)
+	}
+
+	user := h.asTenant(DefaultTenant)
+	user.fails(http.StatusForbidden, api.CodeForbidden, "", "POST", "/v1/admin/reload-tz", nil)
+	h.fails(http.StatusBadRequest, api.CodeBadRequest, "", "POST", "/v1/admin/reload-tz", `{"zones":["x"]}`)
+
+	testTZ(t, "2026b", false)
+	var out api.TZReload
+	h.ok(http.StatusOK, &out, "POST", "/v1/admin/reload-tz", nil)
+	want := api.TZReload{PreviousTZVersion: "2026a", TZVersion: "2026b", Shards: 4,
+		Zones: []api.TZZoneMoves{{Zone: "Test/Shift", Schedules: 1, Moved: 1, Replanned: 1}}}
+	if !reflect.DeepEqual(out, want) {
+		t.Errorf("reload-tz:\n got %+v\nwant %+v", out, want)
+	}
+	var sc api.Schedule
+	h.ok(http.StatusOK, &sc, "GET", "/v1/schedules/feb-2", nil)
+	if sc.NextRunAt == nil || !sc.NextRunAt.Equal(time.Date(2027, 2, 2, 13, 0, 0, 0, time.UTC)) {
+		t.Errorf("cursor after reload-tz: %v, want 2027-02-02T13:00:00Z (09:00 at UTC-4)", sc.NextRunAt)
+	}
+	var steady api.Schedule
+	h.ok(http.StatusOK, &steady, "GET", "/v1/schedules/steady", nil)
+	if steady.NextRunAt == nil || !steady.NextRunAt.Equal(time.Date(2027, 2, 2, 8, 0, 0, 0, time.UTC)) {
+		t.Errorf("Test/Steady cursor after reload-tz: %v, want 2027-02-02T08:00:00Z, unchanged", steady.NextRunAt)
+	}
+
+	// Again: nothing changed since.
+	h.ok(http.StatusOK, &out, "POST", "/v1/admin/reload-tz", nil)
+	if out.PreviousTZVersion != "2026b" || out.TZVersion != "2026b" || len(out.Zones) != 0 {
+		t.Errorf("second reload-tz: %+v, want no zone changed", out)
+	}
+}

@@ -1,0 +1,59 @@
+package postgres
+
+// The tz rules the schedules were planned under, and the statements that
+// move the firings of schedules whose zone's rules changed (store.ZoneStore,
+// store.ZoneTx; see queries.go for the conventions).
+const (
+	zoneRuleColumns = `zone, tz_version, fingerprint`
+
+	qZoneRules = `SELECT ` + zoneRuleColumns + ` FROM zone_rules ORDER BY zone, tz_version`
+
+	qShardTZVersions = `SELECT shard, tz_version FROM shard_tz`
+
+	qSetShardTZVersion = `INSERT INTO shard_tz (shard, tz_version) VALUES ($1, $2)
+ON CONFLICT (shard) DO UPDATE SET tz_version = excluded.tz_version`
+
+	// One statement for every rule: arrays of zones, versions and
+	// fingerprints.
+	qSaveZoneRules = `INSERT INTO zone_rules (` + zoneRuleColumns + `)
+SELECT * FROM unnest($1::text[], $2::text[], $3::text[])
+ON CONFLICT (zone, tz_version) DO UPDATE SET fingerprint = excluded.fingerprint`
+
+	// Every zone an ACTIVE cron schedule is in (a scan of schedules: run
+	// when a tz database changes, not on a hot path).
+	qCronZones = `SELECT DISTINCT time_zone FROM schedules WHERE state = 'ACTIVE' AND kind = 'cron' ORDER BY time_zone`
+
+	// A page of the shard's ACTIVE cron schedules in the zones $2, after
+	// id $3, in id order.
+	qZoneSchedules = `SELECT ` + scheduleColumns + `
+FROM schedules
+WHERE schedule_id > $3 AND shard = $1 AND state = 'ACTIVE' AND kind = 'cron' AND time_zone = ANY($2::text[])
+ORDER BY schedule_id
+LIMIT $4`
+
+	// The timetable occurrences of the schedules $1 materialized ahead of
+	// $2 and untouched (index occurrences_open).
+	qPendingFirings = `SELECT schedule_id, schedule_version, occurrence_id, scheduled_for FROM occurrences
+WHERE schedule_id = ANY($1::text[]) AND open AND state IN ('SCHEDULED', 'ENQUEUED')
+    AND attempt_count = 0 AND trigger_key = '' AND scheduled_for > $2
+ORDER BY schedule_id, scheduled_for`
+
+	// Cancel the occurrences $3 of schedule $2 that are still untouched. A
+	// row a claim holds is waited for and then re-checked: by then it has
+	// an attempt, and is left alone.
+	qCancelFirings = `UPDATE occurrences SET state = 'CANCELED', finished_at = $1
+WHERE schedule_id = $2 AND open AND state IN ('SCHEDULED', 'ENQUEUED')
+    AND attempt_count = 0 AND occurrence_id = ANY($3::text[])`
+
+	// Back on the queue: the schedule's ($1) timetable occurrences of
+	// version $2 at the instants $3 that a rezone canceled (the natural
+	// key's index).
+	qRestoreFirings = `UPDATE occurrences SET state = 'ENQUEUED', finished_at = NULL
+WHERE schedule_id = $1 AND scheduled_for = ANY($3::bigint[]) AND schedule_version = $2
+    AND trigger_key = '' AND state = 'CANCELED' AND attempt_count = 0`
+
+	// Only while the cursor is still the one read ($5) at version $4, in
+	// shard $3.
+	qMoveCursor = `UPDATE schedules SET next_run_at = $1
+WHERE schedule_id = $2 AND shard = $3 AND state = 'ACTIVE' AND version = $4 AND next_run_at = $5`
+)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -258,7 +259,7 @@ func (p *planner) syncTZ(ctx context.Context, held []*heldShard, now time.Time, 
 		res.Changed = append(res.Changed, *m)
 	}
 	slices.SortFunc(res.Changed, func(a, b TZZoneMoves) int { return strings.Compare(a.Zone, b.Zone) })
-	res.PreviousVersion = strings.Join(slices.Sorted(mapKeysBool(prevs)), ",")
+	res.PreviousVersion = strings.Join(slices.Sorted(maps.Keys(prevs)), ",")
 	for _, m := range res.Changed {
 		if m.Moved > 0 {
 			p.notify.broadcast() // waiting claims look again (a firing restored, one withdrawn)
@@ -269,16 +270,6 @@ func (p *planner) syncTZ(ctx context.Context, held []*heldShard, now time.Time, 
 		p.logRezone(res)
 	}
 	return res, errors.Join(errs...)
-}
-
-func mapKeysBool(m map[string]bool) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // fingerprint is the zone's fingerprint under the rules loaded, computed

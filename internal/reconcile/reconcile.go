@@ -45,7 +45,7 @@ const (
 	Pending        Class = "pending"         // not finished, or not yet planned
 	Absent         Class = "absent"          // planned, yet no row and not counted
 
-	CanceledByChange Class = "canceled_by_change" // an older version's row a change canceled
+	CanceledByChange Class = "canceled_by_change" // a row a change canceled: of the schedule (an older version's) or of its zone's rules (a tz database update)
 	Manual           Class = "manual"             // a trigger outside the timetable
 	Unexpected       Class = "unexpected"         // no version explains it
 )
@@ -150,7 +150,12 @@ func Run(ctx context.Context, st store.Store, opt Options, sink Sink) (Counts, e
 		}
 		opt.Horizons = hs
 	}
-	r := &run{st: st, opt: opt, sink: sink, total: Counts{}, specs: map[timetable.Definition]*timetable.Timetable{}}
+	rules, err := st.ZoneRules(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: %w", err)
+	}
+	r := &run{st: st, opt: opt, sink: sink, total: Counts{}, specs: map[timetable.Definition]*timetable.Timetable{},
+		rulesChanged: rulesChanged(rules)}
 	p := store.ListScheduleVersionsParams{TenantID: opt.TenantID, ScheduleID: opt.ScheduleID, Limit: opt.PageSize}
 	var group []store.ScheduleVersion // one schedule's rows, which may span pages
 	for {
@@ -195,6 +200,26 @@ type run struct {
 	// specs keeps parsed timetables: a fleet shares few definitions. At
 	// most maxSpecs entries, so memory stays flat.
 	specs map[timetable.Definition]*timetable.Timetable
+	// rulesChanged holds the zones whose rules differ between two tz
+	// database versions the store has recorded: a cron schedule there may
+	// have had firings withdrawn (CANCELED) when its node loaded the new
+	// rules, at instants today's rules no longer name.
+	rulesChanged map[string]bool
+}
+
+// rulesChanged returns the zones with more than one fingerprint among the
+// recorded rules.
+func rulesChanged(rules []store.ZoneRule) map[string]bool {
+	first := map[string]string{}
+	changed := map[string]bool{}
+	for _, r := range rules {
+		if fp, ok := first[r.Zone]; !ok {
+			first[r.Zone] = r.Fingerprint
+		} else if fp != r.Fingerprint {
+			changed[r.Zone] = true
+		}
+	}
+	return changed
 }
 
 const maxSpecs = 4096

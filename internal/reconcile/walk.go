@@ -485,6 +485,14 @@ func (c *checker) explain(o *record.Occurrence) {
 		c.counts[CanceledByChange]++
 		return
 	}
+	if v != nil && o.State == record.OccurrenceCanceled && v.row.Definition.Kind == timetable.KindCron &&
+		c.r.rulesChanged[v.row.Definition.TimeZone] {
+		// A firing under the zone's earlier rules, withdrawn when the tz
+		// database changed (engine/tzreload.go): never delivered, and the
+		// moved firing stands at its new instant.
+		c.counts[CanceledByChange]++
+		return
+	}
 	c.find(Unexpected, o.ScheduleVersion, o.ScheduledFor, o.OccurrenceID, o.State, c.whyNot(v, o))
 }
 

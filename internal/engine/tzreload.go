@@ -106,6 +106,8 @@ type tzState struct {
 	shards map[int]shardTZ
 	prints map[string]string // zone -> fingerprint under the loaded version
 	zones  zoneNotes
+	// metricVersion is the version the tz metrics last reported.
+	metricVersion string
 }
 
 // shardTZ is a held shard's recorded tz version, as read or written under
@@ -157,6 +159,10 @@ func (z *TZ) Reload(ctx context.Context) (TZReloadResult, error) {
 func (p *planner) syncTZ(ctx context.Context, held []*heldShard, now time.Time, logAll bool) (TZReloadResult, error) {
 	version := timetable.TZVersion()
 	res := TZReloadResult{Version: version}
+	if p.tz.metricVersion != version {
+		p.obs.metrics.TZ.SetTZVersion(version)
+		p.tz.metricVersion = version
+	}
 	if p.tz.shards == nil {
 		p.tz.shards = map[int]shardTZ{}
 	}
@@ -257,6 +263,9 @@ func (p *planner) syncTZ(ctx context.Context, held []*heldShard, now time.Time, 
 	}
 	for _, m := range moves {
 		res.Changed = append(res.Changed, *m)
+		p.obs.metrics.TZ.Moved.WithLabelValues("canceled").Add(float64(m.Canceled))
+		p.obs.metrics.TZ.Moved.WithLabelValues("kept").Add(float64(m.Kept))
+		p.obs.metrics.TZ.Moved.WithLabelValues("replanned").Add(float64(m.Replanned))
 	}
 	slices.SortFunc(res.Changed, func(a, b TZZoneMoves) int { return strings.Compare(a.Zone, b.Zone) })
 	res.PreviousVersion = strings.Join(slices.Sorted(maps.Keys(prevs)), ",")

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/sched-dev/sched/internal/record"
 	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/store"
@@ -211,6 +213,18 @@ func TestTZReloadMovesFirings(t *testing.T) {
 			Changed: []TZZoneMoves{{Zone: "Test/Shift", Schedules: 1, Moved: 1, Canceled: 2, Kept: 1, Replanned: 3}}}
 		if !reflect.DeepEqual(res, want) {
 			t.Errorf("reload result:\n got %+v\nwant %+v", res, want)
+		}
+		// The metrics say what moved and which tz database is loaded.
+		tzm := h.e.TZ.planner.obs.metrics.TZ
+		for outcome, want := range map[string]float64{"canceled": 2, "kept": 1, "replanned": 3} {
+			var m dto.Metric
+			if err := tzm.Moved.WithLabelValues(outcome).Write(&m); err != nil || m.GetCounter().GetValue() != want {
+				t.Errorf("sched_tz_rezone_firings_total{outcome=%q} = %v (%v), want %v", outcome, m.GetCounter().GetValue(), err, want)
+			}
+		}
+		var info dto.Metric
+		if err := tzm.Info.WithLabelValues("2026b").Write(&info); err != nil || info.GetGauge().GetValue() != 1 {
+			t.Errorf("sched_tz_database_info{version=\"2026b\"} = %v (%v), want 1", info.GetGauge().GetValue(), err)
 		}
 		// Until the next pass, the cursor waits at the first moved firing.
 		if got := h.schedule(f.shift.ScheduleID).NextRunAt; !got.Equal(time.Date(2027, 2, 2, 13, 0, 0, 0, time.UTC)) {

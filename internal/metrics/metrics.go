@@ -81,6 +81,8 @@ type Metrics struct {
 
 	// Retention of finished history (retention.go).
 	Retention RetentionMetrics
+	// The tz database in use and what its changes moved (tz.go).
+	TZ TZMetrics
 }
 
 // New returns Metrics registered on a registry of their own, with the Go
@@ -151,6 +153,7 @@ func New() *Metrics {
 	f(m.OutageActive)
 	f(m.OutageEnds)
 	m.Retention = newRetentionMetrics(f)
+	m.TZ = newTZMetrics(f)
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/sched-dev/sched/api"
-	"github.com/sched-dev/sched/internal/timetable"
+	"github.com/sched-dev/sched/internal/timetable/tztest"
 )
 
 // TestSIGHUPReloadsTZ: a real schedd whose tz database changes under it
@@ -20,16 +19,7 @@ import (
 // zone whose rules changed (internal/timetable/testdata/tz: Test/Shift
 // moves from UTC-5 to UTC-4 on 2027-02-02 in 2026b), logging what moved.
 func TestSIGHUPReloadsTZ(t *testing.T) {
-	tzDir := func(v string) string {
-		dir, err := filepath.Abs(filepath.Join("..", "timetable", "testdata", "tz", v))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return dir
-	}
-	t.Setenv("ZONEINFO", tzDir("2026a"))
-	timetable.ReloadZones()
-	t.Cleanup(func() { timetable.ReloadZones() })
+	tztest.Use(t, "2026a")
 	d := startTLSDaemon(t) // no TLS flags: plain HTTP on loopback, with the token
 
 	call := func(method, path string, body any, out any) {
@@ -67,7 +57,7 @@ func TestSIGHUPReloadsTZ(t *testing.T) {
 		t.Fatalf("cursor under 2026a: %v, want 2027-02-02T14:00:00Z", at)
 	}
 
-	t.Setenv("ZONEINFO", tzDir("2026b")) // the new tz package is installed
+	tztest.Install(t, "2026b") // the new tz package is installed
 	d.reload <- syscall.SIGHUP
 	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(d.log.String(), `msg="SIGHUP: tz database reloaded"`); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {

@@ -10,6 +10,7 @@ import (
 	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/store/sqlite"
 	"github.com/sched-dev/sched/internal/timetable"
+	"github.com/sched-dev/sched/internal/timetable/tztest"
 )
 
 // BenchmarkTZReload measures a reload of a release that changes the zone
@@ -29,9 +30,7 @@ func benchTZReload(b *testing.B, start time.Time, moves bool) {
 	const n = 10_000
 	for range b.N {
 		b.StopTimer()
-		dir, _ := filepath.Abs(filepath.Join("..", "timetable", "testdata", "tz"))
-		b.Setenv("ZONEINFO", filepath.Join(dir, "2026a"))
-		timetable.ReloadZones()
+		tztest.Use(b, "2026a")
 		st, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "sched.db"))
 		if err != nil {
 			b.Fatal(err)
@@ -53,7 +52,7 @@ func benchTZReload(b *testing.B, start time.Time, moves bool) {
 		if _, err := e.PlanOnce(b.Context()); err != nil {
 			b.Fatal(err)
 		}
-		b.Setenv("ZONEINFO", filepath.Join(dir, "2026b"))
+		tztest.Install(b, "2026b")
 		b.StartTimer()
 		res, err := e.TZ.Reload(b.Context())
 		b.StopTimer()

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"testing"
@@ -13,36 +12,8 @@ import (
 	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/timetable"
+	"github.com/sched-dev/sched/internal/timetable/tztest"
 )
-
-// useTZ points ZONEINFO at one of the test tz releases (Test/Shift moves
-// from UTC-5 to UTC-4 on 2027-02-02 in 2026b; Test/Steady never changes;
-// internal/timetable/testdata/tz/README.md) and reloads the zone data of
-// the process, as a daemon started on that tz database would have it.
-func useTZ(t *testing.T, version string) {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "timetable", "testdata", "tz", version))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("ZONEINFO", dir)
-	if got := timetable.ReloadZones(); got != version {
-		t.Fatalf("tz version with ZONEINFO=%s: %q, want %q", dir, got, version)
-	}
-	t.Cleanup(func() { timetable.ReloadZones() })
-}
-
-// switchTZ points ZONEINFO at another test tz release without reloading:
-// what an operator installing a new tz package does under a running
-// daemon.
-func switchTZ(t *testing.T, version string) {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "timetable", "testdata", "tz", version))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("ZONEINFO", dir)
-}
 
 // tzStart is the tests' clock: 2027-02-01 05:00 in Test/Shift, the day
 // before 2026b moves it to UTC-4.
@@ -196,12 +167,12 @@ func sameOccurrences(a, b []record.Occurrence) bool {
 // changed, and only those, on every store.
 func TestTZReloadMovesFirings(t *testing.T) {
 	onEveryStore(t, func(t *testing.T, open harnessMaker) {
-		useTZ(t, "2026a")
+		tztest.Use(t, "2026a")
 		h := open(t, tzStart, func(c *Config) { c.Horizon = 72 * time.Hour })
 		f := newTZFixture(t, h)
 
 		// The operator installs the new release; the reload reads it.
-		switchTZ(t, "2026b")
+		tztest.Install(t, "2026b")
 		res, err := h.e.TZ.Reload(h.ctx)
 		if err != nil {
 			t.Fatalf("reload: %v", err)
@@ -269,12 +240,12 @@ func TestTZReloadMovesFirings(t *testing.T) {
 // as a reload would, on every store.
 func TestTZChangeAtStart(t *testing.T) {
 	onEveryStore(t, func(t *testing.T, open harnessMaker) {
-		useTZ(t, "2026a")
+		tztest.Use(t, "2026a")
 		h := open(t, tzStart, func(c *Config) { c.Horizon = 72 * time.Hour })
 		f := newTZFixture(t, h)
 		h.e.Stop() // hands its shards over
 
-		useTZ(t, "2026b")
+		tztest.Use(t, "2026b")
 		h2 := harnessOn(t, h.st, h.path, h.clk, func(c *Config) { c.Horizon = 72 * time.Hour; c.NodeID = "next-node" })
 		st := h2.plan()
 		if st.Enqueued != 2 {
@@ -298,7 +269,7 @@ func TestTZChangeAtStart(t *testing.T) {
 // fenced, and the shard is left to its new owner.
 func TestTZReloadFenced(t *testing.T) {
 	onEveryStore(t, func(t *testing.T, open harnessMaker) {
-		useTZ(t, "2026a")
+		tztest.Use(t, "2026a")
 		h := open(t, tzStart, func(c *Config) { c.Horizon = 72 * time.Hour; c.Shards = 1 })
 		f := newTZFixture(t, h)
 		// The lease lapses and another node takes the shard, while this
@@ -307,7 +278,7 @@ func TestTZReloadFenced(t *testing.T) {
 		if _, err := AcquireShard(h.ctx, h.st, store.AcquireShardParams{Shard: 0, Owner: "other-node", TTL: time.Hour, Now: other}); err != nil {
 			t.Fatalf("the other node's acquire: %v", err)
 		}
-		useTZ(t, "2026b")
+		tztest.Use(t, "2026b")
 		res, err := h.e.TZ.Reload(h.ctx)
 		if err != nil {
 			t.Fatalf("reload: %v", err)
@@ -334,7 +305,7 @@ func TestTZReloadFenced(t *testing.T) {
 // cursor is one of them.
 func TestTZReloadWhilePlanning(t *testing.T) {
 	onEveryStore(t, func(t *testing.T, open harnessMaker) {
-		useTZ(t, "2026a")
+		tztest.Use(t, "2026a")
 		h := open(t, tzStart, func(c *Config) { c.Horizon = 72 * time.Hour; c.Tick = time.Millisecond })
 		exprs := []string{"0 9 * * *", "30 */6 * * *", "0 0 * * *", "15 23 * * *"}
 		var ids []string
@@ -369,12 +340,12 @@ func TestTZReloadWhilePlanning(t *testing.T) {
 		}()
 		versions := []string{"2026b", "2026a"}
 		for i := range 10 {
-			switchTZ(t, versions[i%2])
+			tztest.Install(t, versions[i%2])
 			if _, err := h.e.TZ.Reload(h.ctx); err != nil {
 				t.Fatalf("reload %d: %v", i, err)
 			}
 		}
-		switchTZ(t, "2026b")
+		tztest.Install(t, "2026b")
 		if _, err := h.e.TZ.Reload(h.ctx); err != nil {
 			t.Fatalf("last reload: %v", err)
 		}
@@ -417,17 +388,17 @@ func TestTZReloadWhilePlanning(t *testing.T) {
 // the queue), and withdraws the ones the change had made.
 func TestTZRevertRestoresFirings(t *testing.T) {
 	onEveryStore(t, func(t *testing.T, open harnessMaker) {
-		useTZ(t, "2026a")
+		tztest.Use(t, "2026a")
 		h := open(t, tzStart, func(c *Config) { c.Horizon = 72 * time.Hour })
 		f := newTZFixture(t, h)
-		switchTZ(t, "2026b")
+		tztest.Install(t, "2026b")
 		if _, err := h.e.TZ.Reload(h.ctx); err != nil {
 			t.Fatal(err)
 		}
 		h.plan()
 		f.check(t, h)
 
-		switchTZ(t, "2026a")
+		tztest.Install(t, "2026a")
 		res, err := h.e.TZ.Reload(h.ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -475,7 +446,7 @@ func TestTZRevertRestoresFirings(t *testing.T) {
 // shards' firings).
 func TestTZRollingUpgrade(t *testing.T) {
 	onEveryStore(t, func(t *testing.T, open harnessMaker) {
-		useTZ(t, "2026a")
+		tztest.Use(t, "2026a")
 		mut := func(node string) func(*Config) {
 			return func(c *Config) { c.Horizon = 72 * time.Hour; c.NodeID = node; c.IgnoreStoreClock = true }
 		}
@@ -520,7 +491,7 @@ func TestTZRollingUpgrade(t *testing.T) {
 		// nothing meanwhile: in one test process both see one tz
 		// database).
 		a.e.Stop()
-		useTZ(t, "2026b")
+		tztest.Use(t, "2026b")
 		a2 := harnessOn(t, a.st, a.path, a.clk, mut("node-a2"))
 		a2.plan()
 		after := owner()

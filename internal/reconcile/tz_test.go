@@ -1,31 +1,14 @@
 package reconcile_test
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/record"
 	"github.com/sched-dev/sched/internal/store"
-	"github.com/sched-dev/sched/internal/timetable"
+	"github.com/sched-dev/sched/internal/timetable/tztest"
 )
-
-// useTestTZ points ZONEINFO at one of the test tz releases in
-// internal/timetable/testdata/tz (Test/Shift moves from UTC-5 to UTC-4 on
-// 2027-02-02 in 2026b) and loads it, as a daemon started on it would.
-func useTestTZ(t *testing.T, version string) {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "timetable", "testdata", "tz", version))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("ZONEINFO", dir)
-	if got := timetable.ReloadZones(); got != version {
-		t.Fatalf("tz version with ZONEINFO=%s: %q, want %q", dir, got, version)
-	}
-	t.Cleanup(func() { timetable.ReloadZones() })
-}
 
 // TestCleanAfterTZChange: firings planned ahead under a zone's old rules
 // and withdrawn when the tz database changed are CANCELED rows at instants
@@ -37,7 +20,7 @@ func TestCleanAfterTZChange(t *testing.T) {
 		make func(*testing.T, time.Time, func(*engine.Config)) *world
 	}{{"sqlite", newSQLiteWorldWith}, {"postgres", newPGWorldWith}} {
 		t.Run(tc.name, func(t *testing.T) {
-			useTestTZ(t, "2026a")
+			tztest.Use(t, "2026a")
 			start := time.Date(2027, 2, 1, 10, 0, 0, 0, time.UTC) // 05:00 in Test/Shift, the day before 2026b moves it
 			w := tc.make(t, start, func(c *engine.Config) { c.Horizon = 72 * time.Hour })
 			sc := w.create("shift", "0 9 * * *", "Test/Shift", nil)
@@ -46,11 +29,7 @@ func TestCleanAfterTZChange(t *testing.T) {
 			}
 
 			// The new release moves 09:00 from 14:00Z to 13:00Z from Feb 2.
-			dir, err := filepath.Abs(filepath.Join("..", "timetable", "testdata", "tz", "2026b"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Setenv("ZONEINFO", dir)
+			tztest.Install(t, "2026b")
 			res, err := w.e.TZ.Reload(w.ctx)
 			if err != nil || len(res.Changed) != 1 || res.Changed[0].Canceled != 2 {
 				t.Fatalf("reload: %+v, %v; want 2 firings of Test/Shift withdrawn", res, err)

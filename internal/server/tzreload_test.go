@@ -2,38 +2,19 @@ package server
 
 import (
 	"net/http"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/sched-dev/sched/api"
-	"github.com/sched-dev/sched/internal/timetable"
+	"github.com/sched-dev/sched/internal/timetable/tztest"
 )
-
-// testTZ points ZONEINFO at one of the test tz releases
-// (internal/timetable/testdata/tz: Test/Shift moves from UTC-5 to UTC-4
-// on 2027-02-02 in 2026b), reloading the zone data when reload is set:
-// without, it is an operator installing a new tz database under a running
-// daemon.
-func testTZ(t *testing.T, version string, reload bool) {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "timetable", "testdata", "tz", version))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("ZONEINFO", dir)
-	if reload {
-		timetable.ReloadZones()
-	}
-	t.Cleanup(func() { timetable.ReloadZones() })
-}
 
 // POST /v1/admin/reload-tz: an admin's reload moves the cursor of a cron
 // schedule in the zone whose rules changed and answers what moved; a
 // tenant's token is refused, and so is a body.
 func TestReloadTZRoute(t *testing.T) {
-	testTZ(t, "2026a", true)
+	tztest.Use(t, "2026a")
 	h := newHarness(t)
 	res := h.create(api.ScheduleRequest{Name: "feb-2", Queue: "q", Cron: "0 9 2 2 *", TimeZone: "Test/Shift"})
 	h.create(api.ScheduleRequest{Name: "steady", Queue: "q", Cron: "0 9 2 2 *", TimeZone: "Test/Steady"})
@@ -46,7 +27,7 @@ func TestReloadTZRoute(t *testing.T) {
 	user.fails(http.StatusForbidden, api.CodeForbidden, "", "POST", "/v1/admin/reload-tz", nil)
 	h.fails(http.StatusBadRequest, api.CodeBadRequest, "", "POST", "/v1/admin/reload-tz", `{"zones":["x"]}`)
 
-	testTZ(t, "2026b", false)
+	tztest.Install(t, "2026b")
 	var out api.TZReload
 	h.ok(http.StatusOK, &out, "POST", "/v1/admin/reload-tz", nil)
 	want := api.TZReload{PreviousTZVersion: "2026a", TZVersion: "2026b", Shards: 4,

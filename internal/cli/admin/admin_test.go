@@ -2,7 +2,6 @@ package admin_test
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,32 +11,15 @@ import (
 	"github.com/sched-dev/sched/internal/cli/internal/clidaemon"
 	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/timetable"
+	"github.com/sched-dev/sched/internal/timetable/tztest"
 )
-
-// setTZ points ZONEINFO at one of the test tz releases
-// (internal/timetable/testdata/tz: Test/Shift moves from UTC-5 to UTC-4
-// on 2027-02-02 in 2026b; Test/Steady never changes), reloading the
-// process's zone data only when reload is set: without, it is an operator
-// installing a new tz package under a running daemon.
-func setTZ(t *testing.T, version string, reload bool) {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "timetable", "testdata", "tz", version))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("ZONEINFO", dir)
-	if reload {
-		timetable.ReloadZones()
-	}
-	t.Cleanup(func() { timetable.ReloadZones() })
-}
 
 // TestReloadTZCommand drives schedctl admin reload-tz through schedctl's
 // root against a real daemon whose tz database changed under it: the
 // summary and table on a terminal, the rows without, JSON, and what moved
 // in the store.
 func TestReloadTZCommand(t *testing.T) {
-	setTZ(t, "2026a", true)
+	tztest.Use(t, "2026a")
 	start := time.Date(2027, 2, 1, 10, 0, 0, 0, time.UTC)
 	d := clidaemon.New(t, clidaemon.Config{Start: start, Horizon: 72 * time.Hour})
 	ctx := t.Context()
@@ -54,7 +36,7 @@ func TestReloadTZCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	setTZ(t, "2026b", false)
+	tztest.Install(t, "2026b")
 	code, out, errOut := d.Run(t, true, "admin", "reload-tz")
 	want := "tz database 2026b (was 2026a): 1 zone(s) changed; 4 shard(s) rezoned, 0 pending, 0 fenced.\n" +
 		"ZONE        SCHEDULES  MOVED  CANCELED  KEPT  REPLANNED\n" +

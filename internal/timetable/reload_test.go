@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// useTZ points ZONEINFO at one of the test tz databases and reloads.
+// useTZ points ZONEINFO at one of the test tz databases and reloads. (The
+// tztest package does this for other packages; it imports this one.)
 func useTZ(t *testing.T, version string) {
 	t.Helper()
 	dir, err := filepath.Abs(filepath.Join("testdata", "tz", version))

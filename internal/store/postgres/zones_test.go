@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/storetest"
 )
 
 // TestZoneRulesMigratedOnOpen: a schema made by the release before
@@ -47,14 +47,5 @@ func TestZoneRulesMigratedOnOpen(t *testing.T) {
 	if !slices.Equal(s.applied, want) || !slices.Contains(want, 2) {
 		t.Errorf("Open applied %v, want %v (with 0002_zone_rules)", s.applied, want)
 	}
-	rule := store.ZoneRule{Zone: "America/Havana", TZVersion: "2026f", Fingerprint: "f"}
-	if err := s.SaveZoneRules(ctx, []store.ZoneRule{rule}); err != nil {
-		t.Fatalf("SaveZoneRules after the migration: %v", err)
-	}
-	if got, err := s.ZoneRules(ctx); err != nil || len(got) != 1 || got[0] != rule {
-		t.Errorf("ZoneRules after the migration: %+v, %v", got, err)
-	}
-	if got, err := s.ShardTZVersions(ctx); err != nil || len(got) != 0 {
-		t.Errorf("ShardTZVersions after the migration: %v, %v; want none", got, err)
-	}
+	storetest.ZoneTablesFresh(t, s)
 }

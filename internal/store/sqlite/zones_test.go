@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/storetest"
 )
 
 // TestZoneRulesMigratedOnOpen: a database made by the release before
@@ -48,14 +48,5 @@ func TestZoneRulesMigratedOnOpen(t *testing.T) {
 	if err := s.r.QueryRowContext(ctx, qGetShards).Scan(&shards); err != nil || shards != "1" {
 		t.Errorf("shards after the migration: %q, %v; want the 1 stored before", shards, err)
 	}
-	rule := store.ZoneRule{Zone: "America/Havana", TZVersion: "2026f", Fingerprint: "f"}
-	if err := s.SaveZoneRules(ctx, []store.ZoneRule{rule}); err != nil {
-		t.Fatalf("SaveZoneRules after the migration: %v", err)
-	}
-	if got, err := s.ZoneRules(ctx); err != nil || len(got) != 1 || got[0] != rule {
-		t.Errorf("ZoneRules after the migration: %+v, %v", got, err)
-	}
-	if got, err := s.ShardTZVersions(ctx); err != nil || len(got) != 0 {
-		t.Errorf("ShardTZVersions after the migration: %v, %v; want none", got, err)
-	}
+	storetest.ZoneTablesFresh(t, s)
 }

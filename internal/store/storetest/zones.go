@@ -273,3 +273,21 @@ func testZones(t *testing.T, open func(t *testing.T) Store) {
 		}
 	})
 }
+
+// ZoneTablesFresh checks, on a store whose zone tables a migration has
+// just made, that they start empty of shard versions and take a rule:
+// each driver's migration test ends with it.
+func ZoneTablesFresh(t *testing.T, s store.ZoneStore) {
+	t.Helper()
+	ctx := t.Context()
+	rule := store.ZoneRule{Zone: "America/Havana", TZVersion: "2026f", Fingerprint: "f"}
+	if err := s.SaveZoneRules(ctx, []store.ZoneRule{rule}); err != nil {
+		t.Fatalf("SaveZoneRules after the migration: %v", err)
+	}
+	if got, err := s.ZoneRules(ctx); err != nil || len(got) != 1 || got[0] != rule {
+		t.Errorf("ZoneRules after the migration: %+v, %v", got, err)
+	}
+	if got, err := s.ShardTZVersions(ctx); err != nil || len(got) != 0 {
+		t.Errorf("ShardTZVersions after the migration: %v, %v; want none", got, err)
+	}
+}

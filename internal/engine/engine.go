@@ -207,6 +207,9 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if n != cfg.Shards {
 		return nil, fmt.Errorf("engine: the store was set up with %d shards, not %d; start with --shards %d", n, cfg.Shards, n)
 	}
+	if err := recordNewShards(ctx, cfg.Store, cfg.Shards); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
 	var clockSrc store.ClockSource
 	if cs, ok := cfg.Store.(store.ClockSource); ok && !cfg.IgnoreStoreClock {
 		clockSrc = cs

@@ -49,7 +49,9 @@ import (
 // version all lead to the same rezone, and a rolling upgrade of a cluster
 // moves every shard's firings once its new owner runs the new version. A
 // shard never recorded (a new store, or one from before versions were
-// recorded) is taken to be computed under the version loaded.
+// recorded) is taken to be computed under the version of the first node
+// that opens it: New records it (recordNewShards) before anything can
+// compute a cursor there.
 //
 // at and every schedules are instants whatever their zone and are never
 // touched; PAUSED schedules get their cursor from the time of their
@@ -57,6 +59,20 @@ import (
 // plans with rules a reload is replacing, and a reload holds the rules
 // lock the control plane reads under, so no cursor computed under the old
 // rules is written after the reload moved the others.
+
+// recordNewShards records the loaded tz version for the shards that have
+// none. It must happen before the first cursor is written: the control
+// plane computes a new schedule's cursor under the rules loaded on the
+// node that takes the request, and a shard left unrecorded until its
+// first pass would be taken, by a node that reloaded a new release in
+// between, to be computed under that release, so the cursors and the
+// firings planned from them would keep the old rules.
+func recordNewShards(ctx context.Context, st store.ZoneStore, shards int) error {
+	if err := st.RecordNewShardsTZ(ctx, shards, timetable.TZVersion()); err != nil {
+		return fmt.Errorf("record the tz version of new shards: %w", err)
+	}
+	return nil
+}
 
 // TZ reloads the tz database and moves the firings whose zone's rules
 // changed (tzreload.go).

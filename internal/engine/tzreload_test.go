@@ -383,6 +383,28 @@ func TestTZReloadWhilePlanning(t *testing.T) {
 	})
 }
 
+// TestTZReloadBeforeFirstPass: schedules created, then a new release
+// loaded before the node has planned (or held) any shard. The cursors were
+// computed under the old release, so the first pass must rezone them, not
+// take them for the new release's (a shard's version is recorded when
+// the engine opens the store, before any cursor is written).
+func TestTZReloadBeforeFirstPass(t *testing.T) {
+	onEveryStore(t, func(t *testing.T, open harnessMaker) {
+		tztest.Use(t, "2026a")
+		h := open(t, tzStart, func(c *Config) { c.Horizon = 72 * time.Hour })
+		sc := h.create(schedule.Settings{Name: "midnight", Queue: "q", Kind: timetable.KindCron, Expr: "0 0 * * *", TimeZone: "Test/Shift"})
+		tztest.Install(t, "2026b")
+		if _, err := h.e.TZ.Reload(h.ctx); err != nil {
+			t.Fatal(err)
+		}
+		h.plan()
+		got := firingTimes(h.occurrences(sc.ScheduleID), record.OccurrenceEnqueued)
+		if want := []string{"2027-02-03T04:00:00Z", "2027-02-04T04:00:00Z"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("ENQUEUED after a reload before the first pass: %v, want the 2026b firings %v", got, want)
+		}
+	})
+}
+
 // TestTZRevertRestoresFirings: a release that reverts a change brings the
 // withdrawn firings back under their ids (their CANCELED rows go back on
 // the queue), and withdraws the ones the change had made.

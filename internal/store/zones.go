@@ -34,6 +34,11 @@ type ZoneStore interface {
 	// ShardTZVersions returns each shard's recorded tz version (see
 	// ZoneTx.SetShardTZVersion); a shard never recorded is absent.
 	ShardTZVersions(ctx context.Context) (map[int]string, error)
+	// RecordNewShardsTZ records version for each shard in [0, shards)
+	// that has none recorded, leaving the others as they are: the shards
+	// of a new store are computed under the tz database of the first node
+	// that opens it.
+	RecordNewShardsTZ(ctx context.Context, shards int, version string) error
 }
 
 // ZoneTx holds the statements the engine composes, in one transaction per

@@ -13,6 +13,11 @@ const (
 	qSetShardTZVersion = `INSERT INTO shard_tz (shard, tz_version) VALUES ($1, $2)
 ON CONFLICT (shard) DO UPDATE SET tz_version = excluded.tz_version`
 
+	// Shards 0 to $1-1 with no version recorded get $2.
+	qRecordNewShardsTZ = `INSERT INTO shard_tz (shard, tz_version)
+SELECT g, $2 FROM generate_series(0, $1::int - 1) AS g
+ON CONFLICT (shard) DO NOTHING`
+
 	// One statement for every rule: arrays of zones, versions and
 	// fingerprints.
 	qSaveZoneRules = `INSERT INTO zone_rules (` + zoneRuleColumns + `)

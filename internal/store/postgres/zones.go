@@ -184,6 +184,18 @@ func (s *Store) ShardTZVersions(ctx context.Context) (map[int]string, error) {
 	return out, nil
 }
 
+// RecordNewShardsTZ records version for the shards with none recorded
+// (see store.ZoneStore).
+func (s *Store) RecordNewShardsTZ(ctx context.Context, shards int, version string) error {
+	if !storable(version) {
+		return fmt.Errorf("tz version of new shards: %q: not valid text", version)
+	}
+	if _, err := s.pool.Exec(ctx, qRecordNewShardsTZ, shards, version); err != nil {
+		return fmt.Errorf("tz version of new shards: %w", translate(err))
+	}
+	return nil
+}
+
 // SetShardTZVersion records the shard's tz version (see store.ZoneTx).
 func (t *tx) SetShardTZVersion(ctx context.Context, shard int, version string) error {
 	if !storable(version) {

@@ -13,6 +13,12 @@ const (
 	qSetShardTZVersion = `INSERT INTO shard_tz (shard, tz_version) VALUES (?1, ?2)
 ON CONFLICT (shard) DO UPDATE SET tz_version = excluded.tz_version`
 
+	// Shards 0 to ?1-1 with no version recorded get ?2 (the WHERE lets
+	// SQLite read the upsert after a SELECT).
+	qRecordNewShardsTZ = `WITH RECURSIVE n(shard) AS (SELECT 0 UNION ALL SELECT shard + 1 FROM n WHERE shard + 1 < ?1)
+INSERT INTO shard_tz (shard, tz_version) SELECT shard, ?2 FROM n WHERE ?1 > 0
+ON CONFLICT (shard) DO NOTHING`
+
 	qSaveZoneRule = `INSERT INTO zone_rules (` + zoneRuleColumns + `) VALUES (?1, ?2, ?3)
 ON CONFLICT (zone, tz_version) DO UPDATE SET fingerprint = excluded.fingerprint`
 

@@ -206,6 +206,19 @@ func (s *Store) ShardTZVersions(ctx context.Context) (map[int]string, error) {
 	return out, nil
 }
 
+// RecordNewShardsTZ records version for the shards with none recorded
+// (see store.ZoneStore).
+func (s *Store) RecordNewShardsTZ(ctx context.Context, shards int, version string) error {
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, qRecordNewShardsTZ, shards, version)
+		return translate(err)
+	})
+	if err != nil {
+		return fmt.Errorf("tz version of new shards: %w", err)
+	}
+	return nil
+}
+
 // SetShardTZVersion records the shard's tz version (see store.ZoneTx).
 func (t *tx) SetShardTZVersion(ctx context.Context, shard int, version string) error {
 	if _, err := t.tx.ExecContext(ctx, qSetShardTZVersion, shard, version); err != nil {

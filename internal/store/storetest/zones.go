@@ -70,6 +70,16 @@ func testZones(t *testing.T, open func(t *testing.T) Store) {
 		if want := map[int]string{0: "2026b", 3: "2026a"}; err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("ShardTZVersions = %v, %v; want %v", got, err, want)
 		}
+		// The shards not recorded get a version; the recorded keep theirs.
+		for range 2 {
+			if err := s.RecordNewShardsTZ(ctx, 5, "2026c"); err != nil {
+				t.Fatalf("RecordNewShardsTZ: %v", err)
+			}
+		}
+		got, err = s.ShardTZVersions(ctx)
+		if want := map[int]string{0: "2026b", 1: "2026c", 2: "2026c", 3: "2026a", 4: "2026c"}; err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("ShardTZVersions after RecordNewShardsTZ = %v, %v; want %v", got, err, want)
+		}
 	})
 
 	t.Run("CronZones", func(t *testing.T) {

@@ -23,8 +23,21 @@ const (
 // the WAL into it.
 func fileBytes(t *testing.T, s *Store, path string) int64 {
 	t.Helper()
-	if _, err := s.w.ExecContext(t.Context(), qWALCheckpoint); err != nil {
-		t.Fatalf("checkpoint: %v", err)
+	// A TRUNCATE checkpoint that meets a reader or the background
+	// checkpointer answers busy instead of failing; the file has its size
+	// only once one went through.
+	for try := 0; ; try++ {
+		var busy, logFrames, done int
+		if err := s.w.QueryRowContext(t.Context(), qWALCheckpoint).Scan(&busy, &logFrames, &done); err != nil {
+			t.Fatalf("checkpoint: %v", err)
+		}
+		if busy == 0 {
+			break
+		}
+		if try == 100 {
+			t.Fatalf("checkpoint: still busy after %d tries", try)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	fi, err := os.Stat(path)
 	if err != nil {

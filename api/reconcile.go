@@ -17,6 +17,11 @@ type ReconcileCounts struct {
 	CanceledByChange int `json:"canceled_by_change"`
 	Manual           int `json:"manual"`
 	Unexpected       int `json:"unexpected"`
+	// Unverifiable counts the firings and occurrences that would have
+	// been absent or unexpected, of a cron schedule whose zone's rules
+	// under the tz database its shard was planned with differ from the
+	// reconciler's (see ReconcileTZWarning): not a problem, not verified.
+	Unverifiable int `json:"unverifiable"`
 }
 
 // ReconcileSchedule is one schedule's summary.
@@ -64,4 +69,30 @@ type ReconcileReport struct {
 	Manual     []ReconcileFinding `json:"manual"`
 	// Problem is true when anything is absent or unexpected.
 	Problem bool `json:"problem"`
+	// TZVersion is the tz database version the reconciler computed the
+	// expected firings under.
+	TZVersion string `json:"tz_version"`
+	// TZWarnings name the zones whose rules differ between the tz version
+	// the store's shards were planned under and TZVersion; their
+	// schedules' would-be findings are in Unverifiable.
+	TZWarnings []ReconcileTZWarning `json:"tz_warnings"`
+	// Unverifiable holds the firings and occurrences that would have been
+	// absent or unexpected, of a schedule in a zone of TZWarnings: they
+	// may be the rules' difference rather than a lost or stray firing.
+	Unverifiable []ReconcileFinding `json:"unverifiable"`
+}
+
+// ReconcileTZWarning is one zone whose rules the reconciler cannot check
+// a store's firings against: the store's shards were planned under tz
+// database version StoreTZVersion, the reconciler has TZVersion loaded,
+// and the zone's rules differ between the two (or the store recorded none
+// of the zone for StoreTZVersion).
+type ReconcileTZWarning struct {
+	Zone           string `json:"zone"`
+	StoreTZVersion string `json:"store_tz_version"`
+	TZVersion      string `json:"tz_version"`
+	Shards         []int  `json:"shards"`       // the shards recorded under StoreTZVersion that hold such schedules
+	Schedules      int    `json:"schedules"`    // the zone's cron schedules audited on those shards
+	Unverifiable   int    `json:"unverifiable"` // their firings and occurrences counted unverifiable
+	Message        string `json:"message"`      // a sentence for people; not a contract
 }

@@ -61,8 +61,9 @@ func BenchmarkReconcileDay(b *testing.B) {
 // countSink counts and keeps nothing.
 type countSink struct{ findings, schedules int }
 
-func (c *countSink) Finding(reconcile.Finding) error  { c.findings++; return nil }
-func (c *countSink) Schedule(reconcile.Summary) error { c.schedules++; return nil }
+func (c *countSink) Finding(reconcile.Finding) error     { c.findings++; return nil }
+func (c *countSink) Schedule(reconcile.Summary) error    { c.schedules++; return nil }
+func (c *countSink) TZWarning(reconcile.TZWarning) error { return nil }
 
 // watchHeap samples the live heap until the returned stop is called, and
 // raises *peak to the largest sample.

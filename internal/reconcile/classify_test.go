@@ -129,8 +129,9 @@ type collect struct {
 	sums     []reconcile.Summary
 }
 
-func (c *collect) Finding(f reconcile.Finding) error  { c.findings = append(c.findings, f); return nil }
-func (c *collect) Schedule(s reconcile.Summary) error { c.sums = append(c.sums, s); return nil }
+func (c *collect) Finding(f reconcile.Finding) error   { c.findings = append(c.findings, f); return nil }
+func (c *collect) Schedule(s reconcile.Summary) error  { c.sums = append(c.sums, s); return nil }
+func (c *collect) TZWarning(reconcile.TZWarning) error { return nil }
 
 func (c *collect) named(class reconcile.Class) []string {
 	var out []string

@@ -48,6 +48,11 @@ const (
 	CanceledByChange Class = "canceled_by_change" // a row a change canceled: of the schedule (an older version's) or of its zone's rules (a tz database update)
 	Manual           Class = "manual"             // a trigger outside the timetable
 	Unexpected       Class = "unexpected"         // no version explains it
+
+	// Unverifiable is what would have been absent or unexpected, of a
+	// cron schedule whose zone's rules differ between the tz database its
+	// shard was planned under and the reconciler's (tzcheck.go).
+	Unverifiable Class = "unverifiable"
 )
 
 // Counts counts by class.
@@ -125,10 +130,13 @@ type Finding struct {
 
 // Sink receives a reconcile's results as they are found: a schedule's
 // findings, then its summary. A schedule with nothing in the range sends
-// nothing. An error stops the reconcile.
+// nothing. Once every schedule is done, the zones whose rules the audit
+// could not check firings against (tzcheck.go) come last, by zone. An
+// error stops the reconcile.
 type Sink interface {
 	Finding(Finding) error
 	Schedule(Summary) error
+	TZWarning(TZWarning) error
 }
 
 // Run reconciles the schedules opt selects, sending what it finds to sink,
@@ -154,8 +162,12 @@ func Run(ctx context.Context, st store.Store, opt Options, sink Sink) (Counts, e
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: %w", err)
 	}
+	tz, err := newTZCheck(ctx, st, rules)
+	if err != nil {
+		return nil, err
+	}
 	r := &run{st: st, opt: opt, sink: sink, total: Counts{}, specs: map[timetable.Definition]*timetable.Timetable{},
-		rulesChanged: rulesChanged(rules)}
+		rulesChanged: rulesChanged(rules), tz: tz}
 	p := store.ListScheduleVersionsParams{TenantID: opt.TenantID, ScheduleID: opt.ScheduleID, Limit: opt.PageSize}
 	var group []store.ScheduleVersion // one schedule's rows, which may span pages
 	for {
@@ -187,6 +199,11 @@ func Run(ctx context.Context, st store.Store, opt Options, sink Sink) (Counts, e
 	if opt.ScheduleID != "" && !r.seen {
 		return nil, &InputError{Field: "schedule", Err: fmt.Errorf("no schedule %s (in tenant %q): %w", opt.ScheduleID, opt.TenantID, store.ErrNotFound)}
 	}
+	for _, w := range r.tz.list() {
+		if err := sink.TZWarning(w); err != nil {
+			return nil, err
+		}
+	}
 	return r.total, nil
 }
 
@@ -205,6 +222,9 @@ type run struct {
 	// have had firings withdrawn (CANCELED) when its node loaded the new
 	// rules, at instants today's rules no longer name.
 	rulesChanged map[string]bool
+	// tz compares the rules the shards were planned under with the
+	// loaded ones (tzcheck.go).
+	tz *tzCheck
 }
 
 // rulesChanged returns the zones with more than one fingerprint among the

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/timetable"
 )
 
 // Report runs a reconcile and gathers its results as the API's report:
@@ -16,7 +17,8 @@ import (
 func Report(ctx context.Context, st store.Store, opt Options) (*api.ReconcileReport, error) {
 	rep := &api.ReconcileReport{From: opt.From.UTC(), To: opt.To.UTC(),
 		Schedules: []api.ReconcileSchedule{}, Absent: []api.ReconcileFinding{}, Unexpected: []api.ReconcileFinding{},
-		Manual: []api.ReconcileFinding{}}
+		Manual: []api.ReconcileFinding{}, Unverifiable: []api.ReconcileFinding{}, TZWarnings: []api.ReconcileTZWarning{},
+		TZVersion: timetable.TZVersion()}
 	if opt.Horizons == nil {
 		hs, err := st.HistoryHorizons(ctx)
 		if err != nil {
@@ -54,9 +56,17 @@ func (s *reportSink) Finding(f Finding) error {
 		s.Absent = append(s.Absent, w)
 	case Manual:
 		s.Manual = append(s.Manual, w)
+	case Unverifiable:
+		s.Unverifiable = append(s.Unverifiable, w)
 	default:
 		s.Unexpected = append(s.Unexpected, w)
 	}
+	return nil
+}
+
+func (s *reportSink) TZWarning(w TZWarning) error {
+	s.TZWarnings = append(s.TZWarnings, api.ReconcileTZWarning{Zone: w.Zone, StoreTZVersion: w.StoreVersion, TZVersion: w.Version,
+		Shards: w.Shards, Schedules: w.Schedules, Unverifiable: w.Unverifiable, Message: w.Message()})
 	return nil
 }
 
@@ -64,5 +74,5 @@ func (s *reportSink) Finding(f Finding) error {
 func APICounts(c Counts) api.ReconcileCounts {
 	return api.ReconcileCounts{Succeeded: c[Succeeded], Dead: c[Dead], Canceled: c[Canceled], Missed: c[Missed],
 		MissedCounted: c[MissedCounted], SkippedOverlap: c[SkippedOverlap], Pending: c[Pending], Absent: c[Absent],
-		CanceledByChange: c[CanceledByChange], Manual: c[Manual], Unexpected: c[Unexpected]}
+		CanceledByChange: c[CanceledByChange], Manual: c[Manual], Unexpected: c[Unexpected], Unverifiable: c[Unverifiable]}
 }

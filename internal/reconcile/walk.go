@@ -34,6 +34,10 @@ type version struct {
 	until   time.Time // zero: not recorded
 	planned time.Time
 	keep    int // the late firings its misfire policy fires
+	// tzw, when set, is the warning of the version's zone: its rules
+	// differ from those the schedule's shard was planned under, so what
+	// would be absent or unexpected of it is unverifiable (tzcheck.go).
+	tzw *TZWarning
 }
 
 // covers reports whether t, a firing of v after lo, is in the stream of
@@ -121,6 +125,7 @@ type checker struct {
 func (r *run) newChecker(sc *record.Schedule, rows []store.ScheduleVersion, from time.Time) (*checker, error) {
 	c := &checker{r: r, sc: sc, from: from, counts: Counts{}, vi: -1, runV: -1, budget: sc.MissedCount,
 		after: store.OccurrenceKey{ScheduledFor: from}}
+	warned := map[string]*TZWarning{} // by zone: a schedule counts once in each warning
 	for i, row := range rows {
 		v := version{row: row, keep: keepOf(row)}
 		if row.State == record.ScheduleActive && !row.StartsAfter.IsZero() {
@@ -137,6 +142,15 @@ func (r *run) newChecker(sc *record.Schedule, rows []store.ScheduleVersion, from
 				}
 			case i == len(rows)-1 && row.Version == sc.Version && sc.State == record.ScheduleActive:
 				v.planned = sc.NextRunAt
+			}
+		}
+		if v.sp != nil && row.Definition.Kind == timetable.KindCron {
+			if was, unknown, differs := r.tz.differs(sc.Shard, row.Definition.TimeZone); differs {
+				v.tzw = warned[row.Definition.TimeZone]
+				if v.tzw == nil {
+					v.tzw = r.tz.warn(row.Definition.TimeZone, was, sc.Shard, unknown)
+					warned[row.Definition.TimeZone] = v.tzw
+				}
 			}
 		}
 		c.vs = append(c.vs, v)
@@ -517,6 +531,17 @@ func (c *checker) whyNot(v *version, o *record.Occurrence) string {
 }
 
 func (c *checker) find(class Class, ver int64, t time.Time, id string, state record.OccurrenceState, reason string) {
+	if class == Absent || class == Unexpected {
+		for i := range c.vs {
+			if w := c.vs[i].tzw; c.vs[i].row.Version == ver && w != nil {
+				w.Unverifiable++
+				reason = fmt.Sprintf("unverifiable, would be %s: zone %s's rules under tz %s, which shard %d was planned under, differ from this reconciler's %s; %s",
+					class, w.Zone, w.StoreVersion, c.sc.Shard, w.Version, reason)
+				class = Unverifiable
+				break
+			}
+		}
+	}
 	c.counts[class]++
 	if id == "" {
 		id = record.OccurrenceID(c.sc.ScheduleID, ver, t)

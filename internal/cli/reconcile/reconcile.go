@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -50,6 +51,12 @@ missed_counted (no row: the misfire rule counted it), skipped_overlap,
 pending (not finished, or not yet planned) or absent (planned, but no row
 says what became of it). An occurrence no version explains is unexpected;
 manual triggers are listed apart. docs/api.md says more of each class.
+
+A cron schedule whose zone's rules differ between the tz database its shard
+was planned under and the one schedd computes the audit with cannot be
+judged: what would be absent or unexpected of it is listed as unverifiable,
+after a warning naming the zone and both versions; it is not a problem and
+does not change the exit status.
 
 It prints a summary per schedule, then the absent and unexpected firings.
 Exit status 1 when anything is absent or unexpected (or schedd cannot
@@ -123,10 +130,11 @@ func ProblemError(rep *api.ReconcileReport) error {
 }
 
 // WriteReport prints a report as tables: a summary per schedule, then the
-// absent, unexpected and manual occurrences. On a terminal (tty) they get
-// headers; otherwise every line is tab-separated and starts with its kind
-// (schedule, total, absent, unexpected, manual), for cut and awk. schedd
-// reconcile prints with it too.
+// absent, unexpected, manual and unverifiable occurrences. On a terminal
+// (tty) they get headers, and the tz warnings come first, as sentences;
+// otherwise every line is tab-separated and starts with its kind
+// (schedule, total, absent, unexpected, manual, unverifiable, and last
+// tz_warning), for cut and awk. schedd reconcile prints with it too.
 func WriteReport(w io.Writer, tty bool, rep *api.ReconcileReport) error {
 	f := &cmdutil.Factory{Out: w, IsTTY: tty}
 	kind := func(k string) []string {
@@ -147,6 +155,9 @@ func WriteReport(w io.Writer, tty bool, rep *api.ReconcileReport) error {
 			fmt.Fprintf(w, "History is complete from %s: retention removed finished occurrences before it, which were not audited.\n\n",
 				rep.CompleteFrom.UTC().Format(time.RFC3339))
 		}
+		for _, x := range rep.TZWarnings {
+			fmt.Fprintf(w, "Warning: %s.\n\n", x.Message)
+		}
 	}
 	sums := cmdutil.NewTable(f, "SCHEDULE", "NAME", "TENANT", "VERSIONS", "SUCCEEDED", "DEAD", "CANCELED", "MISSED", "COUNTED",
 		"SKIPPED", "PENDING", "ABSENT", "BY CHANGE", "MANUAL", "UNEXPECTED")
@@ -160,7 +171,7 @@ func WriteReport(w io.Writer, tty bool, rep *api.ReconcileReport) error {
 	for _, l := range []struct {
 		title string
 		rows  []api.ReconcileFinding
-	}{{"absent", rep.Absent}, {"unexpected", rep.Unexpected}, {"manual", rep.Manual}} {
+	}{{"absent", rep.Absent}, {"unexpected", rep.Unexpected}, {"manual", rep.Manual}, {"unverifiable", rep.Unverifiable}} {
 		if len(l.rows) == 0 {
 			continue
 		}
@@ -176,13 +187,33 @@ func WriteReport(w io.Writer, tty bool, rep *api.ReconcileReport) error {
 			return err
 		}
 	}
-	return nil
+	if tty || len(rep.TZWarnings) == 0 {
+		return nil
+	}
+	// Off a terminal the warnings are lines of their own kind too, last,
+	// so the lines of the other kinds keep their places.
+	t := cmdutil.NewTable(f, "ZONE", "STORE TZ", "TZ", "SHARDS", "SCHEDULES", "UNVERIFIABLE", "MESSAGE")
+	for _, x := range rep.TZWarnings {
+		shards := make([]string, len(x.Shards))
+		for i, sh := range x.Shards {
+			shards[i] = n(sh)
+		}
+		t.Row("tz_warning", x.Zone, x.StoreTZVersion, x.TZVersion, strings.Join(shards, ","), n(x.Schedules), n(x.Unverifiable), x.Message)
+	}
+	return t.Print()
 }
 
 func verdict(rep *api.ReconcileReport) string {
+	unverifiable := ""
+	if n := rep.Totals.Unverifiable; n > 0 {
+		unverifiable = fmt.Sprintf("; %d unverifiable (the tz rules differ, see the warnings)", n)
+	}
 	if !rep.Problem {
+		if unverifiable != "" {
+			return "every firing and occurrence checked is explained" + unverifiable
+		}
 		return "every firing and occurrence is explained"
 	}
-	return fmt.Sprintf("%s absent, %s unexpected", cmdutil.Plural(rep.Totals.Absent, "firing", "firings"),
-		cmdutil.Plural(rep.Totals.Unexpected, "occurrence", "occurrences"))
+	return fmt.Sprintf("%s absent, %s unexpected%s", cmdutil.Plural(rep.Totals.Absent, "firing", "firings"),
+		cmdutil.Plural(rep.Totals.Unexpected, "occurrence", "occurrences"), unverifiable)
 }

@@ -111,14 +111,16 @@ func keys(t *testing.T, v any) string {
 // Every field docs/api.md documents of a report, a count set, a schedule's
 // summary and a finding: scripts depend on them.
 const (
-	reportKeys  = "absent from manual problem schedules to totals unexpected"
-	countKeys   = "absent canceled canceled_by_change dead manual missed missed_counted pending skipped_overlap succeeded unexpected"
-	summaryKeys = "absent canceled canceled_by_change dead manual missed missed_counted name pending schedule_id skipped_overlap succeeded tenant_id unexpected versions"
+	reportKeys  = "absent from manual problem schedules to totals tz_version tz_warnings unexpected unverifiable"
+	countKeys   = "absent canceled canceled_by_change dead manual missed missed_counted pending skipped_overlap succeeded unexpected unverifiable"
+	summaryKeys = "absent canceled canceled_by_change dead manual missed missed_counted name pending schedule_id skipped_overlap succeeded tenant_id unexpected unverifiable versions"
 	findingKeys = "name occurrence_id reason schedule_id scheduled_for state tenant_id version"
+	// tzWarningKeys: a tz warning's fields (tz_warnings[]).
+	tzWarningKeys = "message schedules shards store_tz_version tz_version unverifiable zone"
 )
 
 // checkKeys pins the field names of a report's JSON, with a finding in
-// list (absent, unexpected or manual).
+// list (absent, unexpected, manual or unverifiable).
 func checkKeys(t *testing.T, out, list string) {
 	t.Helper()
 	v := clitest.MustJSON(t, []byte(out)).(map[string]any)
@@ -133,7 +135,16 @@ func checkKeys(t *testing.T, out, list string) {
 			t.Errorf("schedules[] fields\n got %s\nwant %s", got, summaryKeys)
 		}
 	}
-	for _, l := range []string{"absent", "unexpected", "manual"} {
+	if a, ok := v["tz_warnings"].([]any); !ok {
+		t.Errorf("tz_warnings is %v, want an array (empty rather than null)", v["tz_warnings"])
+	} else {
+		for _, x := range a {
+			if got := keys(t, x); got != tzWarningKeys {
+				t.Errorf("tz_warnings[] fields\n got %s\nwant %s", got, tzWarningKeys)
+			}
+		}
+	}
+	for _, l := range []string{"absent", "unexpected", "manual", "unverifiable"} {
 		a, ok := v[l].([]any)
 		if !ok {
 			t.Errorf("%s is %v, want an array (empty rather than null)", l, v[l])

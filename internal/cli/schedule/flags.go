@@ -126,7 +126,11 @@ func readPayload(v string, stdin io.Reader) (json.RawMessage, error) {
 }
 
 // apply sets the patch's settings on r. A new kind drops the old one and
-// the options that only applied to it.
+// the options that only applied to it; a new cron expression with a zone
+// prefix drops the old zone unless --tz is given too. It is the one place
+// schedctl update merges what the user gave into the schedule read back
+// (the API's update is a PUT of the whole schedule, so schedd has no
+// merge of its own).
 func (p *schedulePatch) apply(r *api.ScheduleRequest) {
 	v, set := p.Values, p.Changed
 	for _, k := range []string{"cron", "at", "every"} {
@@ -137,6 +141,13 @@ func (p *schedulePatch) apply(r *api.ScheduleRequest) {
 		switch k {
 		case "cron":
 			r.Cron, r.Anchor = v.Cron, ""
+			// A CRON_TZ=/TZ= prefix names the new expression's zone. The
+			// zone kept from the stored schedule was not asked for in this
+			// change, so it gives way; a --tz given with the prefix stays,
+			// and Normalize refuses it if it names another zone.
+			if _, prefixed := timetable.ZonePrefix(v.Cron); prefixed && !set["tz"] {
+				r.TimeZone = ""
+			}
 		case "at":
 			r.At, r.DSTGap, r.DSTRepeat, r.Anchor = v.At, "", "", ""
 		case "every":

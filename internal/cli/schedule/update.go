@@ -31,7 +31,9 @@ func NewCmdUpdate(f *cmdutil.Factory, runF func(*UpdateOptions) error) *cobra.Co
 		Long: `Update fetches the schedule, changes the settings given, and sends the whole
 schedule back (the API's update is a PUT). Settings not given keep their
 current values; a new --cron, --at or --every replaces the old kind, and the
-options that only applied to it.
+options that only applied to it. A --cron with a CRON_TZ= or TZ= prefix
+takes the prefix's zone in place of the current one; with --tz as well, both
+must name the same zone.
 
 The schedule's version grows, and unclaimed occurrences of older versions are
 canceled; the answer counts them, and the occurrences still in flight (a
@@ -69,9 +71,8 @@ func updateRun(opts *UpdateOptions) error {
 	if err != nil {
 		return fmt.Errorf("update %s: %w", opts.Ref, err)
 	}
-	r := requestFromSchedule(*sc)
-	opts.Patch.apply(&r)
-	if err := checkFlags(r); err != nil {
+	r, err := mergeUpdate(*sc, opts.Patch)
+	if err != nil {
 		return err
 	}
 	// By id: a rename in the patch must not lose the schedule.
@@ -80,6 +81,18 @@ func updateRun(opts *UpdateOptions) error {
 		return fmt.Errorf("update %s: %w", opts.Ref, err)
 	}
 	return printChange(opts.IO, opts.JSON, "updated", res)
+}
+
+// mergeUpdate is the whole request update sends: the schedule as it is,
+// with the patch's settings on it, checked offline as schedd would check
+// it; errors name the flag.
+func mergeUpdate(sc api.Schedule, p *schedulePatch) (api.ScheduleRequest, error) {
+	r := requestFromSchedule(sc)
+	p.apply(&r)
+	if err := checkFlags(r); err != nil {
+		return api.ScheduleRequest{}, err
+	}
+	return r, nil
 }
 
 // printChange prints the answer of pause, resume, update and cancel.

@@ -200,7 +200,7 @@ func (p *planner) syncTZ(ctx context.Context, held []*heldShard, now time.Time, 
 	}
 	var (
 		zones  []string
-		stored map[[2]string]string // (zone, version) -> fingerprint
+		stored store.RecordedRules
 	)
 	load := func() error {
 		if stored != nil {
@@ -214,16 +214,13 @@ func (p *planner) syncTZ(ctx context.Context, held []*heldShard, now time.Time, 
 		if err != nil {
 			return err
 		}
-		stored = map[[2]string]string{}
-		for _, r := range rules {
-			stored[[2]string{r.Zone, r.TZVersion}] = r.Fingerprint
-		}
+		stored = store.IndexZoneRules(rules)
 		// The loaded version's fingerprints of these zones, for the
 		// comparisons of later versions.
 		var fresh []store.ZoneRule
 		for _, zone := range zones {
 			fp := p.fingerprint(zone)
-			if stored[[2]string{zone, version}] != fp {
+			if was, ok := stored.Fingerprint(zone, version); !ok || was != fp {
 				fresh = append(fresh, store.ZoneRule{Zone: zone, TZVersion: version, Fingerprint: fp})
 			}
 		}
@@ -249,7 +246,7 @@ func (p *planner) syncTZ(ctx context.Context, held []*heldShard, now time.Time, 
 		var changed []string
 		if ok { // never recorded: taken to be computed under the version loaded
 			for _, zone := range zones {
-				if fp, known := stored[[2]string{zone, was}]; !known || fp != p.fingerprint(zone) {
+				if differ, _ := stored.Changed(zone, was, p.fingerprint(zone)); differ {
 					changed = append(changed, zone)
 				}
 			}
@@ -305,12 +302,9 @@ func (p *planner) fingerprint(zone string) string {
 	}
 	fp, ok := p.tz.prints[zone]
 	if !ok {
-		var err error
-		if fp, err = timetable.ZoneFingerprint(zone); err != nil {
-			// A zone the release dropped: no rules, which differ from
-			// any it had; its schedules fail to plan, as before.
-			fp = "unloadable"
-		}
+		// A zone the release dropped has rules that differ from any it
+		// had; its schedules fail to plan, as before.
+		fp = timetable.LoadedFingerprint(zone)
 		p.tz.prints[zone] = fp
 	}
 	return fp

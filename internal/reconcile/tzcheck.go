@@ -74,9 +74,9 @@ func joinInts(xs []int) string {
 // tzCheck compares the store's recorded tz rules with the loaded ones.
 type tzCheck struct {
 	version  string
-	shards   map[int]string       // shard -> recorded tz version
-	stored   map[[2]string]string // (zone, version) -> fingerprint
-	own      map[string]string    // zone -> fingerprint under the loaded rules
+	shards   map[int]string // shard -> recorded tz version
+	stored   store.RecordedRules
+	own      map[string]string // zone -> fingerprint under the loaded rules
 	warnings map[[2]string]*TZWarning
 }
 
@@ -85,12 +85,8 @@ func newTZCheck(ctx context.Context, st store.ZoneStore, rules []store.ZoneRule)
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: %w", err)
 	}
-	k := &tzCheck{version: timetable.TZVersion(), shards: shards, stored: map[[2]string]string{},
-		own: map[string]string{}, warnings: map[[2]string]*TZWarning{}}
-	for _, r := range rules {
-		k.stored[[2]string{r.Zone, r.TZVersion}] = r.Fingerprint
-	}
-	return k, nil
+	return &tzCheck{version: timetable.TZVersion(), shards: shards, stored: store.IndexZoneRules(rules),
+		own: map[string]string{}, warnings: map[[2]string]*TZWarning{}}, nil
 }
 
 // differs reports whether a cron schedule of zone on shard was planned
@@ -101,19 +97,13 @@ func (k *tzCheck) differs(shard int, zone string) (was string, unknown, differs 
 	if !ok || was == k.version {
 		return "", false, false
 	}
-	fp, known := k.stored[[2]string{zone, was}]
-	if !known {
-		return was, true, true
-	}
 	own, ok := k.own[zone]
 	if !ok {
-		var err error
-		if own, err = timetable.ZoneFingerprint(zone); err != nil {
-			own = "unloadable" // a zone the loaded release lacks: its rules differ from any
-		}
+		own = timetable.LoadedFingerprint(zone)
 		k.own[zone] = own
 	}
-	return was, false, fp != own
+	changed, known := k.stored.Changed(zone, was, own)
+	return was, !known, changed
 }
 
 // warn notes a schedule of zone on shard, planned under tz version was,

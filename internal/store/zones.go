@@ -16,6 +16,34 @@ type ZoneRule struct {
 	Fingerprint string
 }
 
+// RecordedRules are recorded zone rules (ZoneStore.ZoneRules) by zone
+// and tz version, for the one comparison every reader of them makes.
+type RecordedRules map[[2]string]string
+
+// IndexZoneRules indexes rules by zone and version.
+func IndexZoneRules(rules []ZoneRule) RecordedRules {
+	out := make(RecordedRules, len(rules))
+	for _, r := range rules {
+		out[[2]string{r.Zone, r.TZVersion}] = r.Fingerprint
+	}
+	return out
+}
+
+// Fingerprint returns the fingerprint recorded for zone under version.
+func (r RecordedRules) Fingerprint(zone, version string) (string, bool) {
+	fp, ok := r[[2]string{zone, version}]
+	return fp, ok
+}
+
+// Changed reports whether zone's rules under version differ from loaded,
+// its fingerprint under the rules in use. A zone with nothing recorded for
+// version counts as changed: nothing says the two agree. known says
+// whether anything was recorded.
+func (r RecordedRules) Changed(zone, version, loaded string) (changed, known bool) {
+	fp, known := r.Fingerprint(zone, version)
+	return !known || fp != loaded, known
+}
+
 // ZoneStore records which tz rules the schedules' cursors were computed
 // under: each zone's fingerprint per tz version seen, and each shard's tz
 // version. It is part of the Store interface. The engine decides what a

@@ -32,6 +32,21 @@ func ZoneFingerprint(name string) (string, error) {
 	return fingerprint(loc), nil
 }
 
+// UnloadableFingerprint is what LoadedFingerprint gives a zone the tz
+// database in use lacks: it equals no real fingerprint, so a release that
+// dropped a zone counts as one that changed its rules.
+const UnloadableFingerprint = "unloadable"
+
+// LoadedFingerprint is ZoneFingerprint for comparing the rules in use with
+// recorded ones: a zone that does not load gets UnloadableFingerprint.
+func LoadedFingerprint(name string) string {
+	fp, err := ZoneFingerprint(name)
+	if err != nil {
+		return UnloadableFingerprint
+	}
+	return fp
+}
+
 func fingerprint(loc *time.Location) string {
 	h := sha256.New()
 	var buf [16]byte

@@ -22,9 +22,13 @@ const MaxBatch = 1000
 // a concurrent create took one of its names or keys between the batch's
 // read and its inserts (PostgreSQL: the unique index refuses the insert
 // and aborts the transaction; the next try, under the tenant's quota lock,
-// reads the winner and answers that item from it). SQLite's one writer
-// never races. After the last try the batch fails whole (ErrConflict);
-// nothing of it was written, so sending it again is safe.
+// reads the winner and answers that item from it). Two batches that share
+// names can also wait on each other's inserts: a batch inserts in shard
+// order (below), not name order, so each may hold a name the other needs;
+// PostgreSQL aborts one as a deadlock (or a wait past its lock timeout),
+// and that one is tried again the same way. SQLite's one writer never
+// races. After the last try the batch fails whole (ErrConflict or
+// ErrBusy); nothing of it was written, so sending it again is safe.
 const batchConflictTries = 3
 
 // BatchItem is one schedule of a bulk create: its settings as a caller
@@ -96,8 +100,12 @@ func (c *Control) CreateBatch(ctx context.Context, tenantID string, items []Batc
 	var err error
 	for try := 1; ; try++ {
 		created, err = c.writeBatch(ctx, tenantID, pending, limit, try > 1, now, out)
-		if errors.Is(err, store.ErrConflict) && try < batchConflictTries {
-			continue // a concurrent create won a name or key; read it and decide again
+		if (errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrBusy)) && try < batchConflictTries {
+			// A concurrent create won a name or key (or, on PostgreSQL,
+			// two batches of the same names waited on each other's
+			// inserts until one was aborted as a deadlock or timed out):
+			// nothing of this try was written; read again and decide.
+			continue
 		}
 		break
 	}

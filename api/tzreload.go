@@ -8,11 +8,18 @@ type TZReload struct {
 	// reload, TZVersion the one in use now.
 	PreviousTZVersion string `json:"previous_tz_version"`
 	TZVersion         string `json:"tz_version"`
+	// PreviousTZLabel and TZLabel name the rules in use before and now:
+	// the version, or, for a tz database rebuilt with other rules under
+	// the same version line, the version and a digest of the zones whose
+	// rules differ from the ones the store records under it
+	// ("2026a+local.1f0c9e2b"). The store records them per shard.
+	PreviousTZLabel string `json:"previous_tz_label"`
+	TZLabel         string `json:"tz_label"`
 	// Zones are the zones of ACTIVE cron schedules whose rules changed,
 	// with what moved in each, in zone order; empty when none changed.
 	Zones []TZZoneMoves `json:"zones"`
 	// Shards is how many shards this node rezoned; ShardsPending how
-	// many are still recorded under another tz version than this node's
+	// many are still recorded under another tz label than this node's
 	// (held by nodes that have not loaded it: each node reads its own tz
 	// database, so reload every node); ShardsFenced how many a lost
 	// lease stopped.

@@ -18,5 +18,6 @@ func reloadTZ(ctx context.Context, eng *engine.Engine, log *slog.Logger) {
 		return
 	}
 	log.Info("SIGHUP: tz database reloaded", "tz_version", res.Version, "previous_tz_version", res.PreviousVersion,
-		"zones_changed", len(res.Changed), "shards", res.Shards, "shards_pending", res.Pending)
+		"zones_changed", len(res.Changed), "shards", res.Shards, "shards_pending", res.Pending,
+		"tz_label", res.Label, "previous_tz_label", res.PreviousLabel)
 }

@@ -207,9 +207,6 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if n != cfg.Shards {
 		return nil, fmt.Errorf("engine: the store was set up with %d shards, not %d; start with --shards %d", n, cfg.Shards, n)
 	}
-	if err := recordNewShards(ctx, cfg.Store, cfg.Shards); err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
-	}
 	var clockSrc store.ClockSource
 	if cs, ok := cfg.Store.(store.ClockSource); ok && !cfg.IgnoreStoreClock {
 		clockSrc = cs
@@ -228,6 +225,10 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		MaxFirings: cfg.MaxFirings, LateScan: cfg.LateScan, MaxMissedRows: cfg.MaxMissedRows,
 	}, cfg.Store, cfg.Clock, cfg.Logger, obs, mem, sweep, notify)
 	pl.outage = watch
+	// Before anything can compute a cursor (tzreload.go).
+	if err := pl.recordNewShards(ctx); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
 	e := &Engine{
 		Control: &Control{shards: cfg.Shards, rand: cfg.Rand, store: cfg.Store, member: mem, metrics: cfg.Metrics, planner: pl, notify: notify},
 		Queue: &Queue{retryBudget: cfg.RetryBudget, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger, member: mem,

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -59,19 +61,169 @@ import (
 // plans with rules a reload is replacing, and a reload holds the rules
 // lock the control plane reads under, so no cursor computed under the old
 // rules is written after the reload moved the others.
+//
+// What is recorded and compared is not the bare version string but the
+// node's tz label (tzLabel): the version string names a release, and an
+// operator who patches a zone with zic ahead of a release (a government
+// moving its DST dates days ahead) rebuilds the database with other rules
+// under the same version line. The label is the version when, for every
+// zone the store records under that version, the loaded rules have the
+// recorded fingerprint; otherwise the version plus "+local." and a digest
+// of the differing zones' loaded fingerprints (2026a+local.1f0c9e2b), so
+// that nodes patched alike share a label and a patched node rezones the
+// shards recorded under the official release (and back, when the official
+// rules are installed again). A recorded fingerprint is never replaced
+// (store.ZoneStore.SaveZoneRules keeps the first), so the evidence of the
+// rules cursors were computed under stays. A zone first recorded after the
+// label was computed can show that another node recorded other rules
+// under the same label first (a database patched otherwise, in a zone the
+// store knew nothing of): the node reads its rows back after recording
+// them (recordRules), and then takes another label, computed with those
+// rows, and rezones its shards to it. The label is computed at New, at a
+// reload, and after such a conflict, and kept in the planner's tz state.
 
-// recordNewShards records the loaded tz version for the shards that have
+// recordNewShards records the node's tz label for the shards that have
 // none. It must happen before the first cursor is written: the control
 // plane computes a new schedule's cursor under the rules loaded on the
 // node that takes the request, and a shard left unrecorded until its
 // first pass would be taken, by a node that reloaded a new release in
 // between, to be computed under that release, so the cursors and the
 // firings planned from them would keep the old rules.
-func recordNewShards(ctx context.Context, st store.ZoneStore, shards int) error {
-	if err := st.RecordNewShardsTZ(ctx, shards, timetable.TZVersion()); err != nil {
-		return fmt.Errorf("record the tz version of new shards: %w", err)
+func (p *planner) recordNewShards(ctx context.Context) error {
+	p.passMu.Lock()
+	defer p.passMu.Unlock()
+	label, err := p.label(ctx)
+	if err != nil {
+		return fmt.Errorf("record the tz label of new shards: %w", err)
+	}
+	if err := p.store.RecordNewShardsTZ(ctx, p.cfg.Shards, label); err != nil {
+		return fmt.Errorf("record the tz label of new shards: %w", err)
 	}
 	return nil
+}
+
+// localLabel joins a tz version and the digest of the zones whose loaded
+// rules differ from the ones recorded under it.
+const localLabel = "+local."
+
+// tzLabel names the rules loaded, given the rules the store records
+// (stored) and the loaded fingerprint of a zone: version (the tz
+// database's version string) when every zone recorded under version has
+// its recorded fingerprint, else version + "+local." + the first 8 hex
+// digits of the sha256 of the sorted "zone=fingerprint" lines of the
+// zones that differ. When the store records, under that label, other
+// rules than the loaded ones for a zone (another node's database, patched
+// otherwise, recorded it first), the zone joins the digest, until the
+// label names no rules but the loaded ones: one label, one set of rules.
+func tzLabel(version string, stored store.RecordedRules, fingerprint func(zone string) string) string {
+	var differ []string
+	for _, zone := range stored.Zones(version) {
+		if changed, _ := stored.Changed(zone, version, fingerprint(zone)); changed {
+			differ = append(differ, zone)
+		}
+	}
+	for len(differ) > 0 {
+		slices.Sort(differ)
+		h := sha256.New()
+		for _, zone := range differ {
+			fmt.Fprintf(h, "%s=%s\n", zone, fingerprint(zone))
+		}
+		label := version + localLabel + hex.EncodeToString(h.Sum(nil))[:8]
+		var more []string
+		for _, zone := range stored.Zones(label) {
+			if changed, _ := stored.Changed(zone, label, fingerprint(zone)); changed && !slices.Contains(differ, zone) {
+				more = append(more, zone)
+			}
+		}
+		if len(more) == 0 {
+			return label
+		}
+		differ = append(differ, more...)
+	}
+	return version
+}
+
+// labelVersion is the tz version string a label was made from.
+func labelVersion(label string) string {
+	v, _, _ := strings.Cut(label, localLabel)
+	return v
+}
+
+// label returns the node's tz label, computed from the store's recorded
+// rules when it is not known. The caller holds passMu.
+func (p *planner) label(ctx context.Context) (string, error) {
+	if p.tz.label == "" {
+		rules, err := p.store.ZoneRules(ctx)
+		if err != nil {
+			return "", fmt.Errorf("recorded tz rules: %w", err)
+		}
+		p.relabel(store.IndexZoneRules(rules))
+	}
+	return p.tz.label, nil
+}
+
+// relabel computes the node's tz label from stored, and forgets which
+// zones' rules are recorded under the label it had. The caller holds
+// passMu.
+func (p *planner) relabel(stored store.RecordedRules) {
+	label := tzLabel(timetable.TZVersion(), stored, p.fingerprint)
+	if label != p.tz.label {
+		p.tz.zones.forget()
+	}
+	p.tz.label = label
+}
+
+// maxRecordRounds bounds recordRules' rounds of reading, relabeling and
+// recording: two when it records, three when it also relabels; more only
+// while other nodes record other rules under the labels it takes.
+const maxRecordRounds = 6
+
+// recordRules records the loaded fingerprints of zones under the node's
+// tz label, where the store has none under it (a recorded one is never
+// replaced), reads them back, and returns the rules recorded. When the
+// store holds other rules under the label for one of zones (another
+// node's database, rebuilt with other rules under the same version,
+// recorded them first), the node takes another label, computed with
+// those rules (relabel), and records the zones under it: its shards,
+// recorded under the old label, are rezoned at the next syncTZ. The
+// caller holds passMu.
+func (p *planner) recordRules(ctx context.Context, zones []string) (store.RecordedRules, error) {
+	for range maxRecordRounds {
+		label, err := p.label(ctx)
+		if err != nil {
+			return nil, err
+		}
+		rules, err := p.store.ZoneRules(ctx)
+		if err != nil {
+			return nil, err
+		}
+		stored := store.IndexZoneRules(rules)
+		var missing []store.ZoneRule
+		conflict := false
+		for _, zone := range zones {
+			fp := p.fingerprint(zone)
+			switch was, ok := stored.Fingerprint(zone, label); {
+			case !ok:
+				missing = append(missing, store.ZoneRule{Zone: zone, TZVersion: label, Fingerprint: fp})
+			case was != fp:
+				conflict = true
+			}
+		}
+		if conflict {
+			p.relabel(stored)
+			p.log.Warn("tz rules: the store records other rules under this node's tz label; taking another",
+				"tz_label", label, "new_tz_label", p.tz.label)
+			continue
+		}
+		if len(missing) == 0 {
+			p.tz.zones.know(zones)
+			return stored, nil
+		}
+		if err := p.store.SaveZoneRules(ctx, missing); err != nil {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("record tz rules: the rules under tz label %s kept changing", p.tz.label)
 }
 
 // TZ reloads the tz database and moves the firings whose zone's rules
@@ -98,39 +250,47 @@ type TZZoneMoves struct {
 }
 
 // TZReloadResult is what a reload (or a pass that found a shard recorded
-// under another tz version) did.
+// under another tz label) did.
 type TZReloadResult struct {
-	// PreviousVersion is the tz version in use before a reload (for a
-	// pass: the versions the rezoned shards were recorded under); Version
-	// the one in use now.
+	// PreviousVersion is the tz database version in use before a reload
+	// (for a pass: the versions of the labels the rezoned shards were
+	// recorded under); Version the one in use now (tzdata.zi's).
 	PreviousVersion, Version string
+	// PreviousLabel and Label name the same rules by their tz labels
+	// (tzLabel), which tell a database rebuilt with other rules under
+	// the same version from the release: what the store records per
+	// shard.
+	PreviousLabel, Label string
 	// Changed lists the zones of ACTIVE cron schedules whose rules
 	// changed, with what moved in each, in zone order.
 	Changed []TZZoneMoves
 	// Shards is how many shards this node rezoned; Pending how many shards
-	// are recorded under another version than this node's (held by nodes
-	// that have not loaded it: reload every node); Fenced how many
+	// are recorded under another label than this node's (held by nodes
+	// that have not loaded its rules: reload every node); Fenced how many
 	// shards' rezone a lost lease stopped.
 	Shards, Pending, Fenced int
 }
 
-// tzState is the planner's memory of the shards' tz versions and of the
-// loaded rules' fingerprints (under passMu), and of the zones whose rules
-// it has recorded for the loaded version (zoneNotes, its own lock: the
-// control plane notes zones too).
+// tzState is the planner's memory of the shards' tz labels, of the
+// node's label and of the loaded rules' fingerprints (under passMu), and
+// of the zones whose rules it has recorded under its label (zoneNotes,
+// its own lock: the control plane notes zones too).
 type tzState struct {
 	shards map[int]shardTZ
-	prints map[string]string // zone -> fingerprint under the loaded version
-	zones  zoneNotes
+	prints map[string]string // zone -> fingerprint under the loaded rules
+	// label is the node's tz label (tzLabel); "" until computed, and
+	// again after a reload.
+	label string
+	zones zoneNotes
 	// metricVersion is the version the tz metrics last reported.
 	metricVersion string
 }
 
-// shardTZ is a held shard's recorded tz version, as read or written under
+// shardTZ is a held shard's recorded tz label, as read or written under
 // the lease of epoch.
 type shardTZ struct {
-	epoch   int64
-	version string
+	epoch int64
+	label string
 }
 
 // Reload reads the tz database again (timetable.ReloadZones: a new
@@ -145,13 +305,18 @@ func (z *TZ) Reload(ctx context.Context) (TZReloadResult, error) {
 	p.passMu.Lock()
 	defer p.passMu.Unlock()
 	prev := timetable.TZVersion()
+	prevLabel, err := p.label(ctx)
+	if err != nil {
+		return TZReloadResult{PreviousVersion: prev}, fmt.Errorf("reload tz: %w", err)
+	}
 	timetable.ReloadZones()
 	p.dropSpecs()
 	p.tz.prints = nil
+	p.tz.label = ""
 	p.tz.zones.forget()
 	local, now := p.clock.Now(), p.member.now()
 	res, err := p.syncTZ(ctx, p.member.trusted(local), now, true)
-	res.PreviousVersion = prev
+	res.PreviousVersion, res.PreviousLabel = prev, prevLabel
 	if err != nil {
 		return res, fmt.Errorf("reload tz: %w", err)
 	}
@@ -160,7 +325,7 @@ func (z *TZ) Reload(ctx context.Context) (TZReloadResult, error) {
 		return res, fmt.Errorf("reload tz: %w", err)
 	}
 	for shard := range p.cfg.Shards {
-		if recorded[shard] != res.Version {
+		if recorded[shard] != res.Label {
 			res.Pending++
 		}
 	}
@@ -168,10 +333,10 @@ func (z *TZ) Reload(ctx context.Context) (TZReloadResult, error) {
 	return res, nil
 }
 
-// syncTZ rezones the held shards recorded under another tz version than the
-// one loaded, records the loaded version for them, and logs what moved
-// (always, with logAll: a reload says so even when nothing changed). The
-// caller holds passMu.
+// syncTZ rezones the held shards recorded under another tz label than the
+// node's, records the node's label for them, and logs what moved (always,
+// with logAll: a reload says so even when nothing changed). The caller
+// holds passMu.
 func (p *planner) syncTZ(ctx context.Context, held []*heldShard, now time.Time, logAll bool) (TZReloadResult, error) {
 	version := timetable.TZVersion()
 	res := TZReloadResult{Version: version}
@@ -179,12 +344,17 @@ func (p *planner) syncTZ(ctx context.Context, held []*heldShard, now time.Time, 
 		p.obs.metrics.TZ.SetTZVersion(version)
 		p.tz.metricVersion = version
 	}
+	label, err := p.label(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.Label = label
 	if p.tz.shards == nil {
 		p.tz.shards = map[int]shardTZ{}
 	}
 	var need []*heldShard
 	for _, h := range held {
-		if st, ok := p.tz.shards[h.lease.Shard]; !ok || st.epoch != h.lease.Epoch || st.version != version {
+		if st, ok := p.tz.shards[h.lease.Shard]; !ok || st.epoch != h.lease.Epoch || st.label != label {
 			need = append(need, h)
 		}
 	}
@@ -196,39 +366,31 @@ func (p *planner) syncTZ(ctx context.Context, held []*heldShard, now time.Time, 
 	}
 	recorded, err := p.store.ShardTZVersions(ctx)
 	if err != nil {
-		return res, fmt.Errorf("shards' tz versions: %w", err)
+		return res, fmt.Errorf("shards' tz labels: %w", err)
 	}
 	var (
 		zones  []string
 		stored store.RecordedRules
 	)
-	load := func() error {
-		if stored != nil {
-			return nil
-		}
-		var err error
+	// Once some shard is to be rezoned: the zones of the cron schedules,
+	// whose loaded rules are first recorded under the node's label, for
+	// the comparisons of later releases (which can give the node another
+	// label, recordRules: so before any shard is judged), and the rules
+	// recorded.
+	if slices.ContainsFunc(need, func(h *heldShard) bool {
+		was, ok := recorded[h.lease.Shard]
+		return !ok || was != label
+	}) {
 		if zones, err = p.store.CronZones(ctx); err != nil {
-			return err
+			return res, fmt.Errorf("tz rules: %w", err)
 		}
-		rules, err := p.store.ZoneRules(ctx)
-		if err != nil {
-			return err
+		if stored, err = p.recordRules(ctx, zones); err != nil {
+			return res, fmt.Errorf("tz rules: %w", err)
 		}
-		stored = store.IndexZoneRules(rules)
-		// The loaded version's fingerprints of these zones, for the
-		// comparisons of later versions.
-		var fresh []store.ZoneRule
-		for _, zone := range zones {
-			fp := p.fingerprint(zone)
-			if was, ok := stored.Fingerprint(zone, version); !ok || was != fp {
-				fresh = append(fresh, store.ZoneRule{Zone: zone, TZVersion: version, Fingerprint: fp})
-			}
+		if p.tz.label != label { // every held shard is judged again
+			label, need = p.tz.label, held
+			res.Label = label
 		}
-		if err := p.store.SaveZoneRules(ctx, fresh); err != nil {
-			return err
-		}
-		p.tz.zones.know(zones)
-		return nil
 	}
 	moves := map[string]*TZZoneMoves{}
 	prevs := map[string]bool{}
@@ -236,15 +398,12 @@ func (p *planner) syncTZ(ctx context.Context, held []*heldShard, now time.Time, 
 	for _, h := range need {
 		shard := h.lease.Shard
 		was, ok := recorded[shard]
-		if ok && was == version {
-			p.tz.shards[shard] = shardTZ{epoch: h.lease.Epoch, version: version}
+		if ok && was == label {
+			p.tz.shards[shard] = shardTZ{epoch: h.lease.Epoch, label: label}
 			continue
 		}
-		if err := load(); err != nil {
-			return res, fmt.Errorf("tz rules: %w", err)
-		}
 		var changed []string
-		if ok { // never recorded: taken to be computed under the version loaded
+		if ok { // never recorded: taken to be computed under the rules loaded
 			for _, zone := range zones {
 				if differ, _ := stored.Changed(zone, was, p.fingerprint(zone)); differ {
 					changed = append(changed, zone)
@@ -256,7 +415,7 @@ func (p *planner) syncTZ(ctx context.Context, held []*heldShard, now time.Time, 
 				moves[zone] = &TZZoneMoves{Zone: zone}
 			}
 		}
-		err := p.rezoneShard(ctx, h, now, changed, was, version, moves)
+		err := p.rezoneShard(ctx, h, now, changed, was, label, moves)
 		switch {
 		case errors.Is(err, store.ErrStaleEpoch):
 			res.Fenced++
@@ -267,7 +426,7 @@ func (p *planner) syncTZ(ctx context.Context, held []*heldShard, now time.Time, 
 			errs = append(errs, err)
 			p.log.Error("tz rezone of a shard failed; retrying next pass", "shard", shard, "err", err)
 		default:
-			p.tz.shards[shard] = shardTZ{epoch: h.lease.Epoch, version: version}
+			p.tz.shards[shard] = shardTZ{epoch: h.lease.Epoch, label: label}
 			if ok {
 				res.Shards++
 				prevs[was] = true
@@ -281,7 +440,12 @@ func (p *planner) syncTZ(ctx context.Context, held []*heldShard, now time.Time, 
 		p.obs.metrics.TZ.Moved.WithLabelValues("replanned").Add(float64(m.Replanned))
 	}
 	slices.SortFunc(res.Changed, func(a, b TZZoneMoves) int { return strings.Compare(a.Zone, b.Zone) })
-	res.PreviousVersion = strings.Join(slices.Sorted(maps.Keys(prevs)), ",")
+	res.PreviousLabel = strings.Join(slices.Sorted(maps.Keys(prevs)), ",")
+	versions := map[string]bool{}
+	for was := range prevs {
+		versions[labelVersion(was)] = true
+	}
+	res.PreviousVersion = strings.Join(slices.Sorted(maps.Keys(versions)), ",")
 	for _, m := range res.Changed {
 		if m.Moved > 0 {
 			p.notify.broadcast() // waiting claims look again (a firing restored, one withdrawn)
@@ -313,26 +477,28 @@ func (p *planner) fingerprint(zone string) string {
 func (p *planner) logRezone(res TZReloadResult) {
 	if len(res.Changed) == 0 {
 		p.log.Info("tz database loaded; no zone of a cron schedule changed its rules",
-			"tz_version", res.Version, "previous_tz_version", res.PreviousVersion, "shards", res.Shards)
+			"tz_version", res.Version, "previous_tz_version", res.PreviousVersion, "shards", res.Shards,
+			"tz_label", res.Label, "previous_tz_label", res.PreviousLabel)
 		return
 	}
 	for _, m := range res.Changed {
 		p.log.Info("tz rules changed: firings moved", "zone", m.Zone, "tz_version", res.Version,
 			"previous_tz_version", res.PreviousVersion, "schedules", m.Schedules, "moved", m.Moved,
-			"canceled", m.Canceled, "kept", m.Kept, "replanned", m.Replanned)
+			"canceled", m.Canceled, "kept", m.Kept, "replanned", m.Replanned,
+			"tz_label", res.Label, "previous_tz_label", res.PreviousLabel)
 	}
 	p.log.Info("tz rezone done", "tz_version", res.Version, "zones_changed", len(res.Changed),
-		"shards", res.Shards, "fenced", res.Fenced)
+		"shards", res.Shards, "fenced", res.Fenced, "tz_label", res.Label)
 }
 
 // rezonePage is how many schedules one rezone transaction reads.
 const rezonePage = 500
 
 // rezoneShard rezones the schedules of one shard held in zones (rules
-// recorded under was, loaded under version), a page per transaction, then
-// records version as the shard's; each transaction is fenced by the
-// shard's lease. With no zone, it only records the version.
-func (p *planner) rezoneShard(ctx context.Context, h *heldShard, now time.Time, zones []string, was, version string,
+// recorded under the tz label was, loaded under label), a page per
+// transaction, then records label as the shard's; each transaction is
+// fenced by the shard's lease. With no zone, it only records the label.
+func (p *planner) rezoneShard(ctx context.Context, h *heldShard, now time.Time, zones []string, was, label string,
 	moves map[string]*TZZoneMoves) error {
 	fence := func(tx store.Tx) error {
 		cur, ok, err := tx.LockShardLease(ctx, h.lease.Shard)
@@ -373,7 +539,7 @@ func (p *planner) rezoneShard(ctx context.Context, h *heldShard, now time.Time, 
 			}
 			for i := range page {
 				m := counts[page[i].TimeZone]
-				if err := p.rezoneSchedule(ctx, tx, &page[i], pending[page[i].ScheduleID], now, was, version, &m); err != nil {
+				if err := p.rezoneSchedule(ctx, tx, &page[i], pending[page[i].ScheduleID], now, was, label, &m); err != nil {
 					return err
 				}
 				counts[page[i].TimeZone] = m
@@ -397,12 +563,12 @@ func (p *planner) rezoneShard(ctx context.Context, h *heldShard, now time.Time, 
 		}
 		after = page[len(page)-1].ScheduleID
 	}
-	// The shard's cursors are now the loaded version's.
+	// The shard's cursors are now the loaded rules'.
 	err := store.InTx(ctx, p.store, func(tx store.Tx) error {
 		if err := fence(tx); err != nil {
 			return err
 		}
-		return tx.SetShardTZVersion(ctx, h.lease.Shard, version)
+		return tx.SetShardTZVersion(ctx, h.lease.Shard, label)
 	})
 	if err != nil {
 		return fmt.Errorf("rezone shard %d: %w", h.lease.Shard, err)
@@ -418,7 +584,7 @@ const maxRezoneFirings = 1_000_000
 // rezoneSchedule decides, under the rules loaded now, what becomes of one
 // schedule's pending firings and cursor, and writes it in tx.
 func (p *planner) rezoneSchedule(ctx context.Context, tx store.Tx, sc *record.Schedule, pending []store.PendingFiring, now time.Time,
-	was, version string, m *TZZoneMoves) error {
+	was, label string, m *TZZoneMoves) error {
 	m.Schedules++
 	sp, err := p.parse(sc.Definition())
 	if err != nil {
@@ -510,7 +676,7 @@ func (p *planner) rezoneSchedule(ctx context.Context, tx store.Tx, sc *record.Sc
 	// its cursor moved, in the same transaction.
 	err = appendAudit(ctx, tx, now, auditEntry{tenantID: sc.TenantID, action: AuditScheduleRezone, target: sc.ScheduleID,
 		oldVer: sc.Version, newVer: sc.Version, detail: fmt.Sprintf("tz %s -> %s (%s): %d occurrence(s) canceled, cursor %s -> %s",
-			was, version, sc.TimeZone, n, old.UTC().Format(time.RFC3339), cursor.UTC().Format(time.RFC3339))})
+			was, label, sc.TimeZone, n, old.UTC().Format(time.RFC3339), cursor.UTC().Format(time.RFC3339))})
 	if err != nil {
 		return err
 	}
@@ -520,10 +686,10 @@ func (p *planner) rezoneSchedule(ctx context.Context, tx store.Tx, sc *record.Sc
 	return nil
 }
 
-// zoneNotes are the zones whose rules the store records for the loaded
-// tz version, and the ones first seen since (a new schedule's, or a
-// changed one's), which the planner's next pass records: so that a later
-// version's rules can be compared with them.
+// zoneNotes are the zones whose rules the store records under the node's
+// tz label, and the ones first seen since (a new schedule's, or a changed
+// one's), which the planner's next pass records: so that a later
+// release's rules can be compared with them.
 type zoneNotes struct {
 	mu    sync.Mutex
 	known map[string]bool
@@ -541,7 +707,8 @@ func (n *zoneNotes) know(zones []string) {
 	}
 }
 
-// forget drops what is known: a reload loaded another version.
+// forget drops what is known: a reload loaded other rules, or the node
+// took another label.
 func (n *zoneNotes) forget() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -565,8 +732,11 @@ func (p *planner) noteZone(kind timetable.Kind, zone string) {
 	}
 }
 
-// recordZones records the fingerprints, under the tz version loaded, of
-// the zones first seen since the last pass. The caller holds passMu.
+// recordZones records the fingerprints, under the node's tz label, of the
+// zones first seen since the last pass (recordRules: when another node
+// recorded other rules under the label first, the node takes another
+// label, and its next pass rezones its shards to it). The caller holds
+// passMu.
 func (p *planner) recordZones(ctx context.Context) error {
 	n := &p.tz.zones
 	n.mu.Lock()
@@ -577,12 +747,7 @@ func (p *planner) recordZones(ctx context.Context) error {
 		return nil
 	}
 	slices.Sort(fresh)
-	version := timetable.TZVersion()
-	rules := make([]store.ZoneRule, 0, len(fresh))
-	for _, zone := range slices.Compact(fresh) {
-		rules = append(rules, store.ZoneRule{Zone: zone, TZVersion: version, Fingerprint: p.fingerprint(zone)})
-	}
-	if err := p.store.SaveZoneRules(ctx, rules); err != nil {
+	if _, err := p.recordRules(ctx, slices.Compact(fresh)); err != nil {
 		n.mu.Lock()
 		n.fresh = append(n.fresh, fresh...) // the next pass tries again
 		n.mu.Unlock()

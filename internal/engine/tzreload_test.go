@@ -69,6 +69,14 @@ func firingTimes(occs []record.Occurrence, state record.OccurrenceState) []strin
 // unchanged zone and of kind every are as they were.
 func (f *tzFixture) check(t *testing.T, h *harness) {
 	t.Helper()
+	f.checkUnder(t, h, "2026b")
+}
+
+// checkUnder is check for 2026b's rules loaded under the tz label label
+// (a rebuild of them under another version line): the store records the
+// loaded rules of Test/Shift, and every shard, under label.
+func (f *tzFixture) checkUnder(t *testing.T, h *harness, label string) {
+	t.Helper()
 	occs := h.occurrences(f.shift.ScheduleID)
 	if got, want := firingTimes(occs, record.OccurrenceEnqueued), []string{
 		"2027-02-01T14:00:00Z", "2027-02-02T13:00:00Z", "2027-02-03T13:00:00Z"}; !reflect.DeepEqual(got, want) {
@@ -111,24 +119,58 @@ func (f *tzFixture) check(t *testing.T, h *harness) {
 	}
 	found := false
 	for _, r := range rules {
-		if r.Zone == "Test/Shift" && r.TZVersion == "2026b" {
+		if r.Zone == "Test/Shift" && r.TZVersion == label {
 			found = true
 			if r.Fingerprint != fp {
-				t.Errorf("recorded rules of Test/Shift in 2026b: %+v, want fingerprint %s", r, fp)
+				t.Errorf("recorded rules of Test/Shift under %s: %+v, want fingerprint %s", label, r, fp)
 			}
 		}
 	}
 	if !found {
-		t.Errorf("no recorded rules for Test/Shift in 2026b: %+v", rules)
+		t.Errorf("no recorded rules for Test/Shift under %s: %+v", label, rules)
 	}
 	versions, err := h.st.ShardTZVersions(h.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for shard, v := range versions {
-		if v != "2026b" {
-			t.Errorf("shard %d recorded under %s, want 2026b", shard, v)
+		if v != label {
+			t.Errorf("shard %d recorded under %s, want %s", shard, v, label)
 		}
+	}
+}
+
+// checkReverted asserts what the fixture's Test/Shift schedule holds after
+// the change to 2026b's rules was reverted to 2026a's and a planner pass:
+// the firings 2026b's rules withdrew are back on the queue under their
+// ids, the ones they made are CANCELED, and the cursor is 2026a's.
+func (f *tzFixture) checkReverted(t *testing.T, h *harness) {
+	t.Helper()
+	occs := h.occurrences(f.shift.ScheduleID)
+	if got := firingTimes(occs, record.OccurrenceEnqueued); !reflect.DeepEqual(got, []string{
+		"2027-02-01T14:00:00Z", "2027-02-02T14:00:00Z", "2027-02-03T14:00:00Z"}) {
+		t.Errorf("ENQUEUED after the revert: %v, want the 2026a firings", got)
+	}
+	if got := firingTimes(occs, record.OccurrenceCanceled); !reflect.DeepEqual(got, []string{
+		"2027-02-02T13:00:00Z", "2027-02-03T13:00:00Z"}) {
+		t.Errorf("CANCELED after the revert: %v, want the 2026b firings", got)
+	}
+	if !sameOccurrences(occs[:1], f.before[f.shift.ScheduleID][:1]) {
+		t.Errorf("the kept firing changed: %+v", occs[0])
+	}
+	byTime := map[time.Time]record.Occurrence{}
+	for _, o := range occs {
+		byTime[o.ScheduledFor] = o
+	}
+	for _, o := range f.before[f.shift.ScheduleID] {
+		back := byTime[o.ScheduledFor]
+		if back.OccurrenceID != o.OccurrenceID || back.State != record.OccurrenceEnqueued || !back.FinishedAt.IsZero() {
+			t.Errorf("firing at %s after the revert: %s %s finished %s, want %s ENQUEUED again", o.ScheduledFor,
+				back.OccurrenceID, back.State, back.FinishedAt, o.OccurrenceID)
+		}
+	}
+	if got := h.schedule(f.shift.ScheduleID).NextRunAt; !got.Equal(time.Date(2027, 2, 4, 14, 0, 0, 0, time.UTC)) {
+		t.Errorf("cursor after the revert and a pass: %s, want 2027-02-04T14:00:00Z", got)
 	}
 }
 
@@ -180,7 +222,7 @@ func TestTZReloadMovesFirings(t *testing.T) {
 		// Canceled: Feb 2 and 3 at 14:00Z; kept: Feb 1 at 14:00Z;
 		// replanned: Feb 2, 3 and 4 at 13:00Z, before the old cursor (Feb
 		// 4, 14:00Z; Feb 4 is past the horizon, planned when it is near).
-		want := TZReloadResult{PreviousVersion: "2026a", Version: "2026b", Shards: 4,
+		want := TZReloadResult{PreviousVersion: "2026a", Version: "2026b", PreviousLabel: "2026a", Label: "2026b", Shards: 4,
 			Changed: []TZZoneMoves{{Zone: "Test/Shift", Schedules: 1, Moved: 1, Canceled: 2, Kept: 1, Replanned: 3}}}
 		if !reflect.DeepEqual(res, want) {
 			t.Errorf("reload result:\n got %+v\nwant %+v", res, want)
@@ -430,32 +472,7 @@ func TestTZRevertRestoresFirings(t *testing.T) {
 			t.Errorf("revert: %+v, want %+v from 2026b to 2026a", res, want)
 		}
 		h.plan()
-		occs := h.occurrences(f.shift.ScheduleID)
-		if got := firingTimes(occs, record.OccurrenceEnqueued); !reflect.DeepEqual(got, []string{
-			"2027-02-01T14:00:00Z", "2027-02-02T14:00:00Z", "2027-02-03T14:00:00Z"}) {
-			t.Errorf("ENQUEUED after the revert: %v, want the 2026a firings", got)
-		}
-		if got := firingTimes(occs, record.OccurrenceCanceled); !reflect.DeepEqual(got, []string{
-			"2027-02-02T13:00:00Z", "2027-02-03T13:00:00Z"}) {
-			t.Errorf("CANCELED after the revert: %v, want the 2026b firings", got)
-		}
-		if !sameOccurrences(occs[:1], f.before[f.shift.ScheduleID][:1]) {
-			t.Errorf("the kept firing changed: %+v", occs[0])
-		}
-		byTime := map[time.Time]record.Occurrence{}
-		for _, o := range occs {
-			byTime[o.ScheduledFor] = o
-		}
-		for _, o := range f.before[f.shift.ScheduleID] {
-			back := byTime[o.ScheduledFor]
-			if back.OccurrenceID != o.OccurrenceID || back.State != record.OccurrenceEnqueued || !back.FinishedAt.IsZero() {
-				t.Errorf("firing at %s after the revert: %s %s finished %s, want %s ENQUEUED again", o.ScheduledFor,
-					back.OccurrenceID, back.State, back.FinishedAt, o.OccurrenceID)
-			}
-		}
-		if got := h.schedule(f.shift.ScheduleID).NextRunAt; !got.Equal(time.Date(2027, 2, 4, 14, 0, 0, 0, time.UTC)) {
-			t.Errorf("cursor after the revert and a pass: %s, want 2027-02-04T14:00:00Z", got)
-		}
+		f.checkReverted(t, h)
 	})
 }
 

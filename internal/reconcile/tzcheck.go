@@ -28,12 +28,21 @@ import (
 // A shard with no recorded version (a store from before versions were
 // recorded) is taken to be on the reconciler's version, as the engine
 // takes it to be on its own.
+//
+// What a shard records is the engine's tz label (engine/tzreload.go): the
+// version, or the version with a "+local." digest for a tz database
+// rebuilt with other rules under the same version line. So the
+// fingerprints are compared whatever the label says, even when it is the
+// reconciler's version: a reconciler on a patched 2026a audits shards
+// recorded under the release's 2026a, and the other way round. Only a
+// zone with no rules recorded under the reconciler's own version is taken
+// to have its rules there, for want of evidence either way.
 
 // TZWarning is one zone whose schedules' firings the audit could not check
 // against the rules they were planned under.
 type TZWarning struct {
 	Zone         string
-	StoreVersion string // the tz version the store's shards were planned under
+	StoreVersion string // the tz label the store's shards were planned under (engine/tzreload.go)
 	Version      string // the reconciler's tz version
 	Shards       []int  // the shards recorded under StoreVersion that hold such schedules, in order
 	Schedules    int    // the zone's cron schedules audited on them
@@ -46,6 +55,9 @@ type TZWarning struct {
 // Message says what w means, for people.
 func (w TZWarning) Message() string {
 	why := "the zone's rules differ between the two"
+	if w.StoreVersion == w.Version {
+		why = "the zone's rules differ between the two builds of that version (one was rebuilt with other rules)"
+	}
 	if w.Unknown {
 		why = fmt.Sprintf("the store recorded no rules of the zone for %s to compare", w.StoreVersion)
 	}
@@ -90,11 +102,13 @@ func newTZCheck(ctx context.Context, st store.ZoneStore, rules []store.ZoneRule)
 }
 
 // differs reports whether a cron schedule of zone on shard was planned
-// under rules other than the loaded ones: the shard's recorded version,
-// and whether the store knew the zone's rules for it.
+// under rules other than the loaded ones: the shard's recorded tz label,
+// and whether the store knew the zone's rules for it. The fingerprints
+// are compared even when the label is the loaded version: a database
+// rebuilt under the same version line has other rules.
 func (k *tzCheck) differs(shard int, zone string) (was string, unknown, differs bool) {
 	was, ok := k.shards[shard]
-	if !ok || was == k.version {
+	if !ok {
 		return "", false, false
 	}
 	own, ok := k.own[zone]
@@ -103,6 +117,9 @@ func (k *tzCheck) differs(shard int, zone string) (was string, unknown, differs 
 		k.own[zone] = own
 	}
 	changed, known := k.stored.Changed(zone, was, own)
+	if !known && was == k.version {
+		return "", false, false // nothing says the same version's rules differ
+	}
 	return was, !known, changed
 }
 

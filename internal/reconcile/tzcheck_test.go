@@ -39,17 +39,22 @@ func firingsIn(t *testing.T, expr, zone string, from, to time.Time) []time.Time 
 // not a problem; the firings both rules agree on are still checked, and
 // the Test/Steady schedule is audited as ever: a row deleted there is
 // absent, a problem, and schedd reconcile exits 1 and prints the warning.
+// The same holds between a release and a database rebuilt with other
+// rules under its version line (2026a-local: 2026b's rules, version
+// 2026a), either way round: the versions are equal, the rules are not.
 func TestTZMismatchUnverifiable(t *testing.T) {
 	for _, st := range []struct {
 		name string
 		make func(*testing.T, time.Time, func(*engine.Config)) *world
 	}{{"sqlite", newSQLiteWorldWith}, {"postgres", newPGWorldWith}} {
-		for _, dir := range []struct{ name, planned, audit string }{
-			{"reconciler newer", "2026a", "2026b"},
-			{"reconciler older", "2026b", "2026a"},
+		for _, dir := range []struct{ name, plannedDir, planned, auditDir, audit string }{
+			{"reconciler newer", "2026a", "2026a", "2026b", "2026b"},
+			{"reconciler older", "2026b", "2026b", "2026a", "2026a"},
+			{"reconciler rebuilt under the store's version", "2026a", "2026a", "2026a-local", "2026a"},
+			{"store rebuilt under the reconciler's version", "2026a-local", "2026a", "2026a", "2026a"},
 		} {
 			t.Run(st.name+"/"+dir.name, func(t *testing.T) {
-				tztest.Use(t, dir.planned)
+				tztest.UseAs(t, dir.plannedDir, dir.planned)
 				start := time.Date(2027, 2, 1, 10, 0, 0, 0, time.UTC) // the day before 2026b moves Test/Shift
 				from, to := start, start.Add(4*24*time.Hour)
 				w := st.make(t, start, func(c *engine.Config) { c.Horizon = 24 * time.Hour })
@@ -63,7 +68,7 @@ func TestTZMismatchUnverifiable(t *testing.T) {
 				}
 				plannedAt := firingsIn(t, "0 9 * * *", "Test/Shift", from, to)
 
-				tztest.Use(t, dir.audit) // the reconciler's process loads the other release; the store's shard stays
+				tztest.UseAs(t, dir.auditDir, dir.audit) // the reconciler's process loads the other release; the store's shard stays
 				auditAt := firingsIn(t, "0 9 * * *", "Test/Shift", from, to)
 				var onlyAudit, onlyPlanned []time.Time
 				for _, at := range auditAt {

@@ -26,7 +26,8 @@ func (s *Server) reloadTZ(r *http.Request, w http.ResponseWriter) (int, any, err
 }
 
 func tzReloadOut(res engine.TZReloadResult) api.TZReload {
-	out := api.TZReload{PreviousTZVersion: res.PreviousVersion, TZVersion: res.Version, Zones: []api.TZZoneMoves{},
+	out := api.TZReload{PreviousTZVersion: res.PreviousVersion, TZVersion: res.Version,
+		PreviousTZLabel: res.PreviousLabel, TZLabel: res.Label, Zones: []api.TZZoneMoves{},
 		Shards: res.Shards, ShardsPending: res.Pending, ShardsFenced: res.Fenced}
 	for _, m := range res.Changed {
 		out.Zones = append(out.Zones, api.TZZoneMoves{Zone: m.Zone, Schedules: m.Schedules, Moved: m.Moved,

@@ -2,14 +2,18 @@ package store
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/sched-dev/sched/internal/record"
 )
 
 // ZoneRule is one time zone's rules in one tz database version: their
-// fingerprint (timetable.ZoneFingerprint). The same version gives a zone
-// the same fingerprint on every node.
+// fingerprint (timetable.ZoneFingerprint). TZVersion is the label the
+// engine gives the rules a node loaded (engine/tzreload.go): the tz
+// database's version string, or that string with a suffix when the
+// node's database was rebuilt with other rules under the same version, so
+// that one label names one set of rules on every node.
 type ZoneRule struct {
 	Zone        string
 	TZVersion   string
@@ -35,6 +39,18 @@ func (r RecordedRules) Fingerprint(zone, version string) (string, bool) {
 	return fp, ok
 }
 
+// Zones returns, in order, the zones recorded under version.
+func (r RecordedRules) Zones(version string) []string {
+	var out []string
+	for k := range r {
+		if k[1] == version {
+			out = append(out, k[0])
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Changed reports whether zone's rules under version differ from loaded,
 // its fingerprint under the rules in use. A zone with nothing recorded for
 // version counts as changed: nothing says the two agree. known says
@@ -51,8 +67,12 @@ func (r RecordedRules) Changed(zone, version, loaded string) (changed, known boo
 type ZoneStore interface {
 	// ZoneRules returns every recorded rule, by zone, then version.
 	ZoneRules(ctx context.Context) ([]ZoneRule, error)
-	// SaveZoneRules records rules, one row per zone and version,
-	// replacing the fingerprint of a row already there.
+	// SaveZoneRules records rules, one row per zone and version. A row
+	// already there is kept as it is, whatever the fingerprint given: the
+	// first rules recorded under a version are the ones cursors were
+	// computed under, and a node that loaded other rules under the same
+	// version must not erase that evidence (it reads the rows back to
+	// notice, engine/tzreload.go).
 	SaveZoneRules(ctx context.Context, rules []ZoneRule) error
 	// CronZones returns, in order, each time zone that an ACTIVE cron
 	// schedule reads its wall times in: the zones whose rules decide

@@ -11,7 +11,14 @@ import (
 // tztest package does this for other packages; it imports this one.)
 func useTZ(t *testing.T, version string) {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("testdata", "tz", version))
+	useTZAs(t, version, version)
+}
+
+// useTZAs is useTZ for a test database whose directory is not named after
+// its version (2026a-local).
+func useTZAs(t *testing.T, release, version string) {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("testdata", "tz", release))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,9 +29,11 @@ func useTZ(t *testing.T, version string) {
 	t.Cleanup(func() { ReloadZones() })
 }
 
-// TestReloadZonesRereadsRules swaps the tz database between two releases
-// and checks that the version, the fingerprints and the firings follow:
-// the zone whose rules changed moves, the other one does not.
+// TestReloadZonesRereadsRules swaps the tz database between releases and
+// checks that the version, the fingerprints and the firings follow: the
+// zone whose rules changed moves, the other one does not; and a database
+// rebuilt with 2026b's rules under 2026a's version line (2026a-local)
+// reads as version 2026a with 2026b's rules.
 func TestReloadZonesRereadsRules(t *testing.T) {
 	def := Definition{Kind: KindCron, Expr: "0 9 * * *", TimeZone: "Test/Shift"}
 	after := time.Date(2027, 2, 2, 12, 0, 0, 0, time.UTC)
@@ -32,9 +41,9 @@ func TestReloadZonesRereadsRules(t *testing.T) {
 		shift, steady string
 		next          time.Time
 	}
-	read := func(version string) reading {
+	readAs := func(release, version string) reading {
 		t.Helper()
-		useTZ(t, version)
+		useTZAs(t, release, version)
 		var r reading
 		var err error
 		if r.shift, err = ZoneFingerprint("Test/Shift"); err != nil {
@@ -54,6 +63,10 @@ func TestReloadZonesRereadsRules(t *testing.T) {
 		r.next = f.At
 		return r
 	}
+	read := func(version string) reading {
+		t.Helper()
+		return readAs(version, version)
+	}
 	a := read("2026a")
 	b := read("2026b")
 	if a.next != time.Date(2027, 2, 2, 14, 0, 0, 0, time.UTC) {
@@ -70,6 +83,9 @@ func TestReloadZonesRereadsRules(t *testing.T) {
 	}
 	if again := read("2026a"); again != a {
 		t.Errorf("2026a read again: %+v, want %+v", again, a)
+	}
+	if local := readAs("2026a-local", "2026a"); local != b {
+		t.Errorf("2026a-local: %+v, want 2026b's rules %+v", local, b)
 	}
 }
 

@@ -5,6 +5,7 @@
 package admin
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -45,7 +46,10 @@ still is keeps its id, and the schedule's cursor moves so that the planner
 materializes the new instants under new ids. at and every schedules are
 instants whatever their zone and never move.
 
-It prints the tz versions before and after, and one row per changed zone:
+It prints the tz versions before and after (for a tz database rebuilt with
+other rules under a release's version line, as a zone patched with zic
+ahead of the release, the version and a digest of the zones that differ:
+2026a+local.1f0c9e2b), and one row per changed zone:
 SCHEDULES examined, MOVED (those with a firing moved), CANCELED, KEPT and
 REPLANNED (new instants the planner materializes). Not on a terminal, only
 the rows, tab-separated. Each schedd reads its own tz database: in a
@@ -93,10 +97,13 @@ func reloadTZRun(opts *ReloadTZOptions) error {
 }
 
 // printReload writes a summary line (on a terminal) and one row per
-// changed zone.
+// changed zone. The summary names the rules by their labels, which are
+// the versions but for a tz database rebuilt under a release's version
+// line (a daemon that answers no label is named by its versions).
 func printReload(f *cmdutil.Factory, res *api.TZReload) error {
 	if f.IsTTY {
-		summary := fmt.Sprintf("tz database %s (was %s): ", res.TZVersion, res.PreviousTZVersion)
+		summary := fmt.Sprintf("tz database %s (was %s): ", cmp.Or(res.TZLabel, res.TZVersion),
+			cmp.Or(res.PreviousTZLabel, res.PreviousTZVersion))
 		if len(res.Zones) == 0 {
 			summary += "no zone of an active cron schedule changed its rules."
 		} else {

@@ -19,10 +19,12 @@ SELECT g, $2 FROM generate_series(0, $1::int - 1) AS g
 ON CONFLICT (shard) DO NOTHING`
 
 	// One statement for every rule: arrays of zones, versions and
-	// fingerprints.
+	// fingerprints. A row already there keeps its fingerprint: the first
+	// rules recorded under a version are what its cursors were computed
+	// under.
 	qSaveZoneRules = `INSERT INTO zone_rules (` + zoneRuleColumns + `)
 SELECT * FROM unnest($1::text[], $2::text[], $3::text[])
-ON CONFLICT (zone, tz_version) DO UPDATE SET fingerprint = excluded.fingerprint`
+ON CONFLICT (zone, tz_version) DO NOTHING`
 
 	// Every zone an ACTIVE cron schedule is in (a scan of schedules: run
 	// when a tz database changes, not on a hot path).

@@ -19,8 +19,10 @@ ON CONFLICT (shard) DO UPDATE SET tz_version = excluded.tz_version`
 INSERT INTO shard_tz (shard, tz_version) SELECT shard, ?2 FROM n WHERE ?1 > 0
 ON CONFLICT (shard) DO NOTHING`
 
+	// A row already there keeps its fingerprint: the first rules recorded
+	// under a version are what its cursors were computed under.
 	qSaveZoneRule = `INSERT INTO zone_rules (` + zoneRuleColumns + `) VALUES (?1, ?2, ?3)
-ON CONFLICT (zone, tz_version) DO UPDATE SET fingerprint = excluded.fingerprint`
+ON CONFLICT (zone, tz_version) DO NOTHING`
 
 	// Every zone an ACTIVE cron schedule is in (a scan of schedules: run
 	// when a tz database changes, not on a hot path).

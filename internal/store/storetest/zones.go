@@ -28,11 +28,15 @@ func testZones(t *testing.T, open func(t *testing.T) Store) {
 		if err := s.SaveZoneRules(ctx, first); err != nil {
 			t.Fatalf("SaveZoneRules: %v", err)
 		}
-		// Another version's row is added; a row written again keeps its
-		// key and takes the new fingerprint.
+		// Another version's row is added; a row written again with
+		// another fingerprint (a tz database rebuilt under the same
+		// version) keeps the first one, and so does one written twice in
+		// one call.
 		if err := s.SaveZoneRules(ctx, []store.ZoneRule{
 			{Zone: "America/Havana", TZVersion: "2026b", Fingerprint: "h2"},
 			{Zone: "Europe/Berlin", TZVersion: "2026a", Fingerprint: "b1x"},
+			{Zone: "Europe/Paris", TZVersion: "2026a", Fingerprint: "p1"},
+			{Zone: "Europe/Paris", TZVersion: "2026a", Fingerprint: "p1x"},
 		}); err != nil {
 			t.Fatalf("SaveZoneRules again: %v", err)
 		}
@@ -43,7 +47,8 @@ func testZones(t *testing.T, open func(t *testing.T) Store) {
 		want := []store.ZoneRule{
 			{Zone: "America/Havana", TZVersion: "2026a", Fingerprint: "h1"},
 			{Zone: "America/Havana", TZVersion: "2026b", Fingerprint: "h2"},
-			{Zone: "Europe/Berlin", TZVersion: "2026a", Fingerprint: "b1x"},
+			{Zone: "Europe/Berlin", TZVersion: "2026a", Fingerprint: "b1"},
+			{Zone: "Europe/Paris", TZVersion: "2026a", Fingerprint: "p1"},
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("ZoneRules = %+v, want %+v", got, want)

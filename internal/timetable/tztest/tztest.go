@@ -1,7 +1,8 @@
-// Package tztest points a test at one of the two test releases of the tz
+// Package tztest points a test at one of the test releases of the tz
 // database in internal/timetable/testdata/tz (2026a, 2026b: Test/Shift
 // moves from UTC-5 to UTC-4 on 2027-02-02 in 2026b; Test/Steady never
-// changes; the README there says how they are built). Tests of a tz
+// changes; 2026a-local: 2026b's rules rebuilt under the version line
+// 2026a; the README there says how they are built). Tests of a tz
 // database change, in any package, use it rather than each finding the
 // directory and setting ZONEINFO on its own.
 package tztest
@@ -39,8 +40,16 @@ func Install(t testing.TB, version string) {
 // it would have it.
 func Use(t testing.TB, version string) {
 	t.Helper()
-	Install(t, version)
+	UseAs(t, version, version)
+}
+
+// UseAs installs the test release in directory dir and loads it, checking
+// that its tzdata.zi names version: for a release rebuilt under another
+// release's version line (2026a-local says 2026a).
+func UseAs(t testing.TB, dir, version string) {
+	t.Helper()
+	Install(t, dir)
 	if got := timetable.ReloadZones(); got != version {
-		t.Fatalf("tz version with ZONEINFO=%s: %q, want %q", Dir(t, version), got, version)
+		t.Fatalf("tz version with ZONEINFO=%s: %q, want %q", Dir(t, dir), got, version)
 	}
 }

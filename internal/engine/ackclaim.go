@@ -59,7 +59,7 @@ func (q *Queue) AckAndClaim(ctx context.Context, req ClaimRequest, acks []AckIte
 		}, hold)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("ack %d attempts and claim from %s: %w", len(acks), req.Queue, err)
+		return nil, nil, fmt.Errorf("ack %d attempts and claim from %s: %w", len(acks), req.Queue, interrupted(ctx, err))
 	}
 	q.obs.observeFinishes(ps, rs)
 	q.obs.observeClaims(now, got, skipped)

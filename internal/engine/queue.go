@@ -80,7 +80,7 @@ func (q *Queue) Claim(ctx context.Context, req ClaimRequest) ([]store.Claimed, e
 			r = q.claimRound(ctx, req, now, deadline)
 		}
 		if r.err != nil {
-			return nil, r.err
+			return nil, interrupted(ctx, r.err)
 		}
 		if len(r.got) > 0 || !now.Before(deadline) {
 			return r.got, nil
@@ -95,6 +95,18 @@ func (q *Queue) Claim(ctx context.Context, req ClaimRequest) ([]store.Claimed, e
 		case <-t.C():
 		}
 	}
+}
+
+// interrupted is err, from a store call made under ctx, saying so when
+// ctx has ended: SQLite answers a call its context interrupts with its own
+// "interrupted" error, not the context's, and the transaction it was in
+// rolled back. With the context's error wrapped, a caller tells a claim
+// cut short (by a shutdown, or the client going away) from a failure.
+func interrupted(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil && err != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("%w: %w", cerr, err)
+	}
+	return err
 }
 
 // claimRound is what one round of a claim found: the occurrences claimed,

@@ -316,7 +316,13 @@ func (t *Tenants) Update(ctx context.Context, id string, p TenantPatch) (*record
 
 // SetEnabled enables or disables a tenant. A disabled tenant's tokens are
 // refused at once; its schedules and occurrences stay as they are.
+// DefaultTenant cannot be disabled (ErrConflict): the named admin tokens
+// belong to it, so disabling it would turn away every admin but the
+// operator token and the Unix socket, the only ones left to undo it.
 func (t *Tenants) SetEnabled(ctx context.Context, id string, enabled bool) (*record.Tenant, error) {
+	if !enabled && id == record.DefaultTenant {
+		return nil, fmt.Errorf("tenant %q holds the admin tokens and cannot be disabled (revoke a token instead): %w", id, ErrConflict)
+	}
 	state, action := record.TenantDisabled, AuditTenantDisable
 	if enabled {
 		state, action = record.TenantActive, AuditTenantEnable

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/jsonkeys"
+	"github.com/sched-dev/sched/internal/testio"
 )
 
 // everySecond is a schedule firing every second on queue q.
@@ -365,9 +368,11 @@ func TestStatusFields(t *testing.T) {
 var update = flag.Bool("update", false, "rewrite golden files")
 
 // TestAbandonedLongPollIsNot5xx: a worker that gives up a long poll is
-// counted as 499 by route, not as a server error.
+// counted as 499 by route, not as a server error, and its request log line
+// says 499 too, so that alerts on the log and on the metrics agree.
 func TestAbandonedLongPollIsNot5xx(t *testing.T) {
-	h := newHarness(t)
+	var logs testio.SyncBuffer
+	h := newHarness(t, withLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	ctx, cancel := context.WithCancel(t.Context())
 	body, _ := json.Marshal(api.ClaimRequest{Queue: "idle", WorkerID: "w", Wait: "1m"})
 	req, err := http.NewRequestWithContext(ctx, "POST", h.ts.URL+"/v1/claims", bytes.NewReader(body))
@@ -393,16 +398,20 @@ func TestAbandonedLongPollIsNot5xx(t *testing.T) {
 	cancel()
 	<-done
 	var fams map[string]*dto.MetricFamily
+	logged := regexp.MustCompile(`msg=request route="POST /v1/claims" status=(\d+)`)
 	for {
 		_, raw := h.do("GET", "/metrics", nil)
 		fams = parseMetrics(t, raw)
-		if requests(fams, "POST /v1/claims", "499") == 1 {
+		if requests(fams, "POST /v1/claims", "499") == 1 && logged.MatchString(logs.String()) {
 			break
 		}
 		if time.Now().After(giveUp) {
-			t.Fatalf("no 499 for the abandoned claim: %v", fams["sched_http_requests_total"])
+			t.Fatalf("no 499 for the abandoned claim: %v\nlog:\n%s", fams["sched_http_requests_total"], logs.String())
 		}
 		runtime.Gosched()
+	}
+	if m := logged.FindAllStringSubmatch(logs.String(), -1); len(m) != 1 || m[0][1] != "499" {
+		t.Errorf("the abandoned claim's log lines: %q, want one with status=499", m)
 	}
 	for _, code := range []string{"500", "503", "504"} {
 		if n := requests(fams, "POST /v1/claims", code); n != 0 {

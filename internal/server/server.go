@@ -265,8 +265,8 @@ func (s *Server) routes() http.Handler {
 }
 
 // common wraps every request: the version header, panic recovery, and a
-// structured log line (method, path, status, duration; never a body or a
-// header, so neither payloads nor tokens reach the log).
+// structured log line (route pattern, status, size, duration; never a path,
+// a body or a header, so neither names, payloads nor tokens reach the log).
 func (s *Server) common(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -286,19 +286,20 @@ func (s *Server) common(next http.Handler) http.Handler {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				s.log.Error("panic serving a request", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				s.log.Error("panic serving a request", "route", routeOf(r), "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 				if !rec.wrote {
 					writeJSON(rec, http.StatusInternalServerError, api.ErrorBody{Error: api.ErrorDetail{
 						Code: api.CodeInternal, Message: "internal error; the daemon's log has the details"}})
 				}
 			}
-			s.countRequest(r, rec, time.Since(start))
+			code := answered(r, rec)
+			s.countRequest(r, code, time.Since(start))
 			level := slog.LevelInfo
 			if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || r.URL.Path == "/metrics" {
 				level = slog.LevelDebug
 			}
-			s.log.Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path,
-				"status", rec.status, "bytes", rec.bytes, "duration", time.Since(start).Round(time.Microsecond).String())
+			s.log.Log(r.Context(), level, "request", "route", routeOf(r),
+				"status", code, "bytes", rec.bytes, "duration", time.Since(start).Round(time.Microsecond).String())
 		}()
 		if limit := maxBodyOf(r); r.ContentLength > limit {
 			// Refused from its headers, before a byte of the body is read:
@@ -346,7 +347,7 @@ func (s *Server) api(rt route) http.Handler {
 			code, detail := classify(err, notFoundMessage(rt.notFound, r))
 			if code >= 500 && r.Context().Err() == nil { // not when the client went away
 				// The error's text stays in the log: it may name internals.
-				s.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "code", detail.Code, "err", err)
+				s.log.Warn("request failed", "route", routeOf(r), "code", detail.Code, "err", err)
 			}
 			if ra := retryAfter(err); ra != "" {
 				w.Header().Set("Retry-After", ra)
@@ -424,24 +425,36 @@ func (s *Server) status(r *http.Request, _ http.ResponseWriter) (int, any, error
 	return http.StatusOK, out, nil
 }
 
+// answered is the status a request is counted and logged with: the one
+// written, except that a request whose client went away before the answer
+// is 499 (client closed request), not the 5xx or the empty answer the
+// server was left with. A worker that gives up a long poll is not a server
+// error, in the metrics nor in the log, so alerts on either agree.
+func answered(r *http.Request, rec *recorder) int {
+	if r.Context().Err() != nil && (rec.status >= 500 || !rec.wrote) {
+		return 499
+	}
+	return rec.status
+}
+
+// routeOf names a request's route by its pattern (method and path
+// pattern, "POST /v1/occurrences/{id}/ack"), never by its path, which holds
+// ids and names; "unmatched" for a path no route serves.
+func routeOf(r *http.Request) string {
+	if r.Pattern == "" || r.Pattern == "/" {
+		return "unmatched"
+	}
+	return r.Pattern
+}
+
 // countRequest counts a request in the metrics by its route pattern (never
-// its path, which holds ids) and status code. A request whose client went
-// away before the answer counts as 499, not as the 5xx or the empty answer
-// the server was left with: a worker that gives up a long poll is not a
-// server error.
-func (s *Server) countRequest(r *http.Request, rec *recorder, took time.Duration) {
+// its path, which holds ids) and status code (answered).
+func (s *Server) countRequest(r *http.Request, code int, took time.Duration) {
 	m := s.cfg.Metrics
 	if m == nil {
 		return
 	}
-	route := r.Pattern
-	if route == "" || route == "/" {
-		route = "unmatched"
-	}
-	code := rec.status
-	if r.Context().Err() != nil && (code >= 500 || !rec.wrote) {
-		code = 499
-	}
+	route := routeOf(r)
 	m.HTTPRequests.WithLabelValues(route, strconv.Itoa(code)).Inc()
 	m.HTTPDuration.WithLabelValues(route).Observe(took.Seconds())
 }

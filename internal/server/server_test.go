@@ -789,7 +789,7 @@ func TestPayloadNeverLeaks(t *testing.T) {
 	if strings.Contains(logs.String(), canary) {
 		t.Errorf("the log carries the payload:\n%s", logs.String())
 	}
-	if !strings.Contains(logs.String(), "path=/v1/claims") {
+	if !strings.Contains(logs.String(), `route="POST /v1/claims"`) {
 		t.Errorf("no request log:\n%s", logs.String())
 	}
 }

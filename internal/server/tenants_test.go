@@ -256,6 +256,27 @@ func TestTokenLifecycle(t *testing.T) {
 	}
 }
 
+// TestDefaultTenantCannotBeDisabled: the default tenant holds the named
+// admin tokens, so an admin cannot disable it and lock every admin out
+// (only the operator token or the Unix socket could undo that); its tokens
+// keep working after the refusal.
+func TestDefaultTenantCannotBeDisabled(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withToken("operator-token"))
+	var ops api.TokenCreated
+	h.ok(201, &ops, "POST", "/v1/tenants/default/tokens", api.TokenRequest{Name: "ops", Role: "admin"})
+	d := h.fails(409, api.CodeConflict, "", "POST", "/v1/tenants/default/disable", nil, bearer(ops.Token)...)
+	if !strings.Contains(d.Message, "cannot be disabled") {
+		t.Errorf("refusal: %+v; want it to say the default tenant cannot be disabled", d)
+	}
+	var tn api.Tenant
+	h.ok(200, &tn, "GET", "/v1/tenants/default", nil, bearer(ops.Token)...)
+	if tn.State != "ACTIVE" {
+		t.Errorf("default tenant after the refused disable: %+v", tn)
+	}
+	h.ok(200, nil, "POST", "/v1/tenants/default/enable", nil, bearer(ops.Token)...)
+}
+
 // TestTenantQuotaPatch: an update changes only the quotas it names, 0
 // returns one to the default, and the quotas in force are shown.
 func TestTenantQuotaPatch(t *testing.T) {

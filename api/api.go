@@ -516,6 +516,7 @@ const (
 	CodeTooLarge        = "payload_too_large" // 413: body or payload over the limit
 	CodeTooManyWaiting  = "too_many_waiting"  // 429: the daemon's cap on waiting claims is reached; retry after Retry-After
 	CodeStoreBusy       = "store_busy"        // 503: the store is locked; retry
+	CodeStoreDown       = "store_unavailable" // 503: the database cannot be reached or the connection was lost; retry
 	CodeUnavailable     = "unavailable"       // 503: shutting down or not ready
 	CodeStoreFull       = "store_full"        // 507: the store is out of space; nothing was written
 	CodeInternal        = "internal"          // 500

@@ -5,8 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
-	"net"
-	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -19,6 +17,7 @@ import (
 	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/postgres"
+	"github.com/sched-dev/sched/internal/tcpproxy"
 )
 
 // Fault tests on a real PostgreSQL with a Go TCP proxy between a node and
@@ -53,23 +52,6 @@ func proxyPGSchema(t *testing.T, dsn string) string {
 		}
 	})
 	return schema
-}
-
-// proxyDSN returns dsn with its host:port replaced by a new proxy's, and
-// the proxy.
-func proxyDSN(t *testing.T, dsn string) (string, *tcpProxy) {
-	t.Helper()
-	u, err := url.Parse(dsn)
-	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
-		t.Fatalf("%s: the proxy tests need a postgres:// URL with a host", proxyPGDSNVar)
-	}
-	upstream := u.Host
-	if u.Port() == "" {
-		upstream = net.JoinHostPort(u.Hostname(), "5432")
-	}
-	p := newTCPProxy(t, upstream)
-	u.Host = p.Addr()
-	return u.String(), p
 }
 
 func proxyOpenPG(t *testing.T, dsn, schema string) *postgres.Store {
@@ -204,7 +186,7 @@ func TestProxyBlackholeSelfFencesAndFailsOver(t *testing.T) {
 		timeout = 15 * time.Second
 	)
 	schema := proxyPGSchema(t, dsn)
-	dsnA, proxy := proxyDSN(t, dsn)
+	dsnA, proxy := tcpproxy.ForDSN(t, dsn)
 	stB := proxyOpenPG(t, dsn, schema)
 	stA := proxyOpenPG(t, dsnA, schema)
 	db := proxyInspect(t, dsn, schema)
@@ -437,7 +419,7 @@ func TestAmbiguousCommitPlanRetryIdempotent(t *testing.T) {
 		horizon = 10 * time.Second
 	)
 	schema := proxyPGSchema(t, dsn)
-	dsnP, proxy := proxyDSN(t, dsn)
+	dsnP, proxy := tcpproxy.ForDSN(t, dsn)
 	st := proxyOpenPG(t, dsnP, schema)
 	db := proxyInspect(t, dsn, schema)
 	ctx := t.Context()

@@ -74,6 +74,9 @@ func classify(err error, notFoundMsg string) (int, api.ErrorDetail) {
 	case errors.Is(err, store.ErrBusy):
 		return http.StatusServiceUnavailable, api.ErrorDetail{Code: api.CodeStoreBusy,
 			Message: "the store is locked by another process or transaction; nothing was written; retry"}
+	case errors.Is(err, store.ErrUnavailable) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable, api.ErrorDetail{Code: api.CodeStoreDown,
+			Message: "the store cannot be reached or the connection to it was lost; a write may or may not have been applied; retry (create with an idempotency key)"}
 	case errors.Is(err, store.ErrStoreFull):
 		return http.StatusInsufficientStorage, api.ErrorDetail{Code: api.CodeStoreFull,
 			Message: "the store is out of space; nothing was written; free space and retry"}

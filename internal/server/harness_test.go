@@ -21,6 +21,8 @@ import (
 	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/metrics"
+	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/postgres/pgtest"
 	"github.com/sched-dev/sched/internal/store/sqlite"
 )
 
@@ -30,16 +32,17 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // previews and the queue all read it, so answers are deterministic.
 var start = time.Date(2027, 1, 4, 10, 0, 0, 0, time.UTC)
 
-// harness is the API on a real engine on a real SQLite file, served by a
-// real HTTP server on loopback. The engine's planner does not run in the
-// background; tests move the virtual clock and call plan.
+// harness is the API on a real engine on a real store (a SQLite file, or
+// a schema of the real PostgreSQL: newPGHarness), served by a real HTTP
+// server on loopback. The engine's planner does not run in the background;
+// tests move the virtual clock and call plan.
 type harness struct {
 	t      testing.TB
 	srv    *Server
 	eng    *engine.Engine
 	clk    *clock.Virtual
-	st     *sqlite.Store
-	path   string
+	st     store.Store
+	path   string // the SQLite file; "" on PostgreSQL
 	ts     *httptest.Server
 	client *http.Client
 	token  string // sent as the bearer token when set
@@ -58,7 +61,7 @@ func withMaxWaitingClaims(n int) option {
 func newHarness(t testing.TB, opts ...option) *harness {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "sched.db")
-	cfg := Config{Version: "test-1", NodeID: "node-a", Shards: 4, StoreDriver: "sqlite"}
+	cfg := Config{StoreDriver: "sqlite"}
 	var sopts []sqlite.Option
 	for _, o := range opts {
 		o(&cfg, &sopts)
@@ -67,6 +70,28 @@ func newHarness(t testing.TB, opts ...option) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h := serveHarness(t, cfg, st)
+	h.path = path
+	return h
+}
+
+// newPGHarness is newHarness on a fresh schema of the PostgreSQL at dsn
+// (pgtest.DSN), dropped when the test ends.
+func newPGHarness(t testing.TB, dsn string, opts ...option) *harness {
+	t.Helper()
+	cfg := Config{StoreDriver: "postgres"}
+	var sqliteOnly []sqlite.Option
+	for _, o := range opts {
+		o(&cfg, &sqliteOnly)
+	}
+	return serveHarness(t, cfg, pgtest.Open(t, dsn, pgtest.Schema(t, dsn)))
+}
+
+// serveHarness starts the engine on st and serves the API with cfg; both
+// are closed when the test ends.
+func serveHarness(t testing.TB, cfg Config, st store.Store) *harness {
+	t.Helper()
+	cfg.Version, cfg.NodeID, cfg.Shards = "test-1", "node-a", 4
 	clk := clock.NewVirtual(start)
 	cfg.Metrics = metrics.New()
 	eng, err := engine.New(t.Context(), engine.Config{Store: st, Clock: clk, Shards: 4, NodeID: "node-a", Metrics: cfg.Metrics})
@@ -88,7 +113,7 @@ func newHarness(t testing.TB, opts ...option) *harness {
 	}
 	ts := httptest.NewServer(handler)
 	client := &http.Client{Transport: &http.Transport{}, Timeout: time.Minute}
-	h := &harness{t: t, srv: srv, eng: eng, clk: clk, st: st, path: path, ts: ts, client: client, token: cfg.Token}
+	h := &harness{t: t, srv: srv, eng: eng, clk: clk, st: st, ts: ts, client: client, token: cfg.Token}
 	t.Cleanup(func() {
 		srv.Drain()
 		client.CloseIdleConnections()

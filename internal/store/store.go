@@ -47,6 +47,12 @@ var (
 	// ErrStoreFull: the store is out of space. Nothing was written; the
 	// daemon stays up and answers store_full until space is freed.
 	ErrStoreFull = errors.New("store: full")
+	// ErrUnavailable: the database could not be reached, or the connection
+	// to it was lost during the operation (PostgreSQL refusing or dropping
+	// connections, shutting down, restarting). A read can be retried; a
+	// write whose commit was under way when the connection went may or may
+	// not have been applied, as with any lost answer.
+	ErrUnavailable = errors.New("store: unavailable")
 	// ErrCorrupt: the store's integrity check failed. The store refuses to
 	// serve and never repairs silently.
 	ErrCorrupt = errors.New("store: corrupt")

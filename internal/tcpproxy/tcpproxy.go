@@ -1,27 +1,33 @@
-package engine
+// Package tcpproxy is test support: a loopback TCP proxy put between a
+// process and PostgreSQL to cut, blackhole or refuse its connections, or
+// to lose the reply to a COMMIT, since the kernel's network emulation is
+// not available to tests.
+package tcpproxy
 
 import (
 	"bytes"
 	"io"
 	"net"
+	"net/url"
 	"sync"
 	"testing"
 	"time"
 )
 
-// tcpProxy is a loopback TCP proxy for fault tests (the kernel's netem is
-// not available to tests, so a node is cut from PostgreSQL here). In
-// front of one node's store it forwards, blackholes (accepts and holds
-// connections, forwarding nothing either way), cuts (closes every
-// connection), or, armed, lets one COMMIT through and drops the connection
+// Proxy is a loopback TCP proxy for fault tests. In front of one node's
+// store it forwards, blackholes (accepts and holds connections, forwarding
+// nothing either way), cuts (closes every connection), refuses (closes
+// every connection and each new one at once, as a database that is down
+// would), or, armed, lets one COMMIT through and drops the connection
 // before the server's reply reaches the client (an ambiguous commit).
-type tcpProxy struct {
+type Proxy struct {
 	t        testing.TB
 	ln       net.Listener
 	upstream string
 
 	mu        sync.Mutex
 	blackhole bool
+	refuse    bool
 	armed     bool // drop the reply to the next COMMIT
 	dropped   int  // COMMIT replies dropped
 	conns     map[net.Conn]struct{}
@@ -29,15 +35,15 @@ type tcpProxy struct {
 	wg        sync.WaitGroup
 }
 
-// newTCPProxy listens on a loopback port and forwards to upstream
-// (host:port). It is closed when the test ends.
-func newTCPProxy(t testing.TB, upstream string) *tcpProxy {
+// New listens on a loopback port and forwards to upstream (host:port).
+// It is closed when the test ends.
+func New(t testing.TB, upstream string) *Proxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("proxy listen: %v", err)
 	}
-	p := &tcpProxy{t: t, ln: ln, upstream: upstream, conns: map[net.Conn]struct{}{}}
+	p := &Proxy{t: t, ln: ln, upstream: upstream, conns: map[net.Conn]struct{}{}}
 	p.wg.Add(1)
 	go p.accept()
 	t.Cleanup(p.Close)
@@ -45,11 +51,11 @@ func newTCPProxy(t testing.TB, upstream string) *tcpProxy {
 }
 
 // Addr is the proxy's host:port.
-func (p *tcpProxy) Addr() string { return p.ln.Addr().String() }
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
 // Blackhole makes the proxy accept connections and hold them without
 // forwarding a byte, and stops forwarding on the open ones.
-func (p *tcpProxy) Blackhole() {
+func (p *Proxy) Blackhole() {
 	p.mu.Lock()
 	p.blackhole = true
 	p.mu.Unlock()
@@ -57,15 +63,42 @@ func (p *tcpProxy) Blackhole() {
 
 // Heal cuts every connection (the ones held in the blackhole are broken
 // anyway: their bytes were lost) and forwards again.
-func (p *tcpProxy) Heal() {
+func (p *Proxy) Heal() {
 	p.Cut()
 	p.mu.Lock()
-	p.blackhole = false
+	p.blackhole, p.refuse = false, false
 	p.mu.Unlock()
 }
 
+// Refuse closes every open connection and, until Heal, each new one as
+// soon as it is accepted: the client sees its connection reset or ended,
+// as when the database goes down under it.
+func (p *Proxy) Refuse() {
+	p.mu.Lock()
+	p.refuse = true
+	p.mu.Unlock()
+	p.Cut()
+}
+
+// ForDSN returns a PostgreSQL URL (postgres://…) with its host and port
+// replaced by a new proxy's in front of them, and the proxy.
+func ForDSN(t testing.TB, dsn string) (string, *Proxy) {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
+		t.Fatalf("tcpproxy: %q: the proxy needs a postgres:// URL with a host", dsn)
+	}
+	upstream := u.Host
+	if u.Port() == "" {
+		upstream = net.JoinHostPort(u.Hostname(), "5432")
+	}
+	p := New(t, upstream)
+	u.Host = p.Addr()
+	return u.String(), p
+}
+
 // Cut closes every open connection; new ones are served as before.
-func (p *tcpProxy) Cut() {
+func (p *Proxy) Cut() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for c := range p.conns {
@@ -76,14 +109,14 @@ func (p *tcpProxy) Cut() {
 // ArmDropCommit makes the proxy forward the next COMMIT to the server,
 // wait for the server's reply (so the commit happened) and drop the
 // connection instead of relaying it. One shot.
-func (p *tcpProxy) ArmDropCommit() {
+func (p *Proxy) ArmDropCommit() {
 	p.mu.Lock()
 	p.armed = true
 	p.mu.Unlock()
 }
 
 // DroppedCommits is how many COMMIT replies were dropped.
-func (p *tcpProxy) DroppedCommits() int {
+func (p *Proxy) DroppedCommits() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.dropped
@@ -91,7 +124,7 @@ func (p *tcpProxy) DroppedCommits() int {
 
 // Close stops listening, closes every connection and waits for the
 // proxy's goroutines. Safe to call twice.
-func (p *tcpProxy) Close() {
+func (p *Proxy) Close() {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -106,11 +139,12 @@ func (p *tcpProxy) Close() {
 	p.wg.Wait()
 }
 
-// track registers c; false when the proxy is closed (c is then closed).
-func (p *tcpProxy) track(c net.Conn) bool {
+// track registers c; false when the proxy is closed or refusing (c is
+// then closed).
+func (p *Proxy) track(c net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed {
+	if p.closed || p.refuse {
 		c.Close()
 		return false
 	}
@@ -118,20 +152,20 @@ func (p *tcpProxy) track(c net.Conn) bool {
 	return true
 }
 
-func (p *tcpProxy) untrack(c net.Conn) {
+func (p *Proxy) untrack(c net.Conn) {
 	p.mu.Lock()
 	delete(p.conns, c)
 	p.mu.Unlock()
 	c.Close()
 }
 
-func (p *tcpProxy) isBlackhole() bool {
+func (p *Proxy) isBlackhole() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.blackhole
 }
 
-func (p *tcpProxy) accept() {
+func (p *Proxy) accept() {
 	defer p.wg.Done()
 	for {
 		c, err := p.ln.Accept()
@@ -147,7 +181,7 @@ func (p *tcpProxy) accept() {
 }
 
 // serve relays one client connection.
-func (p *tcpProxy) serve(client net.Conn) {
+func (p *Proxy) serve(client net.Conn) {
 	defer p.wg.Done()
 	defer p.untrack(client)
 	if p.isBlackhole() {

@@ -524,6 +524,39 @@ const (
 	CodeQuotaExceeded   = "quota_exceeded"    // 429: a tenant's quota refused the request (the message names it and its value); retry after Retry-After when given
 )
 
+// ErrorKind is one error answer: its HTTP status and its stable code.
+type ErrorKind struct {
+	Status int
+	Code   string
+}
+
+// Errors is every error answer schedd gives, status and code. A code
+// keeps its status; the two 400s of a method or a body (405 bad_request)
+// are the one code answered with two statuses. docs/api.md's table of
+// errors lists exactly these, and the server's tests refuse an answer not
+// among them.
+var Errors = []ErrorKind{
+	{400, CodeInvalidArgument},
+	{400, CodeCronNeverFires},
+	{400, CodeInvalidTimeZone},
+	{400, CodeBadRequest},
+	{401, CodeUnauthorized},
+	{403, CodeForbidden},
+	{404, CodeNotFound},
+	{405, CodeBadRequest},
+	{409, CodeConflict},
+	{409, CodeStaleAttempt},
+	{413, CodeTooLarge},
+	{429, CodeTooManyWaiting},
+	{429, CodeRateLimited},
+	{429, CodeQuotaExceeded},
+	{500, CodeInternal},
+	{503, CodeStoreBusy},
+	{503, CodeStoreDown},
+	{503, CodeUnavailable},
+	{507, CodeStoreFull},
+}
+
 // HeaderTenant names the tenant an admin acts as on an occurrence's routes
 // (heartbeat, ack, nack, ...): a pool worker finishing another tenant's
 // occurrence. Honoured for admins only; anyone else naming a tenant not

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -172,7 +173,23 @@ func (h *harness) do(method, path string, body any, hdr ...string) (int, []byte)
 	if resp.Header.Get("Sched-Version") != "test-1" {
 		h.t.Errorf("%s %s: Sched-Version %q, want test-1", method, path, resp.Header.Get("Sched-Version"))
 	}
+	checkErrorKind(h.t, method+" "+path, resp.StatusCode, raw)
 	return resp.StatusCode, raw
+}
+
+// checkErrorKind fails the test when an error answer's status and code
+// are not among the documented ones (api.Errors), so that a new answer
+// cannot reach clients without reaching the docs first. Answers that are
+// not JSON error bodies (metrics, a 431 from net/http) are left alone.
+func checkErrorKind(t testing.TB, what string, status int, raw []byte) {
+	t.Helper()
+	var eb api.ErrorBody
+	if status < 400 || json.Unmarshal(raw, &eb) != nil || eb.Error.Code == "" {
+		return
+	}
+	if !slices.Contains(api.Errors, api.ErrorKind{Status: status, Code: eb.Error.Code}) {
+		t.Errorf("%s: %d %s is not among the documented errors (api.Errors)", what, status, eb.Error.Code)
+	}
 }
 
 // ok sends a request, requires status want, and decodes the answer into out.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -30,6 +31,10 @@ On SQLite it refuses to run beside a schedd that holds the database (the
 daemon's lock keeps every other process out): ask that daemon instead,
 with schedctl reconcile. On PostgreSQL it reads beside running nodes.
 
+The audit is bounded: it estimates the firings it would walk before it
+walks any, and refuses past --max-firings (by default 20 times the API's
+bound); raise it to audit a long range of frequent schedules at once.
+
 Exit status: 0 when every firing and occurrence is explained, 1 when
 something is absent or unexpected (or the audit could not run: the reason
 is on stderr), 2 on bad flags.`
@@ -50,6 +55,7 @@ const reconcileExamples = `  schedd reconcile --store sqlite:/var/lib/sched/sche
 // and the daemon can answer the same question itself (GET /v1/reconcile).
 func Reconcile(args []string, env paths.Env, stdout, stderr io.Writer) int {
 	var store, from, to, schedule, tenant string
+	var maxFirings int
 	cmd := newOfflineCommand("schedd reconcile", "Audit a store: expected firings against stored occurrences",
 		reconcileLong, reconcileExamples, stdout)
 	fs := cmd.Flags()
@@ -58,6 +64,7 @@ func Reconcile(args []string, env paths.Env, stdout, stderr io.Writer) int {
 	fs.StringVar(&to, "to", "", "the range's `end`, RFC 3339 (default now)")
 	fs.StringVar(&schedule, "schedule", "", "one schedule, by id or `name`")
 	fs.StringVar(&tenant, "tenant", "", "one `tenant` (default every tenant)")
+	fs.IntVar(&maxFirings, "max-firings", reconcile.OfflineMaxFirings, "refuse an audit expected to walk more than `N` firings (the API's bound is "+strconv.Itoa(reconcile.DefaultMaxFirings)+")")
 	run, err := cmd.parse(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "schedd reconcile: %v\n", err)
@@ -77,6 +84,15 @@ func Reconcile(args []string, env paths.Env, stdout, stderr io.Writer) int {
 	}
 	opt, err := server.ReconcileOptions(from, to, schedule, tenant, time.Now())
 	if err != nil {
+		fmt.Fprintf(stderr, "schedd reconcile: --%v\n", err)
+		return ExitUsage
+	}
+	if maxFirings < 1 {
+		fmt.Fprintf(stderr, "schedd reconcile: --max-firings %d: must be 1 or more\n", maxFirings)
+		return ExitUsage
+	}
+	opt.MaxFirings = maxFirings
+	if err := opt.Check(); err != nil {
 		fmt.Fprintf(stderr, "schedd reconcile: --%v\n", err)
 		return ExitUsage
 	}

@@ -18,6 +18,25 @@ const DefaultSpan = 24 * time.Hour
 // keep it busy for hours over a schedule that fires every second.
 const MaxSpan = 400 * 24 * time.Hour
 
+// MaxAhead is how far past now a range may end (Options.Now). A reconcile checks what
+// should already have happened: past now there is nothing to audit but
+// pending firings, and the planner has made rows at most its horizon
+// ahead (24 hours at most), so a range that ends later only walks
+// firings that cannot be checked.
+const MaxAhead = 24 * time.Hour
+
+// DefaultMaxFirings bounds the firings one reconcile expects (the sum
+// over its schedules' versions, estimated from their timetables before
+// anything is walked), and the firings walked past the range's end to
+// settle late runs: the API's bound, so that no request keeps a core for
+// long whatever its range and schedules.
+const DefaultMaxFirings = 1_000_000
+
+// OfflineMaxFirings is schedd reconcile's default bound: an operator's
+// audit, on a machine and at a time of the operator's choosing, may walk
+// more; its --max-firings flag raises it further.
+const OfflineMaxFirings = 20 * DefaultMaxFirings
+
 // InputError is a bad part of a reconcile's request: Field names it
 // (from, to, schedule).
 type InputError struct {
@@ -58,6 +77,9 @@ func ParseRange(from, to string, now time.Time) (time.Time, time.Time, error) {
 	}
 	return start.UTC(), end.UTC(), nil
 }
+
+// fmtHours words a bound of whole hours.
+func fmtHours(d time.Duration) string { return fmt.Sprintf("%d hours", d/time.Hour) }
 
 // resolve turns opt.Schedule (an id or a name) into opt.ScheduleID.
 func resolve(ctx context.Context, st store.Store, opt *Options) error {

@@ -73,6 +73,12 @@ type Options struct {
 	// From and To bound the firings and occurrences looked at, both
 	// inclusive, by scheduled time. From must be before To.
 	From, To time.Time
+	// Now, when set, is the present by the clock of the daemon that owns
+	// the store: To may be at most MaxAhead after it. schedd reconcile
+	// leaves it unset, since its wall clock need not be the store's (a
+	// copy audited elsewhere); there MaxFirings alone bounds the part of
+	// the range past now.
+	Now time.Time
 	// TenantID, when set, limits the audit to one tenant.
 	TenantID string
 	// ScheduleID, when set, limits it to one schedule. Schedule may name
@@ -83,6 +89,11 @@ type Options struct {
 	NameTenant string
 	// PageSize is the rows read per query; 0 means store.MaxListLimit.
 	PageSize int
+	// MaxFirings bounds the firings the audit expects in the range,
+	// estimated before it walks any (estimate.go), and, apart, those it
+	// walks past the range's end to settle late runs; 0 means
+	// DefaultMaxFirings. A reconcile beyond it is refused (*InputError).
+	MaxFirings int
 	// Horizons are the tenants' history horizons (store.RetentionStore):
 	// a tenant's audit starts at its horizon when that is after From,
 	// since retention may have removed the finished occurrences before
@@ -100,8 +111,15 @@ func (o Options) Check() error {
 			o.From.UTC().Format(time.RFC3339), o.To.UTC().Format(time.RFC3339))
 	}
 	if o.To.Sub(o.From) > MaxSpan {
-		return inputErr("from", "the range from %s to %s is longer than %d days: audit it a part at a time",
+		return inputErr("from", "the range from %s to %s is longer than %d days, the bound: audit it a part at a time",
 			o.From.UTC().Format(time.RFC3339), o.To.UTC().Format(time.RFC3339), MaxSpan/(24*time.Hour))
+	}
+	if limit := o.Now.Add(MaxAhead); !o.Now.IsZero() && o.To.After(limit) {
+		return inputErr("to", "%s is more than %s after now (%s), the bound: a reconcile audits what should already have happened, and past now there is nothing to check but pending firings",
+			o.To.UTC().Format(time.RFC3339), fmtHours(MaxAhead), o.Now.UTC().Format(time.RFC3339))
+	}
+	if o.MaxFirings < 0 {
+		return inputErr("max-firings", "%d: must be 0 (the default, %d) or more", o.MaxFirings, DefaultMaxFirings)
 	}
 	return nil
 }
@@ -151,6 +169,9 @@ func Run(ctx context.Context, st store.Store, opt Options, sink Sink) (Counts, e
 	if opt.PageSize <= 0 {
 		opt.PageSize = store.MaxListLimit
 	}
+	if opt.MaxFirings == 0 {
+		opt.MaxFirings = DefaultMaxFirings
+	}
 	if opt.Horizons == nil {
 		hs, err := st.HistoryHorizons(ctx)
 		if err != nil {
@@ -167,7 +188,10 @@ func Run(ctx context.Context, st store.Store, opt Options, sink Sink) (Counts, e
 		return nil, err
 	}
 	r := &run{st: st, opt: opt, sink: sink, total: Counts{}, specs: map[timetable.Definition]*timetable.Timetable{},
-		rulesChanged: rulesChanged(rules), tz: tz}
+		rulesChanged: rulesChanged(rules), tz: tz, lookahead: opt.MaxFirings}
+	if err := r.estimate(ctx); err != nil {
+		return nil, err
+	}
 	p := store.ListScheduleVersionsParams{TenantID: opt.TenantID, ScheduleID: opt.ScheduleID, Limit: opt.PageSize}
 	var group []store.ScheduleVersion // one schedule's rows, which may span pages
 	for {
@@ -225,6 +249,9 @@ type run struct {
 	// tz compares the rules the shards were planned under with the
 	// loaded ones (tzcheck.go).
 	tz *tzCheck
+	// lookahead is how many more firings past the range's end the walks
+	// may take, all schedules together, to settle late runs.
+	lookahead int
 }
 
 // rulesChanged returns the zones with more than one fingerprint among the
@@ -273,10 +300,7 @@ func (r *run) schedule(ctx context.Context, versions []store.ScheduleVersion) er
 			return err
 		}
 	}
-	from := r.opt.From
-	if h, ok := r.opt.Horizons[sc.TenantID]; ok && h.Add(HorizonSlack).After(from) {
-		from = h.Add(HorizonSlack) // retention may have removed what is before
-	}
+	from := r.startOf(sc.TenantID)
 	if !from.Before(r.opt.To) {
 		return nil
 	}
@@ -293,6 +317,17 @@ func (r *run) schedule(ctx context.Context, versions []store.ScheduleVersion) er
 	r.total.add(c.counts)
 	return r.sink.Schedule(Summary{TenantID: sc.TenantID, ScheduleID: sc.ScheduleID, Name: sc.Name,
 		Versions: len(versions), Counts: c.counts})
+}
+
+// startOf is where the audit of a tenant's schedules starts: the range's
+// start, or the tenant's history horizon plus HorizonSlack when that is
+// later (retention may have removed what is before).
+func (r *run) startOf(tenant string) time.Time {
+	from := r.opt.From
+	if h, ok := r.opt.Horizons[tenant]; ok && h.Add(HorizonSlack).After(from) {
+		from = h.Add(HorizonSlack)
+	}
+	return from
 }
 
 // HorizonSlack is how far after a tenant's history horizon its audit

@@ -12,10 +12,6 @@ import (
 	"github.com/sched-dev/sched/internal/timetable"
 )
 
-// maxLookahead bounds the firings walked past the range's end to settle a
-// late run that straddles it (see checker.walk).
-const maxLookahead = 1_000_000
-
 // version is one version row and the firings it may produce: those of sp
 // in (lo, hi], hi zero meaning no upper bound (the current version). Of
 // those, the ones at or after planned are not planned yet (zero: all are).
@@ -262,11 +258,13 @@ func (c *checker) peekRow(ctx context.Context) (*record.Occurrence, error) {
 // walk merges the expected firings with the rows, instant by instant. It
 // stops at the range's end, except that a run of rowless firings that
 // reaches it is followed further, until a row settles it (a late run's
-// catch-up rows may lie past the end).
+// catch-up rows may lie past the end): at most Options.MaxFirings firings
+// past the end, all the run's schedules together, or the reconcile is
+// refused.
 func (c *checker) walk(ctx context.Context) error {
 	to := c.r.opt.To
 	var group []record.Occurrence
-	for beyond, steps := 0, 0; beyond < maxLookahead; steps++ {
+	for steps := 0; ; steps++ {
 		if steps%4096 == 4095 {
 			// Firings past the last row are walked without a read: a
 			// canceled request or schedd reconcile's interrupt stops
@@ -295,7 +293,13 @@ func (c *checker) walk(ctx context.Context) error {
 			if len(c.rowless) == 0 || !c.curOK {
 				break // nothing to settle, or nothing left that could
 			}
-			beyond++
+			if c.r.lookahead == 0 {
+				// The firings walked past the end, all schedules
+				// together, are bounded like those in the range.
+				return inputErr("to", "settling the late runs that straddle the range's end %s walked %d firings past it, the bound: end the range before or after the late run",
+					fmtTime(to), c.r.opt.MaxFirings)
+			}
+			c.r.lookahead--
 		}
 		group = group[:0]
 		for row != nil && row.ScheduledFor.Equal(t) {

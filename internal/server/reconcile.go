@@ -45,9 +45,18 @@ func (s *Server) reconcile(r *http.Request, _ http.ResponseWriter) (int, any, er
 	if s.cfg.Reconcile == nil {
 		return 0, nil, unavailable("this daemon does not reconcile")
 	}
-	opt, err := ReconcileOptions(q.Get("from"), q.Get("to"), q.Get("schedule"), tenant, s.eng.Cluster.Now())
+	now := s.eng.Cluster.Now()
+	opt, err := ReconcileOptions(q.Get("from"), q.Get("to"), q.Get("schedule"), tenant, now)
 	if tenant != "" {
 		opt.NameTenant = tenant
+	}
+	// The cluster's clock is the present the range may end at most
+	// reconcile.MaxAhead after; the firings are bounded by
+	// reconcile.DefaultMaxFirings. A range past either is refused here,
+	// or by the reconciler's estimate, before any firing is walked.
+	opt.Now = now
+	if err == nil {
+		err = opt.Check()
 	}
 	if err == nil {
 		var rep *api.ReconcileReport

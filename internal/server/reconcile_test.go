@@ -3,11 +3,14 @@ package server
 import (
 	"context"
 	"net/http"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/reconcile"
+	"github.com/sched-dev/sched/internal/record"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/sqlite"
 )
@@ -60,4 +63,63 @@ func TestReconcileRouteUnwired(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.fails(http.StatusServiceUnavailable, api.CodeUnavailable, "", "GET", "/v1/reconcile", nil)
+}
+
+// occurrenceReads is the daemon's store, counting the occurrence pages
+// read: a reconcile's walk reads them, its estimate does not.
+type occurrenceReads struct {
+	store.Store
+	n atomic.Int64
+}
+
+func (s *occurrenceReads) ListOccurrences(ctx context.Context, p store.ListOccurrencesParams) ([]record.Occurrence, error) {
+	s.n.Add(1)
+	return s.Store.ListOccurrences(ctx, p)
+}
+
+// TestReconcileBounded: a hostile range is refused quickly, 400
+// invalid_argument naming the parameter and the bound, before any firing
+// is walked: a to far past now (a year of pending firings of an
+// every-second schedule), before the reconciler is even called; a year
+// in the past of the same schedule, by the reconciler's estimate, before
+// it reads an occurrence.
+func TestReconcileBounded(t *testing.T) {
+	t.Parallel()
+	var st occurrenceReads
+	var calls atomic.Int64
+	h := newHarness(t, func(c *Config, _ *[]sqlite.Option) {
+		c.Reconcile = func(ctx context.Context, o reconcile.Options) (*api.ReconcileReport, error) {
+			calls.Add(1)
+			return reconcile.Report(ctx, &st, o)
+		}
+	})
+	st.Store = h.st
+	h.create(api.ScheduleRequest{Name: "secondly", Queue: "q", Every: "1s"})
+	h.clk.Advance(400 * 24 * time.Hour) // unplanned: a year of firings behind
+	now := h.clk.Now()
+	rfc := func(t time.Time) string { return t.Format(time.RFC3339) }
+	for _, tc := range []struct {
+		name, query, field, says string
+		reconciled               int64 // calls of the reconciler
+	}{
+		{"to a year past now", "from=" + rfc(now) + "&to=" + rfc(now.Add(399*24*time.Hour)),
+			"to", "more than 24 hours after now", 0},
+		{"to alone past now", "to=" + rfc(now.Add(reconcile.MaxAhead+time.Minute)), "to", "the bound", 0},
+		{"a year of every second", "from=" + rfc(start) + "&to=" + rfc(start.Add(399*24*time.Hour)),
+			"from", "more than 1000000 expected firings, the bound", 1},
+	} {
+		calls.Store(0)
+		st.n.Store(0)
+		d := h.fails(http.StatusBadRequest, api.CodeInvalidArgument, tc.field, "GET", "/v1/reconcile?"+tc.query, nil)
+		if !strings.Contains(d.Message, tc.says) {
+			t.Errorf("%s: %q, want it to say %q", tc.name, d.Message, tc.says)
+		}
+		if calls.Load() != tc.reconciled || st.n.Load() != 0 {
+			t.Errorf("%s: reconciler called %d times, %d occurrence pages read; want %d and none (nothing walked)",
+				tc.name, calls.Load(), st.n.Load(), tc.reconciled)
+		}
+	}
+	// Within the bounds, the same schedule audits.
+	var rep api.ReconcileReport
+	h.ok(http.StatusOK, &rep, "GET", "/v1/reconcile?from="+rfc(now.Add(-time.Hour))+"&to="+rfc(now.Add(time.Hour)), nil)
 }

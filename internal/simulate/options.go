@@ -208,7 +208,7 @@ func (o *Options) addSchedules(rs []api.ScheduleRequest, lim Limits) error {
 		// Count this schedule's firings up to the limit left, in the
 		// range and the drain after it (the planner makes those too).
 		left := lim.MaxFirings - o.estimate
-		n := countFirings(sp, o.from, o.to.Add(o.drain()), left+1)
+		n := sp.CountFirings(o.from, o.to.Add(o.drain()), left+1)
 		o.estimate += n
 		if o.estimate > lim.MaxFirings {
 			return schedule.Invalid("schedules", "the schedules fire more than %d times between %s and %s (the limit; %q alone fires %s); simulate a shorter range or fewer schedules",
@@ -224,17 +224,6 @@ func atLeast(n, max int) string {
 		return fmt.Sprintf("at least %d times", n)
 	}
 	return fmt.Sprintf("%d times", n)
-}
-
-// countFirings counts sp's firings in [from, to], stopping at max.
-func countFirings(sp *timetable.Timetable, from, to time.Time, max int) int {
-	n := 0
-	f, ok := sp.Next(from.Add(-time.Nanosecond))
-	for ok && !f.At.After(to) && n < max {
-		n++
-		f, ok = sp.Next(f.At)
-	}
-	return n
 }
 
 // instant parses an RFC 3339 time of the request.

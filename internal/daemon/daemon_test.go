@@ -147,6 +147,10 @@ func TestParseConfigErrors(t *testing.T) {
 		{"--store", "postgres://h/db?schema=a&schema=b"},
 		{"--shard-lease", "500ms"},
 		{"--node-id", "a\nb"},
+		{"--node-id", ".."},
+		{"--node-id", "n1 "},
+		{"--node-id", "n\u200b1"},
+		{"--node-id", strings.Repeat("n", 201)},
 	} {
 		var ue *UsageError
 		if _, err := ParseConfig(args, env, "v", io.Discard); !errors.As(err, &ue) {

@@ -146,7 +146,7 @@ type AuditQuery struct {
 func (a *Audit) List(ctx context.Context, q AuditQuery) ([]store.AuditEntry, error) {
 	p := store.ListAuditParams{TenantID: q.TenantID, Since: q.Since, AfterID: q.AfterID, Limit: q.Limit}
 	if q.TenantID != "" {
-		if err := schedule.CheckTenant(q.TenantID); err != nil {
+		if err := schedule.CheckTenantRef(q.TenantID); err != nil {
 			return nil, err
 		}
 	}

@@ -61,7 +61,7 @@ type BatchOutcome struct {
 // The error is for the whole batch: a bad tenant, too many items, or the
 // store failing (then nothing of the batch was written).
 func (c *Control) CreateBatch(ctx context.Context, tenantID string, items []BatchItem) ([]BatchOutcome, error) {
-	if err := schedule.CheckTenant(tenantID); err != nil {
+	if err := schedule.CheckTenantRef(tenantID); err != nil {
 		return nil, err
 	}
 	if len(items) > MaxBatch {

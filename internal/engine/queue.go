@@ -220,10 +220,10 @@ func onFreshStack(f func()) {
 
 // checkClaim checks req and fills in its defaults.
 func (q *Queue) checkClaim(req *ClaimRequest) error {
-	if err := schedule.CheckQueue(req.Queue); err != nil {
+	if err := schedule.CheckQueueRef(req.Queue); err != nil {
 		return err
 	}
-	if err := schedule.CheckText("worker_id", req.WorkerID, schedule.MaxNameLen, false); err != nil {
+	if err := schedule.CheckWorkerID(req.WorkerID); err != nil {
 		return err
 	}
 	switch {

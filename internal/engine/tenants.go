@@ -180,7 +180,7 @@ func (t *Tenants) Authenticate(ctx context.Context, token string) (Actor, error)
 
 // Get returns a tenant in any state, or ErrNotFound.
 func (t *Tenants) Get(ctx context.Context, id string) (*record.Tenant, error) {
-	if err := schedule.CheckTenant(id); err != nil {
+	if err := schedule.CheckTenantRef(id); err != nil {
 		return nil, err
 	}
 	return t.store.GetTenant(ctx, id)
@@ -276,7 +276,7 @@ func checkTenant(t *record.Tenant) error {
 // "initial", which it returns: the only time the token is seen. A name
 // taken by any tenant, deleted ones too, is ErrConflict.
 func (t *Tenants) Create(ctx context.Context, id string, p TenantPatch) (*record.Tenant, string, error) {
-	if err := schedule.CheckTenant(id); err != nil {
+	if err := schedule.CheckNewTenant(id); err != nil {
 		return nil, "", err
 	}
 	now := t.now()
@@ -364,7 +364,7 @@ func (t *Tenants) Delete(ctx context.Context, id string) (*record.Tenant, error)
 // version, with also (when not nil) and the audit row of action in the
 // same transaction.
 func (t *Tenants) change(ctx context.Context, id, action string, fn func(*record.Tenant) error, also func(store.Tx, time.Time) error) (*record.Tenant, error) {
-	if err := schedule.CheckTenant(id); err != nil {
+	if err := schedule.CheckTenantRef(id); err != nil {
 		return nil, err
 	}
 	for try := 0; ; try++ {
@@ -408,10 +408,10 @@ func (t *Tenants) change(ctx context.Context, id, action string, fn func(*record
 // the only time it is seen. Only DefaultTenant's tokens may be admins.
 // A name one of the tenant's live tokens has is ErrConflict.
 func (t *Tenants) CreateToken(ctx context.Context, tenantID, name string, role record.Role) (string, *record.Token, error) {
-	if err := schedule.CheckTenant(tenantID); err != nil {
+	if err := schedule.CheckTenantRef(tenantID); err != nil {
 		return "", nil, err
 	}
-	if err := schedule.CheckText("name", name, schedule.MaxQueueLen, true); err != nil {
+	if err := schedule.CheckTokenName(name); err != nil {
 		return "", nil, err
 	}
 	switch role {
@@ -455,7 +455,7 @@ func (t *Tenants) CreateToken(ctx context.Context, tenantID, name string, role r
 // Tokens lists a tenant's tokens, revoked ones too; never the tokens
 // themselves, which are not stored.
 func (t *Tenants) Tokens(ctx context.Context, tenantID string) ([]record.Token, error) {
-	if err := schedule.CheckTenant(tenantID); err != nil {
+	if err := schedule.CheckTenantRef(tenantID); err != nil {
 		return nil, err
 	}
 	if _, err := t.store.GetTenant(ctx, tenantID); err != nil {
@@ -468,7 +468,7 @@ func (t *Tenants) Tokens(ctx context.Context, tenantID string) ([]record.Token, 
 // node (each request reads the token's row). No live token of that name
 // is ErrNotFound.
 func (t *Tenants) RevokeToken(ctx context.Context, tenantID, name string) error {
-	if err := schedule.CheckTenant(tenantID); err != nil {
+	if err := schedule.CheckTenantRef(tenantID); err != nil {
 		return err
 	}
 	if name == "" {

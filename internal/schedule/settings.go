@@ -74,7 +74,7 @@ func (s *Settings) Normalize() (*timetable.Timetable, error) {
 	if err := CheckName(s.Name); err != nil {
 		return nil, err
 	}
-	if err := CheckQueue(s.Queue); err != nil {
+	if err := CheckNewQueue(s.Queue); err != nil {
 		return nil, err
 	}
 	switch s.Kind {

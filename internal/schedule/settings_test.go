@@ -49,15 +49,15 @@ func TestNormalizeRules(t *testing.T) {
 		{"name empty", func(s *Settings) { s.Name = "" }, "name", "name: must not be empty"},
 		{"name of 129 bytes", func(s *Settings) { s.Name = strings.Repeat("n", MaxNameLen+1) }, "name", "name: 129 bytes is over the limit of 128"},
 		{"name not UTF-8", func(s *Settings) { s.Name = "a\xffb" }, "name", "name: is not valid UTF-8"},
-		{"name with NUL", func(s *Settings) { s.Name = "a\x00b" }, "name", `name: "a\x00b" contains a control character`},
-		{"name with newline", func(s *Settings) { s.Name = "a\nb" }, "name", `name: "a\nb" contains a control character`},
+		{"name with NUL", func(s *Settings) { s.Name = "a\x00b" }, "name", `name: "a\x00b" contains a control character (U+0000)`},
+		{"name with newline", func(s *Settings) { s.Name = "a\nb" }, "name", `name: "a\nb" contains a control character (U+000A)`},
 		{"name with trailing space", func(s *Settings) { s.Name = "nightly " }, "name", `name: "nightly " has leading or trailing space`},
 		{"every anchored past the last firing", func(s *Settings) {
 			s.Kind, s.Expr, s.TimeZone, s.Anchor = timetable.KindEvery, "87600h", "UTC", time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
 		}, "anchor", "anchor 9999-12-31T23:59:59Z: after 9999-12-31T09:59:59Z, the last instant an every schedule can fire at, so it would never fire"},
 		{"name shaped like an id", func(s *Settings) { s.Name = "sch_nightly" }, "name", `name: "sch_nightly" starts with "sch_", the prefix of an id: a name must not look like an id`},
 		{"name ..", func(s *Settings) { s.Name = ".." }, "name", `name: "..": a name must not be only dots`},
-		{"name with a bidi override", func(s *Settings) { s.Name = "a\u202eb" }, "name", `name: "a\u202eb" contains an invisible or bidirectional formatting character (U+202E)`},
+		{"name with a bidi override", func(s *Settings) { s.Name = "a\u202eb" }, "name", `name: "a\u202eb" contains an invisible or formatting character (U+202E)`},
 		// queue
 		{"queue of every allowed character", func(s *Settings) { s.Queue = "jobs.eu-1:high_prio" }, "", ""},
 		{"queue of 64 bytes", func(s *Settings) { s.Queue = strings.Repeat("q", MaxQueueLen) }, "", ""},
@@ -66,6 +66,8 @@ func TestNormalizeRules(t *testing.T) {
 		{"queue with SQL", func(s *Settings) { s.Queue = "' OR 1=1 --" }, "queue", `queue: "' OR 1=1 --": use only letters, digits and . _ - :`},
 		{"queue with space", func(s *Settings) { s.Queue = "a b" }, "queue", `queue: "a b": use only letters, digits and . _ - :`},
 		{"queue not ASCII", func(s *Settings) { s.Queue = "ü" }, "queue", `queue: "ü": use only letters, digits and . _ - :`},
+		{"queue upper case", func(s *Settings) { s.Queue = "Emails" }, "queue", `queue: "Emails": use lowercase letters (emails)`},
+		{"queue of dots", func(s *Settings) { s.Queue = "..." }, "queue", `queue: "...": a name must not be only dots`},
 		// kind and expression
 		{"kind at", func(s *Settings) { s.Kind, s.Expr, s.TimeZone = timetable.KindAt, "2027-03-14T09:00:00-04:00", "" }, "", ""},
 		{"kind every", every, "", ""},

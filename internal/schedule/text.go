@@ -8,11 +8,15 @@ import (
 	"github.com/sched-dev/sched/internal/record"
 )
 
-// CheckText refuses empty, over-long (in bytes), invalid UTF-8, control
-// characters (C0, DEL, C1), invisible characters (see invisible), and
-// leading or trailing space. strict also limits the text to ASCII letters,
-// digits and . _ - : (queue and tenant names end up in metric labels and
-// URLs). Errors are *ValidationError of field.
+// CheckText is the one character rule of every name and key a caller
+// gives (schedules, queues, tenants, tokens, workers, nodes, idempotency
+// keys): it refuses empty text, text over max bytes, invalid UTF-8 (which
+// covers the surrogates), any character refusedRune names, and leading or
+// trailing space (Unicode's White_Space). strict also limits the text to
+// ASCII letters, digits and . _ - : (queue and tenant names end up in
+// metric labels and URLs). The rules of a name class (dots, case, id
+// prefixes) are on top of it, in the Check functions below. Errors are
+// *ValidationError of field and name the character (U+XXXX).
 func CheckText(field, s string, max int, strict bool) error {
 	switch {
 	case s == "":
@@ -23,11 +27,8 @@ func CheckText(field, s string, max int, strict bool) error {
 		return Invalid(field, "is not valid UTF-8")
 	}
 	for _, r := range s {
-		if unicode.IsControl(r) {
-			return Invalid(field, "%q contains a control character", s)
-		}
-		if invisible(r) {
-			return Invalid(field, "%q contains an invisible or bidirectional formatting character (%U)", s, r)
+		if what, bad := refusedRune(r); bad {
+			return Invalid(field, "%q contains %s (%U)", s, what, r)
 		}
 		if strict && !(r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("._-:", r))) {
 			return Invalid(field, "%q: use only letters, digits and . _ - :", s)
@@ -39,21 +40,56 @@ func CheckText(field, s string, max int, strict bool) error {
 	return nil
 }
 
-// invisible reports the characters that print as nothing, or that reorder
-// the text around them, so that two names which look the same on a
-// terminal or in a log line can differ, or a name can pass itself off as
-// another: the bidirectional controls (U+061C, U+200E, U+200F,
-// U+202A-U+202E, U+2066-U+2069), the zero-width ones (U+200B-U+200D), the
-// word joiner U+2060, the byte-order mark U+FEFF and the soft hyphen
-// U+00AD.
-func invisible(r rune) bool {
-	switch {
-	case r == 0x00AD, r == 0x061C, r == 0x2060, r == 0xFEFF:
-		return true
-	case r >= 0x200B && r <= 0x200F, r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069:
-		return true
+// refusedRune says whether no name may hold r, and what r is, for the
+// error. The refused characters are those that would let two names which
+// print alike differ, let a name pass itself off as another, or break the
+// line it is printed on; they come from the Unicode tables of the Go
+// release sched is built with, so the whole of each class is refused and
+// not a hand-picked part:
+//
+//   - control characters (Cc: C0, DEL, C1);
+//   - format characters (Cf: bidirectional controls, zero-width joiners
+//     and spaces, the soft hyphen, tag characters, ...), with the other
+//     default-ignorable code points (Hangul fillers, the combining
+//     grapheme joiner, U+180E ...) and the variation selectors: together
+//     they hold every default-ignorable code point, the characters a
+//     terminal or a log line shows as nothing;
+//   - line and paragraph separators (Zl, Zp), which break a line;
+//   - private-use characters (Co), whose look depends on the font;
+//   - unassigned code points and noncharacters (Cn), whose look is
+//     unknown and which a later Unicode may make format characters. A
+//     character newer than the tables is refused too, until sched is
+//     built with a Go that knows it;
+//   - surrogates (Cs), which valid UTF-8 cannot hold: CheckText refuses
+//     them first, as invalid UTF-8.
+func refusedRune(r rune) (what string, refused bool) {
+	if r < utf8.RuneSelf { // the fast path of ASCII: only controls
+		return "a control character", r < 0x20 || r == 0x7f
 	}
-	return false
+	switch {
+	case unicode.Is(unicode.Cc, r):
+		return "a control character", true
+	case unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector):
+		return "an invisible or formatting character", true
+	case unicode.In(r, unicode.Zl, unicode.Zp):
+		return "a line or paragraph separator", true
+	case unicode.Is(unicode.Co, r):
+		return "a private-use character", true
+	case unicode.Is(unicode.Cs, r):
+		return "a surrogate", true
+	case unicode.Is(unicode.Cn, r):
+		return "a character unassigned in Unicode " + unicode.Version, true
+	}
+	return "", false
+}
+
+// notOnlyDots refuses a name made only of dots: . and .. are path steps,
+// and every name is, or may become, one segment of the API's URLs.
+func notOnlyDots(field, s string) error {
+	if strings.Trim(s, ".") == "" {
+		return Invalid(field, "%q: a name must not be only dots", s)
+	}
+	return nil
 }
 
 // idPrefixes are the prefixes of the ids sched mints. A name must not
@@ -61,13 +97,12 @@ func invisible(r rune) bool {
 // shaped like an id could be taken for (or hide behind) another record.
 var idPrefixes = []string{record.SchedulePrefix, record.OccurrencePrefix, record.AttemptPrefix}
 
-// CheckName checks a schedule's name: printable text up to MaxNameLen
-// bytes (CheckText's rule), not starting with an id prefix (sch_, occ_,
-// att_, in any case), and not made only of dots (. and .. are path steps,
-// and a name is one segment of the API's URLs). Any other character, '/'
-// included, is allowed: the client escapes names in paths.
+// CheckName checks a schedule's name: a free name up to MaxNameLen bytes
+// (CheckFreeName), not starting with an id prefix (sch_, occ_, att_, in
+// any case). Any other character, '/' included, is allowed: the client
+// escapes names in paths.
 func CheckName(name string) error {
-	if err := CheckText("name", name, MaxNameLen, false); err != nil {
+	if err := CheckFreeName("name", name, MaxNameLen); err != nil {
 		return err
 	}
 	for _, p := range idPrefixes {
@@ -75,21 +110,68 @@ func CheckName(name string) error {
 			return Invalid("name", "%q starts with %q, the prefix of an id: a name must not look like an id", name, name[:len(p)])
 		}
 	}
-	if strings.Trim(name, ".") == "" {
-		return Invalid("name", "%q: a name must not be only dots", name)
+	return nil
+}
+
+// CheckFreeName checks a name of field that may hold any printable text
+// (a worker's id, a node's): CheckText's rule up to max bytes, and not
+// made only of dots.
+func CheckFreeName(field, s string, max int) error {
+	if err := CheckText(field, s, max, false); err != nil {
+		return err
+	}
+	return notOnlyDots(field, s)
+}
+
+// CheckWorkerID checks the worker_id of a claim: a free name up to
+// MaxNameLen bytes.
+func CheckWorkerID(id string) error { return CheckFreeName("worker_id", id, MaxNameLen) }
+
+// checkStrictName checks a queue's name, a tenant id or a token's name,
+// given in field: letters, digits and . _ - : up to MaxQueueLen bytes. A
+// new one (a tenant or token created, a queue a schedule is created or
+// updated with) is also lowercase and not only dots, so that no two differ
+// only in case and each can be a segment of a URL. A reference to one
+// (a claim, a filter, a lookup) takes the old charset with upper case and
+// dots, so that what was stored before the rule stays reachable.
+func checkStrictName(field, s string, isNew bool) error {
+	if err := CheckText(field, s, MaxQueueLen, true); err != nil || !isNew {
+		return err
+	}
+	if err := notOnlyDots(field, s); err != nil {
+		return err
+	}
+	if lower := strings.ToLower(s); lower != s {
+		return Invalid(field, "%q: use lowercase letters (%s)", s, lower)
 	}
 	return nil
 }
 
-// CheckQueue checks a queue's name, a schedule's or a claim's: letters,
-// digits and . _ - : up to MaxQueueLen bytes.
-func CheckQueue(queue string) error { return CheckText("queue", queue, MaxQueueLen, true) }
+// CheckNewQueue checks the queue a schedule is created or updated with
+// (checkStrictName's rule of a new name).
+func CheckNewQueue(queue string) error { return checkStrictName("queue", queue, true) }
 
-// CheckTenant checks a tenant id, by the rule of queue names.
-func CheckTenant(tenantID string) error { return CheckText("tenant", tenantID, MaxQueueLen, true) }
+// CheckQueueRef checks a queue a claim names (checkStrictName's rule of a
+// reference: upper case is taken, for queues stored before the rule).
+func CheckQueueRef(queue string) error { return checkStrictName("queue", queue, false) }
 
-// CheckIdempotencyKey checks a create's idempotency key. The empty key is
-// no key, and valid.
+// CheckNewTenant checks the id of a tenant being created
+// (checkStrictName's rule of a new name).
+func CheckNewTenant(tenantID string) error { return checkStrictName("tenant", tenantID, true) }
+
+// CheckTenantRef checks a tenant id a request names (checkStrictName's
+// rule of a reference: upper case is taken, for tenants created before
+// the rule).
+func CheckTenantRef(tenantID string) error { return checkStrictName("tenant", tenantID, false) }
+
+// CheckTokenName checks the name of a token being created, in field name
+// (checkStrictName's rule of a new name: it is a segment of the revoke
+// URL).
+func CheckTokenName(name string) error { return checkStrictName("name", name, true) }
+
+// CheckIdempotencyKey checks a create's idempotency key: CheckText's rule
+// up to MaxIdempotencyKey bytes (a key is a value, never a path segment,
+// so dots alone are fine). The empty key is no key, and valid.
 func CheckIdempotencyKey(key string) error {
 	if key == "" {
 		return nil

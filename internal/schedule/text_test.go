@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // TestCheckText: the rules of names, queues, tenants and keys, each with a
@@ -20,22 +21,40 @@ func TestCheckText(t *testing.T) {
 		{"name", CheckName, "Nightly report (EU) ü", "name", ""},
 		{"name", CheckName, "", "name", "name: must not be empty"},
 		{"name", CheckName, " lead", "name", `name: " lead" has leading or trailing space`},
-		{"name", CheckName, "tab\there", "name", `name: "tab\there" contains a control character`},
-		{"name", CheckName, "\u2028", "name", `name: "\u2028" has leading or trailing space`},
-		{"name", CheckName, "del\x7f", "name", `name: "del\x7f" contains a control character`},
+		{"name", CheckName, "tab\there", "name", `name: "tab\there" contains a control character (U+0009)`},
+		{"name", CheckName, "\u2028", "name", `name: "\u2028" contains a line or paragraph separator (U+2028)`},
+		{"name", CheckName, "del\x7f", "name", `name: "del\x7f" contains a control character (U+007F)`},
 		{"name", CheckName, strings.Repeat("é", 65), "name", "name: 130 bytes is over the limit of 128"},
-		{"queue", CheckQueue, "q.1_a-b:c", "queue", ""},
-		{"queue", CheckQueue, "q\u200b", "queue", `queue: "q\u200b" contains an invisible or bidirectional formatting character (U+200B)`},
-		{"queue", CheckQueue, "q/1", "queue", `queue: "q/1": use only letters, digits and . _ - :`},
-		{"queue", CheckQueue, "\xff", "queue", "queue: is not valid UTF-8"},
-		{"tenant", CheckTenant, "acme", "tenant", ""},
-		{"tenant", CheckTenant, "", "tenant", "tenant: must not be empty"},
-		{"tenant", CheckTenant, "acme corp", "tenant", `tenant: "acme corp": use only letters, digits and . _ - :`},
-		{"tenant", CheckTenant, strings.Repeat("t", MaxQueueLen+1), "tenant", "tenant: 65 bytes is over the limit of 64"},
+		{"queue", CheckNewQueue, "q.1_a-b:c", "queue", ""},
+		{"queue", CheckNewQueue, "q\u200b", "queue", `queue: "q\u200b" contains an invisible or formatting character (U+200B)`},
+		{"queue", CheckNewQueue, "q/1", "queue", `queue: "q/1": use only letters, digits and . _ - :`},
+		{"queue", CheckNewQueue, "\xff", "queue", "queue: is not valid UTF-8"},
+		{"queue upper case", CheckNewQueue, "Emails", "queue", `queue: "Emails": use lowercase letters (emails)`},
+		{"queue dots", CheckNewQueue, "..", "queue", `queue: "..": a name must not be only dots`},
+		{"queue ref upper case", CheckQueueRef, "Emails", "queue", ""},
+		{"queue ref dots", CheckQueueRef, "..", "queue", ""},
+		{"queue ref space", CheckQueueRef, "q 1", "queue", `queue: "q 1": use only letters, digits and . _ - :`},
+		{"tenant", CheckNewTenant, "acme", "tenant", ""},
+		{"tenant", CheckNewTenant, "", "tenant", "tenant: must not be empty"},
+		{"tenant", CheckNewTenant, "acme corp", "tenant", `tenant: "acme corp": use only letters, digits and . _ - :`},
+		{"tenant", CheckNewTenant, strings.Repeat("t", MaxQueueLen+1), "tenant", "tenant: 65 bytes is over the limit of 64"},
+		{"tenant upper case", CheckNewTenant, "Acme", "tenant", `tenant: "Acme": use lowercase letters (acme)`},
+		{"tenant dot", CheckNewTenant, ".", "tenant", `tenant: ".": a name must not be only dots`},
+		{"tenant ref upper case", CheckTenantRef, "Acme", "tenant", ""},
+		{"tenant ref dots", CheckTenantRef, "...", "tenant", ""},
+		{"tenant ref invisible", CheckTenantRef, "ac\u2062me", "tenant", `tenant: "ac\u2062me" contains an invisible or formatting character (U+2062)`},
+		{"token", CheckTokenName, "ci-2", "name", ""},
+		{"token upper case", CheckTokenName, "CI", "name", `name: "CI": use lowercase letters (ci)`},
+		{"token dots", CheckTokenName, "...", "name", `name: "...": a name must not be only dots`},
+		{"worker", CheckWorkerID, "host-1 (pid 7)", "worker_id", ""},
+		{"worker dots", CheckWorkerID, "..", "worker_id", `worker_id: "..": a name must not be only dots`},
+		{"worker separator", CheckWorkerID, "w\u2029x", "worker_id", `worker_id: "w\u2029x" contains a line or paragraph separator (U+2029)`},
 		{"key", CheckIdempotencyKey, "", "idempotency_key", ""}, // no key
 		{"key", CheckIdempotencyKey, "retry 1/2 of job#7", "idempotency_key", ""},
-		{"key", CheckIdempotencyKey, "k\u202e", "idempotency_key", `idempotency_key: "k\u202e" contains an invisible or bidirectional formatting character (U+202E)`},
-		{"key", CheckIdempotencyKey, "k\x00", "idempotency_key", `idempotency_key: "k\x00" contains a control character`},
+		{"key", CheckIdempotencyKey, "k\u202e", "idempotency_key", `idempotency_key: "k\u202e" contains an invisible or formatting character (U+202E)`},
+		{"key", CheckIdempotencyKey, "k\x00", "idempotency_key", `idempotency_key: "k\x00" contains a control character (U+0000)`},
+		{"key dots", CheckIdempotencyKey, "...", "idempotency_key", ""}, // a value, not a path segment
+		{"key tag character", CheckIdempotencyKey, "k\U000E0041", "idempotency_key", `idempotency_key: "k\U000e0041" contains an invisible or formatting character (U+E0041)`},
 		{"key", CheckIdempotencyKey, strings.Repeat("k", MaxIdempotencyKey+1), "idempotency_key", "idempotency_key: 257 bytes is over the limit of 256"},
 	}
 	for _, tt := range tests {
@@ -50,7 +69,7 @@ func TestCheckText(t *testing.T) {
 func TestCheckName(t *testing.T) {
 	t.Parallel()
 	invisibleMsg := func(in, cp string) string {
-		return "name: " + strconv.Quote(in) + " contains an invisible or bidirectional formatting character (" + cp + ")"
+		return "name: " + strconv.Quote(in) + " contains an invisible or formatting character (" + cp + ")"
 	}
 	tests := []struct {
 		name string
@@ -82,10 +101,10 @@ func TestCheckName(t *testing.T) {
 		{"many dots", "....", `name: "....": a name must not be only dots`},
 
 		// Control characters: C0, DEL, C1.
-		{"C0", "a\x1bb", `name: "a\x1bb" contains a control character`},
-		{"DEL", "a\x7f", `name: "a\x7f" contains a control character`},
-		{"C1", "a\u0085b", `name: "a\u0085b" contains a control character`},
-		{"C1 CSI", "a\u009bb", `name: "a\u009bb" contains a control character`},
+		{"C0", "a\x1bb", `name: "a\x1bb" contains a control character (U+001B)`},
+		{"DEL", "a\x7f", `name: "a\x7f" contains a control character (U+007F)`},
+		{"C1", "a\u0085b", `name: "a\u0085b" contains a control character (U+0085)`},
+		{"C1 CSI", "a\u009bb", `name: "a\u009bb" contains a control character (U+009B)`},
 
 		// Bidirectional controls.
 		{"arabic letter mark", "a\u061cb", invisibleMsg("a\u061cb", "U+061C")},
@@ -103,6 +122,25 @@ func TestCheckName(t *testing.T) {
 		{"word joiner", "a\u2060b", invisibleMsg("a\u2060b", "U+2060")},
 		{"BOM", "\ufeffa", invisibleMsg("\ufeffa", "U+FEFF")},
 		{"soft hyphen", "a\u00adb", invisibleMsg("a\u00adb", "U+00AD")},
+
+		// The probe's characters, each of a class refused whole.
+		{"invisible times", "a\u2062b", invisibleMsg("a\u2062b", "U+2062")},
+		{"mongolian vowel separator", "a\u180eb", invisibleMsg("a\u180eb", "U+180E")},
+		{"combining grapheme joiner", "a\u034fb", invisibleMsg("a\u034fb", "U+034F")},
+		{"variation selector 16", "a\ufe0fb", invisibleMsg("a\ufe0fb", "U+FE0F")},
+		{"emoji with its variation selector", "\u2764\ufe0f", invisibleMsg("\u2764\ufe0f", "U+FE0F")},
+		{"tag latin capital A", "a\U000e0041b", invisibleMsg("a\U000e0041b", "U+E0041")},
+		{"hangul filler", "a\u3164b", invisibleMsg("a\u3164b", "U+3164")},
+		{"hangul filler alone", "\u3164", invisibleMsg("\u3164", "U+3164")},
+		{"line separator inside", "a\u2028b", `name: "a\u2028b" contains a line or paragraph separator (U+2028)`},
+		{"paragraph separator inside", "a\u2029b", `name: "a\u2029b" contains a line or paragraph separator (U+2029)`},
+		{"three dots", "...", `name: "...": a name must not be only dots`},
+
+		// Private use, unassigned, noncharacters.
+		{"private use", "a\ue000b", `name: "a\ue000b" contains a private-use character (U+E000)`},
+		{"unassigned", "a\u0378b", `name: "a\u0378b" contains a character unassigned in Unicode ` + unicode.Version + ` (U+0378)`},
+		{"noncharacter", "a\uffffb", `name: "a\uffffb" contains a character unassigned in Unicode ` + unicode.Version + ` (U+FFFF)`},
+		{"surrogate bytes", "a\xed\xa0\x80b", "name: is not valid UTF-8"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

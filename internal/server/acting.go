@@ -30,7 +30,7 @@ func actAs(a engine.Actor, named, field string) (string, error) {
 	if !a.Admin {
 		return "", forbiddenActing(field, fmt.Sprintf("%s %q: only an admin token may act as another tenant", field, clip(named)))
 	}
-	if err := schedule.CheckTenant(named); err != nil {
+	if err := schedule.CheckTenantRef(named); err != nil {
 		return "", invalidArg(field, fmt.Sprintf("%s %q: not a tenant name", field, clip(named)))
 	}
 	return named, nil

@@ -319,7 +319,7 @@ func FuzzTenantBodies(f *testing.F) {
 			tn := record.Tenant{Weight: 1}
 			err := tenantPatch(&req).Apply(&tn)
 			if err == nil && req.Name != "" {
-				err = schedule.CheckTenant(req.Name)
+				err = schedule.CheckNewTenant(req.Name)
 			}
 			if err != nil {
 				checkRefusal(t, err)
@@ -333,7 +333,7 @@ func FuzzTenantBodies(f *testing.F) {
 		var tok api.TokenRequest
 		if err := decodeFuzzBody(body, &tok, false); err != nil {
 			checkRefusal(t, err)
-		} else if err := schedule.CheckText("name", tok.Name, schedule.MaxQueueLen, true); err != nil {
+		} else if err := schedule.CheckTokenName(tok.Name); err != nil {
 			checkRefusal(t, err)
 		}
 	})

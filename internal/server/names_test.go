@@ -6,12 +6,16 @@ import (
 	"testing"
 
 	"github.com/sched-dev/sched/api"
+	"github.com/sched-dev/sched/internal/record"
+	"github.com/sched-dev/sched/internal/store"
 )
 
 // TestNameAndAnchorRefusals: over HTTP, a name shaped like an id, made
-// only of dots, or carrying an invisible or bidirectional formatting
-// character is a 400 naming the field name, on create and on update; so is
-// an every schedule anchored past its last possible firing (field anchor).
+// only of dots, or carrying a control, invisible or formatting character,
+// a line separator or a private-use character is a 400 naming the field
+// name, on create and on update; so is a queue in upper case or of dots
+// (field queue), and an every schedule anchored past its last possible
+// firing (field anchor).
 // Nothing changes, and a schedule that cannot be created cannot be reached
 // by another's reference.
 func TestNameAndAnchorRefusals(t *testing.T) {
@@ -36,6 +40,18 @@ func TestNameAndAnchorRefusals(t *testing.T) {
 		{"right-to-left override", named("report\u202etxt.exe"), "name", "U+202E"},
 		{"zero width space", named("exist\u200bing"), "name", "U+200B"},
 		{"byte-order mark", named("\ufeffexisting"), "name", "U+FEFF"},
+		{"invisible times", named("exist\u2062ing"), "name", "U+2062"},
+		{"mongolian vowel separator", named("exist\u180eing"), "name", "U+180E"},
+		{"combining grapheme joiner", named("exist\u034fing"), "name", "U+034F"},
+		{"variation selector 16", named("existing\ufe0f"), "name", "U+FE0F"},
+		{"tag character", named("existing\U000e0041"), "name", "U+E0041"},
+		{"hangul filler", named("\u3164"), "name", "U+3164"},
+		{"line separator inside", named("exist\u2028ing"), "name", "U+2028"},
+		{"paragraph separator inside", named("exist\u2029ing"), "name", "U+2029"},
+		{"private use", named("exist\ue000ing"), "name", "U+E000"},
+		{"three dots", named("..."), "name", "only dots"},
+		{"upper case queue", api.ScheduleRequest{Name: "upper", Queue: "Emails", Every: "1m"}, "queue", `"Emails": use lowercase letters (emails)`},
+		{"queue of dots", api.ScheduleRequest{Name: "dots", Queue: "..", Every: "1m"}, "queue", "only dots"},
 		{"anchor past the last firing", api.ScheduleRequest{Name: "late", Queue: "q", Every: "87600h", Anchor: "9999-12-31T23:59:59Z"},
 			"anchor", "after 9999-12-31T09:59:59Z"},
 	}
@@ -67,4 +83,69 @@ func TestNameAndAnchorRefusals(t *testing.T) {
 			t.Fatalf("get %q: %+v, want %s", name, got, c.ScheduleID)
 		}
 	}
+}
+
+// TestTenantAndTokenNameRefusals: a new tenant named only with dots, in
+// upper case or with an invisible character is a 400 naming the field
+// tenant, and a new token so named a 400 naming the field name; nothing is
+// created. A tenant stored before the rule, in upper case, stays
+// reachable: read, given a token, disabled; and a claim may still name a
+// queue in upper case.
+func TestTenantAndTokenNameRefusals(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withToken("operator-token"))
+	h.newTenant("acme")
+	var before api.TenantList
+	h.ok(200, &before, "GET", "/v1/tenants", nil)
+
+	for _, tc := range []struct{ name, text string }{
+		{".", "only dots"},
+		{"..", "only dots"},
+		{"...", "only dots"},
+		{"Acme", `"Acme": use lowercase letters (acme)`},
+		{"ACME", `"ACME": use lowercase letters (acme)`},
+		{"ac\u2062me", "U+2062"},
+		{"acme\u180e", "U+180E"},
+	} {
+		for _, to := range []struct {
+			what, field, path string
+			body              any
+		}{
+			{"tenant", "tenant", "/v1/tenants", api.TenantRequest{Name: tc.name}},
+			{"token", "name", "/v1/tenants/acme/tokens", api.TokenRequest{Name: tc.name}},
+		} {
+			t.Run(to.what+" "+tc.name, func(t *testing.T) {
+				hh := *h
+				hh.t = t
+				e := hh.fails(400, api.CodeInvalidArgument, to.field, "POST", to.path, to.body)
+				if !strings.Contains(e.Message, tc.text) {
+					t.Errorf("message %q, want it to contain %q", e.Message, tc.text)
+				}
+			})
+		}
+	}
+	var after api.TenantList
+	h.ok(200, &after, "GET", "/v1/tenants", nil)
+	if len(after.Tenants) != len(before.Tenants) {
+		t.Fatalf("refused names changed the tenants: %+v, then %+v", before.Tenants, after.Tenants)
+	}
+	var toks api.TokenList
+	if h.ok(200, &toks, "GET", "/v1/tenants/acme/tokens", nil); len(toks.Tokens) != 1 {
+		t.Fatalf("refused names made tokens: %+v", toks.Tokens)
+	}
+
+	// A tenant stored before the rule.
+	now := h.clk.Now()
+	legacy := record.Tenant{ID: "Legacy", State: record.TenantActive, Weight: 1, CreatedAt: now, UpdatedAt: now, Version: 1}
+	if err := store.InTx(t.Context(), h.st, func(tx store.Tx) error { return tx.InsertTenant(t.Context(), &legacy) }); err != nil {
+		t.Fatal(err)
+	}
+	var got api.Tenant
+	if h.ok(200, &got, "GET", "/v1/tenants/Legacy", nil); got.Name != "Legacy" {
+		t.Fatalf("get Legacy: %+v", got)
+	}
+	var tok api.TokenCreated
+	h.ok(201, &tok, "POST", "/v1/tenants/Legacy/tokens", api.TokenRequest{Name: "ci"})
+	h.ok(200, nil, "POST", "/v1/tenants/Legacy/disable", nil)
+	h.ok(200, nil, "POST", "/v1/claims", api.ClaimRequest{Queue: "Emails", WorkerID: "w"})
 }

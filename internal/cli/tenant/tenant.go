@@ -196,12 +196,8 @@ reused, not even after it is deleted.`,
   schedctl tenant create acme -o json | jq -r .token > acme.token`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := schedule.CheckTenant(args[0]); err != nil {
-				var ve *schedule.ValidationError
-				if errors.As(err, &ve) {
-					return cmdutil.UsageErrorf("tenant name %q: %s", args[0], ve.Reason())
-				}
-				return &cmdutil.UsageError{Err: err}
+			if err := checkNewName("tenant name", schedule.CheckNewTenant, args[0]); err != nil {
+				return err
 			}
 			r, _, err := qf.request(cmd.Flags())
 			if err != nil {
@@ -521,4 +517,18 @@ func stateRun(opts *StateOptions) error {
 	}
 	_, err = fmt.Fprintf(f.Out, "%s tenant %s: %s, version %d\n", stateDone[opts.Verb], cmdutil.Cell(tn.Name), tn.State, tn.Version)
 	return err
+}
+
+// checkNewName checks a name schedctl is about to create with, offline,
+// by schedd's own rule (check): a name schedd would refuse is a usage
+// error naming what it is (the argument or the flag), and nothing is sent.
+func checkNewName(what string, check func(string) error, name string) error {
+	err := check(name)
+	if ve := (*schedule.ValidationError)(nil); errors.As(err, &ve) {
+		return cmdutil.UsageErrorf("%s: %s", what, ve.Reason())
+	}
+	if err != nil {
+		return &cmdutil.UsageError{Err: err}
+	}
+	return nil
 }

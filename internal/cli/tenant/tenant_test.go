@@ -199,6 +199,31 @@ func TestTenantCreateRequestAndOutput(t *testing.T) {
 	}
 }
 
+// TestNewNamesCheckedOffline: a tenant or token name schedd would refuse
+// (in upper case, only dots, an invisible character) is refused by
+// schedctl with exit 2 and the rule's reason, and nothing is sent.
+func TestNewNamesCheckedOffline(t *testing.T) {
+	s := newServer(t, map[string]answer{})
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tenant", "create", "Acme"}, `tenant name: "Acme": use lowercase letters (acme)`},
+		{[]string{"tenant", "create", ".."}, `tenant name: "..": a name must not be only dots`},
+		{[]string{"tenant", "create", "ac\u2062me"}, `tenant name: "ac\u2062me" contains an invisible or formatting character (U+2062)`},
+		{[]string{"tenant", "token", "create", "acme", "--name", "CI"}, `--name: "CI": use lowercase letters (ci)`},
+		{[]string{"tenant", "token", "create", "acme", "--name", "..."}, `--name: "...": a name must not be only dots`},
+	} {
+		r := s.schedctl(t, false, false, "", tc.args...)
+		if r.code != cmdutil.ExitInvalid || !strings.Contains(r.errOut, tc.want) {
+			t.Errorf("%q: exit %d %q, want exit %d with %q", tc.args, r.code, r.errOut, cmdutil.ExitInvalid, tc.want)
+		}
+		if reqs := s.requests(); len(reqs) != 0 {
+			t.Errorf("%q: sent %+v", tc.args, reqs)
+		}
+	}
+}
+
 // TestTenantUpdateSendsOnlyGivenFlags: update PATCHes only what its flags
 // say; with none it refuses (exit 2) and sends nothing.
 func TestTenantUpdateSendsOnlyGivenFlags(t *testing.T) {
@@ -489,7 +514,7 @@ func TestTenantErrorsAndExitCodes(t *testing.T) {
 		{[]string{"create", "acme", "--weight", "1001"}, "--weight 1001: must be 1 to 1000"},
 		{[]string{"update", "acme", "--quota-running", "-1"}, "--quota-running -1: must be 0"},
 		{[]string{"create", "acme", "--quota-running", "many"}, `invalid argument "many" for "--quota-running"`},
-		{[]string{"create", "bad name"}, `tenant name "bad name"`},
+		{[]string{"create", "bad name"}, `tenant name: "bad name": use only letters`},
 		{[]string{"create"}, "accepts 1 arg"},
 		{[]string{"token", "revoke", "acme"}, "accepts 2 arg"},
 		{[]string{"frobnicate"}, `unknown command "frobnicate" for schedctl tenant`},

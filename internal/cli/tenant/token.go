@@ -7,6 +7,7 @@ import (
 
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/cli/cmdutil"
+	"github.com/sched-dev/sched/internal/schedule"
 )
 
 // NewCmdToken builds schedctl tenant token, the group of a tenant's
@@ -50,6 +51,9 @@ have one.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Request.Name == "" {
 				return cmdutil.UsageErrorf("--name is required: the token's name, to list or revoke it by")
+			}
+			if err := checkNewName("--name", schedule.CheckTokenName, opts.Request.Name); err != nil {
+				return err
 			}
 			if admin {
 				opts.Request.Role = "admin"

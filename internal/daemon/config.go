@@ -56,6 +56,14 @@ type Config struct {
 	// MaxConnections caps the connections open at once on each
 	// listener; more are closed as soon as they are accepted.
 	MaxConnections int
+	// MaxConnectionsPerClient caps one client's share of each TCP
+	// listener's connections (a client as server.ClientOf counts it);
+	// 0: a tenth of MaxConnections (connectionShare).
+	MaxConnectionsPerClient int
+	// AuthFailureRate is each client address's budget of failed
+	// authentications per second (server.Config.AuthFailureRate; 0: the
+	// server's default).
+	AuthFailureRate float64
 	// TLSCert and TLSKey are the PEM files of the TCP listeners'
 	// certificate (chain) and key: set, every TCP listener serves TLS
 	// (Unix sockets stay plain). Both or neither. The files are read
@@ -70,7 +78,8 @@ type Config struct {
 	APIRate  float64
 	APIBurst int
 	// MaxWaitingClaimsPerTenant caps one tenant's claims with a wait
-	// (server.Config.MaxWaitingClaimsPerTenant); 0: MaxWaitingClaims.
+	// (server.Config.MaxWaitingClaimsPerTenant); 0: a quarter of
+	// MaxWaitingClaims.
 	MaxWaitingClaimsPerTenant int
 	// AuditRetention is how long the audit log keeps a row; 0 keeps
 	// every row forever.
@@ -204,12 +213,14 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 	fs.BoolVar(&cfg.InsecureListen, "insecure-listen", false, "allow plain HTTP on a TCP address that is not loopback (without --tls-cert)")
 	fs.IntVar(&cfg.MaxWaitingClaims, "max-waiting-claims", server.DefaultMaxWaitingClaims, "how many claims with a wait (long polls) are served at once; more are answered 429 too_many_waiting")
 	fs.IntVar(&cfg.MaxConnections, "max-connections", DefaultMaxConnections, "how many connections each listener keeps open at once; more are closed as soon as they are accepted")
+	fs.IntVar(&cfg.MaxConnectionsPerClient, "max-connections-per-client", 0, fmt.Sprintf("how many of a TCP listener's connections one client address (an IPv6 /64) keeps open at once; more are closed as soon as they are accepted (0: --max-connections/%d)", ConnectionShare))
 	fs.StringVar(&cfg.TLSCert, "tls-cert", "", "serve TLS on every TCP listener with the PEM certificate (chain) in `FILE`; needs --tls-key; reloaded on SIGHUP and when the file changes (env SCHED_TLS_CERT)")
 	fs.StringVar(&cfg.TLSKey, "tls-key", "", "the PEM private key of --tls-cert, in `FILE` (env SCHED_TLS_KEY)")
 	fs.StringVar(&cfg.TLSClientCA, "tls-client-ca", "", "require TLS clients to present a certificate signed by a CA in the PEM bundle `FILE` (mutual TLS; needs --tls-cert) (env SCHED_TLS_CLIENT_CA)")
 	fs.Float64Var(&cfg.APIRate, "api-rate", 0, fmt.Sprintf("each tenant's quota of API requests per second on this node (0: %d); more are answered 429 rate_limited with Retry-After", server.DefaultAPIRate))
 	fs.IntVar(&cfg.APIBurst, "api-burst", 0, "how many API requests a tenant may send at once above --api-rate (0: twice the rate)")
-	fs.IntVar(&cfg.MaxWaitingClaimsPerTenant, "max-waiting-claims-per-tenant", 0, "how many claims with a wait one tenant has at once, within --max-waiting-claims (0: --max-waiting-claims); more are answered 429 too_many_waiting")
+	fs.IntVar(&cfg.MaxWaitingClaimsPerTenant, "max-waiting-claims-per-tenant", 0, fmt.Sprintf("how many claims with a wait one tenant has at once, within --max-waiting-claims (0: --max-waiting-claims/%d, at least 1); more are answered 429 too_many_waiting", server.WaitingClaimsShare))
+	fs.Float64Var(&cfg.AuthFailureRate, "auth-failure-rate", 0, fmt.Sprintf("how many failed authentications (401 answers) a second one client address (an IPv6 /64) may have over TCP, burst twice that (0: %d); once spent, its requests are answered 429 rate_limited with Retry-After before their token is looked up", server.DefaultAuthFailureRate))
 	fs.DurationVar(&cfg.AuditRetention, "audit-retention", engine.DefaultAuditRetention, "how long the audit log keeps a change (0: forever)")
 	quotaFlags(fs, &cfg.Quotas)
 	retentionFlag(fs, &cfg.Retention)
@@ -275,12 +286,16 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 		return cfg, usage("--max-waiting-claims %d: must be from 1 to 1000000", cfg.MaxWaitingClaims)
 	case cfg.MaxConnections < 1 || cfg.MaxConnections > 1_000_000:
 		return cfg, usage("--max-connections %d: must be from 1 to 1000000", cfg.MaxConnections)
+	case cfg.MaxConnectionsPerClient < 0 || cfg.MaxConnectionsPerClient > 1_000_000:
+		return cfg, usage("--max-connections-per-client %d: must be from 1 to 1000000, or 0 for --max-connections/%d", cfg.MaxConnectionsPerClient, ConnectionShare)
+	case !(cfg.AuthFailureRate >= 0 && cfg.AuthFailureRate <= 1e9):
+		return cfg, usage("--auth-failure-rate %v: must be from 0 (the default, %d) to 1000000000 failures per second", cfg.AuthFailureRate, server.DefaultAuthFailureRate)
 	case !(cfg.APIRate >= 0 && cfg.APIRate <= 1e9):
 		return cfg, usage("--api-rate %v: must be from 0 (the default, %d) to 1000000000 requests per second", cfg.APIRate, server.DefaultAPIRate)
 	case cfg.APIBurst < 0 || cfg.APIBurst > 1_000_000_000:
 		return cfg, usage("--api-burst %d: must be from 1 to 1000000000, or 0 for twice the rate", cfg.APIBurst)
 	case cfg.MaxWaitingClaimsPerTenant < 0 || cfg.MaxWaitingClaimsPerTenant > 1_000_000:
-		return cfg, usage("--max-waiting-claims-per-tenant %d: must be from 1 to 1000000, or 0 for --max-waiting-claims", cfg.MaxWaitingClaimsPerTenant)
+		return cfg, usage("--max-waiting-claims-per-tenant %d: must be from 1 to 1000000, or 0 for --max-waiting-claims/%d", cfg.MaxWaitingClaimsPerTenant, server.WaitingClaimsShare)
 	case cfg.AuditRetention < 0 || (cfg.AuditRetention > 0 && cfg.AuditRetention < time.Hour):
 		return cfg, usage("--audit-retention %s: must be 1h or more, or 0 to keep every change forever", cfg.AuditRetention)
 	case cfg.LogFormat != "text" && cfg.LogFormat != "json":

@@ -165,6 +165,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 		StoreDriver: driver, Token: cfg.Token, Logger: log, Metrics: m,
 		MaxWaitingClaims: cfg.MaxWaitingClaims,
 		APIRate:          cfg.APIRate, APIBurst: cfg.APIBurst, MaxWaitingClaimsPerTenant: cfg.MaxWaitingClaimsPerTenant,
+		AuthFailureRate: cfg.AuthFailureRate,
 		Reconcile: func(ctx context.Context, o reconcile.Options) (*api.ReconcileReport, error) {
 			return reconcile.Report(ctx, st, o)
 		},
@@ -191,7 +192,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 		return err
 	}
 	mem := newMemReleaser(log)
-	lns, err := listenAll(cfg, opt.Env, tlsConfig, log, mem)
+	lns, err := listenAll(cfg, opt.Env, tlsConfig, log, mem, m)
 	if err != nil {
 		return err
 	}

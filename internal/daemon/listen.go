@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sched-dev/sched/internal/metrics"
 	"github.com/sched-dev/sched/internal/paths"
 	"github.com/sched-dev/sched/internal/peercred"
 )
@@ -19,8 +20,11 @@ import (
 // listenAll opens every listener of cfg, or none: on an error the ones
 // already open are closed. With tc, every TCP listener serves TLS (over
 // the cap on connections, so that a handshake holds a slot); Unix sockets
-// stay plain.
-func listenAll(cfg Config, env paths.Env, tc *tls.Config, log *slog.Logger, mem *memReleaser) ([]net.Listener, error) {
+// stay plain. A TCP listener also caps each client's connections; a Unix
+// socket does not, as only the daemon's own user may connect to it
+// (credListener), so a cap per peer uid would be its whole cap. m counts
+// the connections refused.
+func listenAll(cfg Config, env paths.Env, tc *tls.Config, log *slog.Logger, mem *memReleaser, m *metrics.Metrics) ([]net.Listener, error) {
 	var ls []net.Listener
 	for _, l := range cfg.Listen {
 		var (
@@ -41,7 +45,11 @@ func listenAll(cfg Config, env paths.Env, tc *tls.Config, log *slog.Logger, mem 
 			}
 			return nil, fmt.Errorf("listen on %s: %w", l, err)
 		}
-		ln = limitConns(ln, cfg.MaxConnections, log, mem)
+		perClient := 0
+		if l.Network == "tcp" {
+			perClient = cfg.connectionsPerClient()
+		}
+		ln = limitConns(ln, cfg.MaxConnections, perClient, log, mem, m)
 		if tc != nil && l.Network == "tcp" {
 			ln = tls.NewListener(ln, tc)
 		}

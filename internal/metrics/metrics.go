@@ -83,6 +83,8 @@ type Metrics struct {
 	Retention RetentionMetrics
 	// The tz database in use and what its changes moved (tz.go).
 	TZ TZMetrics
+	// What the daemon's own limits refused (limits.go).
+	Limits LimitMetrics
 }
 
 // New returns Metrics registered on a registry of their own, with the Go
@@ -154,6 +156,7 @@ func New() *Metrics {
 	f(m.OutageEnds)
 	m.Retention = newRetentionMetrics(f)
 	m.TZ = newTZMetrics(f)
+	m.Limits = newLimitMetrics(f)
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

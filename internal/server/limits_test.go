@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/sched-dev/sched/api"
+	"github.com/sched-dev/sched/internal/engine"
+	"github.com/sched-dev/sched/internal/metrics"
 )
 
 // rawRequest writes head (a request's line and headers, no body) on a new
@@ -65,13 +67,14 @@ func TestHugeContentLengthRefusedFromHeaders(t *testing.T) {
 	h.fails(400, api.CodeBadRequest, "", "POST", "/v1/schedules", strings.Repeat(" ", MaxBody))
 }
 
-// The cap on claims with a wait: with it at 2, two long polls hold, a third
-// is answered 429 too_many_waiting at once (with Retry-After), a claim
-// without a wait is still served, and once a long poll returns a new one
-// is taken.
+// The cap on claims with a wait: with it at 2 (and a tenant allowed all
+// of it), two long polls hold, a third, another tenant's, is answered 429
+// too_many_waiting at once (with Retry-After) naming the daemon's cap and
+// counted under it, a claim without a wait is still served, and once a
+// long poll returns a new one is taken.
 func TestWaitingClaimsCap(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, withMaxWaitingClaims(2))
+	h := newHarness(t, withLimits(func(c *Config) { c.MaxWaitingClaims, c.MaxWaitingClaimsPerTenant = 2, 2 }))
 	type res struct {
 		queue string
 		cl    api.ClaimResult
@@ -99,8 +102,11 @@ func TestWaitingClaimsCap(t *testing.T) {
 	poll("b")
 	waitFor(2)
 
+	if _, _, err := h.eng.Tenants.Create(t.Context(), "other", engine.TenantPatch{}); err != nil {
+		t.Fatal(err)
+	}
 	body := strings.NewReader(`{"queue":"c","worker_id":"w","wait":"5m"}`)
-	req, _ := http.NewRequest("POST", h.ts.URL+"/v1/claims", body)
+	req, _ := http.NewRequest("POST", h.asTenant("other").ts.URL+"/v1/claims", body)
 	resp, err := h.client.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -109,8 +115,11 @@ func TestWaitingClaimsCap(t *testing.T) {
 	resp.Body.Close()
 	var eb api.ErrorBody
 	_ = json.Unmarshal(raw, &eb)
-	if resp.StatusCode != 429 || eb.Error.Code != api.CodeTooManyWaiting || !strings.Contains(eb.Error.Message, "2 claims with a wait") || resp.Header.Get("Retry-After") == "" {
+	if resp.StatusCode != 429 || eb.Error.Code != api.CodeTooManyWaiting || !strings.Contains(eb.Error.Message, "already serves 2 claims with a wait") || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("third long poll: %d %s Retry-After %q, want 429 %s naming the limit", resp.StatusCode, raw, resp.Header.Get("Retry-After"), api.CodeTooManyWaiting)
+	}
+	if got := counterValue(t, h.srv.cfg.Metrics.Limits.WaitingClaimsRefused.WithLabelValues(metrics.CapDaemon)); got != 1 {
+		t.Fatalf("sched_waiting_claims_refused_total{cap=daemon} %v, want 1", got)
 	}
 	// Without a wait a claim is not counted.
 	var cl api.ClaimResult

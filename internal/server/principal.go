@@ -26,6 +26,10 @@ import (
 //     needs no setup;
 //   - without a token over TCP: refused, 401.
 //
+// Every 401 takes one from its client address's budget of failed
+// authentications (ratelimit.go, authClient); an address that has spent
+// it is answered 429 before its token is looked up.
+//
 // An admin may act as another tenant with the api.HeaderTenant; a tenant's
 // token may not (403).
 
@@ -95,7 +99,7 @@ func (s *Server) actorFor(r *http.Request) (engine.Actor, error) {
 // answerAuthError writes the answer of an actorFor error and reports
 // whether it did (false: err is the store's, for classify).
 func (s *Server) answerAuthError(w http.ResponseWriter, err error) bool {
-	if errors.Is(err, errNoCredentials) || errors.Is(err, engine.ErrUnauthenticated) {
+	if isUnauthorized(err) {
 		s.unauthorized(w)
 		return true
 	}
@@ -105,6 +109,12 @@ func (s *Server) answerAuthError(w http.ResponseWriter, err error) bool {
 		return true
 	}
 	return false
+}
+
+// isUnauthorized reports whether err of actorFor is answered 401: no
+// credentials, or ones that stand for no one.
+func isUnauthorized(err error) bool {
+	return errors.Is(err, errNoCredentials) || errors.Is(err, engine.ErrUnauthenticated)
 }
 
 func (s *Server) unauthorized(w http.ResponseWriter) {
@@ -127,8 +137,15 @@ func isAdmin(r *http.Request) bool { return engine.ActorOf(r.Context()).Admin }
 // 405 and 404 answers, /metrics): it answers and returns false when the
 // request may not go on. admin asks for an admin.
 func (s *Server) guard(w http.ResponseWriter, r *http.Request, admin bool) (*http.Request, bool) {
+	client, ok := s.authClient(w, r)
+	if !ok {
+		return r, false
+	}
 	a, err := s.actorFor(r)
 	if err != nil {
+		if client != "" && isUnauthorized(err) {
+			s.limits.authFailed(client)
+		}
 		if !s.answerAuthError(w, err) {
 			code, detail := classify(err, "")
 			writeJSON(w, code, api.ErrorBody{Error: detail})

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/sched-dev/sched/api"
+	"github.com/sched-dev/sched/internal/engine"
+	"github.com/sched-dev/sched/internal/metrics"
 	"github.com/sched-dev/sched/internal/store/sqlite"
 )
 
@@ -162,16 +164,16 @@ func TestRateBucketsDropped(t *testing.T) {
 	for range 5 {
 		l.take("busy")
 	}
-	if len(l.buckets) != 1001 {
-		t.Fatalf("%d buckets, want 1001", len(l.buckets))
+	if len(l.rates.m) != 1001 {
+		t.Fatalf("%d buckets, want 1001", len(l.rates.m))
 	}
 	// 50 ms later no bucket is full again (a tenant's one request takes
 	// 0.1 s to refill at 10/s): a sweep keeps them all.
-	l.lastSweep = time.Time{}
+	l.rates.lastSweep = time.Time{}
 	clk.advance(50 * time.Millisecond)
 	l.take("busy")
-	if len(l.buckets) != 1001 {
-		t.Fatalf("%d buckets after an early sweep, want 1001", len(l.buckets))
+	if len(l.rates.m) != 1001 {
+		t.Fatalf("%d buckets after an early sweep, want 1001", len(l.rates.m))
 	}
 	// At the next sweep all have refilled and are dropped; the one
 	// taking a request gets a new, full bucket.
@@ -179,35 +181,46 @@ func TestRateBucketsDropped(t *testing.T) {
 	if ok, _, _ := l.take("busy"); !ok {
 		t.Fatal("a refilled tenant refused")
 	}
-	if len(l.buckets) != 1 {
-		t.Fatalf("%d buckets after a sweep, want 1 (the one just used)", len(l.buckets))
+	if len(l.rates.m) != 1 {
+		t.Fatalf("%d buckets after a sweep, want 1 (the one just used)", len(l.rates.m))
 	}
 }
 
 // New refuses limits that cannot be meant and fills in the defaults.
 func TestLimitDefaults(t *testing.T) {
 	t.Parallel()
-	for _, bad := range []Config{{APIRate: -1}, {APIRate: math.NaN()}, {APIRate: math.Inf(1)}, {APIBurst: -1}, {MaxWaitingClaimsPerTenant: -1}} {
+	for _, bad := range []Config{{APIRate: -1}, {APIRate: math.NaN()}, {APIRate: math.Inf(1)}, {APIBurst: -1}, {MaxWaitingClaimsPerTenant: -1},
+		{AuthFailureRate: -1}, {AuthFailureRate: math.NaN()}, {AuthFailureRate: math.Inf(1)}} {
 		bad.MaxWaitingClaims = 10
 		if err := setLimitDefaults(&bad); err == nil {
 			t.Errorf("%+v: no error", bad)
 		}
 	}
+	// What setLimitDefaults decides: the rate, the burst, the waiting
+	// claims per tenant and the failed authentications per client.
+	type limitsOf struct {
+		rate      float64
+		burst     int
+		perTenant int
+		authRate  float64
+	}
 	cases := []struct {
-		in, want Config
+		in   Config
+		want limitsOf
 	}{
-		{Config{MaxWaitingClaims: 10}, Config{MaxWaitingClaims: 10, APIRate: DefaultAPIRate, APIBurst: DefaultAPIBurst, MaxWaitingClaimsPerTenant: 10}},
-		{Config{MaxWaitingClaims: 10, APIRate: 0.2, MaxWaitingClaimsPerTenant: 3}, Config{MaxWaitingClaims: 10, APIRate: 0.2, APIBurst: 1, MaxWaitingClaimsPerTenant: 3}},
-		{Config{MaxWaitingClaims: 10, APIRate: 5, APIBurst: 7, MaxWaitingClaimsPerTenant: 30}, Config{MaxWaitingClaims: 10, APIRate: 5, APIBurst: 7, MaxWaitingClaimsPerTenant: 10}},
+		{Config{MaxWaitingClaims: 10}, limitsOf{DefaultAPIRate, DefaultAPIBurst, 2, DefaultAuthFailureRate}},
+		{Config{MaxWaitingClaims: 3}, limitsOf{DefaultAPIRate, DefaultAPIBurst, 1, DefaultAuthFailureRate}},
+		{Config{MaxWaitingClaims: DefaultMaxWaitingClaims}, limitsOf{DefaultAPIRate, DefaultAPIBurst, 250, DefaultAuthFailureRate}},
+		{Config{MaxWaitingClaims: 10, APIRate: 0.2, MaxWaitingClaimsPerTenant: 3, AuthFailureRate: 0.5}, limitsOf{0.2, 1, 3, 0.5}},
+		{Config{MaxWaitingClaims: 10, APIRate: 5, APIBurst: 7, MaxWaitingClaimsPerTenant: 30}, limitsOf{5, 7, 10, DefaultAuthFailureRate}},
 	}
 	for _, tc := range cases {
-		got := tc.in
-		if err := setLimitDefaults(&got); err != nil {
+		c := tc.in
+		if err := setLimitDefaults(&c); err != nil {
 			t.Fatal(err)
 		}
-		if got.APIRate != tc.want.APIRate || got.APIBurst != tc.want.APIBurst || got.MaxWaitingClaimsPerTenant != tc.want.MaxWaitingClaimsPerTenant {
-			t.Errorf("%+v: got rate %v burst %d per tenant %d, want %v %d %d", tc.in, got.APIRate, got.APIBurst, got.MaxWaitingClaimsPerTenant,
-				tc.want.APIRate, tc.want.APIBurst, tc.want.MaxWaitingClaimsPerTenant)
+		if got := (limitsOf{c.APIRate, c.APIBurst, c.MaxWaitingClaimsPerTenant, c.AuthFailureRate}); got != tc.want {
+			t.Errorf("%+v: got %+v, want %+v", tc.in, got, tc.want)
 		}
 	}
 }
@@ -270,5 +283,76 @@ func TestWaitingClaimsPerTenantCap(t *testing.T) {
 	defer h.srv.limits.mu.Unlock()
 	if len(h.srv.limits.waiting) != 0 {
 		t.Fatalf("the tenant map keeps %v after its claims ended", h.srv.limits.waiting)
+	}
+}
+
+// One tenant's long polls leave room for another's: with the daemon's cap
+// at 4 and the per-tenant cap at its default (a quarter: 1), a tenant
+// sending as many long polls as the daemon holds gets its share and 429s
+// for the rest, counted by cap, and the next tenant's first long poll
+// still waits.
+func TestWaitingClaimsShareLeavesRoom(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withMaxWaitingClaims(4))
+	if _, _, err := h.eng.Tenants.Create(t.Context(), "b", engine.TenantPatch{}); err != nil {
+		t.Fatal(err)
+	}
+	b := h.asTenant("b")
+	refusedByTenantCap := h.srv.cfg.Metrics.Limits.WaitingClaimsRefused.WithLabelValues(metrics.CapTenant)
+	codes := make(chan int, 5)
+	longPoll := func(h *harness) {
+		code, _ := h.do("POST", "/v1/claims", api.ClaimRequest{Queue: "q", WorkerID: "w", Wait: "5m"})
+		codes <- code
+	}
+	waiting := func(tenant string) int {
+		h.srv.limits.mu.Lock()
+		defer h.srv.limits.mu.Unlock()
+		return h.srv.limits.waiting[tenant]
+	}
+	for range 4 {
+		go longPoll(h)
+	}
+	refused := 0
+	for deadline := time.Now().Add(10 * time.Second); waiting(DefaultTenant)+refused < 4; {
+		select {
+		case code := <-codes:
+			if code != 429 {
+				t.Fatalf("a long poll of the first tenant ended with %d before the drain, want 429", code)
+			}
+			refused++
+		case <-time.After(5 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d waiting, %d refused, want 4 in all", waiting(DefaultTenant), refused)
+		}
+	}
+	if n := waiting(DefaultTenant); n != 1 || refused != 3 {
+		t.Fatalf("the first tenant has %d long polls waiting and %d refused, want its share (1) and 3", n, refused)
+	}
+	if got := counterValue(t, refusedByTenantCap); got != 3 {
+		t.Fatalf("sched_waiting_claims_refused_total{cap=tenant} %v, want 3", got)
+	}
+
+	go longPoll(b)
+	for deadline := time.Now().Add(10 * time.Second); waiting("b") != 1; time.Sleep(5 * time.Millisecond) {
+		select {
+		case code := <-codes:
+			t.Fatalf("the second tenant's first long poll was answered %d, want it waiting", code)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the second tenant's first long poll is not waiting")
+		}
+	}
+	h.srv.Drain() // ends the two long polls
+	for range 2 {
+		select {
+		case code := <-codes:
+			if code != 200 {
+				t.Errorf("a long poll ended at the drain with %d, want 200", code)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a long poll did not end at the drain")
+		}
 	}
 }

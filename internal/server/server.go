@@ -97,9 +97,17 @@ type Config struct {
 	// MaxWaitingClaimsPerTenant caps the claims with a wait one tenant
 	// has at once, within MaxWaitingClaims, so that one tenant's workers
 	// cannot take every slot; over it a claim with a wait is answered 429
-	// too_many_waiting. Zero (or more than MaxWaitingClaims):
+	// too_many_waiting. Zero: a quarter of MaxWaitingClaims
+	// (WaitingClaimsShare), at least 1; more than MaxWaitingClaims:
 	// MaxWaitingClaims.
 	MaxWaitingClaimsPerTenant int
+	// AuthFailureRate is each client address's (ClientOf) budget of
+	// failed authentications per second, with a burst of twice that:
+	// once it is spent, every request from the address is answered 429
+	// rate_limited with Retry-After, before its token is looked up, until
+	// the budget refills. Requests over the Unix socket (Local) are not
+	// counted. Zero: DefaultAuthFailureRate.
+	AuthFailureRate float64
 }
 
 // DefaultMaxWaitingClaims is the cap on waiting claims when

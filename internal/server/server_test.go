@@ -476,7 +476,9 @@ func TestDrainEndsLongPolls(t *testing.T) {
 
 func TestAuth(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, withToken("s3cret-token"))
+	// Budget enough for every failure below to be answered 401 rather
+	// than by the limit on failures per address.
+	h := newHarness(t, withToken("s3cret-token"), withLimits(func(c *Config) { c.AuthFailureRate = 1000 }))
 	h.ok(200, nil, "GET", "/v1/status", nil)
 	h.token = ""
 	// The scheme is case-insensitive.

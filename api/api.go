@@ -342,8 +342,17 @@ type Status struct {
 	// node to take them.
 	ShardsOwned int `json:"shards_owned"`
 
-	ScheduleLag LagWindows `json:"schedule_lag"` // enqueued_at - scheduled_for
-	DeliveryLag LagWindows `json:"delivery_lag"` // first claim - scheduled_for
+	// Tenant is the tenant whose figures these are, when a tenant asked:
+	// then Queues, DueBacklog, OldestReady and DLQSize count the tenant's
+	// rows alone, and the figures counted per node across every tenant
+	// (ScheduleLag, DeliveryLag, LastHour, Throughput, each node's
+	// LastPass) are null. Absent when an admin asked: every figure is the
+	// whole cluster's.
+	Tenant string `json:"tenant,omitempty"`
+
+	// The lags' percentiles; null for a tenant (see Tenant).
+	ScheduleLag *LagWindows `json:"schedule_lag"` // enqueued_at - scheduled_for
+	DeliveryLag *LagWindows `json:"delivery_lag"` // first claim - scheduled_for
 
 	// DueBacklog is the firings due in each of 60 clock minutes, the
 	// first the current one (its unclaimed firings already due included).
@@ -357,10 +366,12 @@ type Status struct {
 	// worker; null when nothing is ready.
 	OldestReady *OldestReady `json:"oldest_ready"`
 	DLQSize     int64        `json:"dlq_size"`
-	// LastHour counts events across the cluster in the last 60 minutes.
-	LastHour EventCounts `json:"last_hour"`
-	// Throughput is claims and acks per second over the last minute.
-	Throughput Throughput `json:"throughput"`
+	// LastHour counts events across the cluster in the last 60 minutes;
+	// null for a tenant (see Tenant).
+	LastHour *EventCounts `json:"last_hour"`
+	// Throughput is claims and acks per second over the last minute;
+	// null for a tenant (see Tenant).
+	Throughput *Throughput `json:"throughput"`
 	// Outage is the simulated outage in progress (schedctl simulate
 	// outage); null when none is.
 	Outage *SimulatedOutage `json:"outage"`
@@ -378,7 +389,9 @@ type StatusNode struct {
 	ShardsOwned   int       `json:"shards_owned"`
 	ClockOffset   string    `json:"clock_offset"`
 	LastHeartbeat time.Time `json:"last_heartbeat"`
-	// LastPass is the node's last planner pass; null before its first.
+	// LastPass is the node's last planner pass; null before its first,
+	// and in a tenant's status (its counts are of every tenant's
+	// schedules).
 	LastPass *PlannerPass `json:"last_pass"`
 }
 

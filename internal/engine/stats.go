@@ -22,7 +22,9 @@ import (
 // hours; Status adds every node's rows up. The queue itself (depth, the
 // oldest ready occurrence, the due backlog) is read from the store
 // (store.Snapshot), reused for StatsEvery so that status, top and
-// Prometheus scrapes cost at most one snapshot per period. So any node
+// Prometheus scrapes cost at most one snapshot per period; a tenant's
+// status reads and caches the tenant's own snapshot, and none of the
+// per-minute figures, which are counted across tenants. So any node
 // answers for the whole cluster, and a node that restarts loses at most
 // the figures of its last StatsEvery.
 
@@ -241,18 +243,70 @@ func (s *Stats) flushLoop(ctx context.Context) {
 	}
 }
 
-// snapshotCache holds the store's last snapshot for StatsEvery.
+// snapshotCache holds the store's last snapshot of every tenant's queue,
+// and of each tenant's that a tenant asked for, for StatsEvery. A tenant's
+// entry is swept once it has not been asked for in a period (its snapshot
+// is then stale anyway), so the cache holds the tenants that asked lately,
+// never every tenant there is.
 type snapshotCache struct {
-	mu   sync.Mutex
-	at   time.Time // the engine's clock when it was read
+	all cachedSnapshot
+
+	mu      sync.Mutex // guards tenants and swept
+	tenants map[string]*tenantSnapshot
+	swept   time.Time // the engine's clock at the last sweep
+}
+
+// cachedSnapshot is one snapshot and when it was read.
+type cachedSnapshot struct {
+	mu   sync.Mutex // held while reading: concurrent callers wait for one read
+	at   time.Time  // the engine's clock when it was read
 	snap store.Snapshot
 	now  time.Time // the snapshot's Now
 }
 
-// Snapshot returns the store's snapshot of the queue as of at most
-// StatsEvery ago, and the time it was taken at.
-func (s *Stats) Snapshot(ctx context.Context) (store.Snapshot, time.Time, error) {
-	c := &s.snap
+// tenantSnapshot is a tenant's entry; used, guarded by snapshotCache.mu,
+// is when it was last asked for.
+type tenantSnapshot struct {
+	cachedSnapshot
+	used time.Time
+}
+
+// entry returns the cache entry of tenantID ("": every tenant's) at the
+// engine's time local, made if there is none, after sweeping the tenants'
+// entries not asked for within every (once per every).
+func (c *snapshotCache) entry(tenantID string, local time.Time, every time.Duration) *cachedSnapshot {
+	if tenantID == "" {
+		return &c.all
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if local.Sub(c.swept) >= every || local.Before(c.swept) {
+		for id, e := range c.tenants {
+			if local.Sub(e.used) >= every || local.Before(e.used) {
+				delete(c.tenants, id)
+			}
+		}
+		c.swept = local
+	}
+	e := c.tenants[tenantID]
+	if e == nil {
+		if c.tenants == nil {
+			c.tenants = map[string]*tenantSnapshot{}
+		}
+		e = &tenantSnapshot{}
+		c.tenants[tenantID] = e
+	}
+	e.used = local
+	return &e.cachedSnapshot
+}
+
+// Snapshot returns the store's snapshot of the queue, of every tenant
+// (tenantID "") or of one tenant alone, as of at most StatsEvery ago, and
+// the time it was taken at. Each tenant's is cached apart from every
+// tenant's, so a tenant's status costs at most one snapshot of its own
+// rows per period, however often it asks.
+func (s *Stats) Snapshot(ctx context.Context, tenantID string) (store.Snapshot, time.Time, error) {
+	c := s.snap.entry(tenantID, s.clock.Now(), s.every)
 	c.mu.Lock() // held while reading: concurrent callers wait for one read
 	defer c.mu.Unlock()
 	local := s.clock.Now()
@@ -263,7 +317,7 @@ func (s *Stats) Snapshot(ctx context.Context) (store.Snapshot, time.Time, error)
 	// Buckets by clock minute (the first one holds the rest of the
 	// current minute), so that a firing at 09:00:00 is counted in the
 	// 09:00 bucket whenever the snapshot is taken.
-	snap, err := s.store.Snapshot(ctx, store.SnapshotParams{Now: now, Buckets: 60, BacklogFrom: now.Truncate(time.Minute)})
+	snap, err := s.store.Snapshot(ctx, store.SnapshotParams{Now: now, Buckets: 60, BacklogFrom: now.Truncate(time.Minute), TenantID: tenantID})
 	if err != nil {
 		s.member.noteStoreErr(err)
 		return store.Snapshot{}, time.Time{}, fmt.Errorf("snapshot of the queue: %w", err)
@@ -272,12 +326,19 @@ func (s *Stats) Snapshot(ctx context.Context) (store.Snapshot, time.Time, error)
 	return snap, now, nil
 }
 
-// Status is the cluster's state as Stats.Status computes it.
+// Status is the cluster's state as Stats.Status computes it, or one
+// tenant's part of it.
 type Status struct {
-	Now     time.Time
-	StatsAt time.Time // when Snapshot was taken
-	Nodes   []store.Node
-	Leases  []store.ShardLease
+	// TenantID is the tenant whose status it is; "" for the whole
+	// cluster's. A tenant's Snapshot holds the tenant's rows alone, and
+	// its per-minute figures (LastPass, the lag histograms, the events)
+	// are empty: they are counted per node, across every tenant, so they
+	// are not the tenant's to see.
+	TenantID string
+	Now      time.Time
+	StatsAt  time.Time // when Snapshot was taken
+	Nodes    []store.Node
+	Leases   []store.ShardLease
 	// LastPass is each node's last planner pass, by node id, as the node
 	// last wrote it.
 	LastPass map[string]*PassFigure
@@ -297,12 +358,17 @@ type Status struct {
 // EventCounts are the events of a window, as Status reports them.
 type EventCounts = events
 
-// Status computes the cluster's figures from the store. It first writes
-// this node's own figures (unless it did within the last second), so the
-// node that answers is never behind.
-func (s *Stats) Status(ctx context.Context) (*Status, error) {
-	s.fresh(ctx)
-	snap, at, err := s.Snapshot(ctx)
+// Status computes the cluster's figures from the store, or, for a
+// tenantID, that tenant's: its snapshot, and the nodes and shard leases
+// (the cluster, no tenant's data), without the per-minute figures (see
+// Status.TenantID). The cluster's first writes this node's own figures
+// (unless it did within the last second), so the node that answers is
+// never behind.
+func (s *Stats) Status(ctx context.Context, tenantID string) (*Status, error) {
+	if tenantID == "" {
+		s.fresh(ctx)
+	}
+	snap, at, err := s.Snapshot(ctx, tenantID)
 	if err != nil {
 		return nil, err
 	}
@@ -315,6 +381,9 @@ func (s *Stats) Status(ctx context.Context) (*Status, error) {
 		return nil, fmt.Errorf("status: shard leases: %w", err)
 	}
 	now := s.member.now()
+	if tenantID != "" {
+		return &Status{TenantID: tenantID, Now: now, StatsAt: at, Nodes: nodes, Leases: leases, Snapshot: snap}, nil
+	}
 	rows, err := s.store.ReadStatMinutes(ctx, now.Add(-time.Hour).Truncate(time.Minute))
 	if err != nil {
 		return nil, fmt.Errorf("status: figures: %w", err)
@@ -365,7 +434,7 @@ func addCounts(dst, src []int64) {
 
 // gauges are the store-backed gauges of the metrics (metrics.GaugeSource).
 func (s *Stats) gauges(ctx context.Context) (metrics.Gauges, error) {
-	snap, at, err := s.Snapshot(ctx)
+	snap, at, err := s.Snapshot(ctx, "")
 	if err != nil {
 		return metrics.Gauges{}, err
 	}

@@ -35,7 +35,7 @@ func TestStatusAnswersForTheCluster(t *testing.T) {
 	a.e.Stats.flush(a.ctx)
 	b.e.Stats.flush(a.ctx)
 	for name, h := range map[string]*harness{"node-a": a, "node-b": b} {
-		st, err := h.e.Stats.Status(a.ctx)
+		st, err := h.e.Stats.Status(a.ctx, "")
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -68,6 +68,73 @@ func TestStatusAnswersForTheCluster(t *testing.T) {
 		if r.Minute.Before(a.clk.Now().Add(-statsKeep)) {
 			t.Errorf("a row of %s outlived the two hours kept", r.Minute)
 		}
+	}
+}
+
+// TestTenantStatus: a tenant's status is its own snapshot, cached apart
+// from the cluster's for StatsEvery, with no per-minute figures (they are
+// counted across tenants); the tenants' cache entries not asked for in a
+// period are swept, so the cache holds only the tenants that ask.
+func TestTenantStatus(t *testing.T) {
+	start := time.Date(2027, 1, 4, 9, 0, 0, 0, time.UTC)
+	h := newHarness(t, start, nil)
+	h.create(every("tick", "1s"))
+	h.plan()
+	h.clk.Advance(10 * time.Second)
+	h.claim("q", 2)
+
+	all, err := h.e.Stats.Status(h.ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		tenant     string
+		wantOldest bool
+	}{
+		{tenant, true},
+		{"tenant-other", false},
+	} {
+		st, err := h.e.Stats.Status(h.ctx, tc.tenant)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.tenant, err)
+		}
+		if st.TenantID != tc.tenant || len(st.LastPass) != 0 || st.ScheduleLagHour != nil || st.DeliveryLagMinute != nil || st.LastHour != (EventCounts{}) {
+			t.Errorf("%s: per-minute figures in a tenant's status: %+v", tc.tenant, st)
+		}
+		if len(st.Nodes) != len(all.Nodes) || len(st.Leases) != len(all.Leases) {
+			t.Errorf("%s: %d nodes, %d leases; the cluster's are %d, %d", tc.tenant, len(st.Nodes), len(st.Leases), len(all.Nodes), len(all.Leases))
+		}
+		if o := st.Snapshot.OldestReady; (o != nil) != tc.wantOldest || o != nil && o.TenantID != tc.tenant {
+			t.Errorf("%s: oldest ready %+v", tc.tenant, o)
+		}
+		for _, d := range st.Snapshot.Depth {
+			if d.TenantID != tc.tenant {
+				t.Errorf("%s: another tenant's depth %+v", tc.tenant, d)
+			}
+		}
+		if tc.wantOldest != (len(st.Snapshot.Depth) > 0) {
+			t.Errorf("%s: depth %+v", tc.tenant, st.Snapshot.Depth)
+		}
+	}
+
+	// Within the period a tenant's snapshot is the cached one; after it,
+	// a new one, and the entry of a tenant that did not ask again is gone.
+	_, first, _ := h.e.Stats.Snapshot(h.ctx, tenant)
+	h.clk.Advance(time.Second)
+	if _, at, _ := h.e.Stats.Snapshot(h.ctx, tenant); !at.Equal(first) {
+		t.Errorf("snapshot within the period taken at %v, want the cached one of %v", at, first)
+	}
+	h.clk.Advance(DefaultStatsEvery)
+	if _, at, _ := h.e.Stats.Snapshot(h.ctx, tenant); !at.After(first) {
+		t.Errorf("snapshot after the period taken at %v, want a new one after %v", at, first)
+	}
+	c := &h.e.Stats.snap
+	c.mu.Lock()
+	_, other := c.tenants["tenant-other"]
+	n := len(c.tenants)
+	c.mu.Unlock()
+	if other || n != 1 {
+		t.Errorf("%d tenants cached (tenant-other's: %v), want only %s's", n, other, tenant)
 	}
 }
 

@@ -188,21 +188,26 @@ func apiCluster(self string, now time.Time, shards int, nodes []store.Node, leas
 	return c
 }
 
-// apiStatus is the cluster's figures as GET /v1/status shows them (the
-// daemon's own fields are the caller's to fill).
+// apiStatus is the cluster's figures as GET /v1/status shows them, or a
+// tenant's (st.TenantID): its queues, due backlog, oldest ready and
+// dead-letter queue, the nodes, and null for the figures counted across
+// tenants (the lags, the last hour's events, the throughput, the nodes'
+// last passes). The daemon's own fields are the caller's to fill.
 func apiStatus(st *engine.Status, shards int) api.Status {
 	now := st.Now
+	cluster := st.TenantID == ""
 	out := api.Status{
-		Now: now.UTC(), Shards: shards, StatsAt: st.StatsAt.UTC(),
+		Now: now.UTC(), Shards: shards, StatsAt: st.StatsAt.UTC(), Tenant: st.TenantID,
 		Nodes: []api.StatusNode{}, DueBacklog: []api.BacklogMinute{}, Queues: []api.QueueDepth{},
-		ScheduleLag: api.LagWindows{LastMinute: percentiles(st.ScheduleLagMinute), LastHour: percentiles(st.ScheduleLagHour)},
-		DeliveryLag: api.LagWindows{LastMinute: percentiles(st.DeliveryLagMinute), LastHour: percentiles(st.DeliveryLagHour)},
-		LastHour:    apiEvents(st.LastHour),
 	}
-	if secs := st.MinuteWindow.Seconds(); secs > 0 {
-		out.Throughput = api.Throughput{
-			ClaimsPerSecond: math.Round(float64(st.LastMinute.Claims)/secs*100) / 100,
-			AcksPerSecond:   math.Round(float64(st.LastMinute.Acks)/secs*100) / 100,
+	if cluster {
+		out.ScheduleLag = &api.LagWindows{LastMinute: percentiles(st.ScheduleLagMinute), LastHour: percentiles(st.ScheduleLagHour)}
+		out.DeliveryLag = &api.LagWindows{LastMinute: percentiles(st.DeliveryLagMinute), LastHour: percentiles(st.DeliveryLagHour)}
+		events := apiEvents(st.LastHour)
+		out.LastHour, out.Throughput = &events, &api.Throughput{}
+		if secs := st.MinuteWindow.Seconds(); secs > 0 {
+			out.Throughput.ClaimsPerSecond = math.Round(float64(st.LastMinute.Claims)/secs*100) / 100
+			out.Throughput.AcksPerSecond = math.Round(float64(st.LastMinute.Acks)/secs*100) / 100
 		}
 	}
 	c := apiCluster("", now, shards, st.Nodes, st.Leases)

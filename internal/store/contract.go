@@ -379,10 +379,13 @@ type ClockSource interface {
 // per-minute figures every node writes, so that any node can answer for the
 // whole cluster. These methods are part of the Store interface.
 type StatsStore interface {
-	// Snapshot reads the queue as it stands at p.Now, across all tenants:
-	// one pass per figure, each bounded by the number of open (not
-	// finished) and DEAD occurrences and of schedules due within the
-	// p.Buckets minutes from p.Now, never by the history.
+	// Snapshot reads the queue as it stands at p.Now, across all tenants
+	// or, when p.TenantID is set, of that tenant alone: one pass per
+	// figure, each bounded by the number of open (not finished) and DEAD
+	// occurrences and of schedules due within the p.Buckets minutes from
+	// p.Now, never by the history. A tenant's snapshot reads its own
+	// occurrences only, through indexes that lead with the tenant, and
+	// the due schedules of the shards it has live schedules on.
 	Snapshot(ctx context.Context, p SnapshotParams) (Snapshot, error)
 	// WriteStatMinutes upserts rows by (NodeID, Minute), replacing Data,
 	// and deletes every row (of any node) whose Minute is before
@@ -397,10 +400,14 @@ type StatsStore interface {
 // one-minute buckets of DueBacklog (1..1440; 60 by default), counted from
 // BacklogFrom (zero: Now), which is at or before Now: a caller that
 // labels the buckets by clock minute passes Now truncated to the minute.
+// TenantID, when set, limits every figure to that tenant's occurrences and
+// schedules ("" counts every tenant's), so that a tenant's status shows
+// nothing of another's.
 type SnapshotParams struct {
 	Now         time.Time
 	Buckets     int
 	BacklogFrom time.Time
+	TenantID    string
 }
 
 // Snapshot is the queue at one instant.

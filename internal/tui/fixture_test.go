@@ -213,20 +213,20 @@ func fixtureStatus(i int, now time.Time) api.Status {
 			{NodeID: "node-b", Address: "10.0.3.12:7070", Live: true, ShardsOwned: 4, ClockOffset: "2.8ms", LastHeartbeat: now.Add(-2 * time.Second), LastPass: pass(2*time.Second, "19.7ms", 96, "57.4s")},
 			{NodeID: "node-c", Address: "10.0.3.13:7070", Live: false, ClockOffset: "0s", LastHeartbeat: time.Date(2027, 3, 26, 9, 41, 2, 0, time.UTC)},
 		},
-		ScheduleLag: api.LagWindows{
+		ScheduleLag: &api.LagWindows{
 			// The daemon counts an occurrence enqueued ahead of its time
 			// as 0 late, so most are 0 and the percentiles are never
 			// negative.
 			LastMinute: api.Percentiles{Count: 1204, P50: ptr("1ms"), P95: ptr("4ms"), P99: secs(schedTrend[i%len(schedTrend)])},
 			LastHour:   api.Percentiles{Count: 70311, P50: ptr("1ms"), P95: ptr("6ms"), P99: secs(1.8)},
 		},
-		DeliveryLag: api.LagWindows{
+		DeliveryLag: &api.LagWindows{
 			LastMinute: api.Percentiles{Count: 1198, P50: secs(0.041), P95: secs(0.38), P99: secs(delivTrend[i%len(delivTrend)])},
 			LastHour:   api.Percentiles{Count: 70102, P50: secs(0.038), P95: secs(0.29), P99: secs(1.9)},
 		},
 		OldestReady: &api.OldestReady{OccurrenceID: "occ_01JQ4E8Z3K", ScheduleID: "sch_email", Queue: "emails", AvailableAt: now.Add(-192 * time.Second), Age: "3m12s"},
-		LastHour:    api.EventCounts{Materialized: 70311, Missed: 2, SkippedOverlap: 14, Claims: 70102, Acks: 69950, Dead: 3, Redeliveries: 4},
-		Throughput:  api.Throughput{ClaimsPerSecond: 19.8, AcksPerSecond: 19.5},
+		LastHour:    &api.EventCounts{Materialized: 70311, Missed: 2, SkippedOverlap: 14, Claims: 70102, Acks: 69950, Dead: 3, Redeliveries: 4},
+		Throughput:  &api.Throughput{ClaimsPerSecond: 19.8, AcksPerSecond: 19.5},
 	}
 	minute := now.Truncate(time.Minute)
 	for m := range 60 {

@@ -72,3 +72,37 @@ func TestREADMEFrame(t *testing.T) {
 	hs := loaded(t, viewOverview, 100, 30, false)
 	golden(t, "readme_overview_100x30", hs.view())
 }
+
+// TestTenantOverview: a tenant's status has no lags, rates, last hour nor
+// last passes (null: counted across every tenant). The Overview says they
+// are not shown, draws no trend, and still fits its frame.
+func TestTenantOverview(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		f := newFixture(3)
+		for i := range f.statuses {
+			st := &f.statuses[i]
+			st.Tenant = "acme"
+			st.ScheduleLag, st.DeliveryLag, st.LastHour, st.Throughput = nil, nil, nil, nil
+			for j := range st.Nodes {
+				st.Nodes[j].LastPass = nil
+			}
+		}
+		hs := newHarness(t, f, size[0], size[1], false)
+		hs.ticks(2)
+		frame := hs.view()
+		if got := strings.Count(frame, "\n") + 1; got != size[1] {
+			t.Errorf("%dx%d: the frame has %d lines", size[0], size[1], got)
+		}
+		for i, l := range strings.Split(frame, "\n") {
+			if w := lipgloss.Width(l); w > size[0] {
+				t.Errorf("%dx%d: line %d is %d cells wide: %q", size[0], size[1], i+1, w, l)
+			}
+		}
+		if !strings.Contains(frame, "not shown to a tenant") {
+			t.Errorf("%dx%d: the frame does not say the lags are not shown:\n%s", size[0], size[1], frame)
+		}
+		if len(hs.m.history) != 0 {
+			t.Errorf("%dx%d: %d lag samples kept from a tenant's status", size[0], size[1], len(hs.m.history))
+		}
+	}
+}

@@ -590,6 +590,9 @@ func (m *Model) record(st *api.Status) {
 	if n := len(m.history); n > 0 && !at.After(m.history[n-1].at) {
 		return
 	}
+	if st.ScheduleLag == nil || st.DeliveryLag == nil {
+		return // a tenant's status: no lags to trend
+	}
 	s := lagSample{at: at}
 	if d, ok := parseDur(st.ScheduleLag.LastMinute.P99); ok {
 		s.sched, s.schedOK = d.Seconds(), true

@@ -78,6 +78,11 @@ func padStyled(s string, w int) string {
 	return s + strings.Repeat(" ", max(0, w-lipgloss.Width(s)))
 }
 
+// notShown stands for the figures a tenant's status leaves out (null in
+// its JSON): counted per node across every tenant, they are not the
+// tenant's.
+const notShown = "— not shown to a tenant (counted across every tenant)"
+
 // lagBlock is the schedule and delivery lag percentiles of the last
 // minute and hour, with the trend of the last minute's p99 on the right.
 func (m *Model) lagBlock(w int) []string {
@@ -99,7 +104,7 @@ func (m *Model) lagBlock(w int) []string {
 	lines := []string{st.heading.Render(head)}
 	for _, r := range []struct {
 		name string
-		lw   api.LagWindows
+		lw   *api.LagWindows
 		vals []float64
 		ok   []bool
 	}{
@@ -107,6 +112,13 @@ func (m *Model) lagBlock(w int) []string {
 		{"delivery", s.DeliveryLag, deliv, ok2},
 	} {
 		l := st.label.Render(padRight(r.name, 9))
+		if r.lw == nil {
+			// A tenant's status has no lags: they are counted across
+			// every tenant.
+			l += " " + st.dim.Render(trunc(notShown, max(w-10, 1)))
+			lines = append(lines, l)
+			continue
+		}
 		for _, p := range []*string{r.lw.LastMinute.P50, r.lw.LastMinute.P95, r.lw.LastMinute.P99} {
 			l += " " + m.styledDur(p, 7)
 		}
@@ -149,9 +161,11 @@ func (m *Model) trendCaption(w int) string {
 // last hour's counts, flowed over as many lines as the width needs.
 func (m *Model) vitalsBlock(w int) []string {
 	st, s := m.st, m.status
-	items := []string{
-		st.label.Render("claims") + " " + fmtRate(s.Throughput.ClaimsPerSecond),
-		st.label.Render("acks") + " " + fmtRate(s.Throughput.AcksPerSecond),
+	var items []string
+	if tp := s.Throughput; tp != nil {
+		items = append(items, st.label.Render("claims")+" "+fmtRate(tp.ClaimsPerSecond), st.label.Render("acks")+" "+fmtRate(tp.AcksPerSecond))
+	} else {
+		items = append(items, st.label.Render("claims")+" "+st.dim.Render("—"), st.label.Render("acks")+" "+st.dim.Render("—"))
 	}
 	if o := s.OldestReady; o != nil {
 		age := fmtDurStr(&o.Age)
@@ -177,6 +191,10 @@ func (m *Model) vitalsBlock(w int) []string {
 	items = append(items, st.label.Render("DLQ")+" "+dlq)
 	// The last hour's counts stay together, under their label.
 	hour := s.LastHour
+	if hour == nil {
+		items = append(items, st.label.Render("last hour:")+" "+st.dim.Render(notShown))
+		return flow(items, st.dim.Render(" · "), w)
+	}
 	count := func(name string, n int64, bad bool) string {
 		v := fmtCount(n)
 		if bad && n > 0 {

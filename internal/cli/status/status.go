@@ -48,6 +48,12 @@ cluster's work, so any node gives the same figures:
     a sparkline of the next hour, so a cliff shows before it arrives;
   - the depth of every queue by lane and state, with how many are ready.
 
+Asked with a tenant's token, it shows that tenant's own figures: its
+queues, due backlog, oldest ready occurrence and dead-letter queue, read
+from its rows alone, and the nodes; the lags, the last hour's events, the
+throughput and the nodes' last passes are counted across every tenant, so
+they are not shown ("-", and null in JSON).
+
 Off a terminal each table row is tab-separated with its kind first (node,
 lag, due, queue); the due line ends with the 60 per-minute counts,
 comma-separated. JSON output (-o json) is the API's status object as is;
@@ -109,10 +115,20 @@ func printStatus(f *cmdutil.Factory, st *api.Status) error {
 	kv.Row("stats_at", cmdutil.TSV(st.StatsAt))
 	kv.Row("dlq_size", strconv.FormatInt(st.DLQSize, 10))
 	kv.Row("oldest_ready", oldestReady(st.OldestReady))
-	h := st.LastHour
-	kv.Row("last_hour", fmt.Sprintf("%d materialized, %d MISSED, %d SKIPPED_OVERLAP, %d claims, %d acks, %d DEAD, %d redeliveries",
-		h.Materialized, h.Missed, h.SkippedOverlap, h.Claims, h.Acks, h.Dead, h.Redeliveries))
-	kv.Row("throughput", fmt.Sprintf("%.2f claims/s, %.2f acks/s (last minute)", st.Throughput.ClaimsPerSecond, st.Throughput.AcksPerSecond))
+	if st.Tenant != "" {
+		kv.Row("tenant", st.Tenant+" (its own queues, backlog and DLQ)")
+	}
+	if h := st.LastHour; h != nil {
+		kv.Row("last_hour", fmt.Sprintf("%d materialized, %d MISSED, %d SKIPPED_OVERLAP, %d claims, %d acks, %d DEAD, %d redeliveries",
+			h.Materialized, h.Missed, h.SkippedOverlap, h.Claims, h.Acks, h.Dead, h.Redeliveries))
+	} else {
+		kv.Row("last_hour", notShown)
+	}
+	if tp := st.Throughput; tp != nil {
+		kv.Row("throughput", fmt.Sprintf("%.2f claims/s, %.2f acks/s (last minute)", tp.ClaimsPerSecond, tp.AcksPerSecond))
+	} else {
+		kv.Row("throughput", notShown)
+	}
 	if o := st.Outage; o != nil && o.Active {
 		shards := "all shards"
 		if len(o.Shards) > 0 {
@@ -180,11 +196,25 @@ func nodesTable(f *cmdutil.Factory, st *api.Status) *cmdutil.Table {
 	return t
 }
 
+// notShown stands for a figure a tenant's status leaves out (null in its
+// JSON): counted per node across every tenant, it is not the tenant's.
+const notShown = "- (not shown to a tenant: counted across every tenant)"
+
+// lagTable is the lags' percentiles. A tenant's status has none: a
+// terminal says so, other output has no lag rows.
 func lagTable(f *cmdutil.Factory, st *api.Status) *cmdutil.Table {
+	if st.ScheduleLag == nil || st.DeliveryLag == nil {
+		if !f.IsTTY {
+			return nil
+		}
+		t := cmdutil.NewTable(f)
+		t.Row("lag", notShown)
+		return t
+	}
 	t := cmdutil.NewTable(f, "LAG", "WINDOW", "SAMPLES", "P50", "P95", "P99")
 	for _, l := range []struct {
 		name string
-		w    api.LagWindows
+		w    *api.LagWindows
 	}{{"schedule", st.ScheduleLag}, {"delivery", st.DeliveryLag}} {
 		for _, w := range []struct {
 			name string

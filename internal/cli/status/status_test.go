@@ -52,12 +52,18 @@ func TestStatusTable(t *testing.T) {
 		// backlog, no queues.
 		{"status-idle-tty.golden", true, func() api.Status {
 			return api.Status{Version: "1.0", TZVersion: "2026a", NodeID: "n1", Store: "sqlite", Shards: 1, ShardsOwned: 1,
-				Now: clitest.FixedNow, StatsAt: clitest.FixedNow, DueBacklog: clitest.Backlog(clitest.FixedNow, nil)}
+				Now: clitest.FixedNow, StatsAt: clitest.FixedNow, DueBacklog: clitest.Backlog(clitest.FixedNow, nil),
+				ScheduleLag: &api.LagWindows{}, DeliveryLag: &api.LagWindows{}, LastHour: &api.EventCounts{}, Throughput: &api.Throughput{}}
 		}},
+		// A tenant's status: its own figures, and none of those counted
+		// across tenants (null: "-", not shown).
+		{"status-tenant-tty.golden", true, tenantStatus},
+		{"status-tenant-plain.golden", false, tenantStatus},
 		// A simulated outage in progress: a row says until when.
 		{"status-outage-plain.golden", false, func() api.Status {
 			st := api.Status{Version: "1.0", TZVersion: "2026a", NodeID: "n1", Store: "sqlite", Shards: 4, ShardsOwned: 4,
-				Now: clitest.FixedNow, StatsAt: clitest.FixedNow, DueBacklog: clitest.Backlog(clitest.FixedNow, nil)}
+				Now: clitest.FixedNow, StatsAt: clitest.FixedNow, DueBacklog: clitest.Backlog(clitest.FixedNow, nil),
+				ScheduleLag: &api.LagWindows{}, DeliveryLag: &api.LagWindows{}, LastHour: &api.EventCounts{}, Throughput: &api.Throughput{}}
 			st.Outage = &api.SimulatedOutage{ID: 2, Shards: []int{0, 3}, StartedAt: clitest.FixedNow.Add(-time.Minute),
 				EndsAt: clitest.FixedNow.Add(9 * time.Minute), CreatedBy: "n1", Active: true, Remaining: "9m0s"}
 			return st
@@ -77,6 +83,18 @@ func TestStatusTable(t *testing.T) {
 			clitest.Golden(t, tc.name, out.String())
 		})
 	}
+}
+
+// tenantStatus is the sample status as a tenant gets it: its own rows, no
+// lags, events, throughput nor last passes.
+func tenantStatus() api.Status {
+	st := clitest.SampleStatus()
+	st.Tenant = "default"
+	st.ScheduleLag, st.DeliveryLag, st.LastHour, st.Throughput = nil, nil, nil, nil
+	for i := range st.Nodes {
+		st.Nodes[i].LastPass = nil
+	}
+	return st
 }
 
 func TestSparkline(t *testing.T) {

@@ -585,24 +585,55 @@ WHERE tenant_id = $1 AND occurrence_id = ANY($3::text[]) AND (state = 'DEAD') IS
 // Seeing it (store.StatsStore). Snapshot's statements run together in one
 // read-only transaction (one snapshot of the database, no row locks); each
 // reads the open occurrences, the DEAD ones or the schedules due within
-// the backlog's window through a partial index, never the history.
+// the backlog's window through a partial index, never the history. $1 is
+// the snapshot's now (in the due backlog, where its minutes count from);
+// $2 the end of the due backlog's window; the tenant of a tenant's
+// statements (SnapshotParams.TenantID) is the last argument. Every
+// tenant's statements and one tenant's share their outer selects (the
+// fragments below) and differ in the rows they read: the whole cluster's
+// through the indexes of every open occurrence, one tenant's through the
+// indexes that lead with the tenant, never reading another tenant's rows.
 const (
-	// Depth by tenant, queue, lane and state: the open occurrences (index
-	// occurrences_open) and the DEAD ones (index occurrences_dead). Ready
-	// counts the claimable ones due at $1.
-	qSnapshotDepth = `SELECT tenant_id, queue, lane, state, count(*),
+	// Depth by tenant, queue, lane and state of the rows of d, with the
+	// claimable ones due at $1.
+	snapshotDepth = `SELECT tenant_id, queue, lane, state, count(*),
     count(*) FILTER (WHERE state IN ('ENQUEUED', 'RETRY_WAIT') AND available_at <= $1)
-FROM (SELECT tenant_id, queue, lane, state, available_at FROM occurrences WHERE open
-    UNION ALL
-    SELECT tenant_id, queue, lane, state, available_at FROM occurrences WHERE state = 'DEAD') AS d
+FROM (`
+	snapshotDepthEnd = `) AS d
 GROUP BY tenant_id, queue, lane, state
 ORDER BY tenant_id, queue, lane, state`
+	snapshotDepthRow = `SELECT tenant_id, queue, lane, state, available_at FROM occurrences WHERE `
 
-	// The claimable occurrence due at $1 with the earliest available_at,
-	// of every tenant (index occurrences_claim; ties in insertion order).
-	qSnapshotOldestReady = `SELECT ` + occurrenceColumns + `
+	// Every tenant's: the open occurrences (index occurrences_open) and
+	// the DEAD ones (index occurrences_dead).
+	qSnapshotDepth = snapshotDepth + snapshotDepthRow + `open
+    UNION ALL
+    ` + snapshotDepthRow + `state = 'DEAD'` + snapshotDepthEnd
+
+	// A tenant's ($2), state by state, each through an index that leads
+	// with the tenant and holds those states alone: the claimable
+	// (occurrences_claim), RUNNING (occurrences_running), SCHEDULED
+	// (occurrences_scheduled) and DEAD (occurrences_dead) ones.
+	qSnapshotTenantDepth = snapshotDepth + snapshotDepthRow + `tenant_id = $2 AND ` + snapshotClaimable + `
+    UNION ALL
+    ` + snapshotDepthRow + `tenant_id = $2 AND state = 'RUNNING'
+    UNION ALL
+    ` + snapshotDepthRow + `tenant_id = $2 AND state = 'SCHEDULED'
+    UNION ALL
+    ` + snapshotDepthRow + `tenant_id = $2 AND state = 'DEAD'` + snapshotDepthEnd
+
+	// The claimable occurrences: occurrences_claim's WHERE.
+	snapshotClaimable = `state IN ('ENQUEUED', 'RETRY_WAIT')`
+
+	// The claimable occurrence due at $1 with the earliest available_at
+	// (index occurrences_claim; ties in insertion order): of every
+	// tenant, or of the tenant $2 (the tenant's range of the index).
+	qSnapshotOldestReady       = snapshotOldestReady + snapshotClaimable + snapshotOldestReadyEnd
+	qSnapshotTenantOldestReady = snapshotOldestReady + `tenant_id = $2 AND ` + snapshotClaimable + snapshotOldestReadyEnd
+	snapshotOldestReady        = `SELECT ` + occurrenceColumns + `
 FROM occurrences
-WHERE state IN ('ENQUEUED', 'RETRY_WAIT') AND available_at <= $1
+WHERE `
+	snapshotOldestReadyEnd = ` AND available_at <= $1
 ORDER BY available_at, seq
 LIMIT 1`
 
@@ -616,14 +647,41 @@ LIMIT 1`
 	// the schedules due in the window, not every schedule. (A join to
 	// generate_series instead is planned for 1,000 shards, and the planner
 	// then prefers to scan every schedule.)
-	qSnapshotDueBacklog = `SELECT (t - $1) / 60000 AS minute, count(*)
-FROM (SELECT available_at AS t FROM occurrences
-        WHERE open AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT') AND available_at >= $1 AND available_at < $2
+	qSnapshotDueBacklog = snapshotDue + `SELECT available_at AS t FROM occurrences
+        WHERE open AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT') AND ` + snapshotDueWindow + `
     UNION ALL
     SELECT next_run_at FROM schedules
         WHERE shard = ANY (ARRAY(SELECT generate_series(0, (SELECT max(shard) FROM schedules WHERE state = 'ACTIVE'))))
-            AND state = 'ACTIVE' AND next_run_at >= $1 AND next_run_at < $2) AS due
+            AND ` + snapshotActiveInWindow + snapshotDueEnd
+
+	// A tenant's ($3): its claimable occurrences (index
+	// occurrences_claim) and its SCHEDULED ones (index
+	// occurrences_scheduled), and its ACTIVE schedules, read as one range
+	// of schedules_due on each shard it has live schedules on (its rows of
+	// tenant_live_schedules, one range of the key): the read costs the
+	// schedules due in the window on the tenant's shards. The tenant is
+	// checked outside the schedules' subquery, behind OFFSET 0 (which the
+	// planner does not push a condition through): given the tenant there,
+	// the planner may read a tenant's schedules by schedules_name instead,
+	// every one it ever made that is not canceled, the COMPLETED ones too.
+	qSnapshotTenantDueBacklog = snapshotDue + `SELECT available_at AS t FROM occurrences
+        WHERE tenant_id = $3 AND ` + snapshotClaimable + ` AND ` + snapshotDueWindow + `
+    UNION ALL
+    SELECT available_at FROM occurrences
+        WHERE tenant_id = $3 AND state = 'SCHEDULED' AND ` + snapshotDueWindow + `
+    UNION ALL
+    SELECT c.next_run_at FROM (SELECT next_run_at, tenant_id FROM schedules
+            WHERE shard = ANY (ARRAY(SELECT shard FROM tenant_live_schedules WHERE tenant_id = $3 AND live > 0))
+                AND ` + snapshotActiveInWindow + `
+            OFFSET 0) AS c
+        WHERE c.tenant_id = $3` + snapshotDueEnd
+
+	snapshotDue = `SELECT (t - $1) / 60000 AS minute, count(*)
+FROM (`
+	snapshotDueEnd = `) AS due
 GROUP BY 1`
+	snapshotDueWindow      = `available_at >= $1 AND available_at < $2`
+	snapshotActiveInWindow = `state = 'ACTIVE' AND next_run_at >= $1 AND next_run_at < $2`
 
 	// A batch of per-minute rows, one array per column of (node_id,
 	// minute, data), at most one row per key.

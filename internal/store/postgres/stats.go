@@ -11,8 +11,8 @@ import (
 	"github.com/sched-dev/sched/internal/store/rowcodec"
 )
 
-// Snapshot reads the queue at p.Now across all tenants (see
-// store.Snapshot): the depth by tenant, queue, lane and state, the oldest
+// Snapshot reads the queue at p.Now across all tenants, or of p.TenantID
+// alone (see store.Snapshot): the depth by tenant, queue, lane and state, the oldest
 // ready occurrence and the due backlog per minute. The three statements go
 // in one round trip, in a read-only REPEATABLE READ transaction, so the
 // figures agree with one another (one snapshot of the database) and take
@@ -25,10 +25,14 @@ func (s *Store) Snapshot(ctx context.Context, p store.SnapshotParams) (store.Sna
 		return store.Snapshot{}, fmt.Errorf("snapshot: %w", err)
 	}
 	err = s.readTx(ctx, func(tx pgx.Tx) error {
+		depth, oldest, due := qSnapshotDepth, qSnapshotOldestReady, qSnapshotDueBacklog
+		if r.Tenant != "" {
+			depth, oldest, due = qSnapshotTenantDepth, qSnapshotTenantOldestReady, qSnapshotTenantDueBacklog
+		}
 		b := &pgx.Batch{}
-		b.Queue(qSnapshotDepth, r.Now)
-		b.Queue(qSnapshotOldestReady, r.Now)
-		b.Queue(qSnapshotDueBacklog, r.From, r.End)
+		b.Queue(depth, r.DepthArgs()...)
+		b.Queue(oldest, r.DepthArgs()...)
+		b.Queue(due, r.DueArgs()...)
 		br := tx.SendBatch(ctx, b)
 		defer br.Close()
 

@@ -24,10 +24,30 @@ const (
 // SnapshotRead is a store.Snapshot being assembled from the rows of a
 // driver's snapshot statements. Now, From and End are what the statements
 // bind: the snapshot's now, and the due backlog's window [From, End), all
-// in unix milliseconds.
+// in unix milliseconds; Tenant is the tenant whose snapshot it is ("":
+// every tenant's).
 type SnapshotRead struct {
 	Now, From, End int64
+	Tenant         string
 	Snap           store.Snapshot
+}
+
+// DepthArgs are the arguments of the depth and oldest ready statements:
+// now, then the tenant in a tenant's snapshot.
+func (r *SnapshotRead) DepthArgs() []any {
+	if r.Tenant == "" {
+		return []any{r.Now}
+	}
+	return []any{r.Now, r.Tenant}
+}
+
+// DueArgs are the arguments of the due backlog's statements: the window's
+// start and end, then the tenant in a tenant's snapshot.
+func (r *SnapshotRead) DueArgs() []any {
+	if r.Tenant == "" {
+		return []any{r.From, r.End}
+	}
+	return []any{r.From, r.End, r.Tenant}
 }
 
 // NewSnapshotRead checks p and returns the snapshot to fill. The due
@@ -49,7 +69,7 @@ func NewSnapshotRead(p store.SnapshotParams) (*SnapshotRead, error) {
 		}
 		from = p.BacklogFrom
 	}
-	r := &SnapshotRead{Now: MS(p.Now), From: MS(from), Snap: store.Snapshot{DueBacklog: make([]int64, buckets)}}
+	r := &SnapshotRead{Now: MS(p.Now), From: MS(from), Tenant: p.TenantID, Snap: store.Snapshot{DueBacklog: make([]int64, buckets)}}
 	r.End = r.From + int64(buckets)*time.Minute.Milliseconds()
 	return r, nil
 }

@@ -97,6 +97,18 @@ func TestQueryPlans(t *testing.T) {
 		{"snapshot: due schedules", qSnapshotDueCursors, []string{"SEARCH schedule_cursors USING COVERING INDEX schedules_due",
 			"SEARCH c USING COVERING INDEX schedules_due (shard>?)", "SEARCH c USING COVERING INDEX schedules_due (shard=? AND next_run_at>? AND next_run_at<?)"},
 			[]string{"SCAN c", "SCAN schedule_cursors"}},
+		// A tenant's snapshot reads the tenant's range of indexes that lead
+		// with it, never another tenant's rows nor the whole of an index.
+		{"tenant snapshot: depth", qSnapshotTenantDepth, []string{"SEARCH occurrences USING INDEX occurrences_claim (tenant_id=?)",
+			"SEARCH occurrences USING INDEX occurrences_running (tenant_id=?)", "SEARCH occurrences USING INDEX occurrences_scheduled (tenant_id=?)",
+			"SEARCH occurrences USING INDEX occurrences_dead (tenant_id=?)"},
+			[]string{"SCAN"}},
+		{"tenant snapshot: oldest ready", qSnapshotTenantOldestReady, []string{"SEARCH occurrences USING INTEGER PRIMARY KEY (rowid=?)",
+			"SEARCH occurrences USING INDEX occurrences_claim (tenant_id=?)"}, []string{"SCAN"}},
+		{"tenant snapshot: due occurrences", qSnapshotTenantDueOccurrences, []string{"SEARCH occurrences USING INDEX occurrences_claim (tenant_id=?)",
+			"SEARCH occurrences USING INDEX occurrences_scheduled (tenant_id=?)"}, []string{"SCAN occurrences"}},
+		{"tenant snapshot: due schedules", qSnapshotTenantDueCursors, []string{"SEARCH t USING PRIMARY KEY (tenant_id=?)",
+			"SEARCH c USING INDEX schedules_due (shard=? AND next_run_at>? AND next_run_at<?)"}, []string{"SCAN"}},
 		{"stat minutes: read", qReadStatMinutes, []string{"sqlite_autoindex_stat_minutes_1 (minute>?)"}, []string{"TEMP B-TREE", "SCAN"}},
 		{"stat minutes: delete", qDeleteStatMinutes, []string{"sqlite_autoindex_stat_minutes_1 (minute<?)"}, []string{"SCAN"}},
 	} {

@@ -565,30 +565,69 @@ func chunkInsert(rows int) string {
 // planner's cursors, so they cost the queue as it stands, never the
 // history. ?1 is the snapshot's now (in the due backlog's statements,
 // where its minutes count from: SnapshotParams.BacklogFrom, or now); ?2
-// the end of the due backlog's last minute.
+// the end of the due backlog's last minute; ?3 the tenant, in a tenant's
+// statements (SnapshotParams.TenantID). Every tenant's statements and one
+// tenant's share their columns and groups (the fragments below) and
+// differ in the rows they read: the whole cluster's through the indexes
+// of every open occurrence, one tenant's through the indexes that lead
+// with the tenant, never reading another tenant's rows.
 const (
+	// A depth row, (tenant, queue, lane, state, count, ready at ?1), of
+	// the rows its FROM and WHERE give.
+	snapshotDepthColumns = `SELECT tenant_id, queue, lane, state, count(*), sum(state IN ('ENQUEUED', 'RETRY_WAIT') AND available_at <= ?1)`
+	snapshotDepthGroup   = `
+GROUP BY tenant_id, queue, lane, state`
+	snapshotDepthOrder = `
+ORDER BY 1, 2, 3, 4`
+
 	// Depth: the open occurrences (index occurrences_open, scanned whole:
 	// it holds those alone) by tenant, queue, lane and state, with those
 	// ready at ?1 of each group; then the DEAD ones (index
 	// occurrences_dead).
-	qSnapshotDepth = `SELECT tenant_id, queue, lane, state, count(*), sum(state IN ('ENQUEUED', 'RETRY_WAIT') AND available_at <= ?1)
+	qSnapshotDepth = snapshotDepthColumns + `
 FROM occurrences INDEXED BY occurrences_open
-WHERE open = 1
-GROUP BY tenant_id, queue, lane, state
+WHERE open = 1` + snapshotDepthGroup + `
 UNION ALL
 SELECT tenant_id, queue, lane, 'DEAD', count(*), 0
 FROM occurrences INDEXED BY occurrences_dead
 WHERE state = 'DEAD'
-GROUP BY tenant_id, queue, lane
-ORDER BY 1, 2, 3, 4`
+GROUP BY tenant_id, queue, lane` + snapshotDepthOrder
+
+	// A tenant's depth, state by state, each through an index that
+	// leads with the tenant and holds that state alone: the claimable
+	// (occurrences_claim), RUNNING (occurrences_running), SCHEDULED
+	// (occurrences_scheduled) and DEAD (occurrences_dead) ones.
+	qSnapshotTenantDepth = snapshotDepthColumns + `
+FROM occurrences INDEXED BY occurrences_claim
+WHERE tenant_id = ?2 AND ` + snapshotClaimable + snapshotDepthGroup + `
+UNION ALL
+` + snapshotDepthColumns + `
+FROM occurrences INDEXED BY occurrences_running
+WHERE tenant_id = ?2 AND state = 'RUNNING'` + snapshotDepthGroup + `
+UNION ALL
+` + snapshotDepthColumns + `
+FROM occurrences INDEXED BY occurrences_scheduled
+WHERE tenant_id = ?2 AND state = 'SCHEDULED'` + snapshotDepthGroup + `
+UNION ALL
+` + snapshotDepthColumns + `
+FROM occurrences INDEXED BY occurrences_dead
+WHERE tenant_id = ?2 AND state = 'DEAD'` + snapshotDepthGroup + snapshotDepthOrder
+
+	// The claimable occurrences: occurrences_claim's WHERE, word for word,
+	// so that a statement naming it may use the index.
+	snapshotClaimable = `state IN ('ENQUEUED', 'RETRY_WAIT')`
 
 	// The ready occurrence that has waited longest: the claimable ones
 	// (index occurrences_claim, which holds their available_at and
-	// rowid, so the search reads the index alone), then the one row.
-	qSnapshotOldestReady = `SELECT ` + occurrenceColumns + `
+	// rowid, so the search reads the index alone), then the one row. A
+	// tenant's (?2) searches the tenant's range of the index.
+	qSnapshotOldestReady       = snapshotOldestReady + snapshotClaimable + snapshotOldestReadyEnd
+	qSnapshotTenantOldestReady = snapshotOldestReady + `tenant_id = ?2 AND ` + snapshotClaimable + snapshotOldestReadyEnd
+	snapshotOldestReady        = `SELECT ` + occurrenceColumns + `
 FROM occurrences
 WHERE rowid = (SELECT rowid FROM occurrences INDEXED BY occurrences_claim
-    WHERE state IN ('ENQUEUED', 'RETRY_WAIT') AND available_at <= ?1
+    WHERE `
+	snapshotOldestReadyEnd = ` AND available_at <= ?1
     ORDER BY available_at, rowid
     LIMIT 1)`
 
@@ -597,8 +636,20 @@ WHERE rowid = (SELECT rowid FROM occurrences INDEXED BY occurrences_claim
 	// occurrences_open).
 	qSnapshotDueOccurrences = `SELECT (available_at - ?1) / 60000, count(*)
 FROM occurrences INDEXED BY occurrences_open
-WHERE open = 1 AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT') AND available_at >= ?1 AND available_at < ?2
+WHERE open = 1 AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT') AND ` + snapshotDueWindow + `
 GROUP BY 1`
+
+	// A tenant's: its claimable occurrences (index occurrences_claim) and
+	// its SCHEDULED ones (index occurrences_scheduled).
+	qSnapshotTenantDueOccurrences = `SELECT (available_at - ?1) / 60000, count(*)
+FROM (SELECT available_at FROM occurrences INDEXED BY occurrences_claim
+        WHERE tenant_id = ?3 AND ` + snapshotClaimable + ` AND ` + snapshotDueWindow + `
+    UNION ALL
+    SELECT available_at FROM occurrences INDEXED BY occurrences_scheduled
+        WHERE tenant_id = ?3 AND state = 'SCHEDULED' AND ` + snapshotDueWindow + `)
+GROUP BY 1`
+
+	snapshotDueWindow = `available_at >= ?1 AND available_at < ?2`
 
 	// The due backlog of schedules, per minute from ?1, by cursor in [?1,
 	// ?2): schedule_cursors holds exactly the ACTIVE schedules with a next
@@ -612,10 +663,23 @@ GROUP BY 1`
     SELECT (SELECT min(c.shard) FROM schedule_cursors c WHERE c.shard > shards.shard)
     FROM shards WHERE shards.shard IS NOT NULL
 )
-SELECT (c.next_run_at - ?1) / 60000, count(*)
+` + snapshotDueCursors + `
 FROM shards JOIN schedule_cursors c ON c.shard = shards.shard
-WHERE c.next_run_at >= ?1 AND c.next_run_at < ?2
+WHERE ` + snapshotCursorWindow + `
 GROUP BY 1`
+
+	// A tenant's: the shards it has live schedules on are its rows of
+	// tenant_live_schedules (one range of its key), and each shard's
+	// cursors in the window one range of schedules_due, of which the
+	// tenant's are counted. The read costs the schedules due in the
+	// window on the tenant's shards, not every schedule.
+	qSnapshotTenantDueCursors = snapshotDueCursors + `
+FROM tenant_live_schedules t JOIN schedule_cursors c INDEXED BY schedules_due ON c.shard = t.shard
+WHERE t.tenant_id = ?3 AND t.live > 0 AND ` + snapshotCursorWindow + ` AND c.tenant_id = ?3
+GROUP BY 1`
+
+	snapshotDueCursors   = `SELECT (c.next_run_at - ?1) / 60000, count(*)`
+	snapshotCursorWindow = `c.next_run_at >= ?1 AND c.next_run_at < ?2`
 
 	statMinuteColumns = `node_id, minute, data`
 

@@ -10,11 +10,13 @@ import (
 	"github.com/sched-dev/sched/internal/store/rowcodec"
 )
 
-// Snapshot reads the queue at p.Now, across all tenants, in one read
-// transaction, so that its figures agree with each other (see
-// store.StatsStore). Each figure is one statement over the partial indexes
-// of the open, claimable and DEAD occurrences, or over the planner's
-// cursors (queries.go): it costs the queue as it stands, not its history.
+// Snapshot reads the queue at p.Now, across all tenants or of
+// p.TenantID's alone, in one read transaction, so that its figures agree
+// with each other (see store.StatsStore). Each figure is one statement
+// over the partial indexes of the open, claimable and DEAD occurrences, or
+// over the planner's cursors (queries.go): it costs the queue as it
+// stands, not its history; a tenant's statements read the tenant's rows
+// through indexes that lead with it.
 // The due backlog's minutes count from p.BacklogFrom when it is set, from
 // p.Now otherwise; a BacklogFrom after p.Now is refused.
 func (s *Store) Snapshot(ctx context.Context, p store.SnapshotParams) (_ store.Snapshot, err error) {
@@ -34,7 +36,11 @@ func (s *Store) Snapshot(ctx context.Context, p store.SnapshotParams) (_ store.S
 	}
 	defer tx.Rollback() // read only: nothing to commit
 
-	rows, err := tx.QueryContext(ctx, qSnapshotDepth, r.Now)
+	q := snapshotAll
+	if r.Tenant != "" {
+		q = snapshotTenant
+	}
+	rows, err := tx.QueryContext(ctx, q.depth, r.DepthArgs()...)
 	if err != nil {
 		return store.Snapshot{}, fmt.Errorf("depth: %w", translate(err))
 	}
@@ -42,27 +48,36 @@ func (s *Store) Snapshot(ctx context.Context, p store.SnapshotParams) (_ store.S
 		return store.Snapshot{}, fmt.Errorf("depth: %w", err)
 	}
 
-	oldest, err := scanOccurrence(tx.QueryRowContext(ctx, qSnapshotOldestReady, r.Now))
+	oldest, err := scanOccurrence(tx.QueryRowContext(ctx, q.oldestReady, r.DepthArgs()...))
 	if ok, err := codec.Found(err); err != nil {
 		return store.Snapshot{}, fmt.Errorf("oldest ready: %w", err)
 	} else if ok {
 		r.Snap.OldestReady = oldest
 	}
 
-	for _, q := range []struct{ what, query string }{
-		{"due occurrences", qSnapshotDueOccurrences},
-		{"due schedules", qSnapshotDueCursors},
+	for _, d := range []struct{ what, query string }{
+		{"due occurrences", q.dueOccurrences},
+		{"due schedules", q.dueCursors},
 	} {
-		rows, err := tx.QueryContext(ctx, q.query, r.From, r.End)
+		rows, err := tx.QueryContext(ctx, d.query, r.DueArgs()...)
 		if err != nil {
-			return store.Snapshot{}, fmt.Errorf("%s: %w", q.what, translate(err))
+			return store.Snapshot{}, fmt.Errorf("%s: %w", d.what, translate(err))
 		}
 		if err := eachRow(rows, r.AddDue); err != nil {
-			return store.Snapshot{}, fmt.Errorf("%s: %w", q.what, err)
+			return store.Snapshot{}, fmt.Errorf("%s: %w", d.what, err)
 		}
 	}
 	return r.Snap, nil
 }
+
+// snapshotQueries are the statements of one kind of snapshot: every
+// tenant's, or one tenant's.
+type snapshotQueries struct{ depth, oldestReady, dueOccurrences, dueCursors string }
+
+var (
+	snapshotAll    = snapshotQueries{qSnapshotDepth, qSnapshotOldestReady, qSnapshotDueOccurrences, qSnapshotDueCursors}
+	snapshotTenant = snapshotQueries{qSnapshotTenantDepth, qSnapshotTenantOldestReady, qSnapshotTenantDueOccurrences, qSnapshotTenantDueCursors}
+)
 
 // WriteStatMinutes upserts rows by (NodeID, Minute) and deletes every row
 // of a minute before deleteBefore, in one transaction. A row with no node

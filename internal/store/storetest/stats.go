@@ -176,6 +176,136 @@ func testStats(t *testing.T, open func(t *testing.T) Store) {
 		assertDepth(t, "after a claim", snap.Depth, wantDepth)
 	})
 
+	t.Run("SnapshotTenant", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		now := at(3 * time.Hour)
+		// Each tenant's occurrences, of every state a snapshot counts and
+		// one finished; tenant-b's ready one has waited longer than
+		// tenant-a's, and both tenants have cursors on shard 7.
+		type occ struct {
+			queue     string
+			lane      record.Lane
+			state     record.OccurrenceState
+			available time.Duration
+		}
+		type cursor struct {
+			shard int
+			state record.ScheduleState
+			next  time.Duration
+		}
+		fixtures := []struct {
+			tenant  string
+			occs    []occ
+			cursors []cursor
+		}{
+			{"tenant-a", []occ{
+				{jobsQueue, record.LaneStrict, record.OccurrenceEnqueued, -5 * time.Minute},
+				{jobsQueue, record.LaneStrict, record.OccurrenceEnqueued, 2 * time.Minute}, // bucket 2
+				{jobsQueue, record.LaneStrict, record.OccurrenceRetryWait, -time.Minute},
+				{jobsQueue, record.LaneStrict, record.OccurrenceRunning, -2 * time.Minute},
+				{"mail", record.LaneStrict, record.OccurrenceScheduled, 30 * time.Second}, // bucket 0
+				{"mail", record.LaneFlexible, record.OccurrenceDead, -time.Hour},
+			}, []cursor{{7, record.ScheduleActive, time.Minute}, {3, record.ScheduleActive, 4 * time.Minute}}},
+			{"tenant-b", []occ{
+				{jobsQueue, record.LaneCatchUp, record.OccurrenceEnqueued, -30 * time.Minute}, // the oldest ready of all
+				{jobsQueue, record.LaneStrict, record.OccurrenceRetryWait, 3 * time.Minute},   // bucket 3
+				{jobsQueue, record.LaneStrict, record.OccurrenceRunning, -time.Minute},
+				{"b-only", record.LaneStrict, record.OccurrenceScheduled, 10 * time.Minute}, // bucket 10
+				{"b-only", record.LaneStrict, record.OccurrenceDead, -time.Hour},
+				{"b-only", record.LaneStrict, record.OccurrenceDead, -2 * time.Hour},
+				{jobsQueue, record.LaneStrict, record.OccurrenceSucceeded, time.Minute}, // history: in no figure
+			}, []cursor{
+				{7, record.ScheduleActive, time.Minute + time.Second}, // bucket 1, beside tenant-a's
+				{9, record.ScheduleActive, 8 * time.Minute},           // bucket 8
+				{11, record.SchedulePaused, 2 * time.Minute},          // not ACTIVE
+			}},
+		}
+		for _, f := range fixtures {
+			parents := map[string]*record.Schedule{}
+			var occs []record.Occurrence
+			for i, o := range f.occs {
+				sc := parents[o.queue]
+				if sc == nil {
+					sc = NewSchedule(f.tenant, fmt.Sprintf("sch_%s_%s", f.tenant, o.queue))
+					sc.Queue, sc.NextRunAt, sc.OverlapPolicy = o.queue, time.Time{}, record.OverlapAllow
+					mustInsertSchedule(t, s, sc)
+					parents[o.queue] = sc
+				}
+				r := NewOccurrence(sc, at(time.Duration(i)*time.Minute))
+				r.Lane, r.State, r.AvailableAt, r.EnqueuedAt = o.lane, o.state, now.Add(o.available), r.ScheduledFor
+				switch o.state {
+				case record.OccurrenceRunning:
+					r.AttemptCount, r.FirstClaimedAt = 1, now.Add(-time.Minute)
+				case record.OccurrenceDead, record.OccurrenceSucceeded:
+					r.FinishedAt = now.Add(-time.Minute)
+				}
+				if o.state == record.OccurrenceScheduled {
+					r.EnqueuedAt = time.Time{}
+				}
+				if o.state == record.OccurrenceDead {
+					r.DeadReason = record.DeadPermanentFailure
+				}
+				occs = append(occs, r)
+			}
+			mustInsertOccurrences(t, s, len(occs), occs...)
+			for i, c := range f.cursors {
+				sc := NewSchedule(f.tenant, fmt.Sprintf("sch_%s_cursor_%d", f.tenant, i))
+				sc.Shard, sc.State, sc.NextRunAt = c.shard, c.state, now.Add(c.next)
+				mustInsertSchedule(t, s, sc)
+			}
+		}
+
+		all := mustSnapshot(t, s, store.SnapshotParams{Now: now})
+		if o := all.OldestReady; o == nil || o.TenantID != "tenant-b" {
+			t.Fatalf("every tenant's oldest ready %+v, want tenant-b's", o)
+		}
+		backlog := func(counts map[int]int64) []int64 {
+			out := make([]int64, 60)
+			for i, c := range counts {
+				out[i] = c
+			}
+			return out
+		}
+		for _, tc := range []struct {
+			tenant      string
+			oldestReady time.Duration // 0: none ready
+			backlog     []int64
+		}{
+			{"tenant-a", -5 * time.Minute, backlog(map[int]int64{0: 1, 1: 1, 2: 1, 4: 1})},
+			{"tenant-b", -30 * time.Minute, backlog(map[int]int64{1: 1, 3: 1, 8: 1, 10: 1})},
+			{"tenant-none", 0, backlog(nil)},
+		} {
+			snap := mustSnapshot(t, s, store.SnapshotParams{Now: now, TenantID: tc.tenant})
+			// The tenant's depth is the every-tenant depth's rows of it.
+			want := slices.DeleteFunc(slices.Clone(all.Depth), func(d store.DepthRow) bool { return d.TenantID != tc.tenant })
+			assertDepth(t, tc.tenant, snap.Depth, want)
+			if tc.tenant != "tenant-none" && len(want) == 0 {
+				t.Errorf("%s: no rows of its own in every tenant's depth %+v", tc.tenant, all.Depth)
+			}
+			if !slices.Equal(snap.DueBacklog, tc.backlog) {
+				t.Errorf("%s: due backlog\n got %v\nwant %v", tc.tenant, nonZero(snap.DueBacklog), nonZero(tc.backlog))
+			}
+			o := snap.OldestReady
+			switch {
+			case tc.oldestReady == 0 && o != nil:
+				t.Errorf("%s: oldest ready %+v, want none", tc.tenant, o)
+			case tc.oldestReady != 0 && (o == nil || o.TenantID != tc.tenant || !o.AvailableAt.Equal(now.Add(tc.oldestReady))):
+				t.Errorf("%s: oldest ready %+v, want its own, available at %v", tc.tenant, o, now.Add(tc.oldestReady))
+			}
+		}
+		// The tenants' backlogs add up to every tenant's.
+		sum := make([]int64, 60)
+		for _, tenant := range []string{"tenant-a", "tenant-b"} {
+			for i, n := range mustSnapshot(t, s, store.SnapshotParams{Now: now, TenantID: tenant}).DueBacklog {
+				sum[i] += n
+			}
+		}
+		if !slices.Equal(sum, all.DueBacklog) {
+			t.Errorf("the tenants' due backlogs add up to %v, every tenant's is %v", nonZero(sum), nonZero(all.DueBacklog))
+		}
+	})
+
 	t.Run("StatMinutes", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()

@@ -526,11 +526,11 @@ func SampleStatus() api.Status {
 				LastPass: &api.PlannerPass{At: FixedNow.Add(-2 * time.Second), Duration: "12.345ms", Shards: 32, Schedules: 17, Materialized: 40, Missed: 1, HorizonSlack: "59m58.5s"}},
 			{NodeID: "n2", Address: "tcp:10.0.0.2:7070", Live: false, ShardsOwned: 31, ClockOffset: "0s", LastHeartbeat: FixedNow.Add(-time.Minute)},
 		},
-		ScheduleLag: api.LagWindows{
+		ScheduleLag: &api.LagWindows{
 			LastMinute: api.Percentiles{Count: 120, P50: SP("1.4876ms"), P95: SP("5ms"), P99: SP("12ms")},
 			LastHour:   api.Percentiles{Count: 7200, P50: SP("1ms"), P95: SP("1.2s"), P99: SP("1m24.4s")},
 		},
-		DeliveryLag: api.LagWindows{
+		DeliveryLag: &api.LagWindows{
 			LastMinute: api.Percentiles{Count: 0},
 			LastHour:   api.Percentiles{Count: 7100, P50: SP("850.123ms"), P95: SP("2.25s"), P99: SP("3m0.4s")},
 		},
@@ -543,8 +543,8 @@ func SampleStatus() api.Status {
 		OldestReady: &api.OldestReady{OccurrenceID: "occ_14v0pdc0abcdefghijklmnop", ScheduleID: "sch_01", Queue: "reports",
 			AvailableAt: FixedNow.Add(-3 * time.Minute), Age: "3m0.25s"},
 		DLQSize:    2,
-		LastHour:   api.EventCounts{Materialized: 240, Missed: 2, SkippedOverlap: 1, Claims: 230, Acks: 228, Dead: 1, Redeliveries: 3},
-		Throughput: api.Throughput{ClaimsPerSecond: 3.8, AcksPerSecond: 3.75},
+		LastHour:   &api.EventCounts{Materialized: 240, Missed: 2, SkippedOverlap: 1, Claims: 230, Acks: 228, Dead: 1, Redeliveries: 3},
+		Throughput: &api.Throughput{ClaimsPerSecond: 3.8, AcksPerSecond: 3.75},
 	}
 }
 

@@ -242,7 +242,10 @@ func TestIdleConnectionsAndWaitingClaims(t *testing.T) {
 		// 500 MB; measured after: baseline + 40 to 63 MB.
 		rssMargin = 80 << 20
 	)
-	d := startLimitsDaemon(t, "--max-connections", strconv.Itoa(maxConns),
+	// The share per client address is lifted to the whole cap: this test
+	// is of the listener's cap, with 5,000 claims from one address
+	// (TestMaxConnectionsPerClient holds the share).
+	d := startLimitsDaemon(t, "--max-connections", strconv.Itoa(maxConns), "--max-connections-per-client", strconv.Itoa(maxConns),
 		"--max-waiting-claims", "6000", "--max-waiting-claims-per-tenant", strconv.Itoa(claims), "--api-burst", "10000")
 
 	// A keep-alive probe connection opened before the flood, so that it

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/postgres/pgtest"
 )
 
 // BenchmarkBurst is the top of the hour inside one process: 200,000
@@ -25,7 +26,7 @@ func BenchmarkBurst(b *testing.B) { benchBurst(b, sqliteBench) }
 
 // BenchmarkBurstPG is BenchmarkBurst on PostgreSQL.
 func BenchmarkBurstPG(b *testing.B) {
-	pgEngineDSN(b)
+	pgtest.DSN(b)
 	benchBurst(b, pgBench)
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/postgres/pgtest"
 )
 
 // runClock is a benchmark's clock: fixed at a virtual time while the
@@ -47,7 +48,7 @@ func BenchmarkFairPool(b *testing.B) { benchFairPool(b, sqliteBench) }
 
 // BenchmarkFairPoolPG is BenchmarkFairPool on PostgreSQL.
 func BenchmarkFairPoolPG(b *testing.B) {
-	pgEngineDSN(b)
+	pgtest.DSN(b)
 	benchFairPool(b, pgBench)
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/postgres/pgtest"
 	"github.com/sched-dev/sched/internal/store/sqlite"
 	"github.com/sched-dev/sched/internal/timetable"
 )
@@ -46,8 +47,8 @@ func onEveryStore(t *testing.T, f func(t *testing.T, open harnessMaker)) {
 // engine on its own (virtual) clock rather than the server's.
 func newPGHarness(t *testing.T, start time.Time, mut func(*Config)) *harness {
 	t.Helper()
-	dsn := pgEngineDSN(t)
-	st := pgEngineStore(t, dsn, pgEngineSchema(t, dsn))
+	dsn := pgtest.DSN(t)
+	st := pgtest.Open(t, dsn, pgtest.Schema(t, dsn))
 	return harnessOn(t, st, "", clock.NewVirtual(start), func(c *Config) {
 		c.IgnoreStoreClock = true
 		if mut != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/postgres/pgtest"
 	"github.com/sched-dev/sched/internal/timetable"
 )
 
@@ -20,11 +21,11 @@ import (
 // wake b's claims.
 func notifyNodes(t *testing.T) (a, b *Engine) {
 	t.Helper()
-	dsn := pgEngineDSN(t)
-	schema := pgEngineSchema(t, dsn)
+	dsn := pgtest.DSN(t)
+	schema := pgtest.Schema(t, dsn)
 	mk := func(id string) *Engine {
 		e, err := New(t.Context(), Config{
-			Store: pgEngineStore(t, dsn, schema), Clock: clock.Real{}, NodeID: id,
+			Store: pgtest.Open(t, dsn, schema), Clock: clock.Real{}, NodeID: id,
 			Shards: 1, ShardLease: time.Minute, Tick: time.Hour, Horizon: time.Minute,
 		})
 		if err != nil {

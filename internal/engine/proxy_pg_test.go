@@ -2,10 +2,7 @@ package engine
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,7 +13,7 @@ import (
 
 	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/store"
-	"github.com/sched-dev/sched/internal/store/postgres"
+	"github.com/sched-dev/sched/internal/store/postgres/pgtest"
 	"github.com/sched-dev/sched/internal/tcpproxy"
 )
 
@@ -24,47 +21,6 @@ import (
 // the database (network emulation is not at hand, so the proxy cuts the
 // node off): an ambiguous commit, and a node cut off for longer than its
 // shard lease.
-
-const proxyPGDSNVar = "SCHED_TEST_POSTGRES_DSN"
-
-// proxyPGDSN returns the test database's DSN, or skips the test.
-func proxyPGDSN(t *testing.T) string {
-	t.Helper()
-	dsn := os.Getenv(proxyPGDSNVar)
-	if dsn == "" {
-		t.Skip("PostgreSQL tests skipped: set " + proxyPGDSNVar + "=postgres://postgres@127.0.0.1:5432/test?sslmode=disable to run them")
-	}
-	return dsn
-}
-
-// proxyPGSchema returns a fresh schema name, dropped when the test ends (after
-// the stores opened later are closed: cleanups run last first).
-func proxyPGSchema(t *testing.T, dsn string) string {
-	t.Helper()
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		t.Fatal(err)
-	}
-	schema := "t_" + hex.EncodeToString(b[:])
-	t.Cleanup(func() {
-		if err := postgres.DropSchema(context.Background(), dsn, schema); err != nil {
-			t.Errorf("DropSchema: %v", err)
-		}
-	})
-	return schema
-}
-
-func proxyOpenPG(t *testing.T, dsn, schema string) *postgres.Store {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	s, err := postgres.Open(ctx, dsn, postgres.WithSchema(schema))
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
 
 // proxyInspect is a direct connection to the schema for the checks, which read
 // what the store API does not show (insertion order, shard_epoch).
@@ -173,7 +129,7 @@ func proxyRecon(t *testing.T, occs []proxyOccRow, created map[string]time.Time, 
 // stale write of A is accepted (per shard, epochs never go down in
 // insertion order); every firing is stored exactly once.
 func TestProxyBlackholeSelfFencesAndFailsOver(t *testing.T) {
-	dsn := proxyPGDSN(t)
+	dsn := pgtest.DSN(t)
 	if testing.Short() {
 		t.Skip("real-time failover test: skipped with -short")
 	}
@@ -185,10 +141,10 @@ func TestProxyBlackholeSelfFencesAndFailsOver(t *testing.T) {
 		cutFor  = 2*lease + time.Second
 		timeout = 15 * time.Second
 	)
-	schema := proxyPGSchema(t, dsn)
+	schema := pgtest.Schema(t, dsn)
 	dsnA, proxy := tcpproxy.ForDSN(t, dsn)
-	stB := proxyOpenPG(t, dsn, schema)
-	stA := proxyOpenPG(t, dsnA, schema)
+	stB := pgtest.Open(t, dsn, schema)
+	stA := pgtest.Open(t, dsnA, schema)
 	db := proxyInspect(t, dsn, schema)
 	ctx := t.Context()
 
@@ -413,14 +369,14 @@ func proxyCountAfter(occs []proxyOccRow, seq int64) int {
 // commit. The next pass must neither duplicate nor skip: one occurrence
 // per (schedule, version, scheduled_for), each cursor advanced once.
 func TestAmbiguousCommitPlanRetryIdempotent(t *testing.T) {
-	dsn := proxyPGDSN(t)
+	dsn := pgtest.DSN(t)
 	const (
 		nSched  = 4
 		horizon = 10 * time.Second
 	)
-	schema := proxyPGSchema(t, dsn)
+	schema := pgtest.Schema(t, dsn)
 	dsnP, proxy := tcpproxy.ForDSN(t, dsn)
-	st := proxyOpenPG(t, dsnP, schema)
+	st := pgtest.Open(t, dsnP, schema)
 	db := proxyInspect(t, dsn, schema)
 	ctx := t.Context()
 

@@ -16,6 +16,7 @@ import (
 	"github.com/sched-dev/sched/internal/record"
 	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/postgres/pgtest"
 	"github.com/sched-dev/sched/internal/timetable"
 )
 
@@ -117,12 +118,12 @@ func TestActiveSchedulesQuota(t *testing.T) {
 // quota: the count and the insert are one step under the tenant's lock.
 func TestActiveSchedulesQuotaTwoNodes(t *testing.T) {
 	t.Parallel()
-	dsn := pgEngineDSN(t)
-	schema := pgEngineSchema(t, dsn)
+	dsn := pgtest.DSN(t)
+	schema := pgtest.Schema(t, dsn)
 	clk := clock.NewVirtual(utc("2027-01-04T10:00:00Z"))
 	const limit = 5
 	node := func(id string) *harness {
-		return harnessOn(t, pgEngineStore(t, dsn, schema), "", clk, func(c *Config) {
+		return harnessOn(t, pgtest.Open(t, dsn, schema), "", clk, func(c *Config) {
 			c.IgnoreStoreClock, c.NodeID, c.TenantDefaults.ActiveSchedules = true, id, limit
 		})
 	}

@@ -100,8 +100,10 @@ func badToken(t testing.TB) string {
 // A flood of bad tokens from one address: its first failures are answered
 // 401, then every request from it 429 rate_limited with Retry-After,
 // without its token being looked up (the store is closed by then, and a
-// lookup would fail), and counted. Another address with a valid token is
-// served throughout; the flooding address is heard again once its budget
+// lookup would fail), and counted, except one with a token that
+// authenticated lately (a worker behind the same address), which is
+// looked up and served. Another address with a valid token is served
+// throughout; the flooding address is heard again once its budget
 // refills.
 func TestBadTokenFloodLimitedPerClient(t *testing.T) {
 	t.Parallel()
@@ -114,19 +116,29 @@ func TestBadTokenFloodLimitedPerClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	unseen, _, err := h.eng.Tenants.CreateToken(t.Context(), "victim", "never-used", record.RoleTenant)
+	if err != nil {
+		t.Fatal(err)
+	}
 	flooder, other := clientFrom(t, "127.0.0.2"), clientFrom(t, "127.0.0.1")
 	limited := h.srv.cfg.Metrics.Limits.AuthFailuresLimited
+	if code, _, e := getWith(t, h, flooder, "/v1/schedules", good); code != 200 {
+		t.Fatalf("a valid token before the flood: %d %+v", code, e)
+	}
 
 	for i := range 2 {
 		if code, _, e := getWith(t, h, flooder, "/v1/schedules", badToken(t)); code != 401 || e.Code != api.CodeUnauthorized {
 			t.Fatalf("bad token %d, within the budget: %d %+v, want 401", i, code, e)
 		}
 	}
-	for _, tok := range []string{badToken(t), "not-even-a-token", good} {
+	for _, tok := range []string{badToken(t), "not-even-a-token", unseen} {
 		code, retry, e := getWith(t, h, flooder, "/v1/schedules", tok)
 		if code != 429 || e.Code != api.CodeRateLimited || retry != "1" || !strings.Contains(e.Message, "--auth-failure-rate") {
 			t.Fatalf("from the flooding address past its budget: %d Retry-After %q %+v, want 429 %s", code, retry, e, api.CodeRateLimited)
 		}
+	}
+	if code, _, e := getWith(t, h, flooder, "/v1/schedules", good); code != 200 {
+		t.Fatalf("a token that authenticated lately, from the flooding address: %d %+v, want it looked up and served", code, e)
 	}
 	if code, _, e := getWith(t, h, other, "/v1/schedules", good); code != 200 {
 		t.Fatalf("a valid token from another address during the flood: %d %+v", code, e)
@@ -181,5 +193,27 @@ func TestAuthFailureBucketsDropped(t *testing.T) {
 	}
 	if spent, _ := l.authSpent("192.0.2.1"); spent {
 		t.Fatal("a dropped address is refused")
+	}
+}
+
+// The tokens vouched for are bounded (memory does not grow with the
+// tokens a daemon ever saw), keep the ones used lately, and expire.
+func TestVouchedBounded(t *testing.T) {
+	t.Parallel()
+	var v vouched
+	now := start
+	for i := range maxVouched + 500 {
+		now = now.Add(time.Millisecond)
+		v.add("token-"+strconv.Itoa(i), now)
+	}
+	if n := len(v.m); n > maxVouched {
+		t.Fatalf("%d tokens vouched for, want at most %d", n, maxVouched)
+	}
+	last := "token-" + strconv.Itoa(maxVouched+499)
+	if !v.has(last, now) {
+		t.Fatal("the token used last is forgotten")
+	}
+	if v.has(last, now.Add(vouchedFor)) {
+		t.Fatal("a token is vouched for past vouchedFor")
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"crypto/subtle"
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/engine"
@@ -56,8 +55,7 @@ var errNoCredentials = errors.New("no token")
 
 // authenticate returns who r is (see above).
 func (s *Server) authenticate(r *http.Request) (engine.Actor, error) {
-	h := r.Header.Get("Authorization")
-	if h == "" {
+	if r.Header.Get("Authorization") == "" {
 		if isLocal(r) {
 			return engine.Actor{TenantID: record.DefaultTenant, Admin: true, Local: true}, nil
 		}
@@ -65,9 +63,8 @@ func (s *Server) authenticate(r *http.Request) (engine.Actor, error) {
 	}
 	// The scheme is matched in any case ("bearer", "BEARER"): HTTP treats
 	// authentication scheme names as case-insensitive.
-	scheme, token, ok := strings.Cut(h, " ")
-	token = strings.TrimSpace(token)
-	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+	token, ok := bearerToken(r)
+	if !ok {
 		return engine.Actor{}, engine.ErrUnauthenticated
 	}
 	if s.cfg.Token != "" {
@@ -142,6 +139,11 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request, admin bool) (*htt
 		return r, false
 	}
 	a, err := s.actorFor(r)
+	if err == nil && client != "" {
+		if tok, ok := bearerToken(r); ok {
+			s.limits.vouched.add(tok, s.limits.now())
+		}
+	}
 	if err != nil {
 		if client != "" && isUnauthorized(err) {
 			s.limits.authFailed(client)

@@ -109,6 +109,7 @@ type limits struct {
 
 	rates     bucketSet // API requests, by tenant
 	authFails bucketSet // failed authentications, by client (ClientOf)
+	vouched   vouched   // tokens that authenticated lately, over TCP
 
 	mu      sync.Mutex
 	waiting map[string]int // claims with a wait, by tenant; none: absent
@@ -274,7 +275,9 @@ func (s *Server) allowRate(w http.ResponseWriter, r *http.Request) bool {
 // against (ClientOf its remote address), after checking that it has some
 // left: when it has none, r is answered 429 rate_limited with Retry-After
 // before its token is looked up (a store read), so that a flood of bad
-// tokens costs the store nothing past the budget, and counted. ok false:
+// tokens costs the store nothing past the budget, and counted, unless its
+// token authenticated lately (vouched): a good client behind the same
+// address is not locked out by a bad one. ok false:
 // answered. "" (not counted): a request over the Unix socket, whose peer
 // is the daemon's own user.
 func (s *Server) authClient(w http.ResponseWriter, r *http.Request) (client string, ok bool) {
@@ -288,6 +291,9 @@ func (s *Server) authClient(w http.ResponseWriter, r *http.Request) (client stri
 	spent, retry := s.limits.authSpent(client)
 	if !spent {
 		return client, true
+	}
+	if tok, ok := bearerToken(r); ok && s.limits.vouched.has(tok, s.limits.now()) {
+		return client, true // a token good a moment ago: another client behind the address
 	}
 	if s.cfg.Metrics != nil {
 		s.cfg.Metrics.Limits.AuthFailuresLimited.Inc()

@@ -640,7 +640,7 @@ func TestUnstorableKeys(t *testing.T) {
 		if _, err := s.GetOccurrence(ctx, key, "occ_x"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("GetOccurrence(%q): %v, want ErrNotFound", key, err)
 		}
-		if _, err := s.ListAttempts(ctx, "tenant-a", key); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.ListAttempts(ctx, store.ListAttemptsParams{TenantID: "tenant-a", OccurrenceID: key, Limit: store.MaxListLimit}); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("ListAttempts(%q): %v, want ErrNotFound", key, err)
 		}
 		if got, err := s.ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: key}); err != nil || len(got) != 0 {

@@ -349,18 +349,23 @@ WHERE tenant_id = $1 AND state IN ('ENQUEUED', 'RETRY_WAIT') AND state = 'ENQUEU
 
 // Attempts.
 const (
-	// Every attempt of an occurrence in one statement (one snapshot): the
-	// history rows (latest false), then the latest attempt, which the
-	// occurrence row holds (latest true; claimed_at NULL when none has been
-	// recorded). No latest row at all: the tenant has no such occurrence.
-	// The latest attempt's id is derived by the store.
+	// A page of the attempts of an occurrence in one statement (one
+	// snapshot): a page of the history rows numbered above $3, at most $4
+	// of them (latest false; a walk of the primary key from the page's
+	// key), then the latest attempt, which the occurrence row holds (latest
+	// true; claimed_at NULL when none has been recorded), whatever its
+	// number: the store keeps it when the page has room
+	// (rowcodec.PageAttempts). No latest row at all: the tenant has no
+	// such occurrence. The latest attempt's id is derived by the store.
 	qListAttempts = `WITH cur AS (
     SELECT attempt_count, worker_id, claimed_at, lease_expires_at, att_finished_at, att_result, att_error
     FROM occurrences WHERE tenant_id = $1 AND occurrence_id = $2)
-SELECT false AS latest, a.attempt, a.attempt_id, a.worker_id, a.claimed_at, a.lease_expires_at,
+(SELECT false AS latest, a.attempt, a.attempt_id, a.worker_id, a.claimed_at, a.lease_expires_at,
     a.finished_at, a.result, a.error
 FROM attempts a
-WHERE a.occurrence_id = $2 AND a.tenant_id = $1 AND EXISTS (SELECT 1 FROM cur)
+WHERE a.occurrence_id = $2 AND a.tenant_id = $1 AND a.attempt > $3 AND EXISTS (SELECT 1 FROM cur)
+ORDER BY a.attempt
+LIMIT $4)
 UNION ALL
 SELECT true, attempt_count, '', worker_id, claimed_at, lease_expires_at, att_finished_at, att_result, att_error
 FROM cur

@@ -78,7 +78,7 @@ func TestQueryPlans(t *testing.T) {
 		{"end expired", qEndExpired, []string{"sqlite_autoindex_occurrences_1 (occurrence_id=?)"}, []string{"SCAN occurrences"}},
 		{"nack facts", qNackFacts, []string{"SEARCH s USING INTEGER PRIMARY KEY (rowid=?)", "sqlite_autoindex_occurrences_1 (occurrence_id=?)", "occurrences_retry_wait (tenant_id=?)"}, []string{"SCAN"}},
 		{"expired leases", qExpiredAttempts, []string{"occurrences_lease (lease_expires_at<?)", "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)"}, []string{"TEMP B-TREE", "SCAN"}},
-		{"list attempts", qListAttempts, []string{"SEARCH attempts USING PRIMARY KEY (occurrence_id=?)"}, []string{"TEMP B-TREE", "SCAN"}},
+		{"list attempts", qListAttempts, []string{"SEARCH attempts USING PRIMARY KEY (occurrence_id=? AND attempt>?)"}, []string{"TEMP B-TREE", "SCAN"}},
 		{"schedule by name", qGetScheduleByName, []string{"schedules_name (tenant_id=? AND name=?)"}, []string{"SCAN"}},
 		{"schedules by names or keys", qSchedulesByNamesOrKeys,
 			[]string{"schedules_name (tenant_id=? AND name=?)", "schedules_idempotency_key (tenant_id=? AND idempotency_key=?)"}, []string{"SCAN schedules"}},

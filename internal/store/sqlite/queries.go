@@ -321,10 +321,13 @@ const (
 	attemptColumns = `attempt_id, tenant_id, occurrence_id, attempt, worker_id,
     claimed_at, lease_expires_at, finished_at, result, error`
 
-	// The history: every attempt but the latest.
+	// A page of the history (every attempt but the latest): ?3 the number
+	// of the last attempt of the previous page (0 for the first), ?4 the
+	// page's size. A walk of the primary key from the page's key.
 	qListAttempts = `SELECT ` + attemptColumns + `
-FROM attempts WHERE occurrence_id = ? AND tenant_id = ?
-ORDER BY attempt`
+FROM attempts WHERE occurrence_id = ?1 AND tenant_id = ?2 AND attempt > ?3
+ORDER BY attempt
+LIMIT ?4`
 
 	// A claim moves the latest attempt of occurrences claimed again to the
 	// history before it starts the next one: ?1 is a JSON array of [rowid,

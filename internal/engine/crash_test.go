@@ -504,7 +504,7 @@ func (r *crashRun) check(t *testing.T, point string) {
 			t.Errorf("DELIV %s (%s) is SUCCEEDED but no worker ran its effect", id, crashFmt(o.ScheduledFor.Unix()))
 			continue
 		}
-		atts, err := st.ListAttempts(ctx, crashTenant, id)
+		atts, err := st.ListAttempts(ctx, store.ListAttemptsParams{TenantID: crashTenant, OccurrenceID: id, Limit: store.MaxListLimit})
 		if err != nil {
 			t.Fatalf("list attempts of %s: %v", id, err)
 		}

@@ -428,9 +428,9 @@ func (q *Queue) Occurrences(ctx context.Context, p store.ListOccurrencesParams) 
 	return q.store.ListOccurrences(ctx, p)
 }
 
-// Attempts lists the attempts of one occurrence.
-func (q *Queue) Attempts(ctx context.Context, tenantID, occurrenceID string) ([]record.Attempt, error) {
-	return q.store.ListAttempts(ctx, tenantID, occurrenceID)
+// Attempts lists a page of the attempts of one occurrence.
+func (q *Queue) Attempts(ctx context.Context, p store.ListAttemptsParams) ([]record.Attempt, error) {
+	return q.store.ListAttempts(ctx, p)
 }
 
 // DLQFilter selects a tenant's dead-letter entries; empty fields match all.

@@ -56,7 +56,7 @@ func testLeaseExpiryRedeliveryAndStaleAck(t *testing.T, open harnessMaker) {
 	if _, err := h.e.Queue.Ack(h.ctx, tenant, occ, 2); err != nil {
 		t.Fatalf("the same ack again (its answer was lost): %v, want success", err)
 	}
-	atts, err := h.e.Queue.Attempts(h.ctx, tenant, occ)
+	atts, err := h.e.Queue.Attempts(h.ctx, store.ListAttemptsParams{TenantID: tenant, OccurrenceID: occ, Limit: store.MaxListLimit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -540,7 +540,7 @@ func testMovedOnNeverRetried(t *testing.T, open harnessMaker) {
 			if o.State != tc.want || o.FinishedAt.IsZero() {
 				t.Fatalf("after the change and the end of its attempt: %s finished at %v, want %s and finished", o.State, o.FinishedAt, tc.want)
 			}
-			atts, err := h.e.Queue.Attempts(h.ctx, tenant, occ)
+			atts, err := h.e.Queue.Attempts(h.ctx, store.ListAttemptsParams{TenantID: tenant, OccurrenceID: occ, Limit: store.MaxListLimit})
 			if err != nil || len(atts) != 1 || atts[0].Result != tc.result {
 				t.Fatalf("attempts: %+v, %v; want one, %s", atts, err, tc.result)
 			}

@@ -86,7 +86,7 @@ func TestRetention(t *testing.T) {
 				}
 				if old && finished {
 					removed++
-					if as, _ := h.st.ListAttempts(ctx, tn, o.OccurrenceID); len(as) != 0 {
+					if as, _ := h.st.ListAttempts(ctx, store.ListAttemptsParams{TenantID: tn, OccurrenceID: o.OccurrenceID, Limit: store.MaxListLimit}); len(as) != 0 {
 						t.Errorf("%s removed but %d attempts left", o.OccurrenceID, len(as))
 					}
 				}

@@ -377,9 +377,8 @@ func (s *Server) getOccurrence(r *http.Request, _ http.ResponseWriter) (int, any
 	return http.StatusOK, apiOccurrence(o, s.eng.Cluster.Now()), nil
 }
 
-// listAttempts pages an occurrence's attempts, first first. An
-// occurrence has at most its retry policy's attempts per replay, so the
-// store reads them all and the page is cut here.
+// listAttempts pages an occurrence's attempts, first first: the store
+// reads the page alone, from the token's attempt on.
 func (s *Server) listAttempts(r *http.Request, _ http.ResponseWriter) (int, any, error) {
 	if err := onlyQuery(r, "limit", "page"); err != nil {
 		return 0, nil, err
@@ -388,21 +387,17 @@ func (s *Server) listAttempts(r *http.Request, _ http.ResponseWriter) (int, any,
 	if err != nil {
 		return 0, nil, err
 	}
-	as, err := s.eng.Queue.Attempts(r.Context(), tenantOf(r), r.PathValue("id"))
+	as, err := s.eng.Queue.Attempts(r.Context(), store.ListAttemptsParams{TenantID: tenantOf(r), OccurrenceID: r.PathValue("id"),
+		After: tok.attemptAfter(), Limit: limit})
 	if err != nil {
 		return 0, nil, err
 	}
-	after := tok.attemptAfter()
-	out := api.AttemptList{Attempts: []api.Attempt{}}
+	out := api.AttemptList{Attempts: make([]api.Attempt, 0, len(as))}
 	for i := range as {
-		if as[i].Attempt <= after {
-			continue
-		}
-		if len(out.Attempts) == limit {
-			out.NextPage = pageToken{List: "attempts", ID: strconv.FormatInt(out.Attempts[limit-1].Attempt, 10)}.encode()
-			break
-		}
 		out.Attempts = append(out.Attempts, apiAttempt(&as[i]))
+	}
+	if len(as) == limit {
+		out.NextPage = pageToken{List: "attempts", ID: strconv.FormatInt(as[limit-1].Attempt, 10)}.encode()
 	}
 	return http.StatusOK, out, nil
 }

@@ -35,6 +35,16 @@ type AuditEntry struct {
 	Detail                 string
 }
 
+// AuditClockSlack bounds how far out of id order the audit log's times
+// run: a row is stamped with its node's clock (set to the store's) before
+// its insert gives it an id, so it may carry an earlier time than a row
+// appended before it, by the time its transaction took to reach the
+// insert (at most a request's timeout) and the nodes' clock error, never
+// by more than this. Hence every row stamped more than AuditClockSlack
+// before Since was appended before every row stamped at or after Since,
+// and a listing with Since starts its walk after the last such row.
+const AuditClockSlack = 5 * time.Minute
+
 // MaxAuditDetail bounds AuditEntry.Detail, in bytes; the engine cuts a
 // longer one.
 const MaxAuditDetail = 500
@@ -50,6 +60,13 @@ type AuditTx interface {
 // Target "" any target, a zero Since any time; only rows with an id above
 // AfterID (the last one of the previous page), at most Limit of them
 // (ListLimit), ascending by id.
+//
+// A page reads about as many rows as it returns: a store walks, in id
+// order, the rows of Target when it is set, else those of TenantID when it
+// is set, else the whole log, from AfterID; with Since, from no earlier
+// than the last row stamped more than AuditClockSlack before Since (an
+// index seek). Only the rows stamped within AuditClockSlack before Since,
+// and within it before that row, are read and passed over.
 type ListAuditParams struct {
 	TenantID string
 	Target   string

@@ -49,7 +49,7 @@ type Store interface {
 	GetOccurrence(ctx context.Context, tenantID, occurrenceID string) (*record.Occurrence, error)
 	ListOccurrences(ctx context.Context, p ListOccurrencesParams) ([]record.Occurrence, error)
 	CountOccurrences(ctx context.Context, tenantID string, state record.OccurrenceState) (int, error)
-	ListAttempts(ctx context.Context, tenantID, occurrenceID string) ([]record.Attempt, error)
+	ListAttempts(ctx context.Context, p ListAttemptsParams) ([]record.Attempt, error)
 
 	// The queue. Its rules (what a claim takes, skips or leaves waiting,
 	// what an expired lease or a nack leads to, what a replay and a purge

@@ -76,6 +76,19 @@ type ListOccurrencesParams struct {
 	After      *OccurrenceKey         // nil: from the start
 }
 
+// ListAttemptsParams selects a page of the attempts of a tenant's
+// occurrence, by attempt number: those numbered above After (0: from the
+// first), at most Limit of them (ListLimit). A page reads as many attempts
+// as it returns, however many replays the occurrence has been through.
+// Another tenant's occurrence, or none, is ErrNotFound, even past its last
+// attempt.
+type ListAttemptsParams struct {
+	TenantID     string
+	OccurrenceID string
+	After        int64
+	Limit        int
+}
+
 // OccurrenceKey is an occurrence's position in a listing.
 type OccurrenceKey struct {
 	ScheduledFor time.Time

@@ -33,8 +33,8 @@ func (s *Store) ListAudit(ctx context.Context, p store.ListAuditParams) ([]store
 	if !storable(p.TenantID, p.Target) {
 		return nil, nil
 	}
-	return readAll(ctx, s, "list audit", rowcodec.ScanAudit, qListAudit,
-		p.TenantID, p.Target, ms(p.Since), p.AfterID, store.ListLimit(p.Limit))
+	q, args := rowcodec.AuditListing(p, qListAudit, qListAuditTenant, qListAuditTarget)
+	return readAll(ctx, s, "list audit", rowcodec.ScanAudit, q, args...)
 }
 
 // PurgeAudit deletes at most limit audit rows older than before (see

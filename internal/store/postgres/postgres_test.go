@@ -21,6 +21,7 @@ import (
 
 	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/rowcodec"
 	"github.com/sched-dev/sched/internal/store/storetest"
 )
 
@@ -640,7 +641,7 @@ func TestUnstorableKeys(t *testing.T) {
 		if _, err := s.GetOccurrence(ctx, key, "occ_x"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("GetOccurrence(%q): %v, want ErrNotFound", key, err)
 		}
-		if _, err := s.ListAttempts(ctx, "tenant-a", key); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.ListAttempts(ctx, store.ListAttemptsParams{TenantID: "tenant-a", OccurrenceID: key, Limit: store.MaxListLimit}); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("ListAttempts(%q): %v, want ErrNotFound", key, err)
 		}
 		if got, err := s.ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: key}); err != nil || len(got) != 0 {
@@ -799,6 +800,113 @@ func TestFirstUndeliveredPlan(t *testing.T) {
 	for _, never := range []string{"Seq Scan on occurrences", "occurrences_schedule_id_"} {
 		if strings.Contains(text, never) {
 			t.Errorf("plan has %q:\n%s", never, text)
+		}
+	}
+}
+
+// TestListingPlans: a page of a tenant's occurrences, of an occurrence's
+// attempts and of the audit log is an index walk from the page's key that
+// stops at the page's end, never a scan of the table or a sort of what the
+// filters let through, once the statistics show a busy log: a tenant's
+// occurrences walk occurrences_tenant_time either way; the audit log's rows
+// of a tenant walk audit_log_tenant and a target's audit_log_target, after
+// one seek of audit_log_at; the attempts their primary key.
+func TestListingPlans(t *testing.T) {
+	t.Parallel()
+	s, ctx := openTest(t), t.Context()
+	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	const rows = 2000 // per tenant and table
+	var occs []record.Occurrence
+	for i, tenant := range []string{"tenant-a", "tenant-b"} {
+		sc := storetest.NewSchedule(tenant, fmt.Sprintf("sch_list_%d", i))
+		if err := s.InsertSchedule(ctx, sc); err != nil {
+			t.Fatal(err)
+		}
+		for j := range rows {
+			occs = append(occs, storetest.NewOccurrence(sc, t0.Add(time.Duration(j)*time.Minute)))
+		}
+	}
+	if n, err := s.InsertOccurrences(ctx, occs); err != nil || n != len(occs) {
+		t.Fatalf("InsertOccurrences: %d, %v", n, err)
+	}
+	// A busy log of tenant-b's twenty schedules, and a few rows of
+	// tenant-a's.
+	audit := make([]store.AuditEntry, 0, rows+2)
+	for j := range rows {
+		audit = append(audit, store.AuditEntry{At: t0.Add(time.Duration(j) * time.Second), TenantID: "tenant-b", Action: "schedule.update",
+			Target: fmt.Sprintf("sch_%d", j%20)})
+	}
+	audit = append(audit, store.AuditEntry{At: t0, TenantID: "tenant-a", Action: "schedule.create", Target: "sch_rare"},
+		store.AuditEntry{At: t0.Add(time.Hour), TenantID: "tenant-a", Action: "schedule.update", Target: "sch_rare"})
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.AppendAudits(ctx, audit); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The history of an occurrence replayed again and again.
+	if _, err := s.pool.Exec(ctx, `INSERT INTO attempts (occurrence_id, attempt, attempt_id, tenant_id, worker_id, claimed_at, lease_expires_at)
+SELECT $1, n, $1 || '_' || n, 'tenant-a', 'w', 0, 0 FROM generate_series(1, $2::int) AS n`, occs[0].OccurrenceID, rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"ANALYZE occurrences", "ANALYZE audit_log", "ANALYZE attempts"} {
+		if _, err := s.pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	asc, _ := rowcodec.ListAfter(store.ListOccurrencesParams{})
+	desc, _ := rowcodec.ListAfter(store.ListOccurrencesParams{Reverse: true})
+	listing := func(p store.ListAuditParams) []any {
+		_, args := rowcodec.AuditListing(p, "", "", "")
+		return args
+	}
+	logArgs := listing(store.ListAuditParams{Since: t0.Add(time.Hour)})
+	tenantArgs := listing(store.ListAuditParams{TenantID: "tenant-a"})
+	targetArgs := listing(store.ListAuditParams{Target: "sch_1", Since: t0.Add(time.Minute), Limit: 10})
+	never := []string{"Seq Scan", "Sort", "Bitmap"}
+	for _, tc := range []struct {
+		name  string
+		query string
+		args  []any
+		want  []string
+		never []string
+	}{
+		{"tenant's occurrences", qListTenantOccurrencesAsc, []any{"tenant-a", "", "", asc, "", 100},
+			[]string{"Index Scan using occurrences_tenant_time on occurrences"}, never},
+		{"tenant's occurrences (newest first)", qListTenantOccurrencesDesc, []any{"tenant-a", "", "", desc, "", 100},
+			[]string{"Index Scan Backward using occurrences_tenant_time on occurrences"}, never},
+		{"audit", qListAudit, logArgs,
+			[]string{"Index Scan Backward using audit_log_at", "Index Scan using audit_log_pkey"}, never},
+		{"audit of a tenant", qListAuditTenant, tenantArgs,
+			[]string{"Index Scan Backward using audit_log_at", "Index Scan using audit_log_tenant"}, never},
+		// A target's rows past the key are few here: the planner may read
+		// them all from audit_log_target (a bitmap) and sort them.
+		{"audit of a target", qListAuditTarget, targetArgs,
+			[]string{"Index Scan Backward using audit_log_at", "on audit_log_target", "Index Cond: ((target = 'sch_1'::text) AND (audit_id > GREATEST("},
+			[]string{"Seq Scan", "audit_log_pkey"}},
+		// The outer sort puts the page's few rows and the latest in order.
+		{"attempts", qListAttempts, []any{"tenant-a", occs[0].OccurrenceID, int64(rows / 2), 100},
+			[]string{"Limit", "Index Scan using attempts_pkey on attempts"}, []string{"Seq Scan", "Bitmap"}},
+	} {
+		rows, err := s.pool.Query(ctx, "EXPLAIN "+tc.query, tc.args...)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		text := strings.Join(plan, "\n")
+		storetest.PlanHasInOrder(t, tc.name, text, tc.want)
+		for _, n := range tc.never {
+			if strings.Contains(text, n) {
+				t.Errorf("%s: plan has %q:\n%s", tc.name, n, text)
+			}
 		}
 	}
 }

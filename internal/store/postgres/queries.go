@@ -321,9 +321,10 @@ WHERE tenant_id = $1 AND state = 'DEAD' AND ($2::text = '' OR queue = $2::text) 
 ORDER BY scheduled_for DESC, occurrence_id DESC
 LIMIT $6`
 
-	// Any other tenant-wide listing scans the table and keeps the page's
-	// rows (a top-N sort): an index by tenant alone would cost every
-	// materialization and every claim.
+	// Any other tenant-wide listing walks occurrences_tenant_time
+	// (0003_listing_indexes.sql), which is in the listing's order, from
+	// the page's key (the row comparison is an index bound there) to the
+	// page's end. The state and queue filters are checked on the way.
 	qListTenantOccurrencesAsc = `SELECT ` + occurrenceColumns + `
 FROM occurrences
 WHERE tenant_id = $1 AND ($2::text = '' OR state = $2::text) AND ($3::text = '' OR queue = $3::text)
@@ -349,18 +350,23 @@ WHERE tenant_id = $1 AND state IN ('ENQUEUED', 'RETRY_WAIT') AND state = 'ENQUEU
 
 // Attempts.
 const (
-	// Every attempt of an occurrence in one statement (one snapshot): the
-	// history rows (latest false), then the latest attempt, which the
-	// occurrence row holds (latest true; claimed_at NULL when none has been
-	// recorded). No latest row at all: the tenant has no such occurrence.
-	// The latest attempt's id is derived by the store.
+	// A page of the attempts of an occurrence in one statement (one
+	// snapshot): a page of the history rows numbered above $3, at most $4
+	// of them (latest false; a walk of the primary key from the page's
+	// key), then the latest attempt, which the occurrence row holds (latest
+	// true; claimed_at NULL when none has been recorded), whatever its
+	// number: the store keeps it when the page has room
+	// (rowcodec.PageAttempts). No latest row at all: the tenant has no
+	// such occurrence. The latest attempt's id is derived by the store.
 	qListAttempts = `WITH cur AS (
     SELECT attempt_count, worker_id, claimed_at, lease_expires_at, att_finished_at, att_result, att_error
     FROM occurrences WHERE tenant_id = $1 AND occurrence_id = $2)
-SELECT false AS latest, a.attempt, a.attempt_id, a.worker_id, a.claimed_at, a.lease_expires_at,
+(SELECT false AS latest, a.attempt, a.attempt_id, a.worker_id, a.claimed_at, a.lease_expires_at,
     a.finished_at, a.result, a.error
 FROM attempts a
-WHERE a.occurrence_id = $2 AND a.tenant_id = $1 AND EXISTS (SELECT 1 FROM cur)
+WHERE a.occurrence_id = $2 AND a.tenant_id = $1 AND a.attempt > $3 AND EXISTS (SELECT 1 FROM cur)
+ORDER BY a.attempt
+LIMIT $4)
 UNION ALL
 SELECT true, attempt_count, '', worker_id, claimed_at, lease_expires_at, att_finished_at, att_result, att_error
 FROM cur
@@ -823,11 +829,28 @@ const (
     old_version, new_version, detail)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
 
-	// $1 tenant ('' = all), $2 target ('' = any), $3 since (ms), $4 after
-	// id, $5 limit.
+	// A page of the log in id order, one statement per index walked
+	// (rowcodec.AuditListing picks one): $1 since (ms), $2 after
+	// id, $3 limit, $4 the seek, $5 tenant ('' = all), $6 target. The whole
+	// log walks the primary key, a tenant's rows audit_log_tenant, a
+	// target's audit_log_target (0003_listing_indexes.sql); the tenant is
+	// checked on a target's few rows.
 	qListAudit = `SELECT ` + auditColumns + ` FROM audit_log
-WHERE ($1 = '' OR tenant_id = $1) AND ($2 = '' OR target = $2) AND at >= $3 AND audit_id > $4
-ORDER BY audit_id LIMIT $5`
+WHERE ` + auditWalk + auditPage
+	qListAuditTenant = `SELECT ` + auditColumns + ` FROM audit_log
+WHERE tenant_id = $5 AND ` + auditWalk + auditPage
+	qListAuditTarget = `SELECT ` + auditColumns + ` FROM audit_log
+WHERE target = $6 AND ($5 = '' OR tenant_id = $5) AND ` + auditWalk + auditPage
+
+	// The walk starts after the page's key, or after the last row stamped
+	// before the seek when that is later (store.AuditClockSlack): one seek
+	// of audit_log_at, run once (an InitPlan). since is checked on the rows
+	// walked, never used to pick an index (at + 0): a walk by time would
+	// sort the whole range.
+	auditWalk = `at + 0 >= $1
+    AND audit_id > GREATEST($2, COALESCE((SELECT audit_id FROM audit_log WHERE at < $4 ORDER BY at DESC LIMIT 1), 0))`
+	auditPage = `
+ORDER BY audit_id LIMIT $3`
 
 	// At most $2 rows older than $1, the oldest first.
 	qPurgeAudit = `DELETE FROM audit_log WHERE audit_id IN (

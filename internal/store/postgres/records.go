@@ -246,54 +246,61 @@ func (s *Store) CountOccurrences(ctx context.Context, tenantID string, state rec
 	return n, nil
 }
 
-// ListAttempts returns the attempts of the tenant's occurrence, by attempt
-// number: the history rows, then the latest attempt, which the occurrence
-// row holds. Another tenant's occurrence is store.ErrNotFound. One
-// statement reads both, so they come from one snapshot.
-func (s *Store) ListAttempts(ctx context.Context, tenantID, occurrenceID string) ([]record.Attempt, error) {
-	if !storable(tenantID, occurrenceID) {
-		return nil, fmt.Errorf("list attempts of %q: %w", occurrenceID, notStorable())
+// ListAttempts returns the page of the attempts of the tenant's occurrence
+// p selects, by attempt number: a page of the history rows, then the
+// latest attempt, which the occurrence row holds, when the page has room
+// (rowcodec.PageAttempts). Another tenant's occurrence is
+// store.ErrNotFound. One statement reads both, so they come from one
+// snapshot.
+func (s *Store) ListAttempts(ctx context.Context, p store.ListAttemptsParams) ([]record.Attempt, error) {
+	if !storable(p.TenantID, p.OccurrenceID) {
+		return nil, fmt.Errorf("list attempts of %q: %w", p.OccurrenceID, notStorable())
 	}
-	rows, err := s.pool.Query(ctx, qListAttempts, tenantID, occurrenceID)
+	rows, err := s.pool.Query(ctx, qListAttempts, p.TenantID, p.OccurrenceID, p.After, store.ListLimit(p.Limit))
 	if err != nil {
-		return nil, fmt.Errorf("list attempts of %s: %w", occurrenceID, translate(err))
+		return nil, fmt.Errorf("list attempts of %s: %w", p.OccurrenceID, translate(err))
 	}
 	defer rows.Close()
 	var (
-		out   []record.Attempt
-		found bool
+		out    []record.Attempt
+		latest *record.Attempt
+		found  bool
 	)
 	for rows.Next() {
 		var (
-			latest                   bool
+			isLatest                 bool
 			a                        record.Attempt
 			worker, result           pgtype.Text
 			claimed, expires, finish pgtype.Int8
 			errText                  []byte
 		)
-		if err := rows.Scan(&latest, &a.Attempt, &a.AttemptID, &worker, &claimed, &expires, &finish, &result, &errText); err != nil {
-			return nil, fmt.Errorf("list attempts of %s: %w", occurrenceID, translate(err))
+		if err := rows.Scan(&isLatest, &a.Attempt, &a.AttemptID, &worker, &claimed, &expires, &finish, &result, &errText); err != nil {
+			return nil, fmt.Errorf("list attempts of %s: %w", p.OccurrenceID, translate(err))
 		}
-		if latest {
+		if isLatest {
 			found = true
 			if !claimed.Valid {
 				continue // no attempt recorded yet
 			}
-			a.AttemptID = record.AttemptID(occurrenceID, a.Attempt)
+			a.AttemptID = record.AttemptID(p.OccurrenceID, a.Attempt)
 		}
-		a.TenantID, a.OccurrenceID, a.WorkerID = tenantID, occurrenceID, worker.String
+		a.TenantID, a.OccurrenceID, a.WorkerID = p.TenantID, p.OccurrenceID, worker.String
 		a.ClaimedAt, a.LeaseExpiresAt, a.FinishedAt = fromNullMS(claimed), fromNullMS(expires), fromNullMS(finish)
 		a.Result = record.AttemptResult(result.String)
 		a.Error = string(errText)
-		out = append(out, a)
+		if isLatest {
+			latest = &a
+		} else {
+			out = append(out, a)
+		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list attempts of %s: %w", occurrenceID, translate(err))
+		return nil, fmt.Errorf("list attempts of %s: %w", p.OccurrenceID, translate(err))
 	}
 	if !found {
-		return nil, fmt.Errorf("list attempts of %s: %w", occurrenceID, translate(pgx.ErrNoRows))
+		return nil, fmt.Errorf("list attempts of %s: %w", p.OccurrenceID, translate(pgx.ErrNoRows))
 	}
-	return out, nil
+	return rowcodec.PageAttempts(out, latest, p), nil
 }
 
 // collect reads every row with scan and closes rows. Errors are

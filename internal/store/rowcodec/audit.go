@@ -40,3 +40,23 @@ func ScanAudit(row Scanner) (*store.AuditEntry, error) {
 	e.At, e.ActorAdmin, e.ActorLocal = FromMS(at), flags&auditAdmin != 0, flags&auditLocal != 0
 	return &e, nil
 }
+
+// AuditListing picks the statement that serves p, of a driver's three
+// walks of the audit log in id order (see store.ListAuditParams): log, the
+// whole log; tenant, one tenant's rows (tenant_id, audit_id); target, one
+// target's rows (target, audit_id). It returns it with the values it
+// binds, in the order both drivers number them: since, after id, limit,
+// the seek (store.AuditClockSlack before since: the walk starts after the
+// last row stamped before it), then the tenant (the tenant's and the
+// target's walks) and the target (the target's walk).
+func AuditListing(p store.ListAuditParams, log, tenant, target string) (query string, args []any) {
+	seek := p.Since.Add(-store.AuditClockSlack)
+	args = []any{MS(p.Since), p.AfterID, store.ListLimit(p.Limit), MS(seek)}
+	switch {
+	case p.Target != "":
+		return target, append(args, p.TenantID, p.Target)
+	case p.TenantID != "":
+		return tenant, append(args, p.TenantID)
+	}
+	return log, args
+}

@@ -160,3 +160,15 @@ func CheckIdempotencyKey(key string) error {
 	}
 	return nil
 }
+
+// PageAttempts is the page of an occurrence's attempts p selects, from a
+// driver's page of its history (the rows numbered above p.After, at most
+// ListLimit(p.Limit) of them, by number) and its latest attempt, which the
+// occurrence row holds (nil: none recorded yet). The latest is numbered
+// above every history row, so it ends the page when the page has room.
+func PageAttempts(history []record.Attempt, latest *record.Attempt, p store.ListAttemptsParams) []record.Attempt {
+	if latest != nil && latest.Attempt > p.After && len(history) < store.ListLimit(p.Limit) {
+		history = append(history, *latest)
+	}
+	return history
+}

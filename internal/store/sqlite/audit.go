@@ -26,8 +26,8 @@ func (t *tx) AppendAudit(ctx context.Context, e store.AuditEntry) error {
 
 // ListAudit returns the audit rows p selects (see store.AuditStore).
 func (s *Store) ListAudit(ctx context.Context, p store.ListAuditParams) ([]store.AuditEntry, error) {
-	return readAll(ctx, s, "list audit", rowcodec.ScanAudit, qListAudit,
-		p.TenantID, p.Target, ms(p.Since), p.AfterID, store.ListLimit(p.Limit))
+	q, args := rowcodec.AuditListing(p, qListAudit, qListAuditTenant, qListAuditTarget)
+	return readAll(ctx, s, "list audit", rowcodec.ScanAudit, q, args...)
 }
 
 // PurgeAudit deletes at most limit audit rows older than before (see

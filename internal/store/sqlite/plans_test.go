@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sched-dev/sched/internal/record"
+	"github.com/sched-dev/sched/internal/store/storetest"
 )
 
 // TestQueryPlans pins the plan of every statement on a hot path or meant
@@ -19,6 +20,9 @@ func TestQueryPlans(t *testing.T) {
 	// A query of one schedule's occurrences finds the schedule's row by
 	// its id first (rowOfSchedule1).
 	const rowOfID = "SEARCH schedules USING COVERING INDEX sqlite_autoindex_schedules_1 (schedule_id=?)"
+	// A listing of the audit log with since starts after the last row
+	// stamped before the seek.
+	const auditSeek = "SEARCH audit_log USING COVERING INDEX audit_log_at (at<?)"
 	for _, tc := range []struct {
 		name  string
 		query string
@@ -50,6 +54,13 @@ func TestQueryPlans(t *testing.T) {
 			[]string{"sqlite_autoindex_occurrences_2 (schedule_row=? AND scheduled_for>?)", rowOfID, "USE TEMP B-TREE FOR LAST TERM OF ORDER BY"}, []string{"SCAN"}},
 		{"schedule's occurrences (newest first)", qListScheduleOccurrencesDesc,
 			[]string{"sqlite_autoindex_occurrences_2 (schedule_row=? AND scheduled_for<?)", rowOfID, "USE TEMP B-TREE FOR LAST TERM OF ORDER BY"}, []string{"SCAN"}},
+		// A tenant's occurrences walk occurrences_tenant_time, which is in
+		// the listing's order (ids included): a page stops at its limit,
+		// and nothing is sorted.
+		{"tenant's occurrences", qListTenantOccurrences,
+			[]string{"SEARCH occurrences USING INDEX occurrences_tenant_time (tenant_id=? AND scheduled_for>?)"}, []string{"TEMP B-TREE", "SCAN"}},
+		{"tenant's occurrences (newest first)", qListTenantOccurrencesDesc,
+			[]string{"SEARCH occurrences USING INDEX occurrences_tenant_time (tenant_id=? AND scheduled_for<?)"}, []string{"TEMP B-TREE", "SCAN"}},
 		{"dead to purge", qDeadOccurrences, []string{"occurrences_dead (tenant_id=?)"}, []string{"TEMP B-TREE", "SCAN occurrences"}},
 		{"purge dead", qCancelDead, []string{"sqlite_autoindex_occurrences_1 (occurrence_id=?)"}, []string{"SCAN occurrences"}},
 		{"cancel on update", qCancelPending, []string{"occurrences_open (schedule_row=?)", rowOfID}, []string{"SCAN"}},
@@ -78,7 +89,14 @@ func TestQueryPlans(t *testing.T) {
 		{"end expired", qEndExpired, []string{"sqlite_autoindex_occurrences_1 (occurrence_id=?)"}, []string{"SCAN occurrences"}},
 		{"nack facts", qNackFacts, []string{"SEARCH s USING INTEGER PRIMARY KEY (rowid=?)", "sqlite_autoindex_occurrences_1 (occurrence_id=?)", "occurrences_retry_wait (tenant_id=?)"}, []string{"SCAN"}},
 		{"expired leases", qExpiredAttempts, []string{"occurrences_lease (lease_expires_at<?)", "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)"}, []string{"TEMP B-TREE", "SCAN"}},
-		{"list attempts", qListAttempts, []string{"SEARCH attempts USING PRIMARY KEY (occurrence_id=?)"}, []string{"TEMP B-TREE", "SCAN"}},
+		{"list attempts", qListAttempts, []string{"SEARCH attempts USING PRIMARY KEY (occurrence_id=? AND attempt>?)"}, []string{"TEMP B-TREE", "SCAN"}},
+		// The audit log is walked in id order from the page's key or the
+		// seek (one search of audit_log_at), never by time.
+		{"audit", qListAudit, []string{"SEARCH audit_log USING INTEGER PRIMARY KEY (rowid>?)", auditSeek}, []string{"TEMP B-TREE", "SCAN"}},
+		{"audit of a tenant", qListAuditTenant,
+			[]string{"SEARCH audit_log USING INDEX audit_log_tenant (tenant_id=? AND audit_id>?)", auditSeek}, []string{"TEMP B-TREE", "SCAN"}},
+		{"audit of a target", qListAuditTarget,
+			[]string{"SEARCH audit_log USING INDEX audit_log_target (target=? AND rowid>?)", auditSeek}, []string{"TEMP B-TREE", "SCAN"}},
 		{"schedule by name", qGetScheduleByName, []string{"schedules_name (tenant_id=? AND name=?)"}, []string{"SCAN"}},
 		{"schedules by names or keys", qSchedulesByNamesOrKeys,
 			[]string{"schedules_name (tenant_id=? AND name=?)", "schedules_idempotency_key (tenant_id=? AND idempotency_key=?)"}, []string{"SCAN schedules"}},
@@ -134,15 +152,7 @@ func TestQueryPlans(t *testing.T) {
 		}
 		rows.Close()
 		text := strings.Join(plan, "\n")
-		rest := text
-		for _, w := range tc.want {
-			i := strings.Index(rest, w)
-			if i < 0 {
-				t.Errorf("%s: plan lacks %q (in order):\n%s", tc.name, w, text)
-				break
-			}
-			rest = rest[i+len(w):]
-		}
+		storetest.PlanHasInOrder(t, tc.name, text, tc.want)
 		for _, n := range tc.never {
 			for _, line := range plan {
 				// A never that ends in $ is a whole line (a scan of the

@@ -270,23 +270,28 @@ FROM occurrences WHERE tenant_id = ? AND occurrence_id = ?`
 
 	// One schedule's occurrences walk the natural key's index from the
 	// key's scheduled_for, and sort only the few rows of each second (the
-	// versions and manual triggers of that second) by id.
+	// versions and manual triggers of that second) by id. The tenant is
+	// checked on the rows (+tenant_id), never walked: occurrences_tenant_time
+	// would read every schedule's rows.
 	qListScheduleOccurrences     = listScheduleOccurrences + listAsc
 	qListScheduleOccurrencesDesc = listScheduleOccurrences + listDesc
 	listScheduleOccurrences      = `SELECT ` + occurrenceColumns + `
 FROM occurrences
-WHERE schedule_row = ` + rowOfSchedule2 + ` AND tenant_id = ?1 AND (?3 = '' OR state = ?3) AND (?4 = '' OR queue = ?4)`
+WHERE schedule_row = ` + rowOfSchedule2 + ` AND +tenant_id = ?1 AND (?3 = '' OR state = ?3) AND (?4 = '' OR queue = ?4)`
 
 	// The dead-letter queue walks the index occurrences_dead, which is in
-	// the listing's order: a page reads its rows and stops.
+	// the listing's order: a page reads its rows and stops. INDEXED BY
+	// because occurrences_tenant_time has the same columns and every row.
 	qListDeadOccurrences     = listDeadOccurrences + listAsc
 	qListDeadOccurrencesDesc = listDeadOccurrences + listDesc
 	listDeadOccurrences      = `SELECT ` + occurrenceColumns + `
-FROM occurrences
+FROM occurrences INDEXED BY occurrences_dead
 WHERE tenant_id = ?1 AND state = 'DEAD' AND (?2 = '' OR schedule_id = ?2) AND (?4 = '' OR queue = ?4)`
 
-	// Any other tenant-wide listing scans the table: an index by tenant
-	// alone would cost every materialization and every claim.
+	// Any other tenant-wide listing walks occurrences_tenant_time
+	// (0003_listing_indexes.sql), which is in the listing's order: a page
+	// reads its rows and stops. The state and queue filters are checked on
+	// the way.
 	qListTenantOccurrences     = listTenantOccurrences + listAsc
 	qListTenantOccurrencesDesc = listTenantOccurrences + listDesc
 	listTenantOccurrences      = `SELECT ` + occurrenceColumns + `
@@ -321,10 +326,13 @@ const (
 	attemptColumns = `attempt_id, tenant_id, occurrence_id, attempt, worker_id,
     claimed_at, lease_expires_at, finished_at, result, error`
 
-	// The history: every attempt but the latest.
+	// A page of the history (every attempt but the latest): ?3 the number
+	// of the last attempt of the previous page (0 for the first), ?4 the
+	// page's size. A walk of the primary key from the page's key.
 	qListAttempts = `SELECT ` + attemptColumns + `
-FROM attempts WHERE occurrence_id = ? AND tenant_id = ?
-ORDER BY attempt`
+FROM attempts WHERE occurrence_id = ?1 AND tenant_id = ?2 AND attempt > ?3
+ORDER BY attempt
+LIMIT ?4`
 
 	// A claim moves the latest attempt of occurrences claimed again to the
 	// history before it starts the next one: ?1 is a JSON array of [rowid,
@@ -823,11 +831,27 @@ const (
     old_version, new_version, detail)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)`
 
-	// ?1 tenant ('' = all), ?2 target ('' = any), ?3 since (ms), ?4 after
-	// id, ?5 limit.
+	// A page of the log in id order, one statement per index walked
+	// (rowcodec.AuditListing picks one): ?1 since (ms), ?2 after
+	// id, ?3 limit, ?4 the seek, ?5 tenant ('' = all), ?6 target. The whole
+	// log walks the rowid, a tenant's rows audit_log_tenant, a target's
+	// audit_log_target (its entries hold the rowid, so they are in id
+	// order); the tenant is checked on a target's few rows.
 	qListAudit = `SELECT ` + auditColumns + ` FROM audit_log
-WHERE (?1 = '' OR tenant_id = ?1) AND (?2 = '' OR target = ?2) AND at >= ?3 AND audit_id > ?4
-ORDER BY audit_id LIMIT ?5`
+WHERE ` + auditWalk + auditPage
+	qListAuditTenant = `SELECT ` + auditColumns + ` FROM audit_log
+WHERE tenant_id = ?5 AND ` + auditWalk + auditPage
+	qListAuditTarget = `SELECT ` + auditColumns + ` FROM audit_log
+WHERE target = ?6 AND (?5 = '' OR tenant_id = ?5) AND ` + auditWalk + auditPage
+
+	// The walk starts after the page's key, or after the last row stamped
+	// before the seek when that is later (store.AuditClockSlack): one seek
+	// of audit_log_at. since is checked on the rows walked, never used to
+	// pick an index (+at): a walk by time would sort the whole range.
+	auditWalk = `+at >= ?1
+    AND audit_id > max(?2, ifnull((SELECT audit_id FROM audit_log WHERE at < ?4 ORDER BY at DESC LIMIT 1), 0))`
+	auditPage = `
+ORDER BY audit_id LIMIT ?3`
 
 	// At most ?2 rows older than ?1, the oldest first.
 	qPurgeAudit = `DELETE FROM audit_log WHERE audit_id IN (

@@ -192,13 +192,15 @@ func (s *Store) CountOccurrences(ctx context.Context, tenantID string, state rec
 	return n, nil
 }
 
-// ListAttempts returns the attempts of the tenant's occurrence, by attempt
-// number: the history rows, then the latest attempt, which the occurrence
-// row holds. Another tenant's occurrence is store.ErrNotFound.
-func (s *Store) ListAttempts(ctx context.Context, tenantID, occurrenceID string) (_ []record.Attempt, err error) {
+// ListAttempts returns the page of the attempts of the tenant's occurrence
+// p selects, by attempt number: a page of the history rows, then the
+// latest attempt, which the occurrence row holds, when the page has room
+// (rowcodec.PageAttempts). Another tenant's occurrence is
+// store.ErrNotFound.
+func (s *Store) ListAttempts(ctx context.Context, p store.ListAttemptsParams) (_ []record.Attempt, err error) {
 	defer func() {
 		if err != nil {
-			err = fmt.Errorf("list attempts of %s: %w", occurrenceID, err)
+			err = fmt.Errorf("list attempts of %s: %w", p.OccurrenceID, err)
 		}
 	}()
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
@@ -212,12 +214,12 @@ func (s *Store) ListAttempts(ctx context.Context, tenantID, occurrenceID string)
 		claimed, expires sql.Null[int64]
 		finished         sql.Null[int64]
 	)
-	err = tx.QueryRowContext(ctx, qCurrentAttempt, tenantID, occurrenceID).
+	err = tx.QueryRowContext(ctx, qCurrentAttempt, p.TenantID, p.OccurrenceID).
 		Scan(&cur.Attempt, &worker, &claimed, &expires, &finished, &result, &cur.Error)
 	if err != nil {
 		return nil, translate(err)
 	}
-	rows, err := tx.QueryContext(ctx, qListAttempts, occurrenceID, tenantID)
+	rows, err := tx.QueryContext(ctx, qListAttempts, p.OccurrenceID, p.TenantID, p.After, store.ListLimit(p.Limit))
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -225,11 +227,11 @@ func (s *Store) ListAttempts(ctx context.Context, tenantID, occurrenceID string)
 	if err != nil || !claimed.Valid {
 		return out, err
 	}
-	cur.AttemptID = record.AttemptID(occurrenceID, cur.Attempt)
-	cur.TenantID, cur.OccurrenceID, cur.WorkerID = tenantID, occurrenceID, worker.String
+	cur.AttemptID = record.AttemptID(p.OccurrenceID, cur.Attempt)
+	cur.TenantID, cur.OccurrenceID, cur.WorkerID = p.TenantID, p.OccurrenceID, worker.String
 	cur.ClaimedAt, cur.LeaseExpiresAt, cur.FinishedAt = fromNullMS(claimed), fromNullMS(expires), fromNullMS(finished)
 	cur.Result = record.AttemptResult(result.String)
-	return append(out, cur), nil
+	return rowcodec.PageAttempts(out, &cur, p), nil
 }
 
 // writeTx runs fn in a transaction of the writer (BEGIN IMMEDIATE) and

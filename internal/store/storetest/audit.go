@@ -89,6 +89,59 @@ func testAudit(t *testing.T, open func(t *testing.T) Store) {
 		}
 	})
 
+	// Since seeks into the log, and a row stamped earlier than one appended
+	// before it (less than store.AuditClockSlack earlier) is still found:
+	// sch_c's update at 2h+1m is appended before sch_b's at 2h+30s.
+	t.Run("ListSince", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		rows := []store.AuditEntry{
+			entry("tenant-a", "schedule.create", "sch_a", 0, 0, 1),
+			entry("tenant-b", "schedule.create", "sch_b", time.Hour, 0, 1),
+			entry("tenant-a", "schedule.update", "sch_a", 2*time.Hour, 1, 2),
+			entry("tenant-a", "schedule.update", "sch_c", 2*time.Hour+time.Minute, 1, 2),
+			entry("tenant-b", "schedule.update", "sch_b", 2*time.Hour+30*time.Second, 1, 2),
+			entry("tenant-a", "schedule.pause", "sch_a", 3*time.Hour, 2, 3),
+		}
+		inTx(t, s, func(tx store.Tx) error {
+			for _, e := range rows {
+				if err := tx.AppendAudit(ctx, e); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		all := list(t, s, store.ListAuditParams{})
+		if len(all) != len(rows) {
+			t.Fatalf("ListAudit(all) = %s; want %d rows", actions(all), len(rows))
+		}
+		since := at(2*time.Hour + 30*time.Second)
+		for _, tc := range []struct {
+			name string
+			p    store.ListAuditParams
+			want string
+		}{
+			{"since", store.ListAuditParams{Since: since}, "[schedule.update sch_c][schedule.update sch_b][schedule.pause sch_a]"},
+			{"since, a page", store.ListAuditParams{Since: since, Limit: 1}, "[schedule.update sch_c]"},
+			{"since, the next page", store.ListAuditParams{Since: since, AfterID: all[3].ID, Limit: 1}, "[schedule.update sch_b]"},
+			{"since, after a row before it", store.ListAuditParams{Since: since, AfterID: all[1].ID}, "[schedule.update sch_c][schedule.update sch_b][schedule.pause sch_a]"},
+			{"since and tenant", store.ListAuditParams{Since: since, TenantID: "tenant-a"}, "[schedule.update sch_c][schedule.pause sch_a]"},
+			{"since and tenant, the next page", store.ListAuditParams{Since: since, TenantID: "tenant-a", AfterID: all[3].ID}, "[schedule.pause sch_a]"},
+			{"since and target", store.ListAuditParams{Since: since, Target: "sch_b"}, "[schedule.update sch_b]"},
+			{"since and target of a tenant", store.ListAuditParams{Since: at(time.Hour), Target: "sch_a", TenantID: "tenant-a"}, "[schedule.update sch_a][schedule.pause sch_a]"},
+			{"since and target of another tenant", store.ListAuditParams{Target: "sch_a", TenantID: "tenant-b"}, ""},
+			{"since, at a row", store.ListAuditParams{Since: at(time.Hour)}, "[schedule.create sch_b][schedule.update sch_a][schedule.update sch_c][schedule.update sch_b][schedule.pause sch_a]"},
+			{"since before every row", store.ListAuditParams{Since: at(-time.Hour), Limit: 2}, "[schedule.create sch_a][schedule.create sch_b]"},
+			{"since after every row", store.ListAuditParams{Since: at(4 * time.Hour)}, ""},
+			{"target, pages", store.ListAuditParams{Target: "sch_a", AfterID: all[0].ID, Limit: 1}, "[schedule.update sch_a]"},
+			{"tenant, pages", store.ListAuditParams{TenantID: "tenant-b", AfterID: all[1].ID}, "[schedule.update sch_b]"},
+		} {
+			if got := actions(list(t, s, tc.p)); got != tc.want {
+				t.Errorf("%s: ListAudit = %s; want %s", tc.name, got, tc.want)
+			}
+		}
+	})
+
 	t.Run("RollbackWritesNothing", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()

@@ -53,7 +53,7 @@ func testIsolation(t *testing.T, open func(t *testing.T) Store) {
 		for _, id := range []string{running.OccurrenceID, waiting.OccurrenceID} {
 			_, err = s.GetOccurrence(ctx, b, id)
 			check("GetOccurrence", err)
-			_, err = s.ListAttempts(ctx, b, id)
+			_, err = s.ListAttempts(ctx, store.ListAttemptsParams{TenantID: b, OccurrenceID: id, Limit: store.MaxListLimit})
 			check("ListAttempts", err)
 		}
 		_, err = s.Heartbeat(ctx, store.HeartbeatParams{TenantID: b, OccurrenceID: running.OccurrenceID, Attempt: 1, Lease: time.Minute, Now: at(time.Second)})

@@ -45,6 +45,10 @@ func testOccurrences(t *testing.T, open func(t *testing.T) Store) {
 		if all[1].OccurrenceID >= all[2].OccurrenceID {
 			t.Fatalf("a1v2's id %s does not sort before a1v1's %s", all[1].OccurrenceID, all[2].OccurrenceID)
 		}
+		// after is the key of all[i], where a page that ended there resumes.
+		after := func(i int) *store.OccurrenceKey {
+			return &store.OccurrenceKey{ScheduledFor: all[i].ScheduledFor, OccurrenceID: all[i].OccurrenceID}
+		}
 		for _, tc := range []struct {
 			p    store.ListOccurrencesParams
 			want []string
@@ -57,6 +61,17 @@ func testOccurrences(t *testing.T, open func(t *testing.T) Store) {
 			{store.ListOccurrencesParams{TenantID: "tenant-a", ScheduleID: a.ScheduleID, Queue: "mail"}, []string{}},
 			{store.ListOccurrencesParams{TenantID: "tenant-a"}, []string{"b0", "a1v2", "a1v1", "b2", "a3"}},
 			{store.ListOccurrencesParams{TenantID: "tenant-a", Reverse: true}, []string{"a3", "b2", "a1v1", "a1v2", "b0"}},
+			// A tenant's pages resume after the key, within a second by id
+			// (a1v2, a1v1), either way.
+			{store.ListOccurrencesParams{TenantID: "tenant-a", Limit: 2}, []string{"b0", "a1v2"}},
+			{store.ListOccurrencesParams{TenantID: "tenant-a", Limit: 2, After: after(1)}, []string{"a1v1", "b2"}},
+			{store.ListOccurrencesParams{TenantID: "tenant-a", Limit: 2, After: after(3)}, []string{"a3"}},
+			{store.ListOccurrencesParams{TenantID: "tenant-a", After: after(0)}, []string{}},
+			{store.ListOccurrencesParams{TenantID: "tenant-a", Reverse: true, Limit: 2, After: after(3)}, []string{"a1v1", "a1v2"}},
+			{store.ListOccurrencesParams{TenantID: "tenant-a", Reverse: true, After: after(2)}, []string{"a1v2", "b0"}},
+			{store.ListOccurrencesParams{TenantID: "tenant-a", Queue: "reports", After: after(1)}, []string{"a1v1", "a3"}},
+			{store.ListOccurrencesParams{TenantID: "tenant-a", State: record.OccurrenceCanceled, Reverse: true, After: after(0)}, []string{"a1v1"}},
+			{store.ListOccurrencesParams{TenantID: "tenant-b", After: after(5)}, []string{}},
 			{store.ListOccurrencesParams{TenantID: "tenant-a", State: record.OccurrenceDead, Reverse: true}, []string{"a3", "b2"}},
 			{store.ListOccurrencesParams{TenantID: "tenant-a", Queue: "mail"}, []string{"b0", "b2"}},
 			{store.ListOccurrencesParams{TenantID: "tenant-a", State: record.OccurrenceDead}, []string{"b2", "a3"}},

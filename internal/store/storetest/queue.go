@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -954,7 +955,7 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 		if got := mustGetOccurrence(t, s, "tenant-a", o.OccurrenceID); got.State != record.OccurrenceDead || got.DeadReason != record.DeadAttemptsExhausted {
 			t.Errorf("after attempt 3 expired: %s (%q), want DEAD (attempts_exhausted: 2 attempts since the replay)", got.State, got.DeadReason)
 		}
-		atts, err := s.ListAttempts(ctx, "tenant-a", o.OccurrenceID)
+		atts, err := s.ListAttempts(ctx, store.ListAttemptsParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, Limit: store.MaxListLimit})
 		if err != nil || len(atts) != 3 {
 			t.Fatalf("ListAttempts: %d, %v", len(atts), err)
 		}
@@ -962,6 +963,29 @@ func testQueue(t *testing.T, open func(t *testing.T) Store) {
 			if a.Attempt != int64(i+1) || a.AttemptID != record.AttemptID(o.OccurrenceID, int64(i+1)) {
 				t.Errorf("attempt %d: %+v", i+1, a)
 			}
+		}
+		// A page: the history numbered above After, then the latest (3,
+		// in the occurrence row) when the page has room.
+		for _, tc := range []struct {
+			after int64
+			limit int
+			want  string
+		}{{0, 2, "[1 2]"}, {1, 2, "[2 3]"}, {2, 1, "[3]"}, {2, 5, "[3]"}, {1, 1, "[2]"}, {3, 5, "[]"}, {0, 0, "[1 2 3]"}} {
+			p := store.ListAttemptsParams{TenantID: "tenant-a", OccurrenceID: o.OccurrenceID, After: tc.after, Limit: tc.limit}
+			page, err := s.ListAttempts(ctx, p)
+			nums := []int64{}
+			for i, a := range page {
+				nums = append(nums, a.Attempt)
+				if a != atts[a.Attempt-1] {
+					t.Errorf("ListAttempts(%+v)[%d] = %+v, want %+v", p, i, a, atts[a.Attempt-1])
+				}
+			}
+			if err != nil || fmt.Sprint(nums) != tc.want {
+				t.Errorf("ListAttempts(%+v) = %v, %v; want %s", p, nums, err, tc.want)
+			}
+		}
+		if _, err := s.ListAttempts(ctx, store.ListAttemptsParams{TenantID: "tenant-b", OccurrenceID: o.OccurrenceID, After: 3}); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("ListAttempts of another tenant's occurrence past its last attempt: %v, want ErrNotFound", err)
 		}
 	})
 
@@ -1156,7 +1180,7 @@ func mustExpire(t *testing.T, s Store, now time.Time, limit int, want store.Expi
 
 func assertAttempts(t *testing.T, s Store, tenantID, occurrenceID string, want ...record.Attempt) {
 	t.Helper()
-	got, err := s.ListAttempts(t.Context(), tenantID, occurrenceID)
+	got, err := s.ListAttempts(t.Context(), store.ListAttemptsParams{TenantID: tenantID, OccurrenceID: occurrenceID, Limit: store.MaxListLimit})
 	if err != nil {
 		t.Fatalf("ListAttempts(%s): %v", occurrenceID, err)
 	}

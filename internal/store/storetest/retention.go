@@ -36,7 +36,7 @@ func testRetention(t *testing.T, open func(t *testing.T) Store) {
 		}
 		mustFinish(t, s, store.FinishParams{TenantID: "tenant-a", OccurrenceID: withAttempts.OccurrenceID, Attempt: 2,
 			Result: record.ResultSucceeded, State: record.OccurrenceSucceeded, Now: at(day + 3*time.Second)})
-		if as, err := s.ListAttempts(ctx, "tenant-a", withAttempts.OccurrenceID); err != nil || len(as) != 2 {
+		if as, err := s.ListAttempts(ctx, store.ListAttemptsParams{TenantID: "tenant-a", OccurrenceID: withAttempts.OccurrenceID, Limit: store.MaxListLimit}); err != nil || len(as) != 2 {
 			t.Fatalf("attempts before the purge: %d, %v; want 2", len(as), err)
 		}
 
@@ -84,7 +84,7 @@ func testRetention(t *testing.T, open func(t *testing.T) Store) {
 		if _, err := s.GetOccurrence(ctx, "tenant-a", withAttempts.OccurrenceID); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("the purged occurrence with attempts: %v; want ErrNotFound", err)
 		}
-		if as, _ := s.ListAttempts(ctx, "tenant-a", withAttempts.OccurrenceID); len(as) != 0 {
+		if as, _ := s.ListAttempts(ctx, store.ListAttemptsParams{TenantID: "tenant-a", OccurrenceID: withAttempts.OccurrenceID, Limit: store.MaxListLimit}); len(as) != 0 {
 			t.Errorf("the purged occurrence's attempts: %d left", len(as))
 		}
 		left, err := s.ListOccurrences(ctx, store.ListOccurrencesParams{TenantID: "tenant-a", Limit: store.MaxListLimit})

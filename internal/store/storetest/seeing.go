@@ -319,7 +319,7 @@ func testSeeing(t *testing.T, open func(t *testing.T) Store) {
 		mustClaim(t, s, "tenant-a", 1, at(5*time.Minute))
 		mustFinish(t, s, store.FinishParams{TenantID: "tenant-a", OccurrenceID: real.OccurrenceID, Attempt: 1,
 			Result: record.ResultFailedPermanent, Error: "bad input", State: record.OccurrenceDead, DeadReason: record.DeadPermanentFailure, Now: at(6 * time.Minute)})
-		realAttempts, err := s.ListAttempts(ctx, "tenant-a", real.OccurrenceID)
+		realAttempts, err := s.ListAttempts(ctx, store.ListAttemptsParams{TenantID: "tenant-a", OccurrenceID: real.OccurrenceID, Limit: store.MaxListLimit})
 		if err != nil || len(realAttempts) != 1 {
 			t.Fatalf("ListAttempts: %v, %v", realAttempts, err)
 		}

@@ -1,0 +1,12 @@
+-- 0003_listing_indexes: a tenant's occurrences in the listing's order.
+--
+-- occurrences_tenant_time: a page of a tenant's occurrences without a
+-- schedule (GET /v1/occurrences), either way and from any position, is a
+-- walk of this index from the page's key that stops at the page's end,
+-- where it was a scan of the whole table and a sort. Its columns never
+-- change once a row is written, so claims, acks and every other update
+-- leave it alone: it costs one entry per occurrence inserted (the
+-- planner's materialization, a trigger) and one per occurrence deleted
+-- (retention). Within a second its entries are in occurrence id order
+-- (random), as the id's own index is.
+CREATE INDEX occurrences_tenant_time ON occurrences (tenant_id, scheduled_for, occurrence_id);

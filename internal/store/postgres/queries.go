@@ -322,7 +322,7 @@ ORDER BY scheduled_for DESC, occurrence_id DESC
 LIMIT $6`
 
 	// Any other tenant-wide listing walks occurrences_tenant_time
-	// (0003_listing_indexes.sql), which is in the listing's order, from
+	// (0004_listing_indexes.sql), which is in the listing's order, from
 	// the page's key (the row comparison is an index bound there) to the
 	// page's end. The state and queue filters are checked on the way.
 	qListTenantOccurrencesAsc = `SELECT ` + occurrenceColumns + `
@@ -833,7 +833,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
 	// (rowcodec.AuditListing picks one): $1 since (ms), $2 after
 	// id, $3 limit, $4 the seek, $5 tenant ('' = all), $6 target. The whole
 	// log walks the primary key, a tenant's rows audit_log_tenant, a
-	// target's audit_log_target (0003_listing_indexes.sql); the tenant is
+	// target's audit_log_target (0004_listing_indexes.sql); the tenant is
 	// checked on a target's few rows.
 	qListAudit = `SELECT ` + auditColumns + ` FROM audit_log
 WHERE ` + auditWalk + auditPage

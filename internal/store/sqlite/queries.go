@@ -289,7 +289,7 @@ FROM occurrences INDEXED BY occurrences_dead
 WHERE tenant_id = ?1 AND state = 'DEAD' AND (?2 = '' OR schedule_id = ?2) AND (?4 = '' OR queue = ?4)`
 
 	// Any other tenant-wide listing walks occurrences_tenant_time
-	// (0003_listing_indexes.sql), which is in the listing's order: a page
+	// (0004_listing_indexes.sql), which is in the listing's order: a page
 	// reads its rows and stops. The state and queue filters are checked on
 	// the way.
 	qListTenantOccurrences     = listTenantOccurrences + listAsc

@@ -1,6 +1,6 @@
--- 0003_listing_indexes: a tenant's occurrences and a target's audit rows
+-- 0004_listing_indexes: a tenant's occurrences and a target's audit rows
 -- in their listings' orders, as in the SQLite store's
--- 0003_listing_indexes.sql.
+-- 0004_listing_indexes.sql.
 --
 -- occurrences_tenant_time: a page of a tenant's occurrences without a
 -- schedule (GET /v1/occurrences), either way and from any position, is a

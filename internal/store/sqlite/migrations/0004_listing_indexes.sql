@@ -1,4 +1,4 @@
--- 0003_listing_indexes: a tenant's occurrences in the listing's order.
+-- 0004_listing_indexes: a tenant's occurrences in the listing's order.
 --
 -- occurrences_tenant_time: a page of a tenant's occurrences without a
 -- schedule (GET /v1/occurrences), either way and from any position, is a

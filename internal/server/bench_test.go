@@ -88,10 +88,15 @@ func BenchmarkBadTokenFlood(b *testing.B) {
 		name     string
 		flood    bool
 		authRate float64
+		pace     float64 // the flood's requests per second; 0: as fast as it goes
 	}{
-		{"flood=none", false, 0},
-		{"flood=bad-tokens/limit=default", true, 0},
-		{"flood=bad-tokens/limit=off", true, 1e9},
+		{"flood=none", false, 0, 0},
+		{"flood=bad-tokens/limit=default", true, 0, 0},
+		{"flood=bad-tokens/limit=off", true, 1e9, 0},
+		// The same flood rate either way, so that what differs is what
+		// each bad token costs the daemon, not how many the flood sends.
+		{"flood=5000/s/limit=default", true, 0, 5000},
+		{"flood=5000/s/limit=off", true, 1e9, 5000},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			h := newHarness(b, withToken("operator-token"), withLimits(func(c *Config) { c.AuthFailureRate = bc.authRate }))
@@ -112,6 +117,12 @@ func BenchmarkBadTokenFlood(b *testing.B) {
 				flood := clientFrom(b, "127.0.0.2")
 				flood.Transport.(*http.Transport).MaxIdleConnsPerHost = flooders
 				bad := badToken(b)
+				var tick <-chan time.Time
+				if bc.pace > 0 {
+					t := time.NewTicker(time.Duration(float64(time.Second) / bc.pace))
+					defer t.Stop()
+					tick = t.C
+				}
 				for range flooders {
 					wg.Go(func() {
 						for {
@@ -119,6 +130,13 @@ func BenchmarkBadTokenFlood(b *testing.B) {
 							case <-stop:
 								return
 							default:
+							}
+							if tick != nil {
+								select {
+								case <-stop:
+									return
+								case <-tick:
+								}
 							}
 							req, _ := http.NewRequest("GET", h.ts.URL+"/v1/schedules", nil)
 							req.Header.Set("Authorization", "Bearer "+bad)

@@ -192,7 +192,7 @@ func (c *Control) Resume(ctx context.Context, tenantID, ref string) (ChangeResul
 // materialized and not canceled, so no firing time runs under two versions.
 // A paused schedule stays paused.
 func (c *Control) Update(ctx context.Context, tenantID, ref string, req schedule.Settings) (ChangeResult, error) {
-	sp, err := req.Normalize()
+	sp, err := req.NormalizeUpdate()
 	if err != nil {
 		return ChangeResult{}, err
 	}
@@ -201,6 +201,10 @@ func (c *Control) Update(ctx context.Context, tenantID, ref string, req schedule
 		case record.ScheduleActive, record.SchedulePaused:
 		default:
 			return false, nil, fmt.Errorf("schedule %s is %s and cannot be updated: %w", sc.ScheduleID, sc.State, ErrConflict)
+		}
+		// A name or queue stored before the rule of names may be kept.
+		if err := req.CheckKept(sc.Name, sc.Queue); err != nil {
+			return false, nil, err
 		}
 		setSettings(sc, &req)
 		if sc.State != record.ScheduleActive {

@@ -77,6 +77,44 @@ func (s *Settings) Normalize() (*timetable.Timetable, error) {
 	if err := CheckNewQueue(s.Queue); err != nil {
 		return nil, err
 	}
+	return s.normalize()
+}
+
+// NormalizeUpdate is Normalize for an update, whose name and queue may be
+// the ones the schedule has stored, made before the rule of names would
+// refuse them new (a queue in upper case, a name with a zero-width
+// joiner): here they are checked as references (CheckStoredName,
+// CheckQueueRef), and the caller checks with CheckKept, once it has read
+// the schedule, that those it changes follow the rule of new names. A
+// full replacement must not force a schedule onto another queue, away
+// from its workers, to change its timing.
+func (s *Settings) NormalizeUpdate() (*timetable.Timetable, error) {
+	if err := CheckStoredName(s.Name); err != nil {
+		return nil, err
+	}
+	if err := CheckQueueRef(s.Queue); err != nil {
+		return nil, err
+	}
+	return s.normalize()
+}
+
+// CheckKept checks the name and queue of an update (NormalizeUpdate) of a
+// schedule stored with name and queue: one it changes follows the rule of
+// new names (CheckName, CheckNewQueue); one it keeps is taken as stored.
+func (s *Settings) CheckKept(name, queue string) error {
+	if s.Name != name {
+		if err := CheckName(s.Name); err != nil {
+			return err
+		}
+	}
+	if s.Queue != queue {
+		return CheckNewQueue(s.Queue)
+	}
+	return nil
+}
+
+// normalize is Normalize past the name and the queue.
+func (s *Settings) normalize() (*timetable.Timetable, error) {
 	switch s.Kind {
 	case timetable.KindCron:
 		if _, prefixed := timetable.ZonePrefix(s.Expr); s.TimeZone == "" && !prefixed {

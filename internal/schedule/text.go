@@ -113,6 +113,21 @@ func CheckName(name string) error {
 	return nil
 }
 
+// CheckStoredName checks a schedule's name as a reference to one stored
+// before the rule of names (Settings.NormalizeUpdate): not empty, up to
+// MaxNameLen bytes of valid UTF-8, what any name stored ever was.
+func CheckStoredName(name string) error {
+	switch {
+	case name == "":
+		return Invalid("name", "must not be empty")
+	case len(name) > MaxNameLen:
+		return Invalid("name", "%d bytes is over the limit of %d", len(name), MaxNameLen)
+	case !utf8.ValidString(name):
+		return Invalid("name", "is not valid UTF-8")
+	}
+	return nil
+}
+
 // CheckFreeName checks a name of field that may hold any printable text
 // (a worker's id, a node's): CheckText's rule up to max bytes, and not
 // made only of dots.

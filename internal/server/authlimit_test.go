@@ -217,3 +217,42 @@ func TestVouchedBounded(t *testing.T) {
 		t.Fatal("a token is vouched for past vouchedFor")
 	}
 }
+
+// A token that authenticated lately and then stops authenticating (it is
+// revoked: typically a leaked one) is vouched for no more: from an
+// address past its budget of failed authentications it is answered 429
+// before any lookup, like any other bad token, rather than costing a
+// store read per request for the rest of vouchedFor.
+func TestRevokedTokenNotVouched(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withToken("operator-token"), withLimits(func(c *Config) { c.AuthFailureRate = 1 })) // a burst of 2
+	limitClock(h)
+	if _, _, err := h.eng.Tenants.Create(t.Context(), "victim", engine.TenantPatch{}); err != nil {
+		t.Fatal(err)
+	}
+	leaked, _, err := h.eng.Tenants.CreateToken(t.Context(), "victim", "leaked", record.RoleTenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flooder := clientFrom(t, "127.0.0.2")
+	if code, _, e := getWith(t, h, flooder, "/v1/schedules", leaked); code != 200 {
+		t.Fatalf("the token before its revocation: %d %+v", code, e)
+	}
+	if err := h.eng.Tenants.RevokeToken(t.Context(), "victim", "leaked"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if code, _, e := getWith(t, h, flooder, "/v1/schedules", leaked); code != 401 {
+			t.Fatalf("revoked token %d, within the budget: %d %+v, want 401", i, code, e)
+		}
+	}
+	// The store closed, a lookup would fail 5xx: 429 shows none was made.
+	if err := h.st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if code, _, e := getWith(t, h, flooder, "/v1/schedules", leaked); code != 429 {
+			t.Fatalf("revoked token %d past the budget: %d %+v, want 429 before any lookup", i, code, e)
+		}
+	}
+}

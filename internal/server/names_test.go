@@ -1,6 +1,7 @@
 package server
 
 import (
+	"database/sql"
 	"net/url"
 	"strings"
 	"testing"
@@ -148,4 +149,33 @@ func TestTenantAndTokenNameRefusals(t *testing.T) {
 	h.ok(201, &tok, "POST", "/v1/tenants/Legacy/tokens", api.TokenRequest{Name: "ci"})
 	h.ok(200, nil, "POST", "/v1/tenants/Legacy/disable", nil)
 	h.ok(200, nil, "POST", "/v1/claims", api.ClaimRequest{Queue: "Emails", WorkerID: "w"})
+}
+
+// TestUpdateKeepsNamesStoredBeforeTheRule: a schedule stored before the
+// rule of names, with a queue in upper case and a name holding a
+// character the rule now refuses (an emoji's zero-width joiner), can still
+// be updated when the update keeps them: its workers claim that queue,
+// and a full replacement must not force a move to another. A name or a
+// queue the update changes follows the rule.
+func TestUpdateKeepsNamesStoredBeforeTheRule(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	c := h.create(everyMinute("legacy"))
+	const name, queue = "deploy \U0001F468\u200d\U0001F4BB", "Emails"
+	db, err := sql.Open("sqlite", h.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(t.Context(), "UPDATE schedules SET name = ?, queue = ? WHERE schedule_id = ?", name, queue, c.ScheduleID); err != nil {
+		t.Fatal(err)
+	}
+	kept := api.ScheduleRequest{Name: name, Queue: queue, Every: "2m"}
+	var got api.ChangeResult
+	h.ok(200, &got, "PUT", "/v1/schedules/"+c.ScheduleID, kept)
+	if got.Schedule.Queue != queue || got.Schedule.Name != name || got.Schedule.Version != 2 {
+		t.Fatalf("update keeping the stored name and queue: %+v", got.Schedule)
+	}
+	h.fails(400, api.CodeInvalidArgument, "queue", "PUT", "/v1/schedules/"+c.ScheduleID, api.ScheduleRequest{Name: name, Queue: "Other", Every: "2m"})
+	h.fails(400, api.CodeInvalidArgument, "name", "PUT", "/v1/schedules/"+c.ScheduleID, api.ScheduleRequest{Name: "new\u200dname", Queue: queue, Every: "2m"})
 }

@@ -147,6 +147,13 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request, admin bool) (*htt
 	if err != nil {
 		if client != "" && isUnauthorized(err) {
 			s.limits.authFailed(client)
+			if tok, ok := bearerToken(r); ok {
+				// A token good lately and refused now (revoked, its
+				// tenant disabled) is vouched for no more: else its
+				// holder's requests would each cost a lookup past the
+				// address's budget for the rest of vouchedFor.
+				s.limits.vouched.drop(tok)
+			}
 		}
 		if !s.answerAuthError(w, err) {
 			code, detail := classify(err, "")

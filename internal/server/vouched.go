@@ -45,6 +45,14 @@ func (v *vouched) add(token string, now time.Time) {
 	v.m[h] = now
 }
 
+// drop forgets token: it failed to authenticate.
+func (v *vouched) drop(token string) {
+	h := sha256.Sum256([]byte(token))
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	delete(v.m, h)
+}
+
 // has reports whether token authenticated within vouchedFor of now.
 func (v *vouched) has(token string, now time.Time) bool {
 	h := sha256.Sum256([]byte(token))

@@ -175,7 +175,13 @@ func (s *bucketSet) get(key string, now time.Time, rate float64, burst int) *buc
 func (l *limits) quota(tenant string) (float64, int) {
 	if l.rateFor != nil {
 		if rate, burst, ok := l.rateFor(tenant); ok && rate > 0 && !math.IsInf(rate, 0) {
-			if burst <= 0 {
+			switch {
+			case burst > 0:
+			case rate == l.rate:
+				// The daemon's rate (every tenant without one of its own
+				// has it): the daemon's burst, --api-burst.
+				burst = l.burst
+			default:
 				burst = defaultBurst(rate)
 			}
 			return rate, burst

@@ -356,3 +356,33 @@ func TestWaitingClaimsShareLeavesRoom(t *testing.T) {
 		}
 	}
 }
+
+// A tenant without a rate of its own runs at the daemon's (schedd gives
+// every tenant --api-rate as its default quota), and gets the daemon's
+// burst, --api-burst; a tenant with a rate of its own gets twice that
+// rate, unless the hook says otherwise.
+func TestBurstFollowsTheRate(t *testing.T) {
+	t.Parallel()
+	l := newLimits(Config{APIRate: 100, APIBurst: 7, APIRateFor: func(tenant string) (float64, int, bool) {
+		switch tenant {
+		case "own":
+			return 50, 0, true
+		case "both":
+			return 50, 3, true
+		}
+		return 100, 0, true // the daemon's default, as tenantAPIRate gives it
+	}})
+	for _, tc := range []struct {
+		tenant string
+		rate   float64
+		burst  int
+	}{
+		{"acme", 100, 7},
+		{"own", 50, 100},
+		{"both", 50, 3},
+	} {
+		if rate, burst := l.quota(tc.tenant); rate != tc.rate || burst != tc.burst {
+			t.Errorf("%s: rate %v burst %d, want %v and %d", tc.tenant, rate, burst, tc.rate, tc.burst)
+		}
+	}
+}

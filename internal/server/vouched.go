@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/sha256"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -62,29 +63,26 @@ func (v *vouched) has(token string, now time.Time) bool {
 	return ok && now.Sub(at) < vouchedFor
 }
 
-// forget drops the expired hashes and, while the set is still full, those
-// older than half the time before: the set keeps the tokens in use. v.mu
-// is held.
+// forget drops the expired hashes and, if the set is still full, the
+// less recently used half: the set keeps the tokens in use. v.mu is held.
 func (v *vouched) forget(now time.Time) {
+	ats := make([]time.Time, 0, len(v.m))
 	for h, at := range v.m {
 		if now.Sub(at) >= vouchedFor {
 			delete(v.m, h)
+		} else {
+			ats = append(ats, at)
 		}
 	}
 	if len(v.m) < maxVouched {
 		return
 	}
-	cut := vouchedFor / 2
-	for len(v.m) >= maxVouched && cut > 0 {
-		for h, at := range v.m {
-			if now.Sub(at) >= cut {
-				delete(v.m, h)
-			}
+	slices.SortFunc(ats, time.Time.Compare)
+	median := ats[len(ats)/2]
+	for h, at := range v.m {
+		if !at.After(median) {
+			delete(v.m, h)
 		}
-		cut /= 2
-	}
-	if len(v.m) >= maxVouched { // all within the last moment: start again
-		clear(v.m)
 	}
 }
 

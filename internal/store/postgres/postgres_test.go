@@ -893,15 +893,7 @@ SELECT $1, n, $1 || '_' || n, 'tenant-a', 'w', 0, 0 FROM generate_series(1, $2::
 		{"attempts", qListAttempts, []any{"tenant-a", occs[0].OccurrenceID, int64(rows / 2), 100},
 			[]string{"Limit", "Index Scan using attempts_pkey on attempts"}, []string{"Seq Scan", "Bitmap"}},
 	} {
-		rows, err := s.pool.Query(ctx, "EXPLAIN "+tc.query, tc.args...)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		text := strings.Join(plan, "\n")
+		text := explain(t, s, tc.name, tc.query, tc.args...)
 		storetest.PlanHasInOrder(t, tc.name, text, tc.want)
 		for _, n := range tc.never {
 			if strings.Contains(text, n) {

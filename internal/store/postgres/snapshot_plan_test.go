@@ -75,15 +75,7 @@ func TestTenantSnapshotPlan(t *testing.T) {
 		{"due backlog", qSnapshotTenantDueBacklog, []any{t0.UnixMilli(), t0.Add(time.Hour).UnixMilli(), "tenant-a"},
 			[]string{"occurrences_claim", "occurrences_scheduled", "schedules_due"}},
 	} {
-		rows, err := s.pool.Query(ctx, "EXPLAIN "+tc.query, tc.args...)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		text := strings.Join(plan, "\n")
+		text := explain(t, s, tc.name, tc.query, tc.args...)
 		for _, w := range tc.want {
 			if !strings.Contains(text, " using "+w+" on ") && !strings.Contains(text, " on "+w) {
 				t.Errorf("%s: plan does not read index %s:\n%s", tc.name, w, text)
@@ -95,4 +87,18 @@ func TestTenantSnapshotPlan(t *testing.T) {
 			}
 		}
 	}
+}
+
+// explain is PostgreSQL's plan of query with args, as one text.
+func explain(t *testing.T, s *Store, name, query string, args ...any) string {
+	t.Helper()
+	rows, err := s.pool.Query(t.Context(), "EXPLAIN "+query, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return strings.Join(plan, "\n")
 }

@@ -56,7 +56,7 @@ func (q *Queue) AckAndClaim(ctx context.Context, req ClaimRequest, acks []AckIte
 		rs, got, err = finishAndClaim(ctx, q.store, ps, store.ClaimParams{
 			TenantID: req.TenantID, Queue: req.Queue, WorkerID: req.WorkerID,
 			Limit: req.Limit, Lease: req.Lease, Now: now, Skipped: &skipped, MaxRunning: maxRunning,
-		}, hold)
+		}, hold, q.book)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("ack %d attempts and claim from %s: %w", len(acks), req.Queue, interrupted(ctx, err))

@@ -219,7 +219,8 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	obs := &observer{metrics: cfg.Metrics}
 	notify := newNotifier()
 	watch := &outageWatch{store: cfg.Store, shards: cfg.Shards, metrics: cfg.Metrics}
-	sweep := &sweeper{store: cfg.Store, obs: obs, notify: notify}
+	book := newRunBook()
+	sweep := &sweeper{store: cfg.Store, obs: obs, notify: notify, book: book}
 	pl := newPlanner(plannerConfig{
 		Shards: cfg.Shards, Horizon: cfg.Horizon, ShardLease: cfg.ShardLease, Tick: cfg.Tick, PlanBatch: cfg.PlanBatch,
 		MaxFirings: cfg.MaxFirings, LateScan: cfg.LateScan, MaxMissedRows: cfg.MaxMissedRows,
@@ -231,7 +232,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	e := &Engine{
 		Control: &Control{shards: cfg.Shards, rand: cfg.Rand, store: cfg.Store, member: mem, metrics: cfg.Metrics, planner: pl, notify: notify},
-		Queue: &Queue{retryBudget: cfg.RetryBudget, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger, member: mem,
+		Queue: &Queue{book: book, retryBudget: cfg.RetryBudget, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger, member: mem,
 			obs: obs, sweeper: sweep, notify: notify, outage: watch},
 		Cluster: &Cluster{nodeID: cfg.NodeID, store: cfg.Store, member: mem},
 		Stats: &Stats{nodeID: cfg.NodeID, every: cfg.StatsEvery, store: cfg.Store, clock: cfg.Clock, log: cfg.Logger,
@@ -360,6 +361,7 @@ type sweeper struct {
 	obs       *observer
 	notify    *notifier
 	lastSweep atomic.Int64 // unix ms of the last sweep
+	book      *runBook     // the node's runs, forgotten as they are folded
 }
 
 // expire makes occurrences whose claim lease ran out claimable again (or
@@ -367,9 +369,12 @@ type sweeper struct {
 // moved on) and wakes waiting claims.
 func (s *sweeper) expire(ctx context.Context, now time.Time) (int, error) {
 	s.lastSweep.Store(now.UnixMilli())
-	r, err := ExpireLeases(ctx, s.store, now, 10_000)
+	r, err := expireLeases(ctx, s.store, now, 10_000, s.book)
 	if err != nil {
 		return 0, fmt.Errorf("expire claim leases: %w", err)
+	}
+	if _, err := foldFinished(ctx, s.store, now, s.book); err != nil {
+		return 0, err
 	}
 	s.obs.observeExpiry(now, r)
 	if r.Expired > 0 {

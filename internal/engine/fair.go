@@ -115,7 +115,7 @@ func (r *drrState) drop(i int) {
 // serve claims up to p.Limit occurrences in tx by deficit round robin over
 // the circle (claimTx for each tenant's turn, its lanes strict first, its
 // running quota applied). with gives each tenant's weight and quota.
-func (r *drrState) serve(ctx context.Context, tx store.QueueTx, p store.ClaimParams, with map[string]poolTenant, hold func(string) bool) ([]store.Claimed, int, error) {
+func (r *drrState) serve(ctx context.Context, tx store.QueueTx, p store.ClaimParams, with map[string]poolTenant, hold func(string) bool, book *runBook) ([]store.Claimed, int, error) {
 	var weights int64
 	for _, id := range r.order {
 		weights += with[id].Weight
@@ -139,7 +139,7 @@ func (r *drrState) serve(ctx context.Context, tx store.QueueTx, p store.ClaimPar
 		ask := int(min(r.deficit[t.ID], int64(p.Limit-len(out))))
 		tp := p
 		tp.TenantID, tp.Limit, tp.MaxRunning, tp.Skipped = t.ID, ask, t.MaxRunning, nil
-		got, sk, err := claimTenantTx(ctx, tx, tp, hold, true)
+		got, sk, err := claimTenantTx(ctx, tx, tp, hold, true, book)
 		if err != nil {
 			return nil, 0, fmt.Errorf("tenant %s: %w", t.ID, err)
 		}
@@ -236,11 +236,11 @@ func (q *Queue) claimPool(ctx context.Context, req ClaimRequest, acks []store.Fi
 	p := store.ClaimParams{Queue: req.Queue, WorkerID: req.WorkerID, Limit: req.Limit, Lease: req.Lease, Now: now}
 	err = store.InTx(ctx, q.store, func(tx store.Tx) (err error) {
 		if len(acks) > 0 {
-			if rs, err = tx.FinishAttempts(ctx, acks); err != nil {
+			if rs, err = finishTx(ctx, tx, acks, q.book); err != nil {
 				return fmt.Errorf("finish attempts: %w", err)
 			}
 		}
-		got, skipped, err = r.serve(ctx, tx, p, with, hold)
+		got, skipped, err = r.serve(ctx, tx, p, with, hold, q.book)
 		return err
 	})
 	if err != nil {

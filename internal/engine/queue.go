@@ -58,6 +58,7 @@ type Queue struct {
 	outage      *outageWatch
 	tenants     *Tenants  // weights and running quotas
 	fair        fairState // pool claims' rounds (fair.go)
+	book        *runBook  // the runs this node handed out (runs.go)
 }
 
 // now is the time the queue acts on (member.now).
@@ -153,7 +154,7 @@ func (q *Queue) claimRound(ctx context.Context, req ClaimRequest, now, deadline 
 			got, err = claimOccurrences(ctx, q.store, store.ClaimParams{
 				TenantID: req.TenantID, Queue: req.Queue, WorkerID: req.WorkerID,
 				Limit: req.Limit, Lease: req.Lease, Now: now, Skipped: &skipped, MaxRunning: maxRunning,
-			}, hold)
+			}, hold, q.book)
 		}
 		if err != nil {
 			return fail(err)
@@ -247,6 +248,12 @@ func (q *Queue) Heartbeat(ctx context.Context, tenantID, occurrenceID string, at
 	if err := schedule.SetDuration("lease", &lease, DefaultClaimLease, time.Second, 12*time.Hour); err != nil {
 		return store.HeartbeatResult{}, err
 	}
+	// A heartbeat extends the attempt's lease in its row: a run holding
+	// the occurrence is folded first (its other occurrences keep the
+	// run's lease, now in their rows).
+	if err := q.foldFor(ctx, tenantID, occurrenceID); err != nil {
+		return store.HeartbeatResult{}, fmt.Errorf("heartbeat %s attempt %d: %w", occurrenceID, attempt, err)
+	}
 	r, err := q.store.Heartbeat(ctx, store.HeartbeatParams{
 		TenantID: tenantID, OccurrenceID: occurrenceID, Attempt: attempt, Lease: lease,
 		Now: q.now().Truncate(time.Millisecond),
@@ -268,7 +275,7 @@ func (q *Queue) Ack(ctx context.Context, tenantID, occurrenceID string, attempt 
 		o  *record.Occurrence
 	)
 	err := store.InTx(ctx, q.store, func(tx store.Tx) (err error) {
-		rs, o, err = finishOne(ctx, tx, ps)
+		rs, o, err = finishOne(ctx, tx, ps, q.book)
 		return err
 	})
 	if err != nil {
@@ -284,7 +291,12 @@ func (q *Queue) Ack(ctx context.Context, tenantID, occurrenceID string, attempt 
 // finishOne applies the one finish ps[0] in tx and, when it took, reads
 // the whole occurrence after it (a finish's own answer holds only what
 // the engine needs, see store.FinishResult).
-func finishOne(ctx context.Context, tx store.QueueTx, ps []store.FinishParams) ([]store.FinishResult, *record.Occurrence, error) {
+func finishOne(ctx context.Context, tx store.QueueTx, ps []store.FinishParams, book *runBook) ([]store.FinishResult, *record.Occurrence, error) {
+	// A single finish answers with the whole occurrence, which is its
+	// row: a run holding it is folded first.
+	if err := foldOccurrences(ctx, tx, ps[0].TenantID, []string{ps[0].OccurrenceID}, book); err != nil {
+		return nil, nil, fmt.Errorf("fold: %w", err)
+	}
 	rs, err := tx.FinishAttempts(ctx, ps)
 	if err != nil || rs[0].Err != nil {
 		return rs, nil, err
@@ -312,7 +324,11 @@ type AckItem struct {
 // answers with the whole occurrence.
 func (q *Queue) AckBatch(ctx context.Context, tenantID string, items []AckItem) ([]store.FinishResult, error) {
 	ps := ackParams(tenantID, items, q.now())
-	rs, err := q.store.FinishAttempts(ctx, ps)
+	var rs []store.FinishResult
+	err := store.InTx(ctx, q.store, func(tx store.Tx) (err error) {
+		rs, err = finishTx(ctx, tx, ps, q.book)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("ack %d attempts: %w", len(items), err)
 	}
@@ -360,6 +376,11 @@ func (q *Queue) Nack(ctx context.Context, tenantID, occurrenceID string, attempt
 		budgetSpent bool
 	)
 	err := store.InTx(ctx, q.store, func(tx store.Tx) error {
+		// A nack decides on the occurrence's row: a run holding it is
+		// folded first.
+		if err := foldOccurrences(ctx, tx, tenantID, []string{occurrenceID}, q.book); err != nil {
+			return fmt.Errorf("fold: %w", err)
+		}
 		p = store.FinishParams{
 			TenantID: tenantID, OccurrenceID: occurrenceID, Attempt: attempt,
 			Result: record.ResultFailedPermanent, State: record.OccurrenceDead, DeadReason: record.DeadPermanentFailure,
@@ -375,7 +396,7 @@ func (q *Queue) Nack(ctx context.Context, tenantID, occurrenceID string, attempt
 			p.Result, p.State, p.RetryAt, p.DeadReason = record.ResultFailedRetryable, d.State, d.RetryAt, d.DeadReason
 		}
 		var err error
-		rs, o, err = finishOne(ctx, tx, []store.FinishParams{p})
+		rs, o, err = finishOne(ctx, tx, []store.FinishParams{p}, q.book)
 		return err
 	})
 	if err != nil {
@@ -406,7 +427,7 @@ func (q *Queue) Replay(ctx context.Context, tenantID, occurrenceID string) (*rec
 			// conflicts, not the store's message wrapped in ours: the API
 			// shows the text before the sentinel to the user as it is.
 			state := "not DEAD"
-			if cur, gerr := q.store.GetOccurrence(ctx, tenantID, occurrenceID); gerr == nil {
+			if cur, gerr := q.Occurrence(ctx, tenantID, occurrenceID); gerr == nil {
 				state = string(cur.State)
 			}
 			return nil, fmt.Errorf("occurrence %s is %s; only a DEAD occurrence can be replayed: %w", occurrenceID, state, ErrConflict)
@@ -418,18 +439,44 @@ func (q *Queue) Replay(ctx context.Context, tenantID, occurrenceID string) (*rec
 	return o, nil
 }
 
-// Occurrence returns one occurrence of a tenant.
+// Occurrence returns one occurrence of a tenant, as its row says once a
+// run holding it is folded.
 func (q *Queue) Occurrence(ctx context.Context, tenantID, occurrenceID string) (*record.Occurrence, error) {
+	if err := q.foldFor(ctx, tenantID, occurrenceID); err != nil {
+		return nil, err
+	}
 	return q.store.GetOccurrence(ctx, tenantID, occurrenceID)
 }
 
-// Occurrences lists a tenant's occurrences.
+// foldFor folds the run holding the tenant's occurrence, if any, so that
+// its row says where it stands. Nothing on a store without runs.
+func (q *Queue) foldFor(ctx context.Context, tenantID, occurrenceID string) error {
+	if !storeHasRuns(ctx, q.store) {
+		return nil
+	}
+	err := store.InTx(ctx, q.store, func(tx store.Tx) error {
+		return foldOccurrences(ctx, tx, tenantID, []string{occurrenceID}, q.book)
+	})
+	if err != nil {
+		return fmt.Errorf("fold the run of %s: %w", occurrenceID, err)
+	}
+	return nil
+}
+
+// Occurrences lists a tenant's occurrences, after folding its runs.
 func (q *Queue) Occurrences(ctx context.Context, p store.ListOccurrencesParams) ([]record.Occurrence, error) {
+	if err := foldTenant(ctx, q.store, p.TenantID, q.book); err != nil {
+		return nil, err
+	}
 	return q.store.ListOccurrences(ctx, p)
 }
 
-// Attempts lists a page of the attempts of one occurrence.
+// Attempts lists a page of the attempts of one occurrence, after folding
+// the run holding it.
 func (q *Queue) Attempts(ctx context.Context, p store.ListAttemptsParams) ([]record.Attempt, error) {
+	if err := q.foldFor(ctx, p.TenantID, p.OccurrenceID); err != nil {
+		return nil, err
+	}
 	return q.store.ListAttempts(ctx, p)
 }
 

@@ -107,6 +107,9 @@ func testPermanentNackDeadAndReplay(t *testing.T, open harnessMaker) {
 	if want := "occurrence " + id + " is ENQUEUED; only a DEAD occurrence can be replayed: " + ErrConflict.Error(); err.Error() != want {
 		t.Fatalf("replay of an ENQUEUED occurrence: %q, want %q", err, want)
 	}
+	// Put back at the instant its lane was last claimed from, it is
+	// claimable a millisecond later (the floor, docs/engine.md).
+	h.clk.Advance(time.Millisecond)
 	again := h.claim("q", 1)
 	if len(again) != 1 || again[0].Occurrence.OccurrenceID != id || again[0].Attempt.Attempt != 2 {
 		t.Fatalf("after replay: %+v", again)
@@ -563,6 +566,7 @@ func testMovedOnNeverRetried(t *testing.T, open harnessMaker) {
 			if _, err := h.e.Queue.Replay(h.ctx, tenant, occ); err != nil {
 				t.Fatalf("replay: %v", err)
 			}
+			h.clk.Advance(time.Millisecond) // the floor: see TestPermanentNackDeadAndReplay
 			again := h.claim("q", 100)
 			if len(again) == 0 || again[0].Occurrence.OccurrenceID != occ || again[0].Attempt.Attempt != 2 {
 				t.Fatalf("after replay: %+v, want %s at attempt 2", again, occ)

@@ -36,13 +36,13 @@ var lanes = [...]record.Lane{record.LaneStrict, record.LaneFlexible, record.Lane
 // occurrences marked SKIPPED_OVERLAP are added to *p.Skipped once the
 // claim has committed.
 func ClaimOccurrences(ctx context.Context, st store.Store, p store.ClaimParams) ([]store.Claimed, error) {
-	return claimOccurrences(ctx, st, p, nil)
+	return claimOccurrences(ctx, st, p, nil, nil)
 }
 
 // claimOccurrences is ClaimOccurrences leaving the candidates hold names
 // (nil: none) on the queue, untouched: a simulated outage of some shards
 // withholds their occurrences (outage.go).
-func claimOccurrences(ctx context.Context, st store.Store, p store.ClaimParams, hold func(scheduleID string) bool) ([]store.Claimed, error) {
+func claimOccurrences(ctx context.Context, st store.Store, p store.ClaimParams, hold func(scheduleID string) bool, book *runBook) ([]store.Claimed, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func claimOccurrences(ctx context.Context, st store.Store, p store.ClaimParams, 
 		skipped int
 	)
 	err := store.InTx(ctx, st, func(tx store.Tx) (err error) {
-		out, skipped, err = claimTx(ctx, tx, p, hold)
+		out, skipped, err = claimTx(ctx, tx, p, hold, book)
 		return err
 	})
 	if err != nil {
@@ -68,12 +68,12 @@ func claimOccurrences(ctx context.Context, st store.Store, p store.ClaimParams, 
 // error fails both and writes nothing; a bad claim request fails before
 // anything is written.
 func FinishAndClaim(ctx context.Context, st store.Store, fs []store.FinishParams, p store.ClaimParams) ([]store.FinishResult, []store.Claimed, error) {
-	return finishAndClaim(ctx, st, fs, p, nil)
+	return finishAndClaim(ctx, st, fs, p, nil, nil)
 }
 
 // finishAndClaim is FinishAndClaim whose claim leaves the candidates hold
 // names, as claimOccurrences does.
-func finishAndClaim(ctx context.Context, st store.Store, fs []store.FinishParams, p store.ClaimParams, hold func(string) bool) ([]store.FinishResult, []store.Claimed, error) {
+func finishAndClaim(ctx context.Context, st store.Store, fs []store.FinishParams, p store.ClaimParams, hold func(string) bool, book *runBook) ([]store.FinishResult, []store.Claimed, error) {
 	if err := p.Check(); err != nil {
 		return nil, nil, fmt.Errorf("finish and claim: %w", err)
 	}
@@ -83,10 +83,10 @@ func finishAndClaim(ctx context.Context, st store.Store, fs []store.FinishParams
 		skipped int
 	)
 	err := store.InTx(ctx, st, func(tx store.Tx) (err error) {
-		if res, err = tx.FinishAttempts(ctx, fs); err != nil {
+		if res, err = finishTx(ctx, tx, fs, book); err != nil {
 			return fmt.Errorf("finish attempts: %w", err)
 		}
-		if out, skipped, err = claimTx(ctx, tx, p, hold); err != nil {
+		if out, skipped, err = claimTx(ctx, tx, p, hold, book); err != nil {
 			return fmt.Errorf("claim %s: %w", p.Queue, err)
 		}
 		return nil
@@ -121,13 +121,13 @@ const withheldRead = 256
 // many occurrences it marked SKIPPED_OVERLAP. Candidates hold names (nil:
 // none) are left as they are, neither claimed nor skipped, and reads are
 // then at least withheldRead long, so that a run of them costs few reads.
-func claimTx(ctx context.Context, tx store.QueueTx, p store.ClaimParams, hold func(string) bool) ([]store.Claimed, int, error) {
-	return claimTenantTx(ctx, tx, p, hold, false)
+func claimTx(ctx context.Context, tx store.QueueTx, p store.ClaimParams, hold func(string) bool, book *runBook) ([]store.Claimed, int, error) {
+	return claimTenantTx(ctx, tx, p, hold, false, book)
 }
 
 // claimTenantTx is claimTx, for one of the tenants of a pool claim when
 // pool is set (the running quota's count then never waits).
-func claimTenantTx(ctx context.Context, tx store.QueueTx, p store.ClaimParams, hold func(string) bool, pool bool) ([]store.Claimed, int, error) {
+func claimTenantTx(ctx context.Context, tx store.QueueTx, p store.ClaimParams, hold func(string) bool, pool bool, book *runBook) ([]store.Claimed, int, error) {
 	buf := candidatePool.Get().(*[]store.ClaimCandidate)
 	used := 0
 	defer func() {
@@ -138,8 +138,14 @@ func claimTenantTx(ctx context.Context, tx store.QueueTx, p store.ClaimParams, h
 		out         []store.Claimed
 		skipped     int
 		claim, skip []*store.ClaimCandidate
+		rows        []*store.ClaimCandidate
 		w           = store.ClaimWrite{WorkerID: p.WorkerID, Now: p.Now, Lease: p.Lease}
 	)
+	// The run path is the node's (book set): the exported rules of a
+	// store and a time claim row by row, as the conformance suite drives
+	// them.
+	rt, runs := runsOf(tx)
+	runs = runs && book != nil
 	limit := p.Limit
 	if p.MaxRunning > 0 {
 		// The running quota, counted in this transaction: what it
@@ -153,10 +159,27 @@ func claimTenantTx(ctx context.Context, tx store.QueueTx, p store.ClaimParams, h
 		if !held {
 			return nil, 0, nil
 		}
-		limit = int(min(int64(limit), max(p.MaxRunning-running, 0)))
+		leased, err := runningInRuns(ctx, tx, p.TenantID)
+		if err != nil {
+			return nil, 0, fmt.Errorf("running quota: %w", err)
+		}
+		limit = int(min(int64(limit), max(p.MaxRunning-running-leased, 0)))
 	}
 	for _, lane := range lanes {
-		var after store.CandidatePos
+		var (
+			after store.CandidatePos
+			lr    *laneRun
+		)
+		if runs {
+			// A run takes the lane from its head: what lies before it
+			// is held by runs not yet folded.
+			lr = &laneRun{lane: store.Lane{TenantID: p.TenantID, Queue: p.Queue, Lane: lane}}
+			head, err := rt.LaneHead(ctx, lr.lane)
+			if err != nil {
+				return nil, 0, fmt.Errorf("read %s lane head: %w", lane, err)
+			}
+			after = head
+		}
 		for len(out) < limit {
 			want := limit - len(out)
 			read := want
@@ -177,7 +200,12 @@ func claimTenantTx(ctx context.Context, tx store.QueueTx, p store.ClaimParams, h
 				after = cands[len(cands)-1].After()
 			}
 			if hold != nil {
-				cands = slices.DeleteFunc(cands, func(c store.ClaimCandidate) bool { return hold(c.Occurrence.ScheduleID) })
+				cands = slices.DeleteFunc(cands, func(c store.ClaimCandidate) bool {
+					if hold(c.Occurrence.ScheduleID) && lr != nil {
+						lr.left = append(lr.left, posOf(&c))
+					}
+					return hold(c.Occurrence.ScheduleID)
+				})
 			}
 			claim, skip = decideOverlap(cands, want, claim[:0], skip[:0])
 			if len(skip) > 0 {
@@ -186,22 +214,77 @@ func claimTenantTx(ctx context.Context, tx store.QueueTx, p store.ClaimParams, h
 				}
 				skipped += len(skip)
 			}
-			if len(claim) > 0 {
-				if out == nil {
-					// One allocation rather than append's doublings, up to
-					// a batch the engine allows.
-					out = make([]store.Claimed, 0, min(p.Limit, 1024))
+			if len(claim) > 0 && out == nil {
+				// One allocation rather than append's doublings, up to
+				// a batch the engine allows.
+				out = make([]store.Claimed, 0, min(p.Limit, 1024))
+			}
+			if lr == nil {
+				if len(claim) > 0 {
+					if out, err = tx.ClaimRows(ctx, w, claim, out); err != nil {
+						return nil, 0, fmt.Errorf("claim rows: %w", err)
+					}
 				}
-				if out, err = tx.ClaimRows(ctx, w, claim, out); err != nil {
-					return nil, 0, fmt.Errorf("claim rows: %w", err)
-				}
+			} else if out, err = leaseClaimed(ctx, tx, lr, w, cands, claim, skip, rows[:0], out); err != nil {
+				return nil, 0, err
 			}
 			if short {
 				break
 			}
 		}
+		if lr != nil {
+			if err := commitRun(ctx, rt, lr, w, book); err != nil {
+				return nil, 0, fmt.Errorf("lease a run of the %s lane: %w", lane, err)
+			}
+		}
 	}
 	return out, skipped, nil
+}
+
+// leaseClaimed delivers claim, decided from cands, on the run path: the
+// allow-policy ones join lr's run with no write, the others are claimed
+// row by row (ClaimRows); out keeps claim's order. The candidates neither
+// claimed nor skipped are noted in lr as passed over.
+func leaseClaimed(ctx context.Context, tx store.QueueTx, lr *laneRun, w store.ClaimWrite, cands []store.ClaimCandidate,
+	claim, skip, rows []*store.ClaimCandidate, out []store.Claimed) ([]store.Claimed, error) {
+	taken := make(map[*store.ClaimCandidate]bool, len(claim)+len(skip))
+	for _, c := range skip {
+		taken[c] = true
+	}
+	start := len(out)
+	for _, c := range claim {
+		taken[c] = true
+		if c.Occurrence.OverlapPolicy != record.OverlapAllow {
+			rows = append(rows, c)
+			continue
+		}
+		d := delivered(c, w)
+		lr.leased = append(lr.leased, posOf(c))
+		lr.ids = append(lr.ids, c.Occurrence.OccurrenceID)
+		lr.tries = append(lr.tries, d.Attempt.Attempt)
+		out = append(out, d)
+	}
+	if len(rows) > 0 {
+		var err error
+		if out, err = tx.ClaimRows(ctx, w, rows, out); err != nil {
+			return nil, fmt.Errorf("claim rows: %w", err)
+		}
+		// Back into claim's order: the rows' deliveries were appended
+		// after the leased ones.
+		byID := make(map[string]store.Claimed, len(out)-start)
+		for _, d := range out[start:] {
+			byID[d.Occurrence.OccurrenceID] = d
+		}
+		for i, c := range claim {
+			out[start+i] = byID[c.Occurrence.OccurrenceID]
+		}
+	}
+	for i := range cands {
+		if !taken[&cands[i]] {
+			lr.left = append(lr.left, posOf(&cands[i]))
+		}
+	}
+	return out, nil
 }
 
 // decideOverlap decides the candidates of one read, in order, at most
@@ -306,12 +389,22 @@ func movedOn(version int64, state record.ScheduleState, occVersion int64) bool {
 // Each attempt gets result LEASE_EXPIRED; expiredEnd decides what becomes
 // of its occurrence.
 func ExpireLeases(ctx context.Context, st store.Store, now time.Time, limit int) (store.ExpireResult, error) {
+	return expireLeases(ctx, st, now, limit, nil)
+}
+
+// expireLeases is ExpireLeases, which first folds the runs whose lease
+// ran out (runs.go): their unacked occurrences are then expired attempts
+// like any other.
+func expireLeases(ctx context.Context, st store.Store, now time.Time, limit int, book *runBook) (store.ExpireResult, error) {
 	if limit <= 0 {
 		return store.ExpireResult{}, fmt.Errorf("expire leases: limit %d: want a positive limit", limit)
 	}
 	var res store.ExpireResult
 	err := store.InTx(ctx, st, func(tx store.Tx) error {
 		res = store.ExpireResult{}
+		if err := foldExpired(ctx, tx, now, 64, book); err != nil {
+			return fmt.Errorf("fold expired runs: %w", err)
+		}
 		exp, err := tx.ExpiredAttempts(ctx, now, limit)
 		if err != nil {
 			return err
@@ -413,6 +506,11 @@ func decideRetry(f *store.NackFacts, attempt int64, now time.Time, budget int) r
 func ReplayOccurrence(ctx context.Context, st store.Store, tenantID, occurrenceID string, now time.Time) (*record.Occurrence, error) {
 	var got *record.Occurrence
 	err := store.InTx(ctx, st, func(tx store.Tx) error {
+		// The state a replay refuses is named from the row: a run
+		// holding the occurrence is folded first.
+		if err := foldOccurrences(ctx, tx, tenantID, []string{occurrenceID}, nil); err != nil {
+			return err
+		}
 		o, err := tx.LockOccurrence(ctx, tenantID, occurrenceID)
 		if err != nil {
 			return err

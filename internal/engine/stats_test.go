@@ -207,6 +207,7 @@ func TestBulkDLQInBatches(t *testing.T) {
 			t.Fatalf("replay: %d ids, more %v, %v; want %d, %v", len(ids), more, err, want.n, want.more)
 		}
 	}
+	h.clk.Advance(time.Millisecond) // the floor: see TestPermanentNackDeadAndReplay
 	for _, c := range h.claim("q", 5) {
 		if _, err := h.e.Queue.Nack(h.ctx, tenant, c.Occurrence.OccurrenceID, c.Attempt.Attempt, Permanent, "still no"); err != nil {
 			t.Fatal(err)

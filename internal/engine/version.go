@@ -85,6 +85,12 @@ func WriteVersion(ctx context.Context, st store.Store, c VersionChange) (ChangeR
 		if have.Version != c.PrevVersion {
 			return fmt.Errorf("%w: version %d was read, the stored version is %d", store.ErrConflict, c.PrevVersion, have.Version)
 		}
+		// Which occurrences the change cancels and how many are in
+		// flight is decided on rows: the runs holding the schedule's
+		// occurrences are folded first.
+		if err := foldSchedule(ctx, tx, sc.TenantID, sc.ScheduleID, nil); err != nil {
+			return fmt.Errorf("fold: %w", err)
+		}
 		var plannedUntil time.Time // how far the planner got under the version superseded
 		if have.State == record.ScheduleActive {
 			plannedUntil = have.NextRunAt

@@ -198,6 +198,7 @@ func TestDLQReasonsBulkReplayAndPurge(t *testing.T) {
 		t.Fatalf("replayed: %+v", o)
 	}
 
+	h.clk.Advance(time.Millisecond) // put back where the lane was last claimed: claimable 1 ms later
 	if again := h.deadOne("a", "still bad"); again != id {
 		t.Fatalf("the replayed occurrence came back as %s, want %s", again, id)
 	}

@@ -280,6 +280,7 @@ func TestQueueFlow(t *testing.T) {
 		t.Fatalf("replayed: %+v", o)
 	}
 	var re api.ClaimResult
+	h.clk.Advance(time.Millisecond) // put back where the lane was last claimed: claimable 1 ms later
 	h.ok(200, &re, "POST", "/v1/claims", api.ClaimRequest{Queue: "q", WorkerID: "w2", Limit: 10})
 	var ids []string
 	for _, x := range re.Claimed {

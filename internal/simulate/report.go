@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sched-dev/sched/api"
+	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/record"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/timetable"
@@ -142,6 +143,11 @@ func readFirings(ctx context.Context, st store.Store, tenantID, id string, from,
 // may hold.
 func eachOccurrence(ctx context.Context, st store.Store, p store.ListOccurrencesParams, from, to time.Time, fn func(*record.Occurrence)) error {
 	p.Limit = store.MaxListLimit
+	// The rows say where each occurrence stands once the runs holding
+	// them are folded.
+	if err := engine.FoldTenant(ctx, st, p.TenantID); err != nil {
+		return err
+	}
 	for {
 		page, err := st.ListOccurrences(ctx, p)
 		if err != nil {

@@ -1,7 +1,9 @@
 package rowcodec
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/sched-dev/sched/internal/record"
@@ -126,4 +128,39 @@ func ScanStatMinute(row Scanner) (*store.StatMinute, error) {
 	}
 	m.Minute = FromMS(minute)
 	return &m, nil
+}
+
+// AddRuns moves what unfolded runs hold (store.RunTotal) to the states
+// they stand for: their rows still say ENQUEUED, but a run's occurrences
+// are RUNNING until acked and finished after (docs/engine.md, "Leased
+// runs"). Every leased row is due (it was claimed), so it leaves Ready
+// too. The depth stays in its order.
+func (r *SnapshotRead) AddRuns(ts []store.RunTotal) {
+	find := func(t store.RunTotal, state record.OccurrenceState) int {
+		for i, d := range r.Snap.Depth {
+			if d.TenantID == t.TenantID && d.Queue == t.Queue && d.Lane == t.Lane.Lane && d.State == state {
+				return i
+			}
+		}
+		return -1
+	}
+	for _, t := range ts {
+		if i := find(t, record.OccurrenceEnqueued); i >= 0 {
+			d := &r.Snap.Depth[i]
+			d.Count, d.Ready = max(d.Count-t.Leased, 0), max(d.Ready-t.Leased, 0)
+		}
+		if running := t.Leased - t.Acked; running > 0 {
+			if i := find(t, record.OccurrenceRunning); i >= 0 {
+				r.Snap.Depth[i].Count += running
+			} else {
+				r.Snap.Depth = append(r.Snap.Depth, store.DepthRow{TenantID: t.TenantID, Queue: t.Queue, Lane: t.Lane.Lane,
+					State: record.OccurrenceRunning, Count: running})
+			}
+		}
+	}
+	r.Snap.Depth = slices.DeleteFunc(r.Snap.Depth, func(d store.DepthRow) bool { return d.Count == 0 })
+	slices.SortFunc(r.Snap.Depth, func(a, b store.DepthRow) int {
+		return cmp.Or(cmp.Compare(a.TenantID, b.TenantID), cmp.Compare(a.Queue, b.Queue), cmp.Compare(a.Lane, b.Lane),
+			cmp.Compare(a.State, b.State))
+	})
 }

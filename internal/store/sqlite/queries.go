@@ -393,7 +393,7 @@ WHERE rowid IN (SELECT value FROM json_each(?4))`
 	// and NULL matches nothing: the answer is NULL.
 	qFirstUndelivered = `SELECT min(scheduled_for) FROM occurrences INDEXED BY occurrences_open
 WHERE schedule_row = (SELECT row FROM schedules WHERE tenant_id = ?1 AND schedule_id = ?2) AND open = 1
-    AND state = 'ENQUEUED' AND attempt_count = 0 AND trigger_key = '' AND schedule_version = ?3`
+    AND state = 'ENQUEUED' AND attempt_count = 0 AND trigger_key = '' AND schedule_version = ?3` + snapshotNotLeased
 
 	// Candidates the overlap rule skips: rows ?2 (a JSON array of rowids)
 	// read in this transaction as claimable, finished at ?1.
@@ -523,15 +523,11 @@ WHERE occurrence_id IN (SELECT value ->> 0 FROM json_each(?2)) AND +tenant_id = 
 
 	// The earliest claimable time of each lane (three index seeks on
 	// occurrences_claim), and the earliest of those.
-	qNextAvailable = `SELECT min(t) FROM (
-    SELECT min(available_at) AS t FROM occurrences
-    WHERE tenant_id = ?1 AND queue = ?2 AND lane = 'strict' AND state IN ('ENQUEUED', 'RETRY_WAIT')
-    UNION ALL
-    SELECT min(available_at) FROM occurrences
-    WHERE tenant_id = ?1 AND queue = ?2 AND lane = 'flexible' AND state IN ('ENQUEUED', 'RETRY_WAIT')
-    UNION ALL
-    SELECT min(available_at) FROM occurrences
-    WHERE tenant_id = ?1 AND queue = ?2 AND lane = 'catchup' AND state IN ('ENQUEUED', 'RETRY_WAIT'))`
+	qNextAvailable = `SELECT min((SELECT o.available_at FROM occurrences o INDEXED BY occurrences_claim
+    WHERE o.tenant_id = h.tenant_id AND o.queue = h.queue AND o.lane = h.lane AND o.state IN ('ENQUEUED', 'RETRY_WAIT')
+        AND (o.available_at, o.rowid) > (h.head_at, h.head_row)
+    ORDER BY o.available_at, o.rowid LIMIT 1))
+FROM lane_heads h WHERE h.tenant_id = ?1 AND h.queue = ?2`
 )
 
 // occurrenceChunkColumns are the columns of qInsertOccurrences: those of
@@ -629,15 +625,21 @@ WHERE tenant_id = ?2 AND state = 'DEAD'` + snapshotDepthGroup + snapshotDepthOrd
 	// (index occurrences_claim, which holds their available_at and
 	// rowid, so the search reads the index alone), then the one row. A
 	// tenant's (?2) searches the tenant's range of the index.
-	qSnapshotOldestReady       = snapshotOldestReady + snapshotClaimable + snapshotOldestReadyEnd
-	qSnapshotTenantOldestReady = snapshotOldestReady + `tenant_id = ?2 AND ` + snapshotClaimable + snapshotOldestReadyEnd
-	snapshotOldestReady        = `SELECT ` + occurrenceColumns + `
+	qSnapshotOldestReady       = snapshotOldestReady + snapshotOldestReadyEnd
+	qSnapshotTenantOldestReady = snapshotOldestReady + ` WHERE h.tenant_id = ?2` + snapshotOldestReadyEnd
+	// Per lane (lane_heads has a row for every lane that ever had a
+	// claimable occurrence), the first ready occurrence after the lane's
+	// head: those before it are held by runs (docs/engine.md, "Leased
+	// runs"). Then the earliest of those.
+	snapshotOldestReady = `SELECT ` + occurrenceColumns + `
 FROM occurrences
-WHERE rowid = (SELECT rowid FROM occurrences INDEXED BY occurrences_claim
-    WHERE `
-	snapshotOldestReadyEnd = ` AND available_at <= ?1
-    ORDER BY available_at, rowid
-    LIMIT 1)`
+WHERE rowid = (SELECT o.rowid FROM (SELECT (SELECT c.rowid FROM occurrences c INDEXED BY occurrences_claim
+        WHERE c.tenant_id = h.tenant_id AND c.queue = h.queue AND c.lane = h.lane AND c.state IN ('ENQUEUED', 'RETRY_WAIT')
+            AND c.available_at <= ?1 AND (c.available_at, c.rowid) > (h.head_at, h.head_row)
+        ORDER BY c.available_at, c.rowid LIMIT 1) AS r
+    FROM lane_heads h`
+	snapshotOldestReadyEnd = `) AS f JOIN occurrences o ON o.rowid = f.r
+    ORDER BY o.available_at, o.rowid LIMIT 1)`
 
 	// The due backlog of materialized occurrences not yet claimed, per
 	// minute from ?1, by available_at in [?1, ?2) (index
@@ -657,7 +659,13 @@ FROM (SELECT available_at FROM occurrences INDEXED BY occurrences_claim
         WHERE tenant_id = ?3 AND state = 'SCHEDULED' AND ` + snapshotDueWindow + `)
 GROUP BY 1`
 
-	snapshotDueWindow = `available_at >= ?1 AND available_at < ?2`
+	snapshotDueWindow = `available_at >= ?1 AND available_at < ?2` + snapshotNotLeased
+
+	// Not held by a run: a claimable row at or before its lane's head is
+	// one (docs/engine.md, "Leased runs").
+	snapshotNotLeased = ` AND NOT (state IN ('ENQUEUED', 'RETRY_WAIT') AND EXISTS (SELECT 1 FROM lane_heads h
+    WHERE h.tenant_id = occurrences.tenant_id AND h.queue = occurrences.queue AND h.lane = occurrences.lane
+        AND (occurrences.available_at, occurrences.rowid) <= (h.head_at, h.head_row)))`
 
 	// The due backlog of schedules, per minute from ?1, by cursor in [?1,
 	// ?2): schedule_cursors holds exactly the ACTIVE schedules with a next

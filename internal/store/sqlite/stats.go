@@ -47,6 +47,11 @@ func (s *Store) Snapshot(ctx context.Context, p store.SnapshotParams) (_ store.S
 	if err := eachRow(rows, r.AddDepth); err != nil {
 		return store.Snapshot{}, fmt.Errorf("depth: %w", err)
 	}
+	totals, err := runTotals(ctx, tx, r.Tenant)
+	if err != nil {
+		return store.Snapshot{}, fmt.Errorf("runs: %w", err)
+	}
+	r.AddRuns(totals)
 
 	oldest, err := scanOccurrence(tx.QueryRowContext(ctx, q.oldestReady, r.DepthArgs()...))
 	if ok, err := codec.Found(err); err != nil {

@@ -31,14 +31,19 @@ func TestQueryPlans(t *testing.T) {
 	}{
 		// The overlap's facts come from the schedule's open occurrences
 		// alone.
+		// The rest of the position's millisecond by rowid, then the later
+		// ones: never a walk over the rows before the position.
 		{"claim candidates", qClaimCandidates,
-			[]string{"SEARCH occurrences USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at>", "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)",
-				"SEARCH r USING INDEX occurrences_open (schedule_row=?)", "SEARCH p USING INDEX occurrences_open (schedule_row=?)"},
-			[]string{"TEMP B-TREE", "SCAN"}},
+			[]string{"SEARCH occurrences USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at=? AND rowid>?)",
+				"SEARCH s USING INTEGER PRIMARY KEY (rowid=?)",
+				"SEARCH r USING INDEX occurrences_open (schedule_row=?)", "SEARCH p USING INDEX occurrences_open (schedule_row=?)",
+				"SEARCH occurrences USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at>"},
+			[]string{"TEMP B-TREE", "SCAN occurrences"}},
 		{"skip overlap", qSkipOverlap, []string{"SEARCH occurrences USING INTEGER PRIMARY KEY (rowid=?)"}, []string{"SCAN occurrences"}},
 		{"claim rows", qClaimRows, []string{"SEARCH occurrences USING INTEGER PRIMARY KEY (rowid=?)"}, []string{"SCAN occurrences"}},
 		{"next available", qNextAvailable,
-			[]string{"SEARCH h USING PRIMARY KEY (tenant_id=? AND queue=?)", "occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at>?)"},
+			[]string{"SEARCH h USING PRIMARY KEY (tenant_id=? AND queue=?)", "occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at=? AND rowid>?)",
+				"occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at>?)"},
 			[]string{"SCAN"}},
 		{"running quota", qCountRunning, []string{"COVERING INDEX occurrences_running (tenant_id=?)"}, []string{"SCAN occurrences"}},
 		{"heartbeat", qHeartbeat, []string{"sqlite_autoindex_occurrences_1 (occurrence_id=?)"}, []string{"SCAN occurrences", "occurrences_running"}},
@@ -111,8 +116,9 @@ func TestQueryPlans(t *testing.T) {
 		// The oldest ready one: per lane (lane_heads), its first ready
 		// occurrence after the head.
 		{"snapshot: oldest ready", qSnapshotOldestReady, []string{"SEARCH occurrences USING INTEGER PRIMARY KEY (rowid=?)", "SCAN h",
-			"SEARCH c USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at>? AND available_at<?)"},
-			[]string{"SCAN occurrences", "SCAN c"}},
+			"SEARCH o USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at=? AND rowid>?)",
+			"SEARCH o USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at>? AND available_at<?)"},
+			[]string{"SCAN occurrences", "SCAN o", "SCAN c"}},
 		{"snapshot: due occurrences", qSnapshotDueOccurrences, []string{"SCAN occurrences USING INDEX occurrences_open"},
 			[]string{"SCAN occurrences$", "SCAN occurrences USING INDEX sqlite_autoindex"}},
 		{"snapshot: due schedules", qSnapshotDueCursors, []string{"SEARCH schedule_cursors USING COVERING INDEX schedules_due",
@@ -126,15 +132,28 @@ func TestQueryPlans(t *testing.T) {
 			[]string{"SCAN"}},
 		{"tenant snapshot: oldest ready", qSnapshotTenantOldestReady, []string{"SEARCH occurrences USING INTEGER PRIMARY KEY (rowid=?)",
 			"SEARCH h USING PRIMARY KEY (tenant_id=?)",
-			"SEARCH c USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at>? AND available_at<?)"}, []string{"SCAN"}},
+			"SEARCH o USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at=? AND rowid>?)",
+			"SEARCH o USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at>? AND available_at<?)"}, []string{"SCAN"}},
 		{"tenant snapshot: due occurrences", qSnapshotTenantDueOccurrences, []string{"SEARCH occurrences USING INDEX occurrences_claim (tenant_id=?)",
 			"SEARCH occurrences USING INDEX occurrences_scheduled (tenant_id=?)"}, []string{"SCAN occurrences"}},
 		{"tenant snapshot: due schedules", qSnapshotTenantDueCursors, []string{"SEARCH t USING PRIMARY KEY (tenant_id=?)",
 			"SEARCH c USING INDEX schedules_due (shard=? AND next_run_at>? AND next_run_at<?)"}, []string{"SCAN"}},
+		// Leased runs: each a range of one index, or a seek.
+		{"fold range", qFoldRange, []string{"SEARCH occurrences USING INTEGER PRIMARY KEY (rowid=?)",
+			"SEARCH occurrences USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at=? AND rowid>?)",
+			"SEARCH occurrences USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at>? AND available_at<?)",
+			"SEARCH occurrences USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at=? AND rowid<?)"},
+			[]string{"SCAN occurrences"}},
+		{"fold archived", qFoldArchived, []string{"SEARCH occurrences USING INTEGER PRIMARY KEY (rowid=?)",
+			"SEARCH occurrences USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at=? AND rowid>?)"},
+			[]string{"SCAN occurrences"}},
+		{"run holding", qRunHolding, []string{"SEARCH runs USING INDEX runs_lane (tenant_id=? AND queue=? AND lane=? AND (last_at,last_row)>(?,?))"}, []string{"SCAN runs"}},
+		{"schedule runs", qScheduleRuns, []string{"occurrences_open (schedule_row=?)", "runs_lane (tenant_id=? AND queue=? AND lane=? AND last_at>?)"}, []string{"SCAN o", "SCAN r"}},
+		{"expired runs", qRunsExpired, []string{"SEARCH runs USING INDEX runs_lease (lease_expires_at<?)"}, []string{"SCAN"}},
 		{"stat minutes: read", qReadStatMinutes, []string{"sqlite_autoindex_stat_minutes_1 (minute>?)"}, []string{"TEMP B-TREE", "SCAN"}},
 		{"stat minutes: delete", qDeleteStatMinutes, []string{"sqlite_autoindex_stat_minutes_1 (minute<?)"}, []string{"SCAN"}},
 	} {
-		args := make([]any, 10)
+		args := make([]any, 14)
 		for i := range args {
 			args[i] = "[]"
 		}

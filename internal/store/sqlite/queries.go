@@ -358,7 +358,21 @@ const (
 	// ones come before this one (both from index occurrences_open, the
 	// schedule's open occurrences alone). SQLite evaluates only the
 	// branch of a CASE it takes, so an allow candidate costs neither.
-	qClaimCandidates = `SELECT rowid, ` + occurrenceClaimColumns + `,
+	//
+	// The position (?5, ?6) is sought in two ranges of the index: the
+	// rest of ?5's millisecond by rowid, then the later ones. As one
+	// row-value comparison SQLite seeks available_at alone and steps over
+	// every row of ?5's millisecond before ?6, and at the top of the hour
+	// the runs not yet folded hold hundreds of thousands of those. The
+	// arms of a UNION ALL come out in order.
+	qClaimCandidates = `SELECT * FROM (SELECT ` + claimCandidateColumns + `
+    FROM occurrences WHERE ` + claimCandidateLane + ` AND available_at = ?5 AND rowid > ?6 ORDER BY rowid LIMIT ?7)
+UNION ALL
+SELECT * FROM (SELECT ` + claimCandidateColumns + `
+    FROM occurrences WHERE ` + claimCandidateLane + ` AND available_at > ?5 ORDER BY available_at, rowid LIMIT ?7)
+LIMIT ?7`
+	claimCandidateLane = `tenant_id = ?1 AND queue = ?2 AND lane = ?3 AND state IN ('ENQUEUED', 'RETRY_WAIT') AND available_at <= ?4`
+	claimCandidateColumns = `rowid, ` + occurrenceClaimColumns + `,
     (SELECT s.payload FROM schedules s WHERE s.row = occurrences.schedule_row),
     CASE WHEN overlap_policy = 'allow' THEN 0 ELSE
         EXISTS (SELECT 1 FROM occurrences r INDEXED BY occurrences_open
@@ -367,12 +381,7 @@ const (
         (SELECT count(*) FROM occurrences p INDEXED BY occurrences_open
             WHERE p.schedule_row = occurrences.schedule_row AND p.open = 1 AND p.state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT')
                 AND (p.scheduled_for, p.schedule_version, p.trigger_key)
-                    < (occurrences.scheduled_for, occurrences.schedule_version, occurrences.trigger_key)) END
-FROM occurrences
-WHERE tenant_id = ?1 AND queue = ?2 AND lane = ?3 AND state IN ('ENQUEUED', 'RETRY_WAIT')
-    AND available_at <= ?4 AND (available_at, rowid) > (?5, ?6)
-ORDER BY available_at, rowid
-LIMIT ?7`
+                    < (occurrences.scheduled_for, occurrences.schedule_version, occurrences.trigger_key)) END`
 
 	// Claims a set of rows by rowid (a JSON array), all read in this
 	// transaction as claimable, each under a new attempt that the row
@@ -523,11 +532,15 @@ WHERE occurrence_id IN (SELECT value ->> 0 FROM json_each(?2)) AND +tenant_id = 
 
 	// The earliest claimable time of each lane (three index seeks on
 	// occurrences_claim), and the earliest of those.
-	qNextAvailable = `SELECT min((SELECT o.available_at FROM occurrences o INDEXED BY occurrences_claim
-    WHERE o.tenant_id = h.tenant_id AND o.queue = h.queue AND o.lane = h.lane AND o.state IN ('ENQUEUED', 'RETRY_WAIT')
-        AND (o.available_at, o.rowid) > (h.head_at, h.head_row)
-    ORDER BY o.available_at, o.rowid LIMIT 1))
+	qNextAvailable = `SELECT min(CASE WHEN EXISTS (SELECT 1 FROM occurrences o INDEXED BY occurrences_claim
+        WHERE ` + laneOfHead + ` AND o.available_at = h.head_at AND o.rowid > h.head_row)
+    THEN h.head_at
+    ELSE (SELECT min(o.available_at) FROM occurrences o INDEXED BY occurrences_claim
+        WHERE ` + laneOfHead + ` AND o.available_at > h.head_at) END)
 FROM lane_heads h WHERE h.tenant_id = ?1 AND h.queue = ?2`
+
+	// The claimable rows (alias o) of lane_heads row h's lane.
+	laneOfHead = `o.tenant_id = h.tenant_id AND o.queue = h.queue AND o.lane = h.lane AND o.state IN ('ENQUEUED', 'RETRY_WAIT')`
 )
 
 // occurrenceChunkColumns are the columns of qInsertOccurrences: those of
@@ -633,13 +646,16 @@ WHERE tenant_id = ?2 AND state = 'DEAD'` + snapshotDepthGroup + snapshotDepthOrd
 	// runs"). Then the earliest of those.
 	snapshotOldestReady = `SELECT ` + occurrenceColumns + `
 FROM occurrences
-WHERE rowid = (SELECT o.rowid FROM (SELECT (SELECT c.rowid FROM occurrences c INDEXED BY occurrences_claim
-        WHERE c.tenant_id = h.tenant_id AND c.queue = h.queue AND c.lane = h.lane AND c.state IN ('ENQUEUED', 'RETRY_WAIT')
-            AND c.available_at <= ?1 AND (c.available_at, c.rowid) > (h.head_at, h.head_row)
-        ORDER BY c.available_at, c.rowid LIMIT 1) AS r
+WHERE rowid = (SELECT c.rowid FROM (SELECT coalesce(
+        (SELECT o.rowid FROM occurrences o INDEXED BY occurrences_claim
+            WHERE ` + laneOfHead + ` AND o.available_at <= ?1 AND o.available_at = h.head_at AND o.rowid > h.head_row
+            ORDER BY o.rowid LIMIT 1),
+        (SELECT o.rowid FROM occurrences o INDEXED BY occurrences_claim
+            WHERE ` + laneOfHead + ` AND o.available_at <= ?1 AND o.available_at > h.head_at
+            ORDER BY o.available_at, o.rowid LIMIT 1)) AS r
     FROM lane_heads h`
-	snapshotOldestReadyEnd = `) AS f JOIN occurrences o ON o.rowid = f.r
-    ORDER BY o.available_at, o.rowid LIMIT 1)`
+	snapshotOldestReadyEnd = `) AS f JOIN occurrences c ON c.rowid = f.r
+    ORDER BY c.available_at, c.rowid LIMIT 1)`
 
 	// The due backlog of materialized occurrences not yet claimed, per
 	// minute from ?1, by available_at in [?1, ?2) (index

@@ -36,22 +36,37 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)`
 	qDeleteRun     = `DELETE FROM runs WHERE id = ?1`
 	qDeleteRunAcks = `DELETE FROM run_acks WHERE run_id = ?1`
 
+	// The claimable rows of a lane in a range of positions [(?4, ?5),
+	// (?6, ?7)], by rowid: the rest of the first millisecond, the
+	// milliseconds between, the start of the last one, each sought in
+	// occurrences_claim (a row-value range would step over every row of
+	// the first millisecond before the range, and at the top of the hour
+	// the runs not yet folded hold hundreds of thousands of those). A
+	// range within one millisecond is its first arm.
+	foldRows = `SELECT rowid FROM occurrences INDEXED BY occurrences_claim
+    WHERE ` + foldLane + ` AND available_at = ?4 AND rowid >= ?5 AND (?4 < ?6 OR rowid <= ?7)
+UNION ALL
+SELECT rowid FROM occurrences INDEXED BY occurrences_claim
+    WHERE ` + foldLane + ` AND available_at > ?4 AND available_at < ?6
+UNION ALL
+SELECT rowid FROM occurrences INDEXED BY occurrences_claim
+    WHERE ` + foldLane + ` AND ?4 < ?6 AND available_at = ?6 AND rowid <= ?7`
+	foldLane = `tenant_id = ?1 AND queue = ?2 AND lane = ?3 AND state IN ('ENQUEUED', 'RETRY_WAIT')`
+
 	// The rows of a fold's range that had an attempt before: it moves to
 	// the history (qArchiveAttempts) before the fold writes the next.
-	qFoldArchived = `SELECT rowid, occurrence_id, attempt_count FROM occurrences INDEXED BY occurrences_claim
-WHERE tenant_id = ?1 AND queue = ?2 AND lane = ?3 AND state IN ('ENQUEUED', 'RETRY_WAIT')
-    AND (available_at, rowid) >= (?4, ?5) AND (available_at, rowid) <= (?6, ?7) AND claimed_at IS NOT NULL`
+	qFoldArchived = `SELECT rowid, occurrence_id, attempt_count FROM occurrences
+WHERE rowid IN (` + foldRows + `) AND claimed_at IS NOT NULL`
 
 	// A fold: the claimable rows of the range become attempt
 	// attempt_count + 1 of the run (worker ?8, claimed at ?9, leased to
 	// ?10), in state ?11, finished at ?12 (NULL: not finished) with result
 	// ?13, open ?14.
-	qFoldRange = `UPDATE occurrences INDEXED BY occurrences_claim SET
+	qFoldRange = `UPDATE occurrences SET
     state = ?11, attempt_count = attempt_count + 1, first_claimed_at = coalesce(first_claimed_at, ?9),
     worker_id = ?8, claimed_at = ?9, lease_expires_at = ?10, att_finished_at = ?12, att_result = ?13, att_error = '',
     finished_at = ?12, open = ?14
-WHERE tenant_id = ?1 AND queue = ?2 AND lane = ?3 AND state IN ('ENQUEUED', 'RETRY_WAIT')
-    AND (available_at, rowid) >= (?4, ?5) AND (available_at, rowid) <= (?6, ?7)`
+WHERE rowid IN (` + foldRows + `)`
 
 	// An occurrence's place: its lane and position, state and attempt
 	// count.

@@ -371,7 +371,7 @@ UNION ALL
 SELECT * FROM (SELECT ` + claimCandidateColumns + `
     FROM occurrences WHERE ` + claimCandidateLane + ` AND available_at > ?5 ORDER BY available_at, rowid LIMIT ?7)
 LIMIT ?7`
-	claimCandidateLane = `tenant_id = ?1 AND queue = ?2 AND lane = ?3 AND state IN ('ENQUEUED', 'RETRY_WAIT') AND available_at <= ?4`
+	claimCandidateLane    = `tenant_id = ?1 AND queue = ?2 AND lane = ?3 AND state IN ('ENQUEUED', 'RETRY_WAIT') AND available_at <= ?4`
 	claimCandidateColumns = `rowid, ` + occurrenceClaimColumns + `,
     (SELECT s.payload FROM schedules s WHERE s.row = occurrences.schedule_row),
     CASE WHEN overlap_policy = 'allow' THEN 0 ELSE

@@ -167,6 +167,10 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 		APIRate:          cfg.APIRate, APIBurst: cfg.APIBurst, MaxWaitingClaimsPerTenant: cfg.MaxWaitingClaimsPerTenant,
 		AuthFailureRate: cfg.AuthFailureRate,
 		Reconcile: func(ctx context.Context, o reconcile.Options) (*api.ReconcileReport, error) {
+			// The audit reads occurrence rows: the runs are folded first.
+			if err := engine.FoldTenant(ctx, st, o.TenantID); err != nil {
+				return nil, err
+			}
 			return reconcile.Report(ctx, st, o)
 		},
 		WhatIf: simulate.Server{Limits: APISimulateLimits},

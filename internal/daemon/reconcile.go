@@ -15,6 +15,7 @@ import (
 
 	"github.com/sched-dev/sched/internal/cli/cmdutil"
 	clireconcile "github.com/sched-dev/sched/internal/cli/reconcile"
+	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/paths"
 	"github.com/sched-dev/sched/internal/reconcile"
 	"github.com/sched-dev/sched/internal/server"
@@ -114,6 +115,11 @@ func Reconcile(args []string, env paths.Env, stdout, stderr io.Writer) int {
 		return ExitError
 	}
 	defer st.Close()
+	// The audit reads occurrence rows: the runs are folded first.
+	if err := engine.FoldTenant(ctx, st, opt.TenantID); err != nil {
+		fmt.Fprintf(stderr, "schedd reconcile: %s\n", oneLine(err.Error()))
+		return ExitError
+	}
 	rep, err := reconcile.Report(ctx, st, opt)
 	var in *reconcile.InputError
 	switch {

@@ -326,12 +326,16 @@ func (q *Queue) AckBatch(ctx context.Context, tenantID string, items []AckItem) 
 	ps := ackParams(tenantID, items, q.now())
 	var rs []store.FinishResult
 	err := store.InTx(ctx, q.store, func(tx store.Tx) (err error) {
+		if err := relax(ctx, tx); err != nil {
+			return err
+		}
 		rs, err = finishTx(ctx, tx, ps, q.book)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("ack %d attempts: %w", len(items), err)
 	}
+	faultinject.Crash(faultinject.AckAfterCommit)
 	q.obs.observeFinishes(ps, rs)
 	return rs, nil
 }

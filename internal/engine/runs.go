@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sched-dev/sched/internal/faultinject"
 	"github.com/sched-dev/sched/internal/record"
 	"github.com/sched-dev/sched/internal/store"
 )
@@ -35,6 +36,18 @@ const foldBatchRows = 20_000
 // deciding, a shard of a simulated outage) waits before a claim looks at
 // it again, when a run moved the lane's head past it.
 const recheckAfter = time.Second
+
+// relax lets tx commit without waiting for the flush, where its store
+// offers it (store.RelaxedTx): only for a transaction whose loss costs a
+// redelivery and nothing else (a claim, acks and nacks, a fold).
+func relax(ctx context.Context, tx store.QueueTx) error {
+	if r, ok := tx.(store.RelaxedTx); ok {
+		if err := r.RelaxDurability(ctx); err != nil {
+			return fmt.Errorf("relax durability: %w", err)
+		}
+	}
+	return nil
+}
 
 // runsOf returns tx's run statements, when its store has them.
 func runsOf(tx store.QueueTx) (store.RunTx, bool) {
@@ -99,6 +112,7 @@ func commitRun(ctx context.Context, rt store.RunTx, lr *laneRun, w store.ClaimWr
 	if err != nil {
 		return err
 	}
+	faultinject.Crash(faultinject.RunBeforeCommit)
 	var back []store.CandidatePos
 	for _, p := range lr.left {
 		if posLess(p, r.Last) {
@@ -365,6 +379,9 @@ func finishTx(ctx context.Context, tx store.QueueTx, ps []store.FinishParams, bo
 	if err := rt.AppendRunAcks(ctx, log); err != nil {
 		return nil, fmt.Errorf("append acks: %w", err)
 	}
+	if len(log) > 0 {
+		faultinject.Crash(faultinject.AckAfterAppend)
+	}
 	if len(rest) > 0 {
 		rs, err := tx.FinishAttempts(ctx, rest)
 		if err != nil {
@@ -430,6 +447,7 @@ func foldCount(ctx context.Context, rt store.RunTx, runs []store.Run, book *runB
 			}
 			n += k
 		}
+		faultinject.Crash(faultinject.FoldMiddle)
 		if r.Acked < r.N {
 			k, err := rt.FoldRange(ctx, r, r.First, r.Last, store.FoldWrite{})
 			if err != nil {
@@ -496,9 +514,10 @@ func foldOccurrences(ctx context.Context, tx store.QueueTx, tenantID string, ids
 	return foldSelected(ctx, tx, store.RunFilter{IDs: runIDs}, book)
 }
 
-// FoldTenant folds every unfolded run of the tenant, in one transaction:
-// afterwards its occurrence rows say what the runs held. The listings
-// call it first.
+// FoldTenant folds every unfolded run of the tenant (of every tenant
+// with tenantID ""), in one transaction: afterwards the occurrence rows
+// say what the runs held. The listings, the simulator's report and the
+// reconciler call it before they read rows.
 func FoldTenant(ctx context.Context, st store.Store, tenantID string) error {
 	return foldTenant(ctx, st, tenantID, nil)
 }
@@ -507,8 +526,9 @@ func foldTenant(ctx context.Context, st store.Store, tenantID string, book *runB
 	if !storeHasRuns(ctx, st) {
 		return nil
 	}
+	f := store.RunFilter{TenantID: tenantID, All: tenantID == ""}
 	err := store.InTx(ctx, st, func(tx store.Tx) error {
-		return foldSelected(ctx, tx, store.RunFilter{TenantID: tenantID}, book)
+		return foldSelected(ctx, tx, f, book)
 	})
 	if err != nil {
 		return fmt.Errorf("fold the runs of %s: %w", tenantID, err)
@@ -530,6 +550,9 @@ func foldFinished(ctx context.Context, st store.Store, now time.Time, book *runB
 		done := true
 		err := store.InTx(ctx, st, func(tx store.Tx) error {
 			n = 0
+			if err := relax(ctx, tx); err != nil {
+				return err
+			}
 			rt, ok := runsOf(tx)
 			if !ok {
 				return nil
@@ -553,6 +576,9 @@ func foldFinished(ctx context.Context, st store.Store, now time.Time, book *runB
 		})
 		if err != nil {
 			return total, fmt.Errorf("fold finished runs: %w", err)
+		}
+		if n > 0 {
+			faultinject.Crash(faultinject.FoldAfterCommit)
 		}
 		total += n
 		if done || ctx.Err() != nil {

@@ -20,6 +20,12 @@ const (
 	LeaseRenew        = "lease.renew"         // planner: shard lease renewed, not yet used
 	WorkerAfterEffect = "worker.after-effect" // a worker: effect done, not yet acked
 
+	RunBeforeCommit = "run.before-commit" // queue: a run's lease row written, its claim not committed
+	AckAfterAppend  = "ack.after-append"  // queue: acks appended to a run's log, not committed
+	AckAfterCommit  = "ack.after-commit"  // queue: a batch of acks committed, not yet answered
+	FoldMiddle      = "fold.middle"       // fold: part of a run's rows written, the run not deleted
+	FoldAfterCommit = "fold.after-commit" // fold: a background fold committed
+
 	RetentionAfterHorizon = "retention.after-horizon" // retention: a tenant's horizon written, nothing deleted
 	RetentionAfterBatch   = "retention.after-batch"   // retention: one batch of deletes committed
 )

@@ -69,6 +69,17 @@ type RunTx interface {
 	RunTotals(ctx context.Context, tenantID string) ([]RunTotal, error)
 }
 
+// RelaxedTx is offered by a store whose transactions can commit without
+// waiting for the database to flush them (PostgreSQL: synchronous_commit
+// off for the transaction). The engine asks for it only in a transaction
+// whose loss can cost a redelivery and nothing else: a claim, acks and
+// nacks, a fold. A crash of the database may then lose its last such
+// commits (docs/engine.md says how many); a create, a plan, an update or
+// any other write never asks.
+type RelaxedTx interface {
+	RelaxDurability(ctx context.Context) error
+}
+
 // Lane names one lane of a tenant's queue.
 type Lane struct {
 	TenantID string
@@ -100,10 +111,11 @@ type RunAck struct {
 	At          time.Time
 }
 
-// RunFilter selects unfolded runs (RunTx.Runs). Exactly one of IDs,
-// TenantID, ExpiredAt and FinishedBefore is set; Limit caps the answer
-// (0: no cap).
+// RunFilter selects unfolded runs (RunTx.Runs). Exactly one of All,
+// IDs, TenantID, ExpiredAt and FinishedBefore is set; Limit caps the
+// answer (0: no cap).
 type RunFilter struct {
+	All      bool
 	IDs      []int64
 	TenantID string
 	// ExpiredAt: runs whose lease ran out at or before it, soonest first.

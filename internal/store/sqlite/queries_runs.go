@@ -24,6 +24,7 @@ WHERE rowid IN (SELECT value FROM json_each(?2)) AND state IN ('ENQUEUED', 'RETR
 	runColumns = `id, tenant_id, queue, lane, first_at, first_row, last_at, last_row, n, acked, worker_id, claimed_at,
     lease_expires_at`
 	qRunsByID     = `SELECT ` + runColumns + ` FROM runs WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY id`
+	qRunsAll      = `SELECT ` + runColumns + ` FROM runs ORDER BY id LIMIT ?1`
 	qRunsOfTenant = `SELECT ` + runColumns + ` FROM runs WHERE tenant_id = ?1 ORDER BY id LIMIT ?2`
 	qRunsExpired  = `SELECT ` + runColumns + ` FROM runs WHERE lease_expires_at <= ?1 ORDER BY lease_expires_at, id LIMIT ?2`
 	qRunsFinished = `SELECT ` + runColumns + ` FROM runs WHERE acked = n AND claimed_at < ?1 ORDER BY id LIMIT ?2`

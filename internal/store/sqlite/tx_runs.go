@@ -78,6 +78,8 @@ func (t *tx) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
 		err  error
 	)
 	switch {
+	case f.All:
+		rows, err = t.tx.QueryContext(ctx, qRunsAll, limit)
 	case f.IDs != nil:
 		rows, err = t.tx.QueryContext(ctx, qRunsByID, string(jsonInts(make([]byte, 0, 2+8*len(f.IDs)), f.IDs)))
 	case f.TenantID != "":

@@ -180,9 +180,12 @@ func claimTenantTx(ctx context.Context, tx store.QueueTx, p store.ClaimParams, h
 			// A run takes the lane from its head: what lies before it
 			// is held by runs not yet folded.
 			lr = &laneRun{lane: store.Lane{TenantID: p.TenantID, Queue: p.Queue, Lane: lane}}
-			head, err := rt.LaneHead(ctx, lr.lane)
+			head, held, err := rt.LaneHead(ctx, lr.lane, !pool)
 			if err != nil {
 				return nil, 0, fmt.Errorf("read %s lane head: %w", lane, err)
+			}
+			if !held {
+				continue // another claim holds it: a later claim takes it
 			}
 			after = head
 		}

@@ -22,9 +22,16 @@ import (
 // last position in the transaction that stores the run.
 type RunTx interface {
 	// LaneHead returns the lane's head: every claimable row of the lane
-	// at or before it is held by an unfolded run. Set is false for a lane
-	// no run was ever taken from.
-	LaneHead(ctx context.Context, lane Lane) (CandidatePos, error)
+	// at or before it is held by an unfolded run (Set is false for a lane
+	// no run was ever taken from). It also makes this transaction the one
+	// claiming from the lane until it ends: a claim of the lane on
+	// another node waits, and a write that makes a row of the lane
+	// claimable either commits before the head is read or reads the head
+	// this transaction leaves (SQLite has one writer; PostgreSQL locks
+	// the lane). With wait false a lane another transaction holds is not
+	// waited for: held is false and nothing is read (a claim of many
+	// tenants, which could otherwise wait for another in a cycle).
+	LaneHead(ctx context.Context, lane Lane, wait bool) (head CandidatePos, held bool, err error)
 	// InsertRun stores r (its ID ignored) and moves its lane's head to
 	// r.Last, and returns the run's id. r.Last must be after the lane's
 	// head.

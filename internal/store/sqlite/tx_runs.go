@@ -19,18 +19,19 @@ import (
 
 var _ store.RunTx = (*tx)(nil)
 
-// LaneHead reads the lane's head (qLaneHead).
-func (t *tx) LaneHead(ctx context.Context, l store.Lane) (store.CandidatePos, error) {
+// LaneHead reads the lane's head (qLaneHead). The one writer holds every
+// lane.
+func (t *tx) LaneHead(ctx context.Context, l store.Lane, _ bool) (store.CandidatePos, bool, error) {
 	var p store.CandidatePos
 	err := t.tx.QueryRowContext(ctx, qLaneHead, l.TenantID, l.Queue, string(l.Lane)).Scan(&p.AvailableAt, &p.Pos)
 	if errors.Is(err, sql.ErrNoRows) {
-		return store.CandidatePos{}, nil
+		return store.CandidatePos{}, true, nil
 	}
 	if err != nil {
-		return p, translate(err)
+		return p, false, translate(err)
 	}
 	p.Set = true
-	return p, nil
+	return p, true, nil
 }
 
 // InsertRun stores r and moves the head (qInsertRun, qMoveLaneHead).

@@ -373,14 +373,17 @@ func (s *sweeper) expire(ctx context.Context, now time.Time) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("expire claim leases: %w", err)
 	}
-	if _, err := foldFinished(ctx, s.store, now, s.book); err != nil {
-		return 0, err
-	}
 	s.obs.observeExpiry(now, r)
 	if r.Expired > 0 {
 		s.notify.broadcast()
 	}
 	return r.Expired, nil
+}
+
+// fold runs one background fold of runs acked whole (runs.go): the
+// planner's pass calls it, never a claim.
+func (s *sweeper) fold(ctx context.Context, now time.Time) (int, error) {
+	return foldFinished(ctx, s.store, now, s.book)
 }
 
 // maybe sweeps if no sweep ran in the last sweepEvery.

@@ -210,6 +210,9 @@ func (p *planner) pass(ctx context.Context) (PlanStats, error) {
 			errs = append(errs, err)
 		}
 		st.Expired = n
+		if _, err := p.sweep.fold(ctx, now); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := p.recordZones(ctx); err != nil {
 		errs = append(errs, err)

@@ -411,7 +411,7 @@ func expireLeases(ctx context.Context, st store.Store, now time.Time, limit int,
 	var res store.ExpireResult
 	err := store.InTx(ctx, st, func(tx store.Tx) error {
 		res = store.ExpireResult{}
-		if err := foldExpired(ctx, tx, now, 64, book); err != nil {
+		if err := foldExpired(ctx, tx, now, 16, book); err != nil {
 			return fmt.Errorf("fold expired runs: %w", err)
 		}
 		exp, err := tx.ExpiredAttempts(ctx, now, limit)

@@ -536,55 +536,50 @@ func foldTenant(ctx context.Context, st store.Store, tenantID string, book *runB
 	return nil
 }
 
-// FoldFinished folds the runs acked whole that were claimed before now -
-// FoldAfter, at most about foldBatchRows rows a transaction, and returns
-// how many rows it wrote: the background fold, off the hot path.
+// FoldFinished folds, in one transaction, runs acked whole that were
+// claimed before now - FoldAfter, up to about foldBatchRows rows, and
+// returns how many rows it wrote: the background fold, off the hot path.
+// The planner's pass calls it once a pass, so a burst's runs are folded a
+// transaction a second after the burst, and a claim never waits for a
+// fold longer than one such transaction.
 func FoldFinished(ctx context.Context, st store.Store, now time.Time) (int, error) {
 	return foldFinished(ctx, st, now, nil)
 }
 
 func foldFinished(ctx context.Context, st store.Store, now time.Time, book *runBook) (int, error) {
-	total := 0
-	for {
-		var n int
-		done := true
-		err := store.InTx(ctx, st, func(tx store.Tx) error {
-			n = 0
-			if err := relax(ctx, tx); err != nil {
-				return err
-			}
-			rt, ok := runsOf(tx)
-			if !ok {
-				return nil
-			}
-			runs, err := rt.Runs(ctx, store.RunFilter{FinishedBefore: now.Add(-FoldAfter), Limit: 64})
-			if err != nil {
-				return err
-			}
-			var take []store.Run
-			rows := 0
-			for _, r := range runs {
-				if rows > 0 && rows+r.N > foldBatchRows {
-					break
-				}
-				take = append(take, r)
-				rows += r.N
-			}
-			done = len(take) == len(runs) && len(runs) < 64
-			n, err = foldCount(ctx, rt, take, book)
-			return err
-		})
-		if err != nil {
-			return total, fmt.Errorf("fold finished runs: %w", err)
-		}
-		if n > 0 {
-			faultinject.Crash(faultinject.FoldAfterCommit)
-		}
-		total += n
-		if done || ctx.Err() != nil {
-			return total, ctx.Err()
-		}
+	if !storeHasRuns(ctx, st) {
+		return 0, nil
 	}
+	n := 0
+	err := store.InTx(ctx, st, func(tx store.Tx) error {
+		n = 0
+		if err := relax(ctx, tx); err != nil {
+			return err
+		}
+		rt, _ := runsOf(tx)
+		runs, err := rt.Runs(ctx, store.RunFilter{FinishedBefore: now.Add(-FoldAfter), Limit: 64})
+		if err != nil {
+			return err
+		}
+		var take []store.Run
+		rows := 0
+		for _, r := range runs {
+			if rows > 0 && rows+r.N > foldBatchRows {
+				break
+			}
+			take = append(take, r)
+			rows += r.N
+		}
+		n, err = foldCount(ctx, rt, take, book)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("fold finished runs: %w", err)
+	}
+	if n > 0 {
+		faultinject.Crash(faultinject.FoldAfterCommit)
+	}
+	return n, nil
 }
 
 // foldExpired folds, in tx, the runs whose lease ran out at or before now:

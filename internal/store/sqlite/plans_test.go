@@ -140,6 +140,7 @@ func TestQueryPlans(t *testing.T) {
 			"SEARCH c USING INDEX schedules_due (shard=? AND next_run_at>? AND next_run_at<?)"}, []string{"SCAN"}},
 		// Leased runs: each a range of one index, or a seek.
 		{"fold range", qFoldRange, []string{"SEARCH occurrences USING INTEGER PRIMARY KEY (rowid=?)",
+			"SEARCH occurrences USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at=? AND rowid>? AND rowid<?)",
 			"SEARCH occurrences USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at=? AND rowid>?)",
 			"SEARCH occurrences USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at>? AND available_at<?)",
 			"SEARCH occurrences USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at=? AND rowid<?)"},

@@ -44,8 +44,15 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)`
 	// the first millisecond before the range, and at the top of the hour
 	// the runs not yet folded hold hundreds of thousands of those). A
 	// range within one millisecond is its first arm.
+	//
+	// The first arm is two, one for each case, so that each is one range
+	// of the index: with an OR in it SQLite would bound the range below
+	// only, and walk the rest of the millisecond for every run.
 	foldRows = `SELECT rowid FROM occurrences INDEXED BY occurrences_claim
-    WHERE ` + foldLane + ` AND available_at = ?4 AND rowid >= ?5 AND (?4 < ?6 OR rowid <= ?7)
+    WHERE ` + foldLane + ` AND ?4 = ?6 AND available_at = ?4 AND rowid >= ?5 AND rowid <= ?7
+UNION ALL
+SELECT rowid FROM occurrences INDEXED BY occurrences_claim
+    WHERE ` + foldLane + ` AND ?4 < ?6 AND available_at = ?4 AND rowid >= ?5
 UNION ALL
 SELECT rowid FROM occurrences INDEXED BY occurrences_claim
     WHERE ` + foldLane + ` AND available_at > ?4 AND available_at < ?6

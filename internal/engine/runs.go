@@ -152,6 +152,7 @@ type bookRun struct {
 	pos   []store.CandidatePos
 	ids   []string
 	acked []bool
+	left  int // not yet acked
 }
 
 func newRunBook() *runBook {
@@ -172,7 +173,7 @@ func (b *runBook) add(id int64, lr *laneRun) {
 	if old := b.runs[id]; old != nil { // an id of a run rolled back: forget it
 		b.forgetLocked(id)
 	}
-	r := &bookRun{pos: slices.Clone(lr.leased), ids: slices.Clone(lr.ids), acked: make([]bool, len(lr.ids))}
+	r := &bookRun{pos: slices.Clone(lr.leased), ids: slices.Clone(lr.ids), acked: make([]bool, len(lr.ids)), left: len(lr.ids)}
 	b.runs[id] = r
 	for i, oid := range lr.ids {
 		b.items[oid] = bookItem{run: id, idx: i, attempt: lr.tries[i]}
@@ -243,8 +244,14 @@ func (b *runBook) ranges(id int64, idxs []int) (rs [][2]store.CandidatePos, ns [
 		i = j + 1
 	}
 	for _, i := range idxs {
-		r.acked[i] = true
+		if !r.acked[i] {
+			r.acked[i] = true
+			r.left--
+		}
 		delete(b.items, r.ids[i])
+	}
+	if r.left == 0 { // nothing left to coalesce: the memory goes at once
+		delete(b.runs, id)
 	}
 	return rs, ns, true
 }

@@ -212,6 +212,13 @@ const (
 	// has none yet). Each column read costs the driver a lock.
 	occurrenceClaimColumns = occurrenceHeadColumns + `, trigger_key`
 
+	// The columns a claim reads of its candidates (candidateScan): those
+	// a delivery and the overlap rule use. The tenant, queue and lane are
+	// the read's own parameters; finished_at is NULL and dead_reason
+	// empty in a claimable row; the shard epoch is an audit trail.
+	candidateColumns = `occurrence_id, schedule_id, schedule_version, scheduled_for, available_at, enqueued_at, state,
+    attempt_count, first_claimed_at, overlap_policy, attempt_floor, retry_from, trigger_key`
+
 	// The columns every occurrence is written with.
 	occurrenceHeadColumns = `occurrence_id, tenant_id, schedule_id, schedule_version, scheduled_for,
     available_at, enqueued_at, state, lane, queue, attempt_count, first_claimed_at, finished_at,
@@ -372,7 +379,7 @@ SELECT * FROM (SELECT ` + claimCandidateColumns + `
     FROM occurrences WHERE ` + claimCandidateLane + ` AND available_at > ?5 ORDER BY available_at, rowid LIMIT ?7)
 LIMIT ?7`
 	claimCandidateLane    = `tenant_id = ?1 AND queue = ?2 AND lane = ?3 AND state IN ('ENQUEUED', 'RETRY_WAIT') AND available_at <= ?4`
-	claimCandidateColumns = `rowid, ` + occurrenceClaimColumns + `,
+	claimCandidateColumns = `rowid, ` + candidateColumns + `,
     (SELECT s.payload FROM schedules s WHERE s.row = occurrences.schedule_row),
     CASE WHEN overlap_policy = 'allow' THEN 0 ELSE
         EXISTS (SELECT 1 FROM occurrences r INDEXED BY occurrences_open

@@ -476,6 +476,50 @@ func (r *rawOccurrence) finish() *record.Occurrence {
 	return o
 }
 
+// candidateScan reads rows of candidateColumns into one set of
+// destinations it reuses: a claim reads a thousand candidates, and each
+// column it need not read, or read as a string, is a lock and an
+// allocation of the driver less (the enums come as raw bytes and become
+// constants). The tenant, queue and lane are the read's.
+type candidateScan struct {
+	o                         record.Occurrence
+	state, ovl                sql.RawBytes
+	scheduledFor, availableAt int64
+	retryFrom                 int64
+	enqueued, firstClaim      sql.Null[int64]
+}
+
+// appendDest appends the destinations of candidateColumns to dst.
+func (c *candidateScan) appendDest(dst []any) []any {
+	o := &c.o
+	return append(dst, &o.OccurrenceID, &o.ScheduleID, &o.ScheduleVersion, &c.scheduledFor, &c.availableAt, &c.enqueued,
+		&c.state, &o.AttemptCount, &c.firstClaim, &c.ovl, &o.AttemptFloor, &c.retryFrom, &o.TriggerKey)
+}
+
+// finish returns the candidate scanned, of the read r.
+func (c *candidateScan) finish(r store.CandidateRead) record.Occurrence {
+	o := c.o
+	o.TenantID, o.Queue, o.Lane = r.TenantID, r.Queue, r.Lane
+	o.ScheduledFor, o.AvailableAt, o.RetryFrom = fromMS(c.scheduledFor), fromMS(c.availableAt), fromMS(c.retryFrom)
+	o.EnqueuedAt, o.FirstClaimedAt = fromNullMS(c.enqueued), fromNullMS(c.firstClaim)
+	o.State = record.OccurrenceEnqueued
+	if string(c.state) == string(record.OccurrenceRetryWait) {
+		o.State = record.OccurrenceRetryWait
+	}
+	o.OverlapPolicy = overlapOf(c.ovl)
+	return o
+}
+
+// overlapOf is the policy b names, without a string of its own.
+func overlapOf(b []byte) record.OverlapPolicy {
+	for _, p := range [...]record.OverlapPolicy{record.OverlapAllow, record.OverlapSkipIfRunning, record.OverlapQueueOne} {
+		if string(b) == string(p) {
+			return p
+		}
+	}
+	return record.OverlapPolicy(b)
+}
+
 // scanOccurrence reads the columns of occurrenceColumns, in that order.
 func scanOccurrence(row scanner) (*record.Occurrence, error) {
 	var r rawOccurrence

@@ -36,19 +36,21 @@ func (t *tx) ClaimCandidates(ctx context.Context, r store.CandidateRead, buf []s
 	}
 	defer rows.Close()
 	var (
-		raw     rawOccurrence
+		c       candidateScan
 		rowid   int64
 		payload []byte
 		running bool
 		before  int
 	)
-	dest := append(raw.appendClaimDest(append(make([]any, 0, occurrenceClaimArity+4), &rowid)), &payload, &running, &before)
+	dest := append(c.appendDest(append(make([]any, 0, 17), &rowid)), &payload, &running, &before)
 	for rows.Next() {
+		c.o.TriggerKey = ""
 		if err := rows.Scan(dest...); err != nil {
 			return buf, translate(err)
 		}
-		buf = append(buf, store.ClaimCandidate{Occurrence: *raw.finish(), Payload: payload, Pos: rowid,
+		buf = append(buf, store.ClaimCandidate{Occurrence: c.finish(r), Payload: payload, Pos: rowid,
 			Running: running, PendingBefore: before})
+		payload = nil // each candidate keeps its own
 	}
 	return buf, translate(rows.Err())
 }

@@ -44,8 +44,8 @@ func (c *Control) Trigger(ctx context.Context, tenantID, ref, key string) (*reco
 		key = "auto-" + hex.EncodeToString(b[:])
 	}
 	id := record.ManualOccurrenceID(sc.ScheduleID, key)
-	if o, err := c.store.GetOccurrence(ctx, tenantID, id); err == nil {
-		return o, false, nil
+	if o, err := readOccurrence(ctx, c.store, tenantID, id, nil); err == nil {
+		return o, false, nil // a retried trigger: the occurrence as it stands
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, false, fmt.Errorf("trigger %s: %w", sc.ScheduleID, err)
 	}

@@ -446,25 +446,13 @@ func (q *Queue) Replay(ctx context.Context, tenantID, occurrenceID string) (*rec
 // Occurrence returns one occurrence of a tenant, as its row says once a
 // run holding it is folded.
 func (q *Queue) Occurrence(ctx context.Context, tenantID, occurrenceID string) (*record.Occurrence, error) {
-	if err := q.foldFor(ctx, tenantID, occurrenceID); err != nil {
-		return nil, err
-	}
-	return q.store.GetOccurrence(ctx, tenantID, occurrenceID)
+	return readOccurrence(ctx, q.store, tenantID, occurrenceID, q.book)
 }
 
 // foldFor folds the run holding the tenant's occurrence, if any, so that
-// its row says where it stands. Nothing on a store without runs.
+// its row says where it stands (foldFor in runs.go).
 func (q *Queue) foldFor(ctx context.Context, tenantID, occurrenceID string) error {
-	if !storeHasRuns(ctx, q.store) {
-		return nil
-	}
-	err := store.InTx(ctx, q.store, func(tx store.Tx) error {
-		return foldOccurrences(ctx, tx, tenantID, []string{occurrenceID}, q.book)
-	})
-	if err != nil {
-		return fmt.Errorf("fold the run of %s: %w", occurrenceID, err)
-	}
-	return nil
+	return foldFor(ctx, q.store, tenantID, occurrenceID, q.book)
 }
 
 // Occurrences lists a tenant's occurrences, after folding its runs.

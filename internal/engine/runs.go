@@ -521,6 +521,31 @@ func foldOccurrences(ctx context.Context, tx store.QueueTx, tenantID string, ids
 	return foldSelected(ctx, tx, store.RunFilter{IDs: runIDs}, book)
 }
 
+// foldFor folds the run holding the tenant's occurrence, if any, in a
+// transaction of its own, so that its row says where it stands. Nothing
+// on a store without runs.
+func foldFor(ctx context.Context, st store.Store, tenantID, occurrenceID string, book *runBook) error {
+	if !storeHasRuns(ctx, st) {
+		return nil
+	}
+	err := store.InTx(ctx, st, func(tx store.Tx) error {
+		return foldOccurrences(ctx, tx, tenantID, []string{occurrenceID}, book)
+	})
+	if err != nil {
+		return fmt.Errorf("fold the run of %s: %w", occurrenceID, err)
+	}
+	return nil
+}
+
+// readOccurrence reads one occurrence of the tenant as it stands: the run
+// holding it is folded first.
+func readOccurrence(ctx context.Context, st store.Store, tenantID, occurrenceID string, book *runBook) (*record.Occurrence, error) {
+	if err := foldFor(ctx, st, tenantID, occurrenceID, book); err != nil {
+		return nil, err
+	}
+	return st.GetOccurrence(ctx, tenantID, occurrenceID)
+}
+
 // FoldTenant folds every unfolded run of the tenant (of every tenant
 // with tenantID ""), in one transaction: afterwards the occurrence rows
 // say what the runs held. The listings, the simulator's report and the

@@ -256,3 +256,93 @@ func testRunBackgroundFold(t *testing.T, open harnessMaker) {
 		}
 	}
 }
+
+// TestRunPolicyChange: an update of a schedule whose occurrence a run
+// holds counts that occurrence in flight (it is RUNNING, though its row
+// said ENQUEUED), and once the new version skips while one runs, its next
+// firing is decided against that running occurrence.
+func TestRunPolicyChange(t *testing.T) { onEveryStore(t, testRunPolicyChange) }
+
+func testRunPolicyChange(t *testing.T, open harnessMaker) {
+	t.Parallel()
+	h := open(t, utc("2027-01-04T10:00:00Z"), nil)
+	sc := h.create(every("busy", "1m"))
+	h.advance(time.Minute)
+	got, err := h.e.Queue.Claim(h.ctx, ClaimRequest{TenantID: tenant, Queue: "q", WorkerID: "w1", Limit: 10, Lease: time.Hour})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("claimed %d, %v; want 1", len(got), err)
+	}
+	req := every("busy", "1m")
+	req.OverlapPolicy = record.OverlapSkipIfRunning
+	res, err := h.e.Control.Update(h.ctx, tenant, sc.ScheduleID, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.InFlight != 1 {
+		t.Fatalf("update: %d in flight, want 1 (the occurrence the run holds)", res.InFlight)
+	}
+	h.advance(time.Minute)
+	if again := h.claim("q", 10); len(again) != 0 {
+		t.Fatalf("claimed %d while the first runs under skip_if_running, want 0", len(again))
+	}
+	occs := h.occurrences(sc.ScheduleID)
+	states := byState(occs)
+	if len(states[record.OccurrenceRunning]) != 1 || len(states[record.OccurrenceSkippedOverlap]) != 1 {
+		t.Fatalf("states after the skip: %v", states)
+	}
+}
+
+// TestRunReadersAgree: with runs unfolded (some acked, some not), what
+// the figures and the claim's next time read by merging the runs is what
+// the rows say once the runs are folded.
+func TestRunReadersAgree(t *testing.T) { onEveryStore(t, testRunReadersAgree) }
+
+func testRunReadersAgree(t *testing.T, open harnessMaker) {
+	t.Parallel()
+	h := runHarness(t, open, 30)
+	first := h.claim("q", 10)
+	second := h.claim("q", 10)
+	if len(first) != 10 || len(second) != 10 {
+		t.Fatalf("claimed %d and %d, want 10 each", len(first), len(second))
+	}
+	if _, err := h.e.Queue.AckBatch(h.ctx, tenant, ackOf(append(first[2:7], second[9])...)); err != nil {
+		t.Fatal(err)
+	}
+	read := func() (store.Snapshot, time.Time, time.Time) {
+		t.Helper()
+		snap, err := h.st.Snapshot(h.ctx, store.SnapshotParams{Now: h.clk.Now(), TenantID: tenant})
+		if err != nil {
+			t.Fatal(err)
+		}
+		next, err := h.st.NextAvailable(h.ctx, tenant, "q")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fire, err := h.e.Control.NextFire(h.ctx, h.schedule(first[0].Occurrence.ScheduleID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return snap, next, fire
+	}
+	snap, next, sc := read()
+	if err := FoldTenant(h.ctx, h.st, tenant); err != nil {
+		t.Fatal(err)
+	}
+	snap2, next2, sc2 := read()
+	if fmt.Sprint(snap.Depth) != fmt.Sprint(snap2.Depth) {
+		t.Errorf("depth merged with the runs:\n%+v\nafter the fold:\n%+v", snap.Depth, snap2.Depth)
+	}
+	if fmt.Sprint(snap.DueBacklog) != fmt.Sprint(snap2.DueBacklog) {
+		t.Errorf("due backlog merged: %v, after the fold: %v", snap.DueBacklog, snap2.DueBacklog)
+	}
+	if (snap.OldestReady == nil) != (snap2.OldestReady == nil) ||
+		(snap.OldestReady != nil && snap.OldestReady.OccurrenceID != snap2.OldestReady.OccurrenceID) {
+		t.Errorf("oldest ready merged: %+v, after the fold: %+v", snap.OldestReady, snap2.OldestReady)
+	}
+	if !next.Equal(next2) {
+		t.Errorf("next available merged: %s, after the fold: %s", next, next2)
+	}
+	if !sc.Equal(sc2) {
+		t.Errorf("a held schedule's next firing merged: %s, after the fold: %s", sc, sc2)
+	}
+}

@@ -149,6 +149,7 @@ type bookItem struct {
 }
 
 type bookRun struct {
+	lane  store.Lane
 	pos   []store.CandidatePos
 	ids   []string
 	acked []bool
@@ -173,7 +174,7 @@ func (b *runBook) add(id int64, lr *laneRun) {
 	if old := b.runs[id]; old != nil { // an id of a run rolled back: forget it
 		b.forgetLocked(id)
 	}
-	r := &bookRun{pos: slices.Clone(lr.leased), ids: slices.Clone(lr.ids), acked: make([]bool, len(lr.ids)), left: len(lr.ids)}
+	r := &bookRun{lane: lr.lane, pos: slices.Clone(lr.leased), ids: slices.Clone(lr.ids), acked: make([]bool, len(lr.ids)), left: len(lr.ids)}
 	b.runs[id] = r
 	for i, oid := range lr.ids {
 		b.items[oid] = bookItem{run: id, idx: i, attempt: lr.tries[i]}
@@ -203,22 +204,23 @@ func (b *runBook) forgetLocked(id int64) {
 	delete(b.runs, id)
 }
 
-// lookup returns what the book says of occurrence oid.
-func (b *runBook) lookup(oid string) (bookItem, store.CandidatePos, bool) {
+// lookup returns what the book says of occurrence oid: its run, its lane
+// and its position.
+func (b *runBook) lookup(oid string) (bookItem, store.Lane, store.CandidatePos, bool) {
 	if b == nil {
-		return bookItem{}, store.CandidatePos{}, false
+		return bookItem{}, store.Lane{}, store.CandidatePos{}, false
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	it, ok := b.items[oid]
 	if !ok {
-		return it, store.CandidatePos{}, false
+		return it, store.Lane{}, store.CandidatePos{}, false
 	}
 	r := b.runs[it.run]
 	if r == nil {
-		return it, store.CandidatePos{}, false
+		return it, store.Lane{}, store.CandidatePos{}, false
 	}
-	return it, r.pos[it.idx], true
+	return it, r.lane, r.pos[it.idx], true
 }
 
 // ranges returns the positions of run id that idxs (newly acked, sorted)
@@ -276,6 +278,7 @@ func finishTx(ctx context.Context, tx store.QueueTx, ps []store.FinishParams, bo
 	// for the rest.
 	type where struct {
 		run     int64
+		lane    store.Lane
 		pos     store.CandidatePos
 		idx     int
 		attempt int64 // the run's attempt of it
@@ -286,8 +289,8 @@ func finishTx(ctx context.Context, tx store.QueueTx, ps []store.FinishParams, bo
 	unknown := map[string][]string{} // tenant -> ids the book has not
 	for i := range ps {
 		p := &ps[i]
-		if it, pos, ok := book.lookup(p.OccurrenceID); ok {
-			at[i] = where{run: it.run, pos: pos, idx: it.idx, attempt: it.attempt, tenant: p.TenantID}
+		if it, lane, pos, ok := book.lookup(p.OccurrenceID); ok && lane.TenantID == p.TenantID {
+			at[i] = where{run: it.run, lane: lane, pos: pos, idx: it.idx, attempt: it.attempt, tenant: p.TenantID}
 			continue
 		}
 		at[i].idx = -1
@@ -309,7 +312,8 @@ func finishTx(ctx context.Context, tx store.QueueTx, ps []store.FinishParams, bo
 				continue
 			}
 			if it, ok := found[[2]string{ps[i].TenantID, ps[i].OccurrenceID}]; ok && it.RunID != 0 {
-				at[i] = where{run: it.RunID, pos: it.Pos, idx: -1, attempt: int64(it.AttemptCount) + 1, acked: it.Acked, tenant: ps[i].TenantID}
+				at[i] = where{run: it.RunID, lane: it.Lane, pos: it.Pos, idx: -1, attempt: int64(it.AttemptCount) + 1, acked: it.Acked,
+					tenant: ps[i].TenantID}
 			}
 		}
 	}
@@ -343,7 +347,9 @@ func finishTx(ctx context.Context, tx store.QueueTx, ps []store.FinishParams, bo
 		p := &ps[i]
 		w := &at[i]
 		r := live[w.run]
-		holds := r != nil && r.TenantID == w.tenant && !posLess(w.pos, r.First) && !posLess(r.Last, w.pos)
+		// The run read must be the one noted: the same lane, the
+		// position inside its range.
+		holds := r != nil && r.Lane == w.lane && !posLess(w.pos, r.First) && !posLess(r.Last, w.pos)
 		if !holds {
 			rest, restAt = append(rest, *p), append(restAt, i)
 			continue

@@ -20,8 +20,11 @@ CREATE TABLE lane_heads (
 
 -- Runs not yet folded. [first, last] is a closed range of positions of
 -- the lane; n counts the rows it holds, acked how many ack ranges cover.
+-- An id is never given twice (AUTOINCREMENT): a node remembers the runs
+-- it handed out by id, and a folded run's id must not come back as
+-- another's.
 CREATE TABLE runs (
-    id               INTEGER PRIMARY KEY,
+    id               INTEGER PRIMARY KEY AUTOINCREMENT,
     tenant_id        TEXT    NOT NULL,
     queue            TEXT    NOT NULL,
     lane             TEXT    NOT NULL,

@@ -267,7 +267,7 @@ func leaseClaimed(ctx context.Context, tx store.QueueTx, lr *laneRun, w store.Cl
 			rows = append(rows, c)
 			continue
 		}
-		d := delivered(c, w)
+		d := store.Delivery(c, w)
 		lr.leased = append(lr.leased, posOf(c))
 		lr.ids = append(lr.ids, c.Occurrence.OccurrenceID)
 		lr.tries = append(lr.tries, d.Attempt.Attempt)

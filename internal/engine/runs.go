@@ -81,24 +81,6 @@ type laneRun struct {
 	left   []store.CandidatePos
 }
 
-// delivered is the delivery of candidate c under write w, as a claim that
-// writes its row would have answered: RUNNING under the next attempt.
-func delivered(c *store.ClaimCandidate, w store.ClaimWrite) store.Claimed {
-	o := c.Occurrence
-	now := w.Now.Truncate(time.Millisecond).UTC()
-	expires := w.Now.Add(w.Lease).Truncate(time.Millisecond).UTC()
-	o.State = record.OccurrenceRunning
-	o.AttemptCount++
-	if o.FirstClaimedAt.IsZero() {
-		o.FirstClaimedAt = now
-	}
-	n := int64(o.AttemptCount)
-	return store.Claimed{Occurrence: o, Payload: c.Payload, Attempt: record.Attempt{
-		AttemptID: record.AttemptID(o.OccurrenceID, n), TenantID: o.TenantID, OccurrenceID: o.OccurrenceID,
-		Attempt: n, WorkerID: w.WorkerID, ClaimedAt: now, LeaseExpiresAt: expires,
-	}}
-}
-
 // commitRun stores lr's run, if it leased anything, moving the lane's
 // head past it, and puts the candidates it passed over back after the
 // head. It notes the run in book (nil: none).

@@ -152,6 +152,27 @@ type ClaimWrite struct {
 	Lease    time.Duration
 }
 
+// Delivery is what a claim of candidate c under w hands out: the
+// occurrence RUNNING under the next attempt (first claimed now, unless it
+// was before), that attempt, and the payload read with it. Times are to
+// the millisecond, as stored. Every claim answers with it, the drivers'
+// row by row (ClaimRows) and the engine's runs alike.
+func Delivery(c *ClaimCandidate, w ClaimWrite) Claimed {
+	o := c.Occurrence
+	now := time.UnixMilli(w.Now.UnixMilli()).UTC()
+	expires := time.UnixMilli(w.Now.Add(w.Lease).UnixMilli()).UTC()
+	o.State = record.OccurrenceRunning
+	o.AttemptCount++
+	if o.FirstClaimedAt.IsZero() {
+		o.FirstClaimedAt = now
+	}
+	n := int64(o.AttemptCount)
+	return Claimed{Occurrence: o, Payload: c.Payload, Attempt: record.Attempt{
+		AttemptID: record.AttemptID(o.OccurrenceID, n), TenantID: o.TenantID, OccurrenceID: o.OccurrenceID,
+		Attempt: n, WorkerID: w.WorkerID, ClaimedAt: now, LeaseExpiresAt: expires,
+	}}
+}
+
 // NackFacts is what deciding a retryable nack reads (QueueTx.NackFacts).
 type NackFacts struct {
 	Occurrence      record.Occurrence

@@ -99,23 +99,8 @@ func (t *tx) ClaimRows(ctx context.Context, w store.ClaimWrite, cands []*store.C
 		return out, err
 	}
 	for _, c := range cands {
-		o := c.Occurrence
-		o.State = record.OccurrenceRunning
-		o.AttemptCount++
-		if o.FirstClaimedAt.IsZero() {
-			o.FirstClaimedAt = fromMS(now)
-		}
-		a := record.Attempt{
-			AttemptID:      record.AttemptID(o.OccurrenceID, int64(o.AttemptCount)),
-			TenantID:       o.TenantID,
-			OccurrenceID:   o.OccurrenceID,
-			Attempt:        int64(o.AttemptCount),
-			WorkerID:       w.WorkerID,
-			ClaimedAt:      fromMS(now),
-			LeaseExpiresAt: fromMS(expires),
-		}
-		t.s.hints.put(o.OccurrenceID, c.Pos)
-		out = append(out, store.Claimed{Occurrence: o, Attempt: a, Payload: c.Payload})
+		t.s.hints.put(c.Occurrence.OccurrenceID, c.Pos)
+		out = append(out, store.Delivery(c, w))
 	}
 	return out, nil
 }

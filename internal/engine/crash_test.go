@@ -182,6 +182,7 @@ type crashRun struct {
 	killed             map[string]bool          // worker ids of the processes that were SIGKILLed
 	children           int
 	logs               []string // what the children did, for the subtest's log
+	env                []string // more of the children's environment (runs_crash_test.go)
 }
 
 func newCrashRun(t *testing.T, exe, node string) *crashRun {
@@ -279,6 +280,7 @@ func (r *crashRun) child(crashAt string, want crashWant) (exited0 bool, _ error)
 		crashEnvNode+"="+r.node,
 		"SCHED_CRASH_AT="+crashAt,
 	)
+	cmd.Env = append(cmd.Env, r.env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = 5 * time.Second

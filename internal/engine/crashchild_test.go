@@ -148,6 +148,9 @@ func crashChild() error {
 		return err
 	}
 	defer e.Stop() // before st.Close: defers run last first
+	if mode := os.Getenv(crashEnvRuns); mode != "" {
+		return runsChild(ctx, e, st, elog, pid, worker, until, runsMode(mode)) // runs_crash_test.go
+	}
 
 	planning := true
 	for {

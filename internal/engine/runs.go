@@ -369,7 +369,7 @@ func finishTx(ctx context.Context, tx store.QueueTx, ps []store.FinishParams, bo
 	}
 	var log []store.RunAck
 	for _, id := range slices.Sorted(maps.Keys(acks)) {
-		log = append(log, ackRanges(id, acks[id], ackedAt, book)...)
+		log = append(log, ackRanges(live[id], acks[id], ackedAt, book)...)
 	}
 	if err := rt.AppendRunAcks(ctx, log); err != nil {
 		return nil, fmt.Errorf("append acks: %w", err)
@@ -389,10 +389,16 @@ func finishTx(ctx context.Context, tx store.QueueTx, ps []store.FinishParams, bo
 	return res, nil
 }
 
-// ackRanges turns the acks of run id into ack ranges at at: consecutive
-// occurrences of the run coalesced when the book knows the run, one range
-// each otherwise.
-func ackRanges(id int64, as []runAck, at time.Time, book *runBook) []store.RunAck {
+// ackRanges turns the acks of run r into ack ranges at at: consecutive
+// occurrences of the run coalesced when the book knows the run; without
+// it, the run's whole range when the acks take every occurrence of a run
+// none of which was acked (distinct occurrences it holds, as many as the
+// claimable rows of its range: all of them), one range each otherwise.
+// A fold writes a range with one statement, so a batch acked whole on a
+// node that did not hand it out (schedd restarted since) must not cost
+// one per occurrence.
+func ackRanges(r *store.Run, as []runAck, at time.Time, book *runBook) []store.RunAck {
+	id := r.ID
 	idxs := make([]int, 0, len(as))
 	for _, a := range as {
 		if a.idx < 0 {
@@ -410,6 +416,9 @@ func ackRanges(id int64, as []runAck, at time.Time, book *runBook) []store.RunAc
 			}
 			return out
 		}
+	}
+	if r.Acked == 0 && len(as) == r.N {
+		return []store.RunAck{{RunID: id, First: r.First, Last: r.Last, N: r.N, At: at}}
 	}
 	out := make([]store.RunAck, len(as))
 	for k, a := range as {

@@ -96,33 +96,40 @@ SELECT count(*) FROM c`
 DELETE FROM runs WHERE id = $1`
 
 	// The claimable rows of a lane ($1, $2, $3) in the range of positions
-	// [($4, $5), ($6, $7)], at most $8 of them (a range holds no more
-	// claimable rows than its run's count), in index order: a seek of
-	// occurrences_claim and a walk to the range's end.
-	foldRows = `SELECT available_at, seq FROM occurrences
-    WHERE tenant_id = $1 AND queue = $2 AND lane = $3 AND state IN ('ENQUEUED', 'RETRY_WAIT')
-        AND (available_at, seq) >= ($4::bigint, $5::bigint) AND (available_at, seq) <= ($6::bigint, $7::bigint)
-    ORDER BY available_at, seq
-    LIMIT $8`
-	foldJoin = `o.tenant_id = $1 AND o.queue = $2 AND o.lane = $3 AND o.state IN ('ENQUEUED', 'RETRY_WAIT')
-    AND o.available_at = f.available_at AND o.seq = f.seq`
+	// [($4, $5), ($6, $7)], by their row's address (ctid): the rest of
+	// the first millisecond, the milliseconds between, the start of the
+	// last one, each a range of occurrences_claim bounded on both ends by
+	// plain keys. A row comparison as the range's end would not end the
+	// scan before available_at passes it (PostgreSQL 15 ends a scan on a
+	// row comparison's first column alone): at the top of the hour a
+	// range within one millisecond would walk to the millisecond's end. A
+	// range within one millisecond is its first arm ($4 < $6 is a
+	// constant of the plan: every plan is custom, see Open).
+	foldRows = `SELECT ctid FROM occurrences WHERE ` + foldLane + ` AND available_at = $4 AND seq >= $5 AND ($4 < $6 OR seq <= $7)
+UNION ALL
+SELECT ctid FROM occurrences WHERE ` + foldLane + ` AND available_at > $4 AND available_at < $6
+UNION ALL
+SELECT ctid FROM occurrences WHERE ` + foldLane + ` AND $4 < $6 AND available_at = $6 AND seq <= $7`
+	foldLane = `tenant_id = $1 AND queue = $2 AND lane = $3 AND state IN ('ENQUEUED', 'RETRY_WAIT')`
 
 	// The rows of a fold's range that had an attempt before: it moves to
-	// the history (qArchiveAttempts) before the fold writes the next.
-	qFoldArchived = `SELECT o.occurrence_id, o.attempt_count FROM (` + foldRows + `) AS f
-JOIN occurrences o ON ` + foldJoin + `
-WHERE o.claimed_at IS NOT NULL`
+	// the history (qArchiveAttempts) before the fold writes the next. The
+	// rows are fetched by address (a TID scan): the planner, which cannot
+	// tell how many rows a range of positions holds, has no join to
+	// choose.
+	qFoldArchived = `SELECT occurrence_id, attempt_count FROM occurrences
+WHERE ctid = ANY (ARRAY(` + foldRows + `)) AND ` + foldLane + ` AND claimed_at IS NOT NULL`
 
 	// A fold: the claimable rows of the range become attempt
-	// attempt_count + 1 of the run (worker $9, claimed at $10, leased to
-	// $11), in state $12, finished at $13 (NULL: not finished) with
-	// result $14.
-	qFoldRange = `UPDATE occurrences o SET
-    state = $12, attempt_count = o.attempt_count + 1, first_claimed_at = coalesce(o.first_claimed_at, $10),
-    worker_id = $9, claimed_at = $10, lease_expires_at = $11, att_finished_at = $13, att_result = $14,
-    att_error = ''::bytea, finished_at = $13
-FROM (` + foldRows + `) AS f
-WHERE ` + foldJoin
+	// attempt_count + 1 of the run (worker $8, claimed at $9, leased to
+	// $10), in state $11, finished at $12 (NULL: not finished) with
+	// result $13. By address, as qFoldArchived; the lane's conditions are
+	// repeated for the row as it stands when it is written.
+	qFoldRange = `UPDATE occurrences SET
+    state = $11, attempt_count = attempt_count + 1, first_claimed_at = coalesce(first_claimed_at, $9),
+    worker_id = $8, claimed_at = $9, lease_expires_at = $10, att_finished_at = $12, att_result = $13,
+    att_error = ''::bytea, finished_at = $12
+WHERE ctid = ANY (ARRAY(` + foldRows + `)) AND ` + foldLane
 
 	// Where each of tenant $1's occurrences $2 stands: its lane, position,
 	// state and attempt count, and, when it is claimable, the run holding

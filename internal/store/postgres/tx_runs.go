@@ -290,7 +290,7 @@ func (t *tx) ExtendRun(ctx context.Context, id int64, until time.Time) (bool, er
 // then the rows (qFoldRange). The run is locked (Runs), so no ack or
 // other fold of it runs meanwhile.
 func (t *tx) FoldRange(ctx context.Context, r *store.Run, first, last store.CandidatePos, f store.FoldWrite) (int, error) {
-	lane := []any{r.TenantID, r.Queue, string(r.Lane.Lane), first.AvailableAt, first.Pos, last.AvailableAt, last.Pos, int64(r.N)}
+	lane := []any{r.TenantID, r.Queue, string(r.Lane.Lane), first.AvailableAt, first.Pos, last.AvailableAt, last.Pos}
 	rows, err := t.tx.Query(ctx, qFoldArchived, lane...)
 	if err != nil {
 		return 0, fmt.Errorf("fold run %d: %w", r.ID, translate(err))

@@ -134,10 +134,14 @@ CREATE TRIGGER occurrences_floor_insert AFTER INSERT ON occurrences
 
 -- The floor of an updated row, at the end of its statement (an AFTER row
 -- trigger: a BEFORE one would lock every row an UPDATE of occurrences
--- writes, an ack's too, before its WHEN is read). Only a row the update
--- makes claimable, or moves while claimable, gets here (the WHEN is read
--- for each row without calling the function). The move is a second write
--- of the row, which comes here again and finds it after the head.
+-- writes, an ack's too, before its WHEN is read). Only a row an UPDATE
+-- that sets its state or available_at leaves claimable gets here (the
+-- column list and the WHEN are read for each row without calling the
+-- function): the statements that make a row claimable again (a retry, an
+-- expiry, a replay, a restore, a claim's requeue). A claim, an ack or a
+-- fold leaves its rows RUNNING or finished, and costs nothing here. The
+-- move is a second write of the row, which comes here again and finds it
+-- after the head.
 CREATE FUNCTION occurrences_floor_updated() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     head BIGINT;
@@ -159,8 +163,7 @@ $$;
 
 CREATE TRIGGER occurrences_floor_update AFTER UPDATE OF state, available_at ON occurrences
     FOR EACH ROW
-    WHEN (NEW.state IN ('ENQUEUED', 'RETRY_WAIT')
-        AND (OLD.state NOT IN ('ENQUEUED', 'RETRY_WAIT') OR NEW.available_at <> OLD.available_at))
+    WHEN (NEW.state IN ('ENQUEUED', 'RETRY_WAIT'))
     EXECUTE FUNCTION occurrences_floor_updated();
 
 -- The lanes claimable rows are in already.

@@ -86,32 +86,47 @@ CREATE FUNCTION lane_lock_key(schema_name TEXT, tenant_id TEXT, queue TEXT) RETU
     RETURN hashtextextended('sched/lane/' || schema_name || '/' || tenant_id || '/' || queue, 0);
 
 -- The floor of inserted rows, once per statement (a planner's batch is
--- thousands of rows: a trigger per row cost a tenth of its insert): the
--- queues of the claimable rows the statement inserted, locked shared in
--- order, then their lanes' rows of lane_heads (added at the start of the
--- lane when missing), then the rows at or before their lane's head moved
--- to just after it. Each statement here runs after the locks with a
+-- thousands of rows: a trigger per row cost a tenth of its insert). One
+-- read of the transition table gives the lanes of the claimable rows the
+-- statement inserted with each lane's earliest available_at; then their
+-- queues are locked shared, in order; their lanes' rows of lane_heads are
+-- added (at the start of the lane) where missing; and only when a lane's
+-- earliest row is at or before its head are the rows at or before it
+-- moved to just after it. Each statement here runs after the locks with a
 -- snapshot of its own (a volatile function's statements do), so it reads
--- the head of a claim that committed while this one waited. The rows moved
--- are found from the transition table and lane_heads alone and written by
--- key, so that no plan can read occurrences whole. Only a row already due
--- moves (at or before a head, which is never after a claim's now), so
--- nothing becomes claimable later than it would have.
+-- the head of a claim that committed while this one waited. The rows
+-- moved are found from the transition table and lane_heads alone and
+-- written by key, so that no plan can read occurrences whole. Only a row
+-- already due moves (at or before a head, which is never after a claim's
+-- now), so nothing becomes claimable later than it would have.
 CREATE FUNCTION occurrences_floor_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
-    ids TEXT[];
-    ats BIGINT[];
+    tenants TEXT[];
+    queues  TEXT[];
+    lanes   TEXT[];
+    earliest BIGINT[];
+    ids     TEXT[];
+    ats     BIGINT[];
 BEGIN
-    PERFORM pg_advisory_xact_lock_shared(lane_lock_key(TG_TABLE_SCHEMA, q.tenant_id, q.queue))
-    FROM (SELECT DISTINCT tenant_id, queue FROM new_rows WHERE state IN ('ENQUEUED', 'RETRY_WAIT')
-          ORDER BY tenant_id, queue) AS q;
-    IF NOT FOUND THEN
+    SELECT array_agg(l.tenant_id), array_agg(l.queue), array_agg(l.lane), array_agg(l.lo)
+    INTO tenants, queues, lanes, earliest
+    FROM (SELECT tenant_id, queue, lane, min(available_at) AS lo FROM new_rows
+          WHERE state IN ('ENQUEUED', 'RETRY_WAIT') GROUP BY tenant_id, queue, lane) AS l;
+    IF tenants IS NULL THEN
         RETURN NULL;
     END IF;
+    PERFORM pg_advisory_xact_lock_shared(lane_lock_key(TG_TABLE_SCHEMA, q.tenant_id, q.queue))
+    FROM (SELECT DISTINCT u.tenant_id, u.queue FROM unnest(tenants, queues) AS u(tenant_id, queue)
+          ORDER BY u.tenant_id, u.queue) AS q;
     INSERT INTO lane_heads (tenant_id, queue, lane, head_at, head_seq)
-    SELECT DISTINCT tenant_id, queue, lane, -9223372036854775808, -9223372036854775808
-    FROM new_rows WHERE state IN ('ENQUEUED', 'RETRY_WAIT')
+    SELECT u.tenant_id, u.queue, u.lane, -9223372036854775808, -9223372036854775808
+    FROM unnest(tenants, queues, lanes) AS u(tenant_id, queue, lane)
     ON CONFLICT (tenant_id, queue, lane) DO NOTHING;
+    IF NOT EXISTS (SELECT 1 FROM unnest(tenants, queues, lanes, earliest) AS u(tenant_id, queue, lane, lo)
+                   JOIN lane_heads h ON h.tenant_id = u.tenant_id AND h.queue = u.queue AND h.lane = u.lane
+                   WHERE u.lo <= h.head_at) THEN
+        RETURN NULL;
+    END IF;
     SELECT array_agg(n.occurrence_id), array_agg(h.head_at + 1) INTO ids, ats
     FROM new_rows n
     JOIN lane_heads h ON h.tenant_id = n.tenant_id AND h.queue = n.queue AND h.lane = n.lane

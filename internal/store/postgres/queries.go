@@ -1,7 +1,7 @@
 package postgres
 
-// Every SQL statement the store runs lives in this file or in
-// queries_planner.go (the schema lives in migrations/). Column lists are named once and shared by the statement and
+// Every SQL statement the store runs lives in this file or in the other
+// queries_*.go files (the schema lives in migrations/). Column lists are named once and shared by the statement and
 // the scanner that reads it, so their order cannot drift apart. The
 // statements mirror the SQLite store's (store/sqlite/queries.go) one for one
 // where they can; where PostgreSQL differs, the comment says how.
@@ -47,8 +47,10 @@ package postgres
 // write is conditional (WHERE version = ..., state = 'RUNNING' AND
 // attempt_count = ...), and a conditional UPDATE that waited for another
 // transaction re-checks its condition against the row that transaction
-// committed. Claims lock their candidates with FOR UPDATE SKIP LOCKED; the
-// fence of CommitPlan locks the lease row FOR SHARE.
+// committed. A claim on the row path locks its candidates with FOR UPDATE
+// SKIP LOCKED; a claim that leases a run holds its queue's lock instead and
+// locks no row (tx_runs.go); the fence of CommitPlan locks the lease row
+// FOR SHARE.
 
 // Migrations and the store's own housekeeping.
 const (

@@ -60,6 +60,7 @@ func (t *tx) InsertOccurrences(ctx context.Context, occs []record.Occurrence) (i
 	if err != nil {
 		return 0, fmt.Errorf("insert occurrences: %w", err)
 	}
+	t.shared = true // the floor's trigger locks the queues of claimable ones
 	n, err := insertOccurrences(ctx, t.tx, occs, ids)
 	if err != nil {
 		return 0, fmt.Errorf("insert occurrences: %w", err)

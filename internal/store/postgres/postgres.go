@@ -8,10 +8,12 @@
 // writer, while here transactions of any number of nodes run at once, under
 // READ COMMITTED. Correctness rests on unique keys, conditional UPDATEs
 // (which PostgreSQL re-checks against the row a concurrent writer
-// committed), FOR UPDATE SKIP LOCKED on claims, FOR SHARE on the shard lease
-// a plan commits under, and per-schedule advisory locks for overlap
-// decisions, never on SERIALIZABLE. queries.go
-// says, statement by statement, which of these holds what.
+// committed), FOR UPDATE SKIP LOCKED on claims of rows, FOR SHARE on the
+// shard lease a plan commits under, per-schedule advisory locks for overlap
+// decisions, and per-queue advisory locks for leased runs (a claim holds
+// its queue's exclusively, a write that makes a row claimable shared; see
+// tx_runs.go), never on SERIALIZABLE. queries.go and queries_runs.go say,
+// statement by statement, which of these holds what.
 //
 // All statements with values run on the extended protocol (pgx's default
 // statement cache mode): a DSN that asks for the simple protocol is refused

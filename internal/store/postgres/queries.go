@@ -1,7 +1,7 @@
 package postgres
 
-// Every SQL statement the store runs lives in this file or in
-// queries_planner.go (the schema lives in migrations/). Column lists are named once and shared by the statement and
+// Every SQL statement the store runs lives in this file or in the other
+// queries_*.go files (the schema lives in migrations/). Column lists are named once and shared by the statement and
 // the scanner that reads it, so their order cannot drift apart. The
 // statements mirror the SQLite store's (store/sqlite/queries.go) one for one
 // where they can; where PostgreSQL differs, the comment says how.
@@ -47,8 +47,10 @@ package postgres
 // write is conditional (WHERE version = ..., state = 'RUNNING' AND
 // attempt_count = ...), and a conditional UPDATE that waited for another
 // transaction re-checks its condition against the row that transaction
-// committed. Claims lock their candidates with FOR UPDATE SKIP LOCKED; the
-// fence of CommitPlan locks the lease row FOR SHARE.
+// committed. A claim on the row path locks its candidates with FOR UPDATE
+// SKIP LOCKED; a claim that leases a run holds its queue's lock instead and
+// locks no row (tx_runs.go); the fence of CommitPlan locks the lease row
+// FOR SHARE.
 
 // Migrations and the store's own housekeeping.
 const (
@@ -152,8 +154,16 @@ WHERE tenant_id = $1 AND schedule_id = $2 FOR NO KEY UPDATE`
 	// A new version cancels its older versions' pending occurrences,
 	// from the schedule's open occurrences (index occurrences_open). A row a claim holds (FOR UPDATE) is waited for and
 	// then re-checked: by then it is RUNNING, and counted in flight below.
-	qCancelPending = `UPDATE occurrences SET state = 'CANCELED', finished_at = $1
-WHERE schedule_id = $2 AND open AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT') AND schedule_version < $3`
+	//
+	// A claimable row a run holds has been delivered, though its row says
+	// ENQUEUED: it is left, and counted in flight below, as a RUNNING one
+	// is. The update folds the schedule's runs first; a run claimed since
+	// is told apart by the heads, read after the queues' locks were taken
+	// (qLockScheduleQueues), so that no claim moves a head until the
+	// update commits.
+	qCancelPending = `UPDATE occurrences o SET state = 'CANCELED', finished_at = $1
+WHERE o.schedule_id = $2 AND o.open AND o.state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT') AND o.schedule_version < $3
+    AND (o.state = 'SCHEDULED' OR ` + notLeased + `)`
 
 	// The older versions' occurrences still open after the cancel, in a
 	// snapshot taken after it: those a worker held when the update ran
@@ -399,14 +409,22 @@ const (
 	// waited for, so concurrent claimers (of one node or several) take
 	// disjoint sets. A row that changed since the statement's snapshot is
 	// re-checked against the WHERE before it is returned.
-	qClaimCandidates = `SELECT o.seq, ` + occurrenceClaimColumnsO + `,
+	qClaimCandidates = qClaimCandidatesHeld + `
+FOR UPDATE OF o SKIP LOCKED`
+
+	// The same read by a claim that holds the queue's lock (LaneHead,
+	// tx_runs.go): no other claim of the lane runs, and every other write
+	// that could change a claimable row of it waits for the lock, so the
+	// candidates are this claim's without a row lock, and a lease of them
+	// writes nothing to their rows. The position is sought, never walked
+	// to (queries_runs.go).
+	qClaimCandidatesHeld = `SELECT o.seq, ` + occurrenceClaimColumnsO + `,
     (SELECT s.payload FROM schedules s WHERE s.schedule_id = o.schedule_id)
 FROM occurrences o
 WHERE o.tenant_id = $1 AND o.queue = $2 AND o.lane = $3 AND o.state IN ('ENQUEUED', 'RETRY_WAIT')
     AND o.available_at <= $4 AND (o.available_at, o.seq) > ($5::bigint, $6::bigint)
 ORDER BY o.available_at, o.seq
-LIMIT $7
-FOR UPDATE OF o SKIP LOCKED`
+LIMIT $7`
 
 	// Claims a set of rows this transaction holds (FOR UPDATE) and read as
 	// claimable, each under a new attempt that the row itself records
@@ -460,9 +478,13 @@ WHERE c.occurrence_id = ANY($1::text[])`
 	// that matches, which reads the schedule's whole history first, and
 	// it did so when the statistics still showed a burst as ENQUEUED
 	// after it had been acked (TestFirstUndeliveredPlan).
-	qFirstUndelivered = `SELECT min(scheduled_for + 0) FROM occurrences
-WHERE schedule_id = (SELECT schedule_id FROM schedules WHERE tenant_id = $1 AND schedule_id = $2) AND open
-    AND (state = 'ENQUEUED') IS TRUE AND attempt_count = 0 AND trigger_key = '' AND schedule_version = $3`
+	//
+	// An occurrence a run holds has been delivered, though its row says
+	// ENQUEUED with no attempt: it is not one (notLeased).
+	qFirstUndelivered = `SELECT min(o.scheduled_for + 0) FROM occurrences o
+WHERE o.schedule_id = (SELECT schedule_id FROM schedules WHERE tenant_id = $1 AND schedule_id = $2) AND o.open
+    AND (o.state = 'ENQUEUED') IS TRUE AND o.attempt_count = 0 AND o.trigger_key = '' AND o.schedule_version = $3
+    AND ` + notLeased
 
 	// Candidates the overlap rule skips: rows $2 this transaction holds,
 	// finished at $1.
@@ -575,17 +597,18 @@ FOR UPDATE SKIP LOCKED`
 	qCancelDead = `UPDATE occurrences SET state = 'CANCELED', finished_at = $2
 WHERE tenant_id = $1 AND occurrence_id = ANY($3::text[]) AND (state = 'DEAD') IS TRUE`
 
-	// The earliest claimable time of each lane (three index seeks on
-	// occurrences_claim), and the earliest of those.
-	qNextAvailable = `SELECT min(t) FROM (
-    SELECT min(available_at) AS t FROM occurrences
-    WHERE tenant_id = $1 AND queue = $2 AND lane = 'strict' AND state IN ('ENQUEUED', 'RETRY_WAIT')
-    UNION ALL
-    SELECT min(available_at) FROM occurrences
-    WHERE tenant_id = $1 AND queue = $2 AND lane = 'flexible' AND state IN ('ENQUEUED', 'RETRY_WAIT')
-    UNION ALL
-    SELECT min(available_at) FROM occurrences
-    WHERE tenant_id = $1 AND queue = $2 AND lane = 'catchup' AND state IN ('ENQUEUED', 'RETRY_WAIT')) AS lanes`
+	// The earliest claimable time of each lane of the queue after its
+	// head (lane_heads has a row for every lane that ever had a claimable
+	// occurrence; the rows before the head are held by runs): a seek of
+	// occurrences_claim per lane. And the earliest of those.
+	qNextAvailable = `SELECT min(f.available_at) FROM lane_heads h
+CROSS JOIN LATERAL (SELECT o.available_at FROM occurrences o
+    WHERE ` + laneOfHead + ` AND (o.available_at, o.seq) > (h.head_at, h.head_seq)
+    ORDER BY o.available_at, o.seq LIMIT 1) AS f
+WHERE h.tenant_id = $1 AND h.queue = $2`
+
+	// The claimable rows (alias o) of lane_heads row h's lane.
+	laneOfHead = `o.tenant_id = h.tenant_id AND o.queue = h.queue AND o.lane = h.lane AND o.state IN ('ENQUEUED', 'RETRY_WAIT')`
 )
 
 // Seeing it (store.StatsStore). Snapshot's statements run together in one
@@ -632,20 +655,27 @@ ORDER BY tenant_id, queue, lane, state`
 	snapshotClaimable = `state IN ('ENQUEUED', 'RETRY_WAIT')`
 
 	// The claimable occurrence due at $1 with the earliest available_at
-	// (index occurrences_claim; ties in insertion order): of every
-	// tenant, or of the tenant $2 (the tenant's range of the index).
-	qSnapshotOldestReady       = snapshotOldestReady + snapshotClaimable + snapshotOldestReadyEnd
-	qSnapshotTenantOldestReady = snapshotOldestReady + `tenant_id = $2 AND ` + snapshotClaimable + snapshotOldestReadyEnd
-	snapshotOldestReady        = `SELECT ` + occurrenceColumns + `
-FROM occurrences
-WHERE `
-	snapshotOldestReadyEnd = ` AND available_at <= $1
-ORDER BY available_at, seq
-LIMIT 1`
+	// (ties in insertion order) that no run holds: per lane (lane_heads
+	// has a row for every lane that ever had a claimable occurrence), the
+	// first due after the lane's head, a seek of occurrences_claim that
+	// reads the index alone; the earliest of those; then that row. Of
+	// every tenant, or of the tenant $2 (the tenant's rows of lane_heads).
+	qSnapshotOldestReady       = snapshotOldestReady + snapshotOldestReadyEnd
+	qSnapshotTenantOldestReady = snapshotOldestReady + `
+    WHERE h.tenant_id = $2` + snapshotOldestReadyEnd
+	snapshotOldestReady = `SELECT ` + occurrenceColumnsO + `
+FROM (SELECT h.tenant_id, h.queue, h.lane, f.available_at, f.seq FROM lane_heads h
+    CROSS JOIN LATERAL (SELECT o.available_at, o.seq FROM occurrences o
+        WHERE ` + laneOfHead + ` AND o.available_at <= $1 AND (o.available_at, o.seq) > (h.head_at, h.head_seq)
+        ORDER BY o.available_at, o.seq LIMIT 1) AS f`
+	snapshotOldestReadyEnd = `
+    ORDER BY f.available_at, f.seq LIMIT 1) AS w
+JOIN occurrences o ON o.tenant_id = w.tenant_id AND o.queue = w.queue AND o.lane = w.lane
+    AND o.state IN ('ENQUEUED', 'RETRY_WAIT') AND o.available_at = w.available_at AND o.seq = w.seq`
 
 	// The firings due in [$1, $2), by minute from $1 (the snapshot's
 	// SnapshotParams.BacklogFrom, or its now): the unclaimed
-	// occurrences by available_at (index occurrences_open), and the ACTIVE
+	// occurrences by available_at, and the ACTIVE
 	// schedules by their cursor. The index schedules_due leads with the
 	// shard, so the schedules are read as one range of cursors per shard,
 	// the shards named as an array (0 to the highest shard of an ACTIVE
@@ -653,15 +683,21 @@ LIMIT 1`
 	// the schedules due in the window, not every schedule. (A join to
 	// generate_series instead is planned for 1,000 shards, and the planner
 	// then prefers to scan every schedule.)
-	qSnapshotDueBacklog = snapshotDue + `SELECT available_at AS t FROM occurrences
-        WHERE open AND state IN ('SCHEDULED', 'ENQUEUED', 'RETRY_WAIT') AND ` + snapshotDueWindow + `
+	//
+	// The claimable occurrences are read per lane after its head
+	// (snapshotDueClaimable), the SCHEDULED ones from
+	// occurrences_scheduled.
+	qSnapshotDueBacklog = snapshotDue + snapshotDueClaimable + `
+    UNION ALL
+    SELECT available_at FROM occurrences
+        WHERE state = 'SCHEDULED' AND ` + snapshotDueWindow + `
     UNION ALL
     SELECT next_run_at FROM schedules
         WHERE shard = ANY (ARRAY(SELECT generate_series(0, (SELECT max(shard) FROM schedules WHERE state = 'ACTIVE'))))
             AND ` + snapshotActiveInWindow + snapshotDueEnd
 
-	// A tenant's ($3): its claimable occurrences (index
-	// occurrences_claim) and its SCHEDULED ones (index
+	// A tenant's ($3): its claimable occurrences (its rows of lane_heads,
+	// then occurrences_claim) and its SCHEDULED ones (index
 	// occurrences_scheduled), and its ACTIVE schedules, read as one range
 	// of schedules_due on each shard it has live schedules on (its rows of
 	// tenant_live_schedules, one range of the key): the read costs the
@@ -670,8 +706,8 @@ LIMIT 1`
 	// planner does not push a condition through): given the tenant there,
 	// the planner may read a tenant's schedules by schedules_name instead,
 	// every one it ever made that is not canceled, the COMPLETED ones too.
-	qSnapshotTenantDueBacklog = snapshotDue + `SELECT available_at AS t FROM occurrences
-        WHERE tenant_id = $3 AND ` + snapshotClaimable + ` AND ` + snapshotDueWindow + `
+	qSnapshotTenantDueBacklog = snapshotDue + snapshotDueClaimable + `
+        WHERE h.tenant_id = $3
     UNION ALL
     SELECT available_at FROM occurrences
         WHERE tenant_id = $3 AND state = 'SCHEDULED' AND ` + snapshotDueWindow + `
@@ -686,7 +722,18 @@ LIMIT 1`
 FROM (`
 	snapshotDueEnd = `) AS due
 GROUP BY 1`
-	snapshotDueWindow      = `available_at >= $1 AND available_at < $2`
+	snapshotDueWindow = `available_at >= $1 AND available_at < $2`
+
+	// The claimable occurrences in the window that no run holds, lane by
+	// lane (lane_heads): those after the head's position and at or after
+	// $1, as one position to seek (the later of the two; a plain bound on
+	// available_at beside it would not be the one the scan starts from,
+	// see queries_runs.go), up to $2.
+	snapshotDueClaimable = `SELECT f.available_at AS t FROM lane_heads h
+    CROSS JOIN LATERAL (SELECT o.available_at FROM occurrences o
+        WHERE ` + laneOfHead + ` AND o.available_at < $2
+            AND (o.available_at, o.seq) > (greatest(h.head_at, $1::bigint - 1),
+                CASE WHEN h.head_at >= $1::bigint THEN h.head_seq ELSE 9223372036854775807 END)) AS f`
 	snapshotActiveInWindow = `state = 'ACTIVE' AND next_run_at >= $1 AND next_run_at < $2`
 
 	// A batch of per-minute rows, one array per column of (node_id,

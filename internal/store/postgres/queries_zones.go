@@ -40,17 +40,24 @@ LIMIT $4`
 
 	// The timetable occurrences of the schedules $1 materialized ahead of
 	// $2 and untouched (index occurrences_open).
-	qPendingFirings = `SELECT schedule_id, schedule_version, occurrence_id, scheduled_for FROM occurrences
-WHERE schedule_id = ANY($1::text[]) AND open AND state IN ('SCHEDULED', 'ENQUEUED')
-    AND attempt_count = 0 AND trigger_key = '' AND scheduled_for > $2
-ORDER BY schedule_id, scheduled_for`
+	// An occurrence a run holds has been delivered, though its row says
+	// ENQUEUED with no attempt: it is not untouched (notLeased).
+	qPendingFirings = `SELECT o.schedule_id, o.schedule_version, o.occurrence_id, o.scheduled_for FROM occurrences o
+WHERE o.schedule_id = ANY($1::text[]) AND o.open AND o.state IN ('SCHEDULED', 'ENQUEUED')
+    AND o.attempt_count = 0 AND o.trigger_key = '' AND o.scheduled_for > $2
+    AND (o.state = 'SCHEDULED' OR ` + notLeased + `)
+ORDER BY o.schedule_id, o.scheduled_for`
 
 	// Cancel the occurrences $3 of schedule $2 that are still untouched. A
 	// row a claim holds is waited for and then re-checked: by then it has
 	// an attempt, and is left alone.
-	qCancelFirings = `UPDATE occurrences SET state = 'CANCELED', finished_at = $1
-WHERE schedule_id = $2 AND open AND state IN ('SCHEDULED', 'ENQUEUED')
-    AND attempt_count = 0 AND occurrence_id = ANY($3::text[])`
+	// An occurrence a run holds is not untouched either: the heads are
+	// read after the queues' locks (qLockScheduleQueues), so no claim
+	// leases one meanwhile.
+	qCancelFirings = `UPDATE occurrences o SET state = 'CANCELED', finished_at = $1
+WHERE o.schedule_id = $2 AND o.open AND o.state IN ('SCHEDULED', 'ENQUEUED')
+    AND o.attempt_count = 0 AND o.occurrence_id = ANY($3::text[])
+    AND (o.state = 'SCHEDULED' OR ` + notLeased + `)`
 
 	// Back on the queue: the schedule's ($1) timetable occurrences of
 	// version $2 at the instants $3 that a rezone canceled (the natural

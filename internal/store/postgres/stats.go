@@ -13,8 +13,9 @@ import (
 
 // Snapshot reads the queue at p.Now across all tenants, or of p.TenantID
 // alone (see store.Snapshot): the depth by tenant, queue, lane and state, the oldest
-// ready occurrence and the due backlog per minute. The three statements go
-// in one round trip, in a read-only REPEATABLE READ transaction, so the
+// ready occurrence and the due backlog per minute, with the occurrences
+// unfolded runs hold moved to the states they stand for
+// (rowcodec.SnapshotRead.AddRuns). The four statements go in one round trip, in a read-only REPEATABLE READ transaction, so the
 // figures agree with one another (one snapshot of the database) and take
 // no row locks: a snapshot never waits for, or holds up, a claim or a plan.
 // The due backlog's minutes count from p.BacklogFrom when it is set, from
@@ -33,6 +34,7 @@ func (s *Store) Snapshot(ctx context.Context, p store.SnapshotParams) (store.Sna
 		b.Queue(depth, r.DepthArgs()...)
 		b.Queue(oldest, r.DepthArgs()...)
 		b.Queue(due, r.DueArgs()...)
+		b.Queue(qRunTotals, r.Tenant)
 		br := tx.SendBatch(ctx, b)
 		defer br.Close()
 
@@ -48,6 +50,20 @@ func (s *Store) Snapshot(ctx context.Context, p store.SnapshotParams) (store.Sna
 		if err := eachRow(br, "due backlog", r.AddDue); err != nil {
 			return err
 		}
+		// What the runs hold, read in the same snapshot: their rows
+		// still say ENQUEUED (docs/engine.md, "Leased runs").
+		var totals []store.RunTotal
+		err = eachRow(br, "runs", func(row scanner) error {
+			t, err := scanRunTotal(row)
+			if err == nil {
+				totals = append(totals, *t)
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		r.AddRuns(totals)
 		return translate(br.Close())
 	})
 	if err != nil {

@@ -11,11 +11,25 @@ import (
 )
 
 // tx is a READ COMMITTED write transaction. Correctness rests on the
-// conditions of its statements and on row locks, never on the isolation
-// level.
+// conditions of its statements, on row locks and on advisory locks, never
+// on the isolation level.
 type tx struct {
 	s  *Store
 	tx pgx.Tx
+
+	// held names the queues (queueKey) whose lock this transaction holds
+	// exclusively (LaneHead): it is their only claimer until it ends.
+	held map[string]bool
+	// shared says that this transaction may hold a queue's lock shared:
+	// it wrote an occurrence that may have become claimable (the floor's
+	// triggers take the lock), or took the lock to cancel. Such a
+	// transaction never waits for a queue's lock exclusively (LaneHead):
+	// a claim waiting for it could be waiting for this one.
+	shared bool
+	// running is what CountRunning read of each tenant's runs in the
+	// statement that counted its RUNNING occurrences, for the RunTotals
+	// that follows it (tx_runs.go).
+	running map[string][]store.RunTotal
 }
 
 var _ store.Tx = (*tx)(nil)

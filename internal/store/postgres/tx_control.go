@@ -75,11 +75,19 @@ func (t *tx) WriteScheduleVersion(ctx context.Context, sc *record.Schedule, prev
 }
 
 // CancelOlderOccurrences cancels the schedule's older-version occurrences
-// no worker holds and counts the ones still open after it, those a worker
-// held (see qCountInFlightOlder and store.ControlTx).
+// no worker holds (a run holding one counts as a worker) and counts the
+// ones still open after it, those a worker held (see qCancelPending,
+// qCountInFlightOlder and store.ControlTx). It first takes the schedule's
+// queues' locks shared (lockScheduleQueues), so that no claim leases one
+// of them between the cancel's read of the heads and the commit.
 func (t *tx) CancelOlderOccurrences(ctx context.Context, scheduleID string, version int64, now time.Time) (canceled, inFlight int, err error) {
 	if !storable(scheduleID) {
 		return 0, 0, fmt.Errorf("cancel older occurrences of %q: %w", scheduleID, notStorable())
+	}
+	// No claim of the schedule's queues runs from here until the commit,
+	// and the cancel reads which rows runs hold after it (tx_runs.go).
+	if err := t.lockScheduleQueues(ctx, scheduleID); err != nil {
+		return 0, 0, fmt.Errorf("cancel older occurrences of %s: %w", scheduleID, err)
 	}
 	tag, err := t.tx.Exec(ctx, qCancelPending, ms(now), scheduleID, version)
 	if err != nil {

@@ -21,7 +21,9 @@ import (
 // SHARE, or a schedule's advisory key for the overlap facts).
 
 // ClaimCandidates reads a lane's claimable occurrences, locked FOR UPDATE
-// SKIP LOCKED (qClaimCandidates), appended to buf. When some have a policy
+// SKIP LOCKED (qClaimCandidates), or, when this transaction holds the
+// queue's lock (LaneHead), unlocked (qClaimCandidatesHeld), appended to
+// buf. When some have a policy
 // other than allow, it takes their schedules' advisory keys
 // (qTryLockSchedules) and only then reads their overlap facts
 // (qOverlapFacts); a candidate whose key another claim holds is
@@ -34,7 +36,11 @@ func (t *tx) ClaimCandidates(ctx context.Context, r store.CandidateRead, buf []s
 	if r.After.Set {
 		afterAt, afterSeq = r.After.AvailableAt, r.After.Pos
 	}
-	rows, err := t.tx.Query(ctx, qClaimCandidates, r.TenantID, r.Queue, string(r.Lane), ms(r.Now), afterAt, afterSeq, r.Limit)
+	q := qClaimCandidates
+	if t.holds(r.TenantID, r.Queue) {
+		q = qClaimCandidatesHeld // the queue's only claimer: no row locks (tx_runs.go)
+	}
+	rows, err := t.tx.Query(ctx, q, r.TenantID, r.Queue, string(r.Lane), ms(r.Now), afterAt, afterSeq, r.Limit)
 	if err != nil {
 		return buf, translate(err)
 	}
@@ -215,7 +221,14 @@ func (t *tx) SkipOverlap(ctx context.Context, now time.Time, cands []*store.Clai
 // FinishAttempts applies a batch of finishes within the transaction (see
 // Store.FinishAttempts).
 func (t *tx) FinishAttempts(ctx context.Context, ps []store.FinishParams) ([]store.FinishResult, error) {
-	return t.s.finishTx(ctx, t.tx, ps)
+	res, err := t.s.finishTx(ctx, t.tx, ps)
+	for i := range res {
+		if res[i].Err == nil && res[i].Occurrence.State == record.OccurrenceRetryWait {
+			t.shared = true // the floor's trigger locked its queue
+			break
+		}
+	}
+	return res, err
 }
 
 // NackFacts locks the occurrence, then holds its schedule (qLockOccurrence,
@@ -276,6 +289,7 @@ func (t *tx) EndExpired(ctx context.Context, now time.Time, ends []store.Expired
 		reasons = append(reasons, reason)
 		requeued = requeued || e.State == record.OccurrenceEnqueued
 	}
+	t.shared = t.shared || requeued // the floor's trigger locks their queues
 	tag, err := t.tx.Exec(ctx, qExpireAttempts, ms(now), occs, attempts, states, reasons)
 	if err != nil {
 		return translate(err)
@@ -308,6 +322,7 @@ func (t *tx) Requeue(ctx context.Context, p store.RequeueParams) (*record.Occurr
 	if !storable(p.TenantID, p.OccurrenceID) {
 		return nil, fmt.Errorf("occurrence %q: %w", p.OccurrenceID, notStorable())
 	}
+	t.shared = true // the floor's trigger locks its queue
 	o, err := scanOccurrence(t.tx.QueryRow(ctx, qRequeueDead, ms(p.AvailableAt), p.AttemptFloor, ms(p.RetryFrom),
 		p.TenantID, p.OccurrenceID))
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -118,6 +118,11 @@ func (t *tx) CancelFirings(ctx context.Context, scheduleID string, ids []string,
 	if len(ids) == 0 || !storable(scheduleID) {
 		return 0, nil
 	}
+	// No claim of the schedule's queues runs from here until the commit,
+	// and the cancel reads which rows runs hold after it (tx_runs.go).
+	if err := t.lockScheduleQueues(ctx, scheduleID); err != nil {
+		return 0, fmt.Errorf("cancel firings of %s: %w", scheduleID, err)
+	}
 	tag, err := t.tx.Exec(ctx, qCancelFirings, ms(now), scheduleID, storableOnly(ids))
 	if err != nil {
 		return 0, fmt.Errorf("cancel firings of %s: %w", scheduleID, translate(err))
@@ -135,6 +140,7 @@ func (t *tx) RestoreFirings(ctx context.Context, scheduleID string, version int6
 	for i, a := range at {
 		msAt[i] = ms(a)
 	}
+	t.shared = true // the floor's trigger locks their queues
 	tag, err := t.tx.Exec(ctx, qRestoreFirings, scheduleID, version, msAt)
 	if err != nil {
 		return 0, fmt.Errorf("restore firings of %s: %w", scheduleID, translate(err))

@@ -49,6 +49,7 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("Batch", func(t *testing.T) { t.Parallel(); testBatch(t, open) })
 	t.Run("Retention", func(t *testing.T) { t.Parallel(); testRetention(t, open) })
 	t.Run("Zones", func(t *testing.T) { t.Parallel(); testZones(t, open) })
+	t.Run("Runs", func(t *testing.T) { t.Parallel(); testRuns(t, open) })
 
 	t.Run("InsertGetSchedule", func(t *testing.T) {
 		t.Parallel()

@@ -72,11 +72,17 @@ func (c *Control) CreateBatch(ctx context.Context, tenantID string, items []Batc
 	c.planner.rules.RLock()
 	defer c.planner.rules.RUnlock()
 	now := c.now().Truncate(time.Millisecond)
+	// One id per item, consecutive: the schedules the batch creates hold
+	// one range of ids, which its audit entry names (batchAudit).
+	ids, err := record.NewScheduleIDs(now, c.rand, len(items))
+	if err != nil {
+		return nil, fmt.Errorf("create schedules: %w", err)
+	}
 	out := make([]BatchOutcome, len(items))
 	var pending []newSchedule // the items that passed validation, in order
 	anyActive := false
 	for i := range items {
-		ns, err := c.build(tenantID, &items[i], now)
+		ns, err := c.build(tenantID, &items[i], ids[i], now)
 		if err != nil {
 			out[i].Err = err
 			continue
@@ -97,7 +103,6 @@ func (c *Control) CreateBatch(ctx context.Context, tenantID string, items []Batc
 		limit = q.ActiveSchedules
 	}
 	var created int
-	var err error
 	for try := 1; ; try++ {
 		created, err = c.writeBatch(ctx, tenantID, pending, limit, try > 1, now, out)
 		if (errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrBusy)) && try < batchConflictTries {
@@ -131,9 +136,9 @@ type newSchedule struct {
 	after time.Time
 }
 
-// build validates an item and makes the record it would be stored as: a
-// new id, its first firing (or COMPLETED when it has none), version 1.
-func (c *Control) build(tenantID string, it *BatchItem, now time.Time) (newSchedule, error) {
+// build validates an item and makes the record it would be stored as,
+// under id: its first firing (or COMPLETED when it has none), version 1.
+func (c *Control) build(tenantID string, it *BatchItem, id string, now time.Time) (newSchedule, error) {
 	if err := schedule.CheckIdempotencyKey(it.IdempotencyKey); err != nil {
 		return newSchedule{}, err
 	}
@@ -143,10 +148,6 @@ func (c *Control) build(tenantID string, it *BatchItem, now time.Time) (newSched
 		return newSchedule{}, err
 	}
 	first, after, ok, err := firstFiring(sp, req, now)
-	if err != nil {
-		return newSchedule{}, err
-	}
-	id, err := record.NewScheduleID(now, c.rand)
 	if err != nil {
 		return newSchedule{}, err
 	}
@@ -202,7 +203,6 @@ func (c *Control) writeBatch(ctx context.Context, tenantID string, pending []new
 		taken := newTaken(stored)
 		admitted = admitted[:0]
 		versions := make([]store.ScheduleVersion, 0, len(pending))
-		audits := make([]store.AuditEntry, 0, len(pending))
 		for _, p := range pending {
 			o := decideCreate(taken, p.sc, &room, limit)
 			out[p.index] = o
@@ -211,10 +211,13 @@ func (c *Control) writeBatch(ctx context.Context, tenantID string, pending []new
 			}
 			admitted = append(admitted, p.sc)
 			versions = append(versions, store.NewScheduleVersion(p.sc, now, p.after))
-			audits = append(audits, auditRow(ctx, now, createAudit(p.sc)))
 		}
 		if len(admitted) == 0 {
 			return nil
+		}
+		audit := createAudit(admitted[0])
+		if len(admitted) > 1 {
+			audit = batchAudit(admitted)
 		}
 		// In shard order: each insert counts the schedule in its tenant's
 		// row of that shard (the live count the quota reads), and two
@@ -229,7 +232,7 @@ func (c *Control) writeBatch(ctx context.Context, tenantID string, pending []new
 		if err := tx.InsertScheduleVersions(ctx, versions); err != nil {
 			return err
 		}
-		return tx.AppendAudits(ctx, audits)
+		return appendAudit(ctx, tx, now, audit)
 	})
 	if err != nil {
 		return 0, err
@@ -292,8 +295,26 @@ func decideCreate(t *taken, sc *record.Schedule, room *int64, limit int64) Batch
 	return BatchOutcome{Schedule: sc, Created: true}
 }
 
-// createAudit is the audit entry of a schedule's creation.
+// createAudit is the audit entry of a schedule's creation, when it is
+// the only one its batch (or a single create) made.
 func createAudit(sc *record.Schedule) auditEntry {
 	return auditEntry{tenantID: sc.TenantID, action: AuditScheduleCreate, target: sc.ScheduleID,
 		newVer: sc.Version, detail: fmt.Sprintf("name %q, queue %q, %s %s, %s", sc.Name, sc.Queue, sc.Kind, sc.Expr, sc.State)}
+}
+
+// batchAudit is the one audit entry of a batch that created several
+// schedules (created, in id order): one row
+// for the batch where a row per schedule was most of what a bulk create
+// wrote besides the schedules themselves. Its target is the range of
+// their ids, first..last (record.ScheduleIDRange): a batch's ids are
+// consecutive (record.NewScheduleIDs), so the tenant's schedules in that
+// range are exactly the ones it created (an item refused or answered from
+// its key left its id unused), and a schedule's own audit finds this
+// entry by its id (Audit.List). The detail counts them and names the
+// first and the last.
+func batchAudit(created []*record.Schedule) auditEntry {
+	first, last := created[0], created[len(created)-1]
+	return auditEntry{tenantID: first.TenantID, action: AuditScheduleCreateBatch,
+		target: record.ScheduleIDRange(first.ScheduleID, last.ScheduleID), newVer: 1,
+		detail: fmt.Sprintf("%d schedules created; first %q, last %q", len(created), first.Name, last.Name)}
 }

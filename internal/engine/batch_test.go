@@ -160,3 +160,92 @@ func TestCreateBatchAudit(t *testing.T) {
 		}
 	})
 }
+
+// TestCreateBatchAnswersAsRead: on every store, a batch is answered as
+// if the names and keys taken had been read first, whether or not its
+// first try read them: a key used before answers exists ahead of a full
+// quota and of a name taken in the batch, a canceled schedule's name is
+// free but its key is not, and a whole batch sent again answers exists
+// for every item, writing nothing.
+func TestCreateBatchAnswersAsRead(t *testing.T) {
+	t.Parallel()
+	onEveryStore(t, func(t *testing.T, open harnessMaker) {
+		t.Parallel()
+		h := open(t, utc("2097-03-01T00:00:00Z"), func(c *Config) { c.TenantDefaults.ActiveSchedules = 3 })
+		kept, _, err := h.e.Control.Create(h.ctx, tenant, "k-kept", cronIn("kept", "0 9 * * *", "UTC"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gone, _, err := h.e.Control.Create(h.ctx, tenant, "k-gone", cronIn("gone", "0 9 * * *", "UTC"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.e.Control.Cancel(h.ctx, tenant, gone.ScheduleID); err != nil {
+			t.Fatal(err)
+		}
+		// One live schedule of a quota of 3: room for two.
+		items := []BatchItem{
+			{Settings: cronIn("a", "0 9 * * *", "UTC")},                               // created
+			{IdempotencyKey: "k-kept", Settings: cronIn("kept", "0 9 * * *", "UTC")},  // exists
+			{Settings: cronIn("gone", "0 9 * * *", "UTC")},                            // created: the name is free again
+			{IdempotencyKey: "k-gone", Settings: cronIn("other", "0 9 * * *", "UTC")}, // conflict: the key is not
+			{Settings: cronIn("b", "0 9 * * *", "UTC")},                               // quota
+			{IdempotencyKey: "k-kept", Settings: cronIn("kept", "0 9 * * *", "UTC")},  // exists, past the quota
+		}
+		out, err := h.e.Control.CreateBatch(h.ctx, tenant, items)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var qe *QuotaError
+		switch {
+		case !out[0].Created || !out[2].Created:
+			t.Errorf("a, gone: %+v, %+v; want both created", out[0], out[2])
+		case out[1].Created || out[1].Err != nil || out[1].Schedule.ScheduleID != kept.ScheduleID:
+			t.Errorf("k-kept: %+v; want exists, %s", out[1], kept.ScheduleID)
+		case !errors.Is(out[3].Err, ErrConflict):
+			t.Errorf("k-gone: %+v; want a conflict", out[3])
+		case !errors.As(out[4].Err, &qe):
+			t.Errorf("b: %+v; want the quota", out[4])
+		case out[5].Created || out[5].Err != nil || out[5].Schedule.ScheduleID != kept.ScheduleID:
+			t.Errorf("k-kept again, past the quota: %+v; want exists, %s", out[5], kept.ScheduleID)
+		}
+
+		// The quota full: a key used before still answers exists (had its
+		// item been refused for the quota without the read, the insert of
+		// the rest would have found no taken key to refuse it).
+		out, err = h.e.Control.CreateBatch(h.ctx, tenant, []BatchItem{items[1], {Settings: cronIn("c", "0 9 * * *", "UTC")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out[0].Created || out[0].Err != nil || out[0].Schedule.ScheduleID != kept.ScheduleID || !errors.As(out[1].Err, &qe) {
+			t.Errorf("quota full: %+v, %+v; want exists (%s), then the quota", out[0], out[1], kept.ScheduleID)
+		}
+
+		// A batch of new keyed schedules, then the same again.
+		fresh := make([]BatchItem, 50)
+		for i := range fresh {
+			fresh[i] = BatchItem{IdempotencyKey: fmt.Sprintf("f-%d", i), Settings: cronIn(fmt.Sprintf("f-%d", i), "0 9 * * *", "UTC")}
+		}
+		h2 := open(t, utc("2097-03-01T00:00:00Z"), nil)
+		first, err := h2.e.Control.CreateBatch(h2.ctx, tenant, fresh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := h2.e.Control.CreateBatch(h2.ctx, tenant, fresh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range fresh {
+			if !first[i].Created || again[i].Created || again[i].Err != nil || again[i].Schedule.ScheduleID != first[i].Schedule.ScheduleID {
+				t.Fatalf("item %d: %+v, then %+v; want created, then exists", i, first[i], again[i])
+			}
+		}
+		rows, err := h2.e.Audit.List(h2.ctx, AuditQuery{TenantID: tenant})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 1 || rows[0].Action != AuditScheduleCreateBatch {
+			t.Errorf("audit after a batch and its replay: %+v; want the batch's entry alone", rows)
+		}
+	})
+}

@@ -235,28 +235,25 @@ func (c *Control) writeBatch(ctx context.Context, tenantID string, pending []new
 		if len(admitted) == 0 {
 			return nil
 		}
-		versions := make([]store.ScheduleVersion, 0, len(admitted))
+		// Each with its first version row, in shard order: each insert
+		// counts the schedule in its tenant's row of that shard (the live
+		// count the quota reads), and two batches taking those rows' locks
+		// in one order cannot deadlock.
+		rows := make([]store.NewSchedule, 0, len(admitted))
 		for _, p := range pending {
 			if out[p.index].Created {
-				versions = append(versions, store.NewScheduleVersion(p.sc, now, p.after))
+				rows = append(rows, store.NewSchedule{Schedule: p.sc, First: store.NewScheduleVersion(p.sc, now, p.after)})
 			}
 		}
-		audit := createAudit(admitted[0])
-		if len(admitted) > 1 {
-			audit = batchAudit(admitted)
-		}
-		// In shard order: each insert counts the schedule in its tenant's
-		// row of that shard (the live count the quota reads), and two
-		// batches taking those rows' locks in one order cannot deadlock.
-		rows := slices.Clone(admitted)
-		slices.SortFunc(rows, func(a, b *record.Schedule) int {
-			return cmp.Or(cmp.Compare(a.Shard, b.Shard), cmp.Compare(a.ScheduleID, b.ScheduleID))
+		slices.SortFunc(rows, func(a, b store.NewSchedule) int {
+			return cmp.Or(cmp.Compare(a.Schedule.Shard, b.Schedule.Shard), cmp.Compare(a.Schedule.ScheduleID, b.Schedule.ScheduleID))
 		})
 		if err := tx.InsertSchedules(ctx, rows); err != nil {
 			return err
 		}
-		if err := tx.InsertScheduleVersions(ctx, versions); err != nil {
-			return err
+		audit := createAudit(admitted[0])
+		if len(admitted) > 1 {
+			audit = batchAudit(admitted)
 		}
 		return appendAudit(ctx, tx, now, audit)
 	})

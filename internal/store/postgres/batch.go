@@ -43,40 +43,36 @@ func storableOnly(ss []string) []string {
 	return out
 }
 
-// InsertSchedules stores new schedules with one COPY (see store.BatchTx);
-// the other nodes' planners are told to plan when it commits.
-func (t *tx) InsertSchedules(ctx context.Context, scs []*record.Schedule) error {
+// InsertSchedules stores new schedules with one COPY and their first
+// version rows with another (see store.BatchTx); the other nodes'
+// planners are told to plan when it commits.
+func (t *tx) InsertSchedules(ctx context.Context, scs []store.NewSchedule) error {
 	if len(scs) == 0 {
 		return nil
 	}
 	rows := make([][]any, len(scs))
-	for i, sc := range scs {
+	versions := make([][]any, len(scs))
+	for i := range scs {
+		sc, v := scs[i].Schedule, &scs[i].First
 		if err := rowcodec.CheckPayload("insert", sc); err != nil {
 			return err
 		}
 		if !storable(sc.TenantID, sc.ScheduleID, sc.Name, sc.Queue, sc.Expr, sc.TimeZone, sc.IdempotencyKey) {
 			return fmt.Errorf("insert schedule %q: %w", sc.ScheduleID, notStorable())
 		}
+		if !storable(v.TenantID, v.ScheduleID, v.Definition.Expr, v.Definition.TimeZone) {
+			return fmt.Errorf("insert version of schedule %q: %w", v.ScheduleID, notStorable())
+		}
 		rows[i] = scheduleArgs(sc)
+		versions[i] = rowcodec.VersionArgs(v, nullMS)
 	}
 	if err := t.copy(ctx, "schedules", copyScheduleColumns, rows); err != nil {
 		return err
 	}
-	return t.s.notify(ctx, t.tx, ChannelPlan)
-}
-
-// InsertScheduleVersions stores version rows with one COPY (see
-// store.BatchTx).
-func (t *tx) InsertScheduleVersions(ctx context.Context, vs []store.ScheduleVersion) error {
-	rows := make([][]any, len(vs))
-	for i := range vs {
-		v := &vs[i]
-		if !storable(v.TenantID, v.ScheduleID, v.Definition.Expr, v.Definition.TimeZone) {
-			return fmt.Errorf("insert version of schedule %q: %w", v.ScheduleID, notStorable())
-		}
-		rows[i] = rowcodec.VersionArgs(v, nullMS)
+	if err := t.copy(ctx, "schedule_versions", copyVersionColumns, versions); err != nil {
+		return err
 	}
-	return t.copy(ctx, "schedule_versions", copyVersionColumns, rows)
+	return t.s.notify(ctx, t.tx, ChannelPlan)
 }
 
 // AppendAudits stores audit rows with one COPY (see store.BatchTx).

@@ -15,7 +15,7 @@ import (
 // written at the schedule's creation in the schedule's row, writing no
 // row of schedule_versions, and one written otherwise apart; the write of
 // the second version moves the first out (the trigger of
-// 0006_first_version.sql) and closes it. The conformance suite pins what
+// 0006_bulk_create.sql) and closes it. The conformance suite pins what
 // the listing answers; this pins where the rows are.
 func TestFirstVersionKeptInRow(t *testing.T) {
 	t.Parallel()

@@ -760,7 +760,7 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?
 	qCloseVersion = `UPDATE schedule_versions SET superseded_at = ?3, ends_at = ?4, planned_until = ?5
 WHERE schedule_id = ?1 AND version = ?2 AND superseded_at IS NULL`
 
-	// A first version kept in its schedule's row (0006_first_version.sql)
+	// A first version kept in its schedule's row (0006_bulk_create.sql)
 	// read as the schedule_versions row it stands for, in versionColumns'
 	// order: version 1, written at the schedule's creation, open. Only
 	// while the schedule's version is 1: the write of the second moves it

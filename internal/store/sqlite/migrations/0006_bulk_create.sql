@@ -1,4 +1,4 @@
--- 0006_first_version: a schedule made by a bulk create keeps the row of its
+-- 0006_bulk_create: a schedule made by a bulk create keeps the row of its
 -- first version in its own row (store.BatchTx), until its second version
 -- is written.
 --

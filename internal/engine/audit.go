@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -31,24 +32,27 @@ import (
 
 // The actions of the audit log.
 const (
-	AuditScheduleCreate  = "schedule.create"
-	AuditScheduleUpdate  = "schedule.update"
-	AuditSchedulePause   = "schedule.pause"
-	AuditScheduleResume  = "schedule.resume"
-	AuditScheduleCancel  = "schedule.cancel"
-	AuditScheduleTrigger = "schedule.trigger"
-	AuditReplay          = "occurrence.replay"
-	AuditDLQReplay       = "dlq.replay"
-	AuditDLQPurge        = "dlq.purge"
-	AuditOutageStart     = "outage.start"
-	AuditOutageCancel    = "outage.cancel"
-	AuditTenantCreate    = "tenant.create"
-	AuditTenantUpdate    = "tenant.update"
-	AuditTenantEnable    = "tenant.enable"
-	AuditTenantDisable   = "tenant.disable"
-	AuditTenantDelete    = "tenant.delete"
-	AuditTokenCreate     = "token.create"
-	AuditTokenRevoke     = "token.revoke"
+	AuditScheduleCreate = "schedule.create"
+	// AuditScheduleCreateBatch: one entry for a bulk create that made
+	// several schedules; its target is their range of ids (batchAudit).
+	AuditScheduleCreateBatch = "schedule.create_batch"
+	AuditScheduleUpdate      = "schedule.update"
+	AuditSchedulePause       = "schedule.pause"
+	AuditScheduleResume      = "schedule.resume"
+	AuditScheduleCancel      = "schedule.cancel"
+	AuditScheduleTrigger     = "schedule.trigger"
+	AuditReplay              = "occurrence.replay"
+	AuditDLQReplay           = "dlq.replay"
+	AuditDLQPurge            = "dlq.purge"
+	AuditOutageStart         = "outage.start"
+	AuditOutageCancel        = "outage.cancel"
+	AuditTenantCreate        = "tenant.create"
+	AuditTenantUpdate        = "tenant.update"
+	AuditTenantEnable        = "tenant.enable"
+	AuditTenantDisable       = "tenant.disable"
+	AuditTenantDelete        = "tenant.delete"
+	AuditTokenCreate         = "token.create"
+	AuditTokenRevoke         = "token.revoke"
 	// AuditScheduleRezone: a new tz database moved the schedule's firings
 	// (tzreload.go); its version stays.
 	AuditScheduleRezone = "schedule.rezone"
@@ -161,7 +165,49 @@ func (a *Audit) List(ctx context.Context, q AuditQuery) ([]store.AuditEntry, err
 	if err != nil {
 		return nil, fmt.Errorf("read the audit log: %w", err)
 	}
+	if p.Target != "" {
+		if rows, err = a.withBatch(ctx, p, rows); err != nil {
+			return nil, fmt.Errorf("read the audit log: %w", err)
+		}
+	}
 	return rows, nil
+}
+
+// withBatch adds to rows, a page of one schedule's rows (p.Target), the
+// entry of the bulk create that made the schedule, if one did: an
+// AuditScheduleCreateBatch entry names the range of the ids it created
+// (batchAudit), not each id, so the target's own rows do not hold it. A
+// batch's ids share their time (record.NewScheduleIDs), so the entry's
+// range starts between the lowest id of the schedule's millisecond and
+// the schedule's id: one short range of the log's index of targets. The
+// entry joins the page where its id puts it, under the page's bounds
+// (after p.AfterID, at or after p.Since, p.Limit rows).
+func (a *Audit) withBatch(ctx context.Context, p store.ListAuditParams, rows []store.AuditEntry) ([]store.AuditEntry, error) {
+	floor, ok := record.ScheduleIDTimeFloor(p.Target)
+	if !ok {
+		return rows, nil
+	}
+	// Every range starting with p.Target sorts at or below "ID..~": an id
+	// is lower case letters and digits, all below '~'.
+	found, err := a.store.ListAuditTargets(ctx, store.AuditTargetRange{TenantID: p.TenantID,
+		Action: AuditScheduleCreateBatch, From: floor, To: record.ScheduleIDRange(p.Target, "~")})
+	if err != nil {
+		return nil, err
+	}
+	added := false
+	for _, e := range found {
+		first, last, ok := record.ParseScheduleIDRange(e.Target)
+		if !ok || p.Target < first || p.Target > last || e.ID <= p.AfterID || e.At.Before(p.Since) {
+			continue
+		}
+		rows = append(rows, e)
+		added = true
+	}
+	if !added {
+		return rows, nil
+	}
+	slices.SortFunc(rows, func(x, y store.AuditEntry) int { return cmp.Compare(x.ID, y.ID) })
+	return rows[:min(len(rows), store.ListLimit(p.Limit))], nil
 }
 
 // scheduleID resolves q.Schedule to a schedule id: a name of one of the

@@ -49,9 +49,10 @@ type BatchOutcome struct {
 }
 
 // CreateBatch creates many schedules of one tenant, each by the rules of
-// Create, in one store transaction of a few multi-row statements: one
-// read of the names and keys taken, then the inserts of every schedule
-// admitted, its first version row and its audit row. Each item gets its
+// Create, in one store transaction of a few multi-row statements: the
+// inserts of every schedule admitted and its first version row, and one
+// audit row for the batch, decided from the names and keys taken (read
+// first, or only when the inserts find one taken: writeBatch). Each item gets its
 // own outcome, in the order given; a bad item fails only itself. Items
 // are decided in order, as if created one after another: of two items
 // with the same name or key, the first is created and the second is
@@ -72,11 +73,17 @@ func (c *Control) CreateBatch(ctx context.Context, tenantID string, items []Batc
 	c.planner.rules.RLock()
 	defer c.planner.rules.RUnlock()
 	now := c.now().Truncate(time.Millisecond)
+	// One id per item, consecutive: the schedules the batch creates hold
+	// one range of ids, which its audit entry names (batchAudit).
+	ids, err := record.NewScheduleIDs(now, c.rand, len(items))
+	if err != nil {
+		return nil, fmt.Errorf("create schedules: %w", err)
+	}
 	out := make([]BatchOutcome, len(items))
 	var pending []newSchedule // the items that passed validation, in order
 	anyActive := false
 	for i := range items {
-		ns, err := c.build(tenantID, &items[i], now)
+		ns, err := c.build(tenantID, &items[i], ids[i], now)
 		if err != nil {
 			out[i].Err = err
 			continue
@@ -97,14 +104,23 @@ func (c *Control) CreateBatch(ctx context.Context, tenantID string, items []Batc
 		limit = q.ActiveSchedules
 	}
 	var created int
-	var err error
-	for try := 1; ; try++ {
-		created, err = c.writeBatch(ctx, tenantID, pending, limit, try > 1, now, out)
-		if (errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrBusy)) && try < batchConflictTries {
+	blind := true // the first try skips the read (writeBatch)
+	for try := 1; ; {
+		created, err = c.writeBatch(ctx, tenantID, pending, limit, blind, try > 1, now, out)
+		switch {
+		case blind && errors.Is(err, store.ErrConflict):
+			// A stored schedule holds a live name or a key of the batch
+			// (or a concurrent create took one): nothing was written;
+			// decide from the read, as a first try.
+			blind = false
+			continue
+		case (errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrBusy)) && try < batchConflictTries:
 			// A concurrent create won a name or key (or, on PostgreSQL,
 			// two batches of the same names waited on each other's
 			// inserts until one was aborted as a deadlock or timed out):
 			// nothing of this try was written; read again and decide.
+			blind = false
+			try++
 			continue
 		}
 		break
@@ -131,9 +147,9 @@ type newSchedule struct {
 	after time.Time
 }
 
-// build validates an item and makes the record it would be stored as: a
-// new id, its first firing (or COMPLETED when it has none), version 1.
-func (c *Control) build(tenantID string, it *BatchItem, now time.Time) (newSchedule, error) {
+// build validates an item and makes the record it would be stored as,
+// under id: its first firing (or COMPLETED when it has none), version 1.
+func (c *Control) build(tenantID string, it *BatchItem, id string, now time.Time) (newSchedule, error) {
 	if err := schedule.CheckIdempotencyKey(it.IdempotencyKey); err != nil {
 		return newSchedule{}, err
 	}
@@ -143,10 +159,6 @@ func (c *Control) build(tenantID string, it *BatchItem, now time.Time) (newSched
 		return newSchedule{}, err
 	}
 	first, after, ok, err := firstFiring(sp, req, now)
-	if err != nil {
-		return newSchedule{}, err
-	}
-	id, err := record.NewScheduleID(now, c.rand)
 	if err != nil {
 		return newSchedule{}, err
 	}
@@ -162,23 +174,34 @@ func (c *Control) build(tenantID string, it *BatchItem, now time.Time) (newSched
 	return newSchedule{sc: sc, after: after}, nil
 }
 
-// writeBatch is one try of a batch's transaction (retry: not the first):
-// it decides every
-// pending item into out (see decideCreate) from one read of the names and
-// keys taken, and inserts the admitted ones. It returns how many it
-// created; on an error nothing was written and out is to be decided
-// again.
-func (c *Control) writeBatch(ctx context.Context, tenantID string, pending []newSchedule, limit int64, retry bool, now time.Time, out []BatchOutcome) (int, error) {
+// writeBatch is one try of a batch's transaction (retry: a read-based
+// try after the first): it decides every pending item into out (see
+// decideCreate) from one read of the names and keys taken, and inserts
+// the admitted ones. It returns how many it created; on an error nothing
+// was written and out is to be decided again.
+//
+// A blind try skips the read, which was a fifth of a bulk create's store
+// work (an index lookup per name and per key, nearly always finding
+// nothing): it decides the items against each other alone and inserts
+// them, and the unique indexes refuse the insert (ErrConflict) when a
+// stored schedule holds one of their live names or keys. When the insert
+// goes through, no stored schedule held any, so the read would have found
+// nothing and every answer is the one it would have given. When the items
+// alone refuse one of them (a name or key repeated in the batch, the
+// quota full), the read could change that answer (a stored key answers
+// exists before a quota or a name is looked at), so it is made then, in
+// the same transaction, and the batch decided again from it.
+func (c *Control) writeBatch(ctx context.Context, tenantID string, pending []newSchedule, limit int64, blind, retry bool, now time.Time, out []BatchOutcome) (int, error) {
 	var admitted []*record.Schedule
 	err := store.InTx(ctx, c.store, func(tx store.Tx) error {
-		room := int64(-1) // -1: no quota
+		room0 := int64(-1) // -1: no quota
 		switch {
 		case limit > 0:
 			r, err := activeRoom(ctx, tx, tenantID, limit)
 			if err != nil {
 				return err
 			}
-			room = r
+			room0 = r
 		case retry:
 			// A batch that lost a race takes the tenant's quota lock, so
 			// that batches retrying together take turns instead of
@@ -187,54 +210,77 @@ func (c *Control) writeBatch(ctx context.Context, tenantID string, pending []new
 				return err
 			}
 		}
-		names := make([]string, 0, len(pending))
-		keys := make([]string, 0, len(pending))
-		for _, p := range pending {
-			names = append(names, p.sc.Name)
-			if p.sc.IdempotencyKey != "" {
-				keys = append(keys, p.sc.IdempotencyKey)
+		// decide answers every item from what stored holds; it reports
+		// whether every item was created.
+		decide := func(stored []record.Schedule) bool {
+			taken, room, all := newTaken(stored), room0, true
+			admitted = admitted[:0]
+			for _, p := range pending {
+				o := decideCreate(taken, p.sc, &room, limit)
+				out[p.index] = o
+				if o.Created {
+					admitted = append(admitted, p.sc)
+				}
+				all = all && o.Created
 			}
+			return all
 		}
-		stored, err := tx.SchedulesByNamesOrKeys(ctx, tenantID, names, keys)
-		if err != nil {
-			return err
-		}
-		taken := newTaken(stored)
-		admitted = admitted[:0]
-		versions := make([]store.ScheduleVersion, 0, len(pending))
-		audits := make([]store.AuditEntry, 0, len(pending))
-		for _, p := range pending {
-			o := decideCreate(taken, p.sc, &room, limit)
-			out[p.index] = o
-			if !o.Created {
-				continue
+		if !blind || !decide(nil) {
+			stored, err := readTaken(ctx, tx, tenantID, pending)
+			if err != nil {
+				return err
 			}
-			admitted = append(admitted, p.sc)
-			versions = append(versions, store.NewScheduleVersion(p.sc, now, p.after))
-			audits = append(audits, auditRow(ctx, now, createAudit(p.sc)))
+			decide(stored)
 		}
 		if len(admitted) == 0 {
 			return nil
 		}
-		// In shard order: each insert counts the schedule in its tenant's
-		// row of that shard (the live count the quota reads), and two
-		// batches taking those rows' locks in one order cannot deadlock.
-		rows := slices.Clone(admitted)
-		slices.SortFunc(rows, func(a, b *record.Schedule) int {
-			return cmp.Or(cmp.Compare(a.Shard, b.Shard), cmp.Compare(a.ScheduleID, b.ScheduleID))
+		// Each with its first version row, in shard order: each insert
+		// counts the schedule in its tenant's row of that shard (the live
+		// count the quota reads), and two batches taking those rows' locks
+		// in one order cannot deadlock.
+		// (The items are sorted by reference: a row is a few hundred bytes.)
+		order := make([]*newSchedule, 0, len(admitted))
+		for i := range pending {
+			if out[pending[i].index].Created {
+				order = append(order, &pending[i])
+			}
+		}
+		slices.SortFunc(order, func(a, b *newSchedule) int {
+			return cmp.Or(cmp.Compare(a.sc.Shard, b.sc.Shard), cmp.Compare(a.sc.ScheduleID, b.sc.ScheduleID))
 		})
+		rows := make([]store.NewSchedule, len(order))
+		for i, p := range order {
+			rows[i] = store.NewSchedule{Schedule: p.sc, First: store.NewScheduleVersion(p.sc, now, p.after)}
+		}
 		if err := tx.InsertSchedules(ctx, rows); err != nil {
 			return err
 		}
-		if err := tx.InsertScheduleVersions(ctx, versions); err != nil {
-			return err
+		audit := createAudit(admitted[0])
+		if len(admitted) > 1 {
+			audit = batchAudit(admitted)
 		}
-		return tx.AppendAudits(ctx, audits)
+		return appendAudit(ctx, tx, now, audit)
 	})
 	if err != nil {
 		return 0, err
 	}
 	return len(admitted), nil
+}
+
+// readTaken reads, in tx, the tenant's stored schedules that the pending
+// items may collide with: the live ones under their names, and those
+// created with their keys.
+func readTaken(ctx context.Context, tx store.Tx, tenantID string, pending []newSchedule) ([]record.Schedule, error) {
+	names := make([]string, 0, len(pending))
+	keys := make([]string, 0, len(pending))
+	for _, p := range pending {
+		names = append(names, p.sc.Name)
+		if p.sc.IdempotencyKey != "" {
+			keys = append(keys, p.sc.IdempotencyKey)
+		}
+	}
+	return tx.SchedulesByNamesOrKeys(ctx, tenantID, names, keys)
 }
 
 // taken is what a create must not collide with: the tenant's live names
@@ -292,8 +338,26 @@ func decideCreate(t *taken, sc *record.Schedule, room *int64, limit int64) Batch
 	return BatchOutcome{Schedule: sc, Created: true}
 }
 
-// createAudit is the audit entry of a schedule's creation.
+// createAudit is the audit entry of a schedule's creation, when it is
+// the only one its batch (or a single create) made.
 func createAudit(sc *record.Schedule) auditEntry {
 	return auditEntry{tenantID: sc.TenantID, action: AuditScheduleCreate, target: sc.ScheduleID,
 		newVer: sc.Version, detail: fmt.Sprintf("name %q, queue %q, %s %s, %s", sc.Name, sc.Queue, sc.Kind, sc.Expr, sc.State)}
+}
+
+// batchAudit is the one audit entry of a batch that created several
+// schedules (created, in id order): one row
+// for the batch where a row per schedule was most of what a bulk create
+// wrote besides the schedules themselves. Its target is the range of
+// their ids, first..last (record.ScheduleIDRange): a batch's ids are
+// consecutive (record.NewScheduleIDs), so the tenant's schedules in that
+// range are exactly the ones it created (an item refused or answered from
+// its key left its id unused), and a schedule's own audit finds this
+// entry by its id (Audit.List). The detail counts them and names the
+// first and the last.
+func batchAudit(created []*record.Schedule) auditEntry {
+	first, last := created[0], created[len(created)-1]
+	return auditEntry{tenantID: first.TenantID, action: AuditScheduleCreateBatch,
+		target: record.ScheduleIDRange(first.ScheduleID, last.ScheduleID), newVer: 1,
+		detail: fmt.Sprintf("%d schedules created; first %q, last %q", len(created), first.Name, last.Name)}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"math"
 	"strings"
 	"time"
 )
@@ -40,6 +41,83 @@ func NewScheduleID(now time.Time, random io.Reader) (string, error) {
 		return "", fmt.Errorf("new schedule id: %w", err)
 	}
 	return SchedulePrefix + idEncoding.EncodeToString(b[:]), nil
+}
+
+// NewScheduleIDs returns n new schedule ids that follow one another: the
+// first as NewScheduleID makes one (48 bits of now, then 80 bits read
+// from random, in one read for the whole range), each next one the number
+// after it. A bulk create mints its ids so, one per item: the schedules a
+// batch created then hold one range of ids, which its single audit entry
+// names (ScheduleIDRange) and which lists together in id order. The random
+// part of the first is drawn again when the range would run past its end,
+// so every id of the range has the time of now; with 80 random bits,
+// another range or id minted in the same millisecond falls inside it with
+// a chance of about n in 2^80.
+func NewScheduleIDs(now time.Time, random io.Reader, n int) ([]string, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(now.UnixMilli())<<16)
+	for {
+		if _, err := io.ReadFull(random, b[6:]); err != nil {
+			return nil, fmt.Errorf("new schedule ids: %w", err)
+		}
+		hi, lo := binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
+		// The random part's top 16 bits are hi's low 16: all ones, with
+		// lo within n of its end, and the range would carry into the
+		// time.
+		if hi&0xffff != 0xffff || lo <= math.MaxUint64-uint64(n-1) {
+			break
+		}
+	}
+	out := make([]string, n)
+	hi, lo := binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
+	for i := range out {
+		binary.BigEndian.PutUint64(b[:8], hi)
+		binary.BigEndian.PutUint64(b[8:], lo)
+		out[i] = SchedulePrefix + idEncoding.EncodeToString(b[:])
+		lo++
+		if lo == 0 {
+			hi++
+		}
+	}
+	return out, nil
+}
+
+// ScheduleIDRange is how an audit entry names a range of schedule ids
+// (NewScheduleIDs) as its target: "FIRST..LAST". ParseScheduleIDRange
+// reads it back.
+func ScheduleIDRange(first, last string) string { return first + idRangeSep + last }
+
+const idRangeSep = ".."
+
+// ParseScheduleIDRange reads a ScheduleIDRange; ok is false when target
+// is not one.
+func ParseScheduleIDRange(target string) (first, last string, ok bool) {
+	first, last, ok = strings.Cut(target, idRangeSep)
+	if !ok || !IsScheduleID(first) || !IsScheduleID(last) || len(first) != len(last) || first > last {
+		return "", "", false
+	}
+	return first, last, true
+}
+
+// ScheduleIDTimeFloor is the lowest schedule id that can be minted in the
+// same millisecond as id: its time, then 80 zero bits. Every id of a
+// range NewScheduleIDs minted has its first's time, so the first of the
+// range holding id lies between this floor and id. ok is false when id is
+// not a minted schedule id.
+func ScheduleIDTimeFloor(id string) (floor string, ok bool) {
+	if !IsScheduleID(id) {
+		return "", false
+	}
+	raw, err := idEncoding.DecodeString(id[len(SchedulePrefix):])
+	if err != nil || len(raw) != 16 {
+		return "", false
+	}
+	var b [16]byte
+	copy(b[:6], raw[:6])
+	return SchedulePrefix + idEncoding.EncodeToString(b[:]), true
 }
 
 // IsScheduleID reports whether ref has the form of a schedule id rather

@@ -1,6 +1,8 @@
 package record
 
 import (
+	"bytes"
+	"encoding/binary"
 	"testing"
 	"time"
 
@@ -81,4 +83,71 @@ func TestOccurrenceIDSortsByTime(t *testing.T) {
 			t.Errorf("id at %d (%s) does not sort before id at %d (%s)", times[i-1], a, times[i], b)
 		}
 	}
+}
+
+// TestNewScheduleIDs: a range of ids is consecutive numbers of one
+// millisecond, in ascending order, and stays in that millisecond when the
+// random part drawn is near its end (it is drawn again).
+func TestNewScheduleIDs(t *testing.T) {
+	now := time.Date(2026, 3, 8, 7, 0, 0, 123e6, time.UTC)
+	one, err := NewScheduleID(now, bytes.NewReader(bytes.Repeat([]byte{0x5a}, 10)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := NewScheduleIDs(now, bytes.NewReader(bytes.Repeat([]byte{0x5a}, 10)), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 1000 || ids[0] != one {
+		t.Fatalf("%d ids, first %s; want 1000, the first as NewScheduleID mints it (%s)", len(ids), ids[0], one)
+	}
+	floor, ok := ScheduleIDTimeFloor(ids[0])
+	if !ok {
+		t.Fatalf("ScheduleIDTimeFloor(%s) not ok", ids[0])
+	}
+	for i, id := range ids {
+		if i > 0 && id <= ids[i-1] {
+			t.Fatalf("id %d %s does not sort after %s", i, id, ids[i-1])
+		}
+		if i > 0 && idNumber(t, id)-idNumber(t, ids[i-1]) != 1 {
+			t.Fatalf("id %d %s is not the number after %s", i, id, ids[i-1])
+		}
+		if f, _ := ScheduleIDTimeFloor(id); f != floor || id < floor {
+			t.Fatalf("id %d %s: floor %s, want %s (at most the id)", i, id, f, floor)
+		}
+	}
+	first, last, ok := ParseScheduleIDRange(ScheduleIDRange(ids[0], ids[999]))
+	if !ok || first != ids[0] || last != ids[999] {
+		t.Errorf("range round trip: %s %s %v", first, last, ok)
+	}
+	for _, bad := range []string{ids[0], ids[999] + ".." + ids[0], "sch_a..sch_bb", "x..y", ids[0] + ".."} {
+		if _, _, ok := ParseScheduleIDRange(bad); ok {
+			t.Errorf("ParseScheduleIDRange(%q) ok", bad)
+		}
+	}
+
+	// The random part all ones but for its last byte: 1000 more would
+	// carry into the time, so the next 10 bytes are drawn.
+	near := append(bytes.Repeat([]byte{0xff}, 9), 0xf0)
+	ids, err = NewScheduleIDs(now, bytes.NewReader(append(near, bytes.Repeat([]byte{1}, 10)...)), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := NewScheduleID(now, bytes.NewReader(bytes.Repeat([]byte{1}, 10)))
+	if ids[0] != again {
+		t.Errorf("near the end: first %s, want the second draw's %s", ids[0], again)
+	}
+	if _, err := NewScheduleIDs(now, bytes.NewReader(nil), 2); err == nil {
+		t.Error("no randomness: want an error")
+	}
+}
+
+// idNumber is the low 64 bits of a schedule id's number.
+func idNumber(t *testing.T, id string) uint64 {
+	t.Helper()
+	raw, err := idEncoding.DecodeString(id[len(SchedulePrefix):])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return binary.BigEndian.Uint64(raw[8:])
 }

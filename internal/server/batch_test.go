@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sched-dev/sched/api"
 	"github.com/sched-dev/sched/internal/engine"
@@ -148,12 +149,93 @@ func TestBatchReplayWhole(t *testing.T) {
 			t.Fatalf("item %d: %s then %s", i, first.Items[i].Schedule.ScheduleID, second.Items[i].Schedule.ScheduleID)
 		}
 	}
-	entries, err := h.eng.Audit.List(t.Context(), engine.AuditQuery{Limit: 1000})
-	if err != nil {
-		t.Fatal(err)
+	// One audit entry for the batch, naming the range of the ids it
+	// created; the replay, which created nothing, wrote none.
+	_, log, _ := getAudit(t, h, h.ts.URL, "limit=1000")
+	var batches []api.AuditEntry
+	for _, e := range log.Entries {
+		switch e.Action {
+		case engine.AuditScheduleCreateBatch:
+			batches = append(batches, e)
+		case engine.AuditScheduleCreate:
+			t.Errorf("a row per schedule: %+v", e)
+		}
 	}
-	if len(entries) != len(items) {
-		t.Errorf("%d audit rows, want one per schedule created (%d)", len(entries), len(items))
+	ids := func(res api.BatchResult) (first, last string) {
+		return res.Items[0].Schedule.ScheduleID, res.Items[len(res.Items)-1].Schedule.ScheduleID
+	}
+	firstID, lastID := ids(first)
+	if len(batches) != 1 || batches[0].Target != record.ScheduleIDRange(firstID, lastID) || batches[0].NewVersion != 1 ||
+		!strings.HasPrefix(batches[0].Detail, fmt.Sprintf("%d schedules created", len(items))) {
+		t.Fatalf("audit: %+v; want one %s entry of %s..%s", batches, engine.AuditScheduleCreateBatch, firstID, lastID)
+	}
+	// Each schedule's own audit, by name or id, answers the batch's entry.
+	for _, i := range []int{0, 1, 500, len(items) - 1} {
+		for _, ref := range []string{items[i].Schedule.Name, first.Items[i].Schedule.ScheduleID} {
+			_, own, _ := getAudit(t, h, h.ts.URL, "schedule="+ref)
+			if len(own.Entries) != 1 || own.Entries[0] != batches[0] {
+				t.Errorf("the audit of %s: %+v, want the batch's entry", ref, own.Entries)
+			}
+		}
+	}
+}
+
+// TestBatchAuditRange: a batch whose items fail at its ends and in its
+// middle records one entry whose range runs from the first schedule it
+// created to the last; the range holds no other schedule, and a
+// schedule's audit lists the batch's entry with its own later rows, in
+// id order and by pages.
+func TestBatchAuditRange(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.create(everyMinute("taken"))
+	items := []api.BatchItem{
+		{Schedule: everyMinute("taken")}, // conflict
+		{Schedule: everyMinute("a")},
+		{Schedule: api.ScheduleRequest{Name: "bad", Queue: "q", Cron: "not a cron"}},
+		{Schedule: everyMinute("b")},
+		{Schedule: everyMinute("c")},
+		{Schedule: everyMinute("a")}, // conflict with item 1
+	}
+	res := h.batch(api.BatchRequest{Items: items})
+	if res.Created != 3 {
+		t.Fatalf("%d created, want a, b and c", res.Created)
+	}
+	a, c := res.Items[1].Schedule.ScheduleID, res.Items[4].Schedule.ScheduleID
+	var list api.ScheduleList
+	h.ok(200, &list, "GET", "/v1/schedules", nil)
+	var inRange []string
+	for _, sc := range list.Schedules {
+		if sc.ScheduleID >= a && sc.ScheduleID <= c {
+			inRange = append(inRange, sc.Name)
+		}
+	}
+	if strings.Join(inRange, ",") != "a,b,c" {
+		t.Errorf("schedules in the range %s..%s: %v, want a, b and c", a, c, inRange)
+	}
+
+	// A later change of b: its audit is the batch's entry, then the pause.
+	h.ok(200, nil, "POST", "/v1/schedules/b/pause", nil)
+	_, own, _ := getAudit(t, h, h.ts.URL, "schedule=b")
+	if len(own.Entries) != 2 || own.Entries[0].Action != engine.AuditScheduleCreateBatch ||
+		own.Entries[0].Target != record.ScheduleIDRange(a, c) || own.Entries[0].Detail != `3 schedules created; first "a", last "c"` ||
+		own.Entries[1].Action != engine.AuditSchedulePause {
+		t.Fatalf("the audit of b: %+v; want the batch's entry of %s..%s, then the pause", own.Entries, a, c)
+	}
+	_, page1, _ := getAudit(t, h, h.ts.URL, "schedule=b&limit=1")
+	_, page2, _ := getAudit(t, h, h.ts.URL, "schedule=b&limit=1&after="+itoa(page1.NextAfter))
+	if len(page1.Entries) != 1 || page1.Entries[0] != own.Entries[0] || len(page2.Entries) != 1 || page2.Entries[0] != own.Entries[1] {
+		t.Errorf("by pages of one: %+v then %+v; want %+v", page1.Entries, page2.Entries, own.Entries)
+	}
+	_, since, _ := getAudit(t, h, h.ts.URL, "schedule=b&since="+own.Entries[1].At.Add(time.Millisecond).Format(time.RFC3339Nano))
+	if len(since.Entries) != 0 {
+		t.Errorf("since after both: %+v", since.Entries)
+	}
+	// The schedule made alone keeps its own entry, and is outside the
+	// range.
+	_, alone, _ := getAudit(t, h, h.ts.URL, "schedule=taken")
+	if len(alone.Entries) != 1 || alone.Entries[0].Action != engine.AuditScheduleCreate {
+		t.Errorf("the audit of taken: %+v, want its own create", alone.Entries)
 	}
 }
 

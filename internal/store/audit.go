@@ -75,11 +75,27 @@ type ListAuditParams struct {
 	Limit    int
 }
 
+// AuditTargetRange selects the rows of one Action whose Target lies
+// between From and To (both included, in byte order), of TenantID ("" is
+// every tenant's): at most Limit of them (ListLimit), ascending by id. A
+// store reads them from its index of targets, one range of it. The engine
+// finds by it the entry of the bulk create that made a schedule, whose
+// target is a range of schedule ids starting at or below the schedule's
+// own (record.ScheduleIDRange).
+type AuditTargetRange struct {
+	TenantID string
+	Action   string
+	From, To string
+	Limit    int
+}
+
 // AuditStore reads and ages the audit log. It is part of the Store
 // interface. Nothing in it edits a row: rows leave only by age.
 type AuditStore interface {
 	// ListAudit returns the rows p selects, ascending by id.
 	ListAudit(ctx context.Context, p ListAuditParams) ([]AuditEntry, error)
+	// ListAuditTargets returns the rows p selects, ascending by id.
+	ListAuditTargets(ctx context.Context, p AuditTargetRange) ([]AuditEntry, error)
 	// PurgeAudit deletes at most limit rows older than before (At <
 	// before), the oldest first, and returns how many it deleted; a
 	// caller deletes everything by calling again until it returns fewer

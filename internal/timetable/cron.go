@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/adhocore/gronx"
 )
@@ -90,8 +91,55 @@ func invalid(part, format string, args ...any) error {
 // second implied as 0.
 var cronFields = [6]field{fieldSecond, fieldMinute, fieldHour, fieldDOM, fieldMonth, fieldDOW}
 
-// parseCron compiles a 5- or 6-field cron expression or a macro.
+// parseCron compiles a 5- or 6-field cron expression or a macro, or
+// returns the one compiled before for the same text (cronCache).
 func parseCron(expr string) (*cronExpr, error) {
+	if c := cronCache.get(expr); c != nil {
+		return c, nil
+	}
+	c, err := compileCron(expr)
+	if err != nil {
+		return nil, err
+	}
+	cronCache.put(expr, c)
+	return c, nil
+}
+
+// cronCache holds compiled expressions by their text. A bulk create
+// parses every item's timetable, and its items mostly share a few
+// expressions (a daily job per zone, "0 2 * * *"): compiling one (the
+// fields, gronx's check, the day tables) was most of a create's
+// validation. A cronExpr is never changed once compiled, so one is
+// shared by every timetable of its text. Bounded: when full it starts
+// over, so a stream of distinct expressions costs a compile each, as
+// without it. Expressions refused are not kept.
+var cronCache = compiledCrons{m: make(map[string]*cronExpr)}
+
+// maxCachedCrons bounds cronCache.
+const maxCachedCrons = 4096
+
+type compiledCrons struct {
+	mu sync.RWMutex
+	m  map[string]*cronExpr
+}
+
+func (cc *compiledCrons) get(expr string) *cronExpr {
+	cc.mu.RLock()
+	defer cc.mu.RUnlock()
+	return cc.m[expr]
+}
+
+func (cc *compiledCrons) put(expr string, c *cronExpr) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if len(cc.m) >= maxCachedCrons {
+		clear(cc.m)
+	}
+	cc.m[expr] = c
+}
+
+// compileCron compiles a 5- or 6-field cron expression or a macro.
+func compileCron(expr string) (*cronExpr, error) {
 	if len(expr) > MaxExpressionLen {
 		return nil, invalid("cron", "cron expression: %d bytes, longer than the limit of %d", len(expr), MaxExpressionLen)
 	}

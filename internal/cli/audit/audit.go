@@ -44,7 +44,10 @@ func NewCmdAudit(f *cmdutil.Factory, runF func(*AuditOptions) error) *cobra.Comm
 (create, update, pause, resume, cancel, trigger), of the dead-letter queue
 (replay, purge), of a simulated outage, and of a tenant or a token, with
 who made it (the tenant and token name of the request; "local" for the
-daemon's Unix socket), the target and its version before and after.
+daemon's Unix socket), the target and its version before and after. A
+bulk create (import, apply) that makes several schedules is one entry,
+schedule.create_batch, whose target is the range of their ids
+(FIRST..LAST); --schedule shows it among that schedule's changes.
 
 A tenant's token reads its own tenant's log; an admin's may name another
 tenant with --tenant, or --tenant '*' for every tenant. --since takes an

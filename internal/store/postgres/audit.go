@@ -37,6 +37,16 @@ func (s *Store) ListAudit(ctx context.Context, p store.ListAuditParams) ([]store
 	return readAll(ctx, s, "list audit", rowcodec.ScanAudit, q, args...)
 }
 
+// ListAuditTargets returns the audit rows of one action in a range of
+// targets (see store.AuditStore).
+func (s *Store) ListAuditTargets(ctx context.Context, p store.AuditTargetRange) ([]store.AuditEntry, error) {
+	if !storable(p.TenantID, p.Action, p.From, p.To) {
+		return nil, nil
+	}
+	return readAll(ctx, s, "list audit by target", rowcodec.ScanAudit, qListAuditTargetRange,
+		p.Action, p.From, p.To, p.TenantID, store.ListLimit(p.Limit))
+}
+
 // PurgeAudit deletes at most limit audit rows older than before (see
 // store.AuditStore).
 func (s *Store) PurgeAudit(ctx context.Context, before time.Time, limit int) (int, error) {

@@ -43,14 +43,19 @@ func storableOnly(ss []string) []string {
 	return out
 }
 
-// InsertSchedules stores new schedules with one COPY (see store.BatchTx);
-// the other nodes' planners are told to plan when it commits.
-func (t *tx) InsertSchedules(ctx context.Context, scs []*record.Schedule) error {
+// InsertSchedules stores new schedules with one COPY, each with its
+// first version (see store.BatchTx): in the schedule's own row when it
+// can hold it (store.NewSchedule.FirstInRow; 0006_bulk_create.sql), else
+// as a row of schedule_versions, with a second COPY. The other nodes'
+// planners are told to plan when it commits.
+func (t *tx) InsertSchedules(ctx context.Context, scs []store.NewSchedule) error {
 	if len(scs) == 0 {
 		return nil
 	}
 	rows := make([][]any, len(scs))
-	for i, sc := range scs {
+	var apart [][]any // the first versions not kept in their rows
+	for i := range scs {
+		sc, v := scs[i].Schedule, &scs[i].First
 		if err := rowcodec.CheckPayload("insert", sc); err != nil {
 			return err
 		}
@@ -58,25 +63,23 @@ func (t *tx) InsertSchedules(ctx context.Context, scs []*record.Schedule) error 
 			return fmt.Errorf("insert schedule %q: %w", sc.ScheduleID, notStorable())
 		}
 		rows[i] = scheduleArgs(sc)
+		if scs[i].FirstInRow() {
+			rows[i] = append(rows[i], string(v.State), nullMS(v.StartsAfter), nullMS(v.FirstFiring))
+			continue
+		}
+		if !storable(v.TenantID, v.ScheduleID, v.Definition.Expr, v.Definition.TimeZone) {
+			return fmt.Errorf("insert version of schedule %q: %w", v.ScheduleID, notStorable())
+		}
+		rows[i] = append(rows[i], nil, nil, nil)
+		apart = append(apart, rowcodec.VersionArgs(v, nullMS))
 	}
 	if err := t.copy(ctx, "schedules", copyScheduleColumns, rows); err != nil {
 		return err
 	}
-	return t.s.notify(ctx, t.tx, ChannelPlan)
-}
-
-// InsertScheduleVersions stores version rows with one COPY (see
-// store.BatchTx).
-func (t *tx) InsertScheduleVersions(ctx context.Context, vs []store.ScheduleVersion) error {
-	rows := make([][]any, len(vs))
-	for i := range vs {
-		v := &vs[i]
-		if !storable(v.TenantID, v.ScheduleID, v.Definition.Expr, v.Definition.TimeZone) {
-			return fmt.Errorf("insert version of schedule %q: %w", v.ScheduleID, notStorable())
-		}
-		rows[i] = rowcodec.VersionArgs(v, nullMS)
+	if err := t.copy(ctx, "schedule_versions", copyVersionColumns, apart); err != nil {
+		return err
 	}
-	return t.copy(ctx, "schedule_versions", copyVersionColumns, rows)
+	return t.s.notify(ctx, t.tx, ChannelPlan)
 }
 
 // AppendAudits stores audit rows with one COPY (see store.BatchTx).

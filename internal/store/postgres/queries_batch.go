@@ -30,7 +30,9 @@ CROSS JOIN LATERAL (SELECT ` + scheduleColumns + ` FROM schedules
 // The column lists COPY writes, in the order of the rows' values
 // (rowcodec.ScheduleArgs, VersionArgs, AuditArgs).
 var (
-	copyScheduleColumns = columnNames(scheduleColumns)
+	// A new schedule's columns, then the three of its first version
+	// when its row keeps it (0006_bulk_create.sql), NULL otherwise.
+	copyScheduleColumns = append(columnNames(scheduleColumns), "first_state", "first_starts_after", "first_firing")
 	copyVersionColumns  = columnNames(versionColumns)
 	copyAuditColumns    = columnNames(auditInsertColumns)
 )

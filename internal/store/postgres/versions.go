@@ -53,14 +53,15 @@ func (t *tx) CloseScheduleVersion(ctx context.Context, scheduleID string, versio
 }
 
 // ListScheduleVersions returns a page of version rows, read from the pool
-// without a lock (see store.HistoryStore).
+// without a lock (see store.HistoryStore): those of schedule_versions and
+// the first versions kept in schedules rows (queries_history.go).
 func (s *Store) ListScheduleVersions(ctx context.Context, p store.ListScheduleVersionsParams) ([]store.ScheduleVersion, error) {
 	if !storable(p.TenantID, p.ScheduleID, p.AfterScheduleID) {
 		return nil, fmt.Errorf("list schedule versions: %w", notStorable())
 	}
-	q := qListVersions
+	q := qListVersionsMerged
 	if p.ScheduleID != "" {
-		q = qListScheduleVersions
+		q = qListScheduleVersionsMerged
 	}
 	return readAll(ctx, s, "list schedule versions", rowcodec.ScanVersion, q, rowcodec.ListVersionsArgs(p)...)
 }

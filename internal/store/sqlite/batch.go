@@ -46,24 +46,37 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// InsertSchedules stores new schedules in multi-row inserts (see
-// store.BatchTx).
-func (t *tx) InsertSchedules(ctx context.Context, scs []*record.Schedule) error {
-	for _, sc := range scs {
-		if err := rowcodec.CheckPayload("insert", sc); err != nil {
+// InsertSchedules stores new schedules in multi-row inserts, each with
+// its first version row (see store.BatchTx): in the schedule's own row
+// when it can hold it (store.NewSchedule.FirstInRow; migration 0006),
+// else as a row of schedule_versions. A version row was as much work
+// again as half the schedule's own insert; kept in the row, it costs
+// three columns.
+func (t *tx) InsertSchedules(ctx context.Context, scs []store.NewSchedule) error {
+	var apart []store.ScheduleVersion // the first versions not held in their rows
+	inRow := make([]bool, len(scs))
+	for i := range scs {
+		if err := rowcodec.CheckPayload("insert", scs[i].Schedule); err != nil {
 			return err
 		}
+		inRow[i] = scs[i].FirstInRow()
+		if !inRow[i] {
+			apart = append(apart, scs[i].First)
+		}
 	}
-	return insertRows(ctx, t, "insert schedules", qInsertSchedulesHead, scheduleColumnCount, len(scs), func(dst []any, i int) []any {
-		return append(dst, scheduleArgs(scs[i])...)
+	err := insertRows(ctx, t, "insert schedules", qInsertSchedulesHead, scheduleColumnCount, len(scs), func(dst []any, i int) []any {
+		dst = append(dst, scheduleArgs(scs[i].Schedule)...)
+		if !inRow[i] {
+			return append(dst, nil, nil, nil)
+		}
+		v := &scs[i].First
+		return append(dst, string(v.State), nullMS(v.StartsAfter), nullMS(v.FirstFiring))
 	})
-}
-
-// InsertScheduleVersions stores version rows in multi-row inserts (see
-// store.BatchTx).
-func (t *tx) InsertScheduleVersions(ctx context.Context, vs []store.ScheduleVersion) error {
-	return insertRows(ctx, t, "insert versions", qInsertVersionsHead, versionColumnCount, len(vs), func(dst []any, i int) []any {
-		return append(dst, rowcodec.VersionArgs(&vs[i], nullMS)...)
+	if err != nil {
+		return err
+	}
+	return insertRows(ctx, t, "insert versions", qInsertVersionsHead, versionColumnCount, len(apart), func(dst []any, i int) []any {
+		return append(dst, rowcodec.VersionArgs(&apart[i], nullMS)...)
 	})
 }
 

@@ -767,17 +767,39 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?
 	qCloseVersion = `UPDATE schedule_versions SET superseded_at = ?3, ends_at = ?4, planned_until = ?5
 WHERE schedule_id = ?1 AND version = ?2 AND superseded_at IS NULL`
 
-	// The key's order, from after (?3, ?4); one schedule's rows are one
-	// range of the key (qListScheduleVersions), every schedule's a walk
-	// of it.
+	// A first version kept in its schedule's row (0006_bulk_create.sql)
+	// read as the schedule_versions row it stands for, in versionColumns'
+	// order: version 1, written at the schedule's creation, open. Only
+	// while the schedule's version is 1: the write of the second moves it
+	// out into schedule_versions.
+	firstVersionColumns = `schedule_id, 1, tenant_id, kind, expr, time_zone, anchor, dst_gap, dst_repeat, first_state,
+    misfire_policy, max_lateness_ms, catch_up_k, overlap_policy, flexible_window_ms, created_at, first_starts_after,
+    first_firing, NULL, NULL, NULL`
+	firstVersionHeld = `version = 1 AND first_state IS NOT NULL`
+
+	// The key's order, from after (?3, ?4): the rows of schedule_versions
+	// merged with the first versions held in schedules rows, each side
+	// walked in id order (its key; the schedules' id index) and stopped at
+	// the page's end, in one statement, so one snapshot (a second version
+	// written between two reads would move a row from one side to the
+	// other unseen). One schedule's rows are one range of the key
+	// (qListScheduleVersions), every schedule's a walk of it.
 	qListVersions = `SELECT ` + versionColumns + ` FROM schedule_versions
 WHERE (?1 = '' OR tenant_id = ?1) AND (schedule_id, version) > (?3, ?4) AND ?2 = ''
-ORDER BY schedule_id, version
+UNION ALL
+SELECT ` + firstVersionColumns + ` FROM schedules
+WHERE (?1 = '' OR tenant_id = ?1) AND schedule_id >= ?3 AND (schedule_id, 1) > (?3, ?4) AND ?2 = ''
+    AND ` + firstVersionHeld + `
+ORDER BY 1, 2
 LIMIT ?5`
 	qListScheduleVersions = `SELECT ` + versionColumns + ` FROM schedule_versions
 WHERE (?1 = '' OR tenant_id = ?1) AND schedule_id = ?2 AND version > (CASE WHEN ?3 < ?2 THEN 0 ELSE ?4 END)
     AND ?3 <= ?2
-ORDER BY version
+UNION ALL
+SELECT ` + firstVersionColumns + ` FROM schedules
+WHERE (?1 = '' OR tenant_id = ?1) AND schedule_id = ?2 AND 1 > (CASE WHEN ?3 < ?2 THEN 0 ELSE ?4 END)
+    AND ?3 <= ?2 AND ` + firstVersionHeld + `
+ORDER BY 2
 LIMIT ?5`
 )
 

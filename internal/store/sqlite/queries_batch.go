@@ -23,7 +23,9 @@ SELECT ` + scheduleReadColumns + `
 FROM json_each(?3) AS j CROSS JOIN schedules
 WHERE schedules.tenant_id = ?1 AND schedules.idempotency_key IS NOT NULL AND schedules.idempotency_key = j.value`
 
-	qInsertSchedulesHead = `INSERT INTO schedules (` + scheduleColumns + `) VALUES `
+	// A schedule with the three columns of its first version, kept in
+	// its row (0006_bulk_create.sql); NULL when it is not.
+	qInsertSchedulesHead = `INSERT INTO schedules (` + scheduleColumns + `, first_state, first_starts_after, first_firing) VALUES `
 	qInsertVersionsHead  = `INSERT INTO schedule_versions (` + versionColumns + `) VALUES `
 	qAppendAuditsHead    = `INSERT INTO audit_log (at, tenant_id, actor_tenant, actor_token, actor_flags, action, target,
     old_version, new_version, detail) VALUES `
@@ -31,7 +33,7 @@ WHERE schedules.tenant_id = ?1 AND schedules.idempotency_key IS NOT NULL AND sch
 
 // Column counts of the multi-row inserts.
 const (
-	scheduleColumnCount = 28
+	scheduleColumnCount = 28 + 3
 	versionColumnCount  = 21
 	auditColumnCount    = 10
 )

@@ -142,6 +142,53 @@ func testAudit(t *testing.T, open func(t *testing.T) Store) {
 		}
 	})
 
+	// ListAuditTargets reads one action's rows by a range of targets, in
+	// byte order, both ends included, of one tenant or all, in id order.
+	t.Run("TargetRange", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		rows := []store.AuditEntry{
+			entry("tenant-a", "schedule.create_batch", "sch_b..sch_d", 0, 0, 1),
+			entry("tenant-a", "schedule.create_batch", "sch_a..sch_b", time.Second, 0, 1),
+			entry("tenant-a", "schedule.create", "sch_b", time.Second, 0, 1),
+			entry("tenant-b", "schedule.create_batch", "sch_b..sch_c", 2*time.Second, 0, 1),
+			entry("tenant-a", "schedule.create_batch", "sch_c..sch_e", 3*time.Second, 0, 1),
+			entry("tenant-a", "schedule.create_batch", "sch_b", 4*time.Second, 0, 1),
+		}
+		inTx(t, s, func(tx store.Tx) error {
+			for _, e := range rows {
+				if err := tx.AppendAudit(ctx, e); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		for _, tc := range []struct {
+			name string
+			p    store.AuditTargetRange
+			want string
+		}{
+			{"a range", store.AuditTargetRange{Action: "schedule.create_batch", From: "sch_b", To: "sch_b..~"},
+				"[schedule.create_batch sch_b..sch_d][schedule.create_batch sch_b..sch_c][schedule.create_batch sch_b]"},
+			{"of a tenant", store.AuditTargetRange{TenantID: "tenant-a", Action: "schedule.create_batch", From: "sch_a", To: "sch_b..~"},
+				"[schedule.create_batch sch_b..sch_d][schedule.create_batch sch_a..sch_b][schedule.create_batch sch_b]"},
+			{"both ends", store.AuditTargetRange{Action: "schedule.create_batch", From: "sch_a..sch_b", To: "sch_b..sch_c"},
+				"[schedule.create_batch sch_a..sch_b][schedule.create_batch sch_b..sch_c][schedule.create_batch sch_b]"},
+			{"limit", store.AuditTargetRange{Action: "schedule.create_batch", From: "sch_a", To: "sch_z", Limit: 2},
+				"[schedule.create_batch sch_b..sch_d][schedule.create_batch sch_a..sch_b]"},
+			{"another action", store.AuditTargetRange{Action: "schedule.create", From: "sch_a", To: "sch_z"}, "[schedule.create sch_b]"},
+			{"nothing", store.AuditTargetRange{Action: "schedule.create_batch", From: "sch_f", To: "sch_z"}, ""},
+		} {
+			got, err := s.ListAuditTargets(ctx, tc.p)
+			if err != nil {
+				t.Fatalf("%s: ListAuditTargets: %v", tc.name, err)
+			}
+			if actions(got) != tc.want {
+				t.Errorf("%s: ListAuditTargets = %s; want %s", tc.name, actions(got), tc.want)
+			}
+		}
+	})
+
 	t.Run("RollbackWritesNothing", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()

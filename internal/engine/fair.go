@@ -235,9 +235,6 @@ func (q *Queue) claimPool(ctx context.Context, req ClaimRequest, acks []store.Fi
 	r.sync(with)
 	p := store.ClaimParams{Queue: req.Queue, WorkerID: req.WorkerID, Limit: req.Limit, Lease: req.Lease, Now: now}
 	err = store.InTx(ctx, q.store, func(tx store.Tx) (err error) {
-		if err := relax(ctx, tx); err != nil {
-			return err
-		}
 		if len(acks) > 0 {
 			if rs, err = finishTx(ctx, tx, acks, q.book); err != nil {
 				return fmt.Errorf("finish attempts: %w", err)

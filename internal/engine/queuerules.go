@@ -51,9 +51,6 @@ func claimOccurrences(ctx context.Context, st store.Store, p store.ClaimParams, 
 		skipped int
 	)
 	err := store.InTx(ctx, st, func(tx store.Tx) (err error) {
-		if err := relax(ctx, tx); err != nil {
-			return err
-		}
 		out, skipped, err = claimTx(ctx, tx, p, hold, book)
 		return err
 	})
@@ -86,9 +83,6 @@ func finishAndClaim(ctx context.Context, st store.Store, fs []store.FinishParams
 		skipped int
 	)
 	err := store.InTx(ctx, st, func(tx store.Tx) (err error) {
-		if err := relax(ctx, tx); err != nil {
-			return err
-		}
 		if res, err = finishTx(ctx, tx, fs, book); err != nil {
 			return fmt.Errorf("finish attempts: %w", err)
 		}

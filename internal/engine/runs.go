@@ -39,7 +39,10 @@ const recheckAfter = time.Second
 
 // relax lets tx commit without waiting for the flush, where its store
 // offers it (store.RelaxedTx): only for a transaction whose loss costs a
-// redelivery and nothing else (a claim, acks and nacks, a fold).
+// redelivery under a new attempt and nothing else (acks and nacks, a
+// fold). Never a claim: a lost claim would hand its attempts out a second
+// time under the same numbers, and the attempt number is what fences a
+// late ack from the worker that held it before.
 func relax(ctx context.Context, tx store.QueueTx) error {
 	if r, ok := tx.(store.RelaxedTx); ok {
 		if err := r.RelaxDurability(ctx); err != nil {

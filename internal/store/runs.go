@@ -79,8 +79,8 @@ type RunTx interface {
 // RelaxedTx is offered by a store whose transactions can commit without
 // waiting for the database to flush them (PostgreSQL: synchronous_commit
 // off for the transaction). The engine asks for it only in a transaction
-// whose loss can cost a redelivery and nothing else: a claim, acks and
-// nacks, a fold. A crash of the database may then lose its last such
+// whose loss can cost a redelivery under a new attempt and nothing else:
+// acks and nacks, a fold; never a claim. A crash of the database may then lose its last such
 // commits (docs/engine.md says how many); a create, a plan, an update or
 // any other write never asks.
 type RelaxedTx interface {

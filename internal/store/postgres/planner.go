@@ -148,6 +148,7 @@ func (s *Store) CommitPlan(ctx context.Context, p store.Plan) (res store.PlanRes
 	if err != nil {
 		return store.PlanResult{}, fmt.Errorf("commit plan of shard %d: %w", p.Lease.Shard, err)
 	}
+	s.noteInserted(res.Inserted)
 	return res, nil
 }
 

@@ -77,6 +77,10 @@ type Store struct {
 	// LISTEN connections use (notify.go).
 	listenCfg *pgx.ConnConfig
 
+	// stats refreshes the occurrences table's statistics after large
+	// inserts (analyze.go).
+	stats statsKeeper
+
 	closeOnce sync.Once
 }
 
@@ -156,6 +160,8 @@ func Open(ctx context.Context, dsn string, opts ...Option) (_ *Store, err error)
 		return nil, fmt.Errorf("open store %s: %w", where, translate(err))
 	}
 	s := &Store{pool: pool, listenCfg: cfg.ConnConfig.Copy()}
+	s.stats.every = analyzeEvery
+	s.stats.stop, s.stats.cancel = context.WithCancel(context.Background())
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -181,7 +187,11 @@ func (s *Store) Schema() string { return s.schema }
 // Close closes the pool, waiting for connections in use to be returned.
 // It is safe to call more than once.
 func (s *Store) Close() error {
-	s.closeOnce.Do(s.pool.Close)
+	s.closeOnce.Do(func() {
+		s.stats.cancel()
+		s.waitStats()
+		s.pool.Close()
+	})
 	return nil
 }
 

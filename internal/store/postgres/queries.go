@@ -903,3 +903,6 @@ ORDER BY audit_id LIMIT $3`
 	qPurgeAudit = `DELETE FROM audit_log WHERE audit_id IN (
     SELECT audit_id FROM audit_log WHERE at < $1 ORDER BY at, audit_id LIMIT $2)`
 )
+
+// The statistics of the occurrences table (analyze.go).
+const qAnalyzeOccurrences = `ANALYZE occurrences`

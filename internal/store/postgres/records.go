@@ -122,6 +122,7 @@ func (s *Store) InsertOccurrences(ctx context.Context, occs []record.Occurrence)
 	if err != nil {
 		return 0, fmt.Errorf("insert occurrences: %w", err)
 	}
+	s.noteInserted(inserted)
 	return inserted, nil
 }
 

@@ -204,16 +204,35 @@ func (s *Store) Close() error {
 // to its own clock for every comparison the store makes (shard leases,
 // plan commits, claims), so that a node with a skewed clock can neither
 // fire early nor steal a live lease, and exports it as a metric.
+//
+// Only the query is timed, not the wait for a connection: with every
+// connection of the pool busy (the top of the hour) that wait took
+// seconds, and half of it went into the offset, which moved the node's
+// clock for the store seconds ahead. A round trip longer than
+// maxClockRoundTrip is not a measurement: it fails, and the engine keeps
+// the last offset.
 func (s *Store) ClockOffset(ctx context.Context) (time.Duration, error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("clock offset: %w", translate(err))
+	}
+	defer conn.Release()
 	var db time.Time
 	before := time.Now()
-	if err := s.pool.QueryRow(ctx, qClock).Scan(&db); err != nil {
+	if err := conn.QueryRow(ctx, qClock).Scan(&db); err != nil {
 		return 0, fmt.Errorf("clock offset: %w", translate(err))
 	}
 	after := time.Now()
+	if rtt := after.Sub(before); rtt > maxClockRoundTrip {
+		return 0, fmt.Errorf("clock offset: a round trip of %s is too slow to measure by (at most %s)", rtt, maxClockRoundTrip)
+	}
 	local := before.Add(after.Sub(before) / 2)
 	return db.Sub(local), nil
 }
+
+// maxClockRoundTrip bounds the error of a clock offset measurement (half
+// the round trip).
+const maxClockRoundTrip = 500 * time.Millisecond
 
 // DropSchema drops the named schema and everything in it, for tests that
 // opened a store WithSchema. It opens and closes a connection of its own.

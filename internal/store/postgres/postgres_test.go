@@ -675,6 +675,29 @@ func TestClockOffset(t *testing.T) {
 	}
 }
 
+// TestClockOffsetIgnoresPoolWait: with every connection of the pool
+// busy, the wait for one is not part of the round trip measured, so the
+// offset stays about 0 on one machine; counted, half of the wait went
+// into it.
+func TestClockOffsetIgnoresPoolWait(t *testing.T) {
+	s := openTest(t, WithMaxConns(1))
+	ctx := t.Context()
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const held = 1500 * time.Millisecond
+	release := time.AfterFunc(held, conn.Release)
+	defer release.Stop()
+	d, err := s.ClockOffset(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d < -held/4 || d > held/4 {
+		t.Errorf("ClockOffset = %v after waiting %v for the pool's one connection, want about 0", d, held)
+	}
+}
+
 func TestCloseTwice(t *testing.T) {
 	s := openTest(t)
 	if err := s.Close(); err != nil {

@@ -149,8 +149,12 @@ const (
 
 // periodAt returns the offset period containing instant u. It does not trust
 // ZoneBounds blindly: golang/go#81583 makes it return an end that is not
-// after t on some dates with Go's slim tz data, so such answers are replaced
-// by a search.
+// after t on some dates with Go's slim tz data, and with that data a zone
+// whose future comes from its rule string gets a bound at each new year
+// where nothing changes (Africa/Cairo: 2028-12-31T00:00Z, +02:00 on both
+// sides). Such answers are replaced by a search: a period ends where the
+// offset changes, so two neighbouring periods never share an offset (a
+// wall time inside both would otherwise read as a repeat).
 func periodAt(loc *time.Location, u int64) period {
 	t := time.Unix(u, 0).In(loc)
 	_, off := t.Zone()
@@ -168,8 +172,45 @@ func periodAt(loc *time.Location, u int64) period {
 	if p.end <= u {
 		p.end = searchChange(loc, u, +1, p.off)
 	}
+	// Step over bounds where the offset does not change, a few at most
+	// (one a year with the slim data), by the neighbouring period's own
+	// bounds.
+	for range maxFalseBounds {
+		if p.start <= openStart || offsetAt(loc, p.start-1) != p.off {
+			break
+		}
+		s, _ := time.Unix(p.start-1, 0).In(loc).ZoneBounds()
+		if s.IsZero() {
+			p.start = openStart
+			break
+		}
+		if s.Unix() >= p.start {
+			p.start = searchChange(loc, p.start-1, -1, p.off)
+			break
+		}
+		p.start = s.Unix()
+	}
+	for range maxFalseBounds {
+		if p.end >= openEnd || offsetAt(loc, p.end) != p.off {
+			break
+		}
+		_, e := time.Unix(p.end, 0).In(loc).ZoneBounds()
+		if e.IsZero() {
+			p.end = openEnd
+			break
+		}
+		if e.Unix() <= p.end {
+			p.end = searchChange(loc, p.end, +1, p.off)
+			break
+		}
+		p.end = e.Unix()
+	}
 	return p
 }
+
+// maxFalseBounds bounds how many bounds without a change of offset
+// periodAt steps over on each side.
+const maxFalseBounds = 4
 
 // zoneCache remembers the last offset period looked up in one zone. Schedules
 // in a zone mostly ask about the same months, so most lookups are a range

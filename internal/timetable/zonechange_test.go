@@ -119,3 +119,42 @@ func TestChangeOfRealZones(t *testing.T) {
 		t.Errorf("plain firing %+v has a change", f)
 	}
 }
+
+// TestPeriodsEndWhereTheOffsetChanges: an offset period starts and ends
+// where the offset changes, also where the tz data reports a bound without
+// one (Go's slim zoneinfo.zip gives Africa/Cairo a bound at each new year
+// after its last listed transition; read as two periods, a wall time in
+// both looked like a repeat). The CI runs this package on that data too.
+func TestPeriodsEndWhereTheOffsetChanges(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		zone string
+		at   string
+	}{
+		{"Africa/Cairo", "2028-12-29T22:16:00Z"},
+		{"Africa/Cairo", "2029-01-02T00:00:00Z"},
+		{"America/New_York", "2040-12-31T12:00:00Z"},
+		{"Europe/Berlin", "2099-12-31T23:30:00Z"},
+		{"Pacific/Apia", "9999-06-01T00:00:00Z"},
+		{"Pacific/Apia", "2011-12-30T09:00:00Z"},
+	} {
+		t.Run(tc.zone+" "+tc.at, func(t *testing.T) {
+			loc, err := time.LoadLocation(tc.zone)
+			if err != nil {
+				t.Fatal(err)
+			}
+			at, _ := time.Parse(time.RFC3339, tc.at)
+			u := at.Unix()
+			p := periodAt(loc, u)
+			if p.start > u || p.end <= u {
+				t.Fatalf("period [%d, %d) does not hold %d", p.start, p.end, u)
+			}
+			if p.start > openStart && offsetAt(loc, p.start-1) == p.off {
+				t.Errorf("period starts at %s, where the offset %d does not change", time.Unix(p.start, 0).UTC(), p.off)
+			}
+			if p.end < openEnd && offsetAt(loc, p.end) == p.off {
+				t.Errorf("period ends at %s, where the offset %d does not change", time.Unix(p.end, 0).UTC(), p.off)
+			}
+		})
+	}
+}

@@ -269,8 +269,8 @@ type advancer struct {
 	// qAdvanceCursorsBrief, qAdvanceCursors, qAdvanceSchedulesState and
 	// qAddMissed, prepared when first needed.
 	brief, full, state, missed *sql.Stmt
-	rows                       []int64  // of the group being written
-	ids                        jsonRows // the group's schedule ids, as JSON rows of [id]
+	rows                       []int64 // of the group being written
+	js                         []byte  // the same, as a JSON array
 	// applied holds, for each plan item, the row of its schedule once
 	// written, and 0 until then.
 	applied []int64
@@ -288,21 +288,17 @@ type advancer struct {
 // full form, which names them.
 func (a *advancer) advance(k advanceKey, items []store.PlanItem, rows []int64, group []int) error {
 	a.rows = a.rows[:0]
-	a.ids.reset()
 	for _, i := range group {
 		if rows[i] != 0 { // no such schedule: stale
 			a.rows = append(a.rows, rows[i])
-			a.ids.row()
-			a.ids.str(items[i].ScheduleID)
 		}
 	}
 	n := len(a.rows)
 	if n == 0 {
 		return nil
 	}
-	// The planner's table is keyed by (shard, cursor, id): the statements
-	// find the group's schedules by id.
-	args := []any{k.next, k.missed, a.ids.String(), k.tenant, k.version, k.cursor, a.shard}
+	a.js = jsonInts(a.js[:0], a.rows)
+	args := []any{k.next, k.missed, string(a.js), k.tenant, k.version, k.cursor, a.shard}
 	if k.state != record.ScheduleActive || k.next == nil {
 		// The schedule leaves schedule_cursors: its row is written.
 		st, err := a.s.txStmtOnce(a.ctx, a.tx, &a.state, qAdvanceSchedulesState)
@@ -320,7 +316,7 @@ func (a *advancer) advance(k advanceKey, items []store.PlanItem, rows []int64, g
 	if err != nil {
 		return err
 	}
-	var written string // the rows written, as a JSON array, when not all
+	written := args[2]
 	if all {
 		for _, i := range group {
 			a.applied[i] = rows[i] // 0 for no such schedule
@@ -336,9 +332,6 @@ func (a *advancer) advance(k advanceKey, items []store.PlanItem, rows []int64, g
 	}
 	if k.missed == 0 {
 		return nil
-	}
-	if all {
-		written = string(jsonInts(nil, a.rows))
 	}
 	st, err := a.s.txStmtOnce(a.ctx, a.tx, &a.missed, qAddMissed)
 	if err != nil {

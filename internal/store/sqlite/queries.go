@@ -44,19 +44,17 @@ const (
 	scheduleColumns = scheduleColumnsHead + `next_run_at, queue, payload` + scheduleColumnsTail
 
 	// The columns a schedule is read with: the same, but the cursor is
-	// the planner's, in schedule_cursors, while there is one (0007_planner_table.sql).
+	// the planner's, in schedule_cursors, while there is one (0001_init.sql).
 	scheduleReadColumns = scheduleColumnsHead + scheduleCursor + `, queue, payload` + scheduleColumnsTail
 	scheduleCursor      = `coalesce((SELECT c.next_run_at FROM schedule_cursors c WHERE c.row = schedules.row), next_run_at)`
 
 	// The planner's read: the columns of record.Schedule.PlannerFields but
 	// the shard and state (the query's: every schedule with a cursor is
-	// ACTIVE), read by newDueScan, all of them copies in the planner's
-	// table (schedule_cursors, 0007_planner_table.sql). The driver takes a
-	// lock per column read, which made most of the read's CPU when it read
-	// every column.
-	dueScheduleColumns = `row, schedule_id, tenant_id, kind, expr, time_zone, anchor,
-    dst_gap, dst_repeat, version, next_run_at, queue,
-    misfire_policy, max_lateness_ms, catch_up_k, overlap_policy, flexible_window_ms`
+	// ACTIVE), read by newDueScan. The driver takes a lock per column
+	// read, which made most of the read's CPU when it read every column.
+	dueScheduleColumns = `s.row, s.schedule_id, s.tenant_id, s.kind, s.expr, s.time_zone, s.anchor,
+    s.dst_gap, s.dst_repeat, s.version, c.next_run_at, s.queue,
+    s.misfire_policy, s.max_lateness_ms, s.catch_up_k, s.overlap_policy, s.flexible_window_ms`
 
 	scheduleColumnsHead = `schedule_id, tenant_id, shard, name, kind, expr, time_zone, anchor,
     dst_gap, dst_repeat, version, state, `
@@ -139,13 +137,11 @@ LIMIT 1`
 
 // The planner.
 const (
-	// One range of the planner's table, in its key's order from after
-	// (?4, ?5): the schedules due together lie on neighbouring pages, and
-	// the wide schedules rows are not read.
+	// Index schedules_due, read in order from after (?4, ?5).
 	qDueSchedules = `SELECT ` + dueScheduleColumns + `
-FROM schedule_cursors
-WHERE shard = ?1 AND next_run_at <= ?2 AND (next_run_at, schedule_id) > (?4, ?5)
-ORDER BY next_run_at, schedule_id
+FROM schedule_cursors c JOIN schedules s ON s.row = c.row
+WHERE c.shard = ?1 AND c.next_run_at <= ?2 AND (c.next_run_at, c.schedule_id) > (?4, ?5)
+ORDER BY c.next_run_at, c.schedule_id
 LIMIT ?3`
 
 	// The fence of CommitPlan: the lease is still this one, and live.
@@ -153,15 +149,14 @@ LIMIT ?3`
 
 	// The plan items' conditional writes, a group at a time: the items
 	// that share everything but the schedule. ?3 is a JSON array of the
-	// schedules' ids (rows of [schedule_id]), and each of those schedules is set to the next run
+	// schedules' rows, and each of those schedules is set to the next run
 	// ?1 only if it is tenant ?4's, ACTIVE, at version ?5 and cursor ?6,
 	// and in the leased shard ?7 (the lease fences only its own shard's
-	// schedules). The ids drive, one seek each of the planner table's key
-	// (shard, cursor, id): the rows the read of the page just walked, on
-	// the same few pages; the unary + keeps SQLite from reading the index
-	// by row. An UPDATE ... FROM json_each with the values per row
-	// measured two to three times slower per row: SQLite materializes the
-	// join first.
+	// schedules). The rows drive, one integer seek each (a schedule id
+	// would take two: its index, then the row); the unary + keeps SQLite
+	// from reading another index. An UPDATE ... FROM json_each with the
+	// values per row measured two to three times slower per row: SQLite
+	// materializes the join first.
 	//
 	// A group that keeps its schedules ACTIVE writes their cursors alone
 	// (schedule_cursors: a row there is an ACTIVE schedule), in one of two
@@ -181,8 +176,8 @@ WHERE row IN (SELECT row FROM schedule_cursors` + advanceCursorWhere + `) AND st
 RETURNING schedule_id, row`
 
 	advanceCursorWhere = `
-WHERE shard = ?7 AND next_run_at = ?6 AND schedule_id IN (SELECT value ->> 0 FROM json_each(?3))
-    AND +tenant_id = ?4 AND +version = ?5`
+WHERE row IN (SELECT value FROM json_each(?3)) AND +tenant_id = ?4 AND +shard = ?7
+    AND version = ?5 AND next_run_at = ?6`
 
 	// The planner's missed count ?1 added to the schedules of rows ?2 (a
 	// JSON array), whose cursors it just advanced.
@@ -697,7 +692,7 @@ GROUP BY 1`
 
 	// The due backlog of schedules, per minute from ?1, by cursor in [?1,
 	// ?2): schedule_cursors holds exactly the ACTIVE schedules with a next
-	// run. Its key leads with the shard, so the shards
+	// run. The index schedules_due leads with the shard, so the shards
 	// are found first, one seek each (a recursive walk of their distinct
 	// values), and then each shard's cursors in the window are one range:
 	// the read costs the schedules due in the window, not every schedule.
@@ -714,11 +709,11 @@ GROUP BY 1`
 
 	// A tenant's: the shards it has live schedules on are its rows of
 	// tenant_live_schedules (one range of its key), and each shard's
-	// cursors in the window one range of schedule_cursors, of which the
+	// cursors in the window one range of schedules_due, of which the
 	// tenant's are counted. The read costs the schedules due in the
 	// window on the tenant's shards, not every schedule.
 	qSnapshotTenantDueCursors = snapshotDueCursors + `
-FROM tenant_live_schedules t JOIN schedule_cursors c ON c.shard = t.shard
+FROM tenant_live_schedules t JOIN schedule_cursors c INDEXED BY schedules_due ON c.shard = t.shard
 WHERE t.tenant_id = ?3 AND t.live > 0 AND ` + snapshotCursorWindow + ` AND c.tenant_id = ?3
 GROUP BY 1`
 

@@ -60,10 +60,9 @@ WHERE schedule_row = ` + rowOfSchedule2 + ` AND open = 1 AND state IN ('SCHEDULE
 WHERE schedule_row = ` + rowOfSchedule1 + ` AND scheduled_for IN (SELECT value FROM json_each(?3))
     AND schedule_version = ?2 AND trigger_key = '' AND state = 'CANCELED' AND attempt_count = 0`
 
-	// The cursor of an ACTIVE schedule ?2 lives in schedule_cursors
-	// (0007_planner_table.sql); it is moved there, only while it is still
-	// the one read (?5) at version ?4 in shard ?3: one seek of the table's
-	// key.
+	// The cursor of an ACTIVE schedule lives in schedule_cursors
+	// (0001_init.sql); it is moved there, only while it is still the one
+	// read (?5) at version ?4 in shard ?3.
 	qMoveCursor = `UPDATE schedule_cursors SET next_run_at = ?1
-WHERE shard = ?3 AND next_run_at = ?5 AND schedule_id = ?2 AND version = ?4`
+WHERE row = ` + rowOfSchedule2 + ` AND shard = ?3 AND version = ?4 AND next_run_at = ?5`
 )

@@ -398,7 +398,7 @@ func TestHelperHoldStore(t *testing.T) {
 // table's root page breaks reads outright; an index page shows up in
 // quick_check's report.
 func TestCorruptFileRefused(t *testing.T) {
-	for _, target := range []string{"schedules", "schedule_cursors_row"} {
+	for _, target := range []string{"schedules", "schedules_due"} {
 		t.Run(target, func(t *testing.T) {
 			s, path := openTest(t)
 			ctx := t.Context()

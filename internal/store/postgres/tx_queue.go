@@ -179,22 +179,7 @@ func (t *tx) ClaimRows(ctx context.Context, w store.ClaimWrite, cands []*store.C
 		return out, fmt.Errorf("wrote %d rows of the %d read", n, len(cands))
 	}
 	for _, c := range cands {
-		o := c.Occurrence
-		o.State = record.OccurrenceRunning
-		o.AttemptCount++
-		if o.FirstClaimedAt.IsZero() {
-			o.FirstClaimedAt = fromMS(now)
-		}
-		a := record.Attempt{
-			AttemptID:      record.AttemptID(o.OccurrenceID, int64(o.AttemptCount)),
-			TenantID:       o.TenantID,
-			OccurrenceID:   o.OccurrenceID,
-			Attempt:        int64(o.AttemptCount),
-			WorkerID:       w.WorkerID,
-			ClaimedAt:      fromMS(now),
-			LeaseExpiresAt: fromMS(expires),
-		}
-		out = append(out, store.Claimed{Occurrence: o, Attempt: a, Payload: c.Payload})
+		out = append(out, store.Delivery(c, w))
 	}
 	return out, nil
 }

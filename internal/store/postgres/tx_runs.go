@@ -12,6 +12,7 @@ import (
 
 	"github.com/sched-dev/sched/internal/record"
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/rowcodec"
 )
 
 // The statements of store.RunTx (queries_runs.go), and why leased runs
@@ -212,18 +213,11 @@ func (t *tx) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
 
 // scanRun reads the columns of runColumns, in that order.
 func scanRun(row scanner) (*store.Run, error) {
-	var (
-		r               store.Run
-		lane            string
-		claimed, expiry int64
-	)
-	if err := row.Scan(&r.ID, &r.TenantID, &r.Queue, &lane, &r.First.AvailableAt, &r.First.Pos, &r.Last.AvailableAt,
-		&r.Last.Pos, &r.N, &r.Acked, &r.WorkerID, &claimed, &expiry); err != nil {
+	var rr rowcodec.RunRow
+	if err := row.Scan(rr.Dest()...); err != nil {
 		return nil, err
 	}
-	r.Lane.Lane = record.Lane(lane)
-	r.First.Set, r.Last.Set = true, true
-	r.ClaimedAt, r.LeaseExpiresAt = fromMS(claimed), fromMS(expiry)
+	r := rr.Run()
 	return &r, nil
 }
 

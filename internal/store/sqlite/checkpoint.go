@@ -13,21 +13,33 @@ import (
 const (
 	// checkpointGap is the least time between two background checkpoints:
 	// commits in between are copied to the database file together, so a
-	// page the queue rewrites in every batch is copied once per gap.
-	checkpointGap = 100 * time.Millisecond
+	// page rewritten in many commits (the queue's, the planner's indexes)
+	// is copied once per gap, and the pages scattered over the file (the
+	// planner's cursors, one page per due schedule) are written back in
+	// one large batch. The size of that batch decides what a page costs:
+	// on the development machine's disk an fsync of 1,000 pages scattered
+	// over 7 GB took 37-42 ms and over 370 MB 18-28 ms, while 20,000
+	// pages took 116-143 ms over either span. At 100 ms the planner's
+	// store work per due schedule was 1.3 times as high at 20 million
+	// schedules as at 1 million; at 1 s its commit costs the same at both
+	// (docs/BENCHMARKS.md, "The planner's cost per due schedule").
+	checkpointGap = time.Second
 	// checkpointIdle is how often the checkpointer looks on its own, for
 	// the writes made outside a transaction (leases, node heartbeats),
 	// which do not tell it.
 	checkpointIdle = time.Second
-	// writerCheckpointPages is the writer's own wal_autocheckpoint (32
+	// writerCheckpointPages is the writer's own wal_autocheckpoint (256
 	// MiB). The writer still checkpoints when the WAL reaches it, because
 	// only the writer starts the WAL over from its beginning, and only at
 	// the start of a transaction that finds every frame copied back: under
 	// steady writes the checkpointer never gets there between two commits,
-	// and with a far higher threshold the WAL grew to that threshold and
-	// stayed there. By the time the writer checkpoints, the checkpointer
-	// has copied nearly every frame, so the writer's checkpoint is short.
-	writerCheckpointPages = 8192
+	// and the WAL grows to this threshold and stays that size on disk. By
+	// the time the writer checkpoints, the checkpointer has copied nearly
+	// every frame, so the writer's checkpoint is short. It is far above
+	// what a checkpointGap of commits writes (the planner at full speed
+	// writes about 100 MB of WAL a second), so that the writer does not
+	// take the checkpointer's work over, with its fsync inside a commit.
+	writerCheckpointPages = 65536
 )
 
 // checkpointer copies the WAL back into the database file (a PASSIVE

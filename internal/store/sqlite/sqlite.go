@@ -242,7 +242,12 @@ func dsn(path string, o options, r role) string {
 	case roleReader:
 		// query_only rather than mode=ro: a mode=ro connection cannot open a
 		// WAL database whose -shm file is missing. BEGIN stays deferred:
-		// BEGIN IMMEDIATE would take the write lock for a read.
+		// BEGIN IMMEDIATE would take the write lock for a read. No mmap:
+		// SQLite empties a reader's cache and unmaps the file whenever the
+		// database changed since its last read, and the planner's read of
+		// the due schedules through mmap_size(2 GiB) took 14-20 µs per
+		// schedule against 8-16 µs with plain reads
+		// (BenchmarkPlanAtScale, 1 and 20 million).
 		q.Add("_pragma", "query_only(1)")
 	case roleWriter:
 		q.Set("_txlock", "immediate")
@@ -253,7 +258,7 @@ func dsn(path string, o options, r role) string {
 		// (the cache already holds the hot pages), and a 1 KiB page_size
 		// (less WAL written per random index insert) made materializing
 		// about a tenth slower (deeper b-trees). The WAL is checkpointed by
-		// the checkpointer (checkpoint.go), and by the writer at 32 MiB,
+		// the checkpointer (checkpoint.go), and by the writer at 256 MiB,
 		// which bounds the WAL.
 		q.Add("_pragma", "cache_size(-65536)")
 		q.Add("_pragma", "wal_autocheckpoint("+strconv.Itoa(writerCheckpointPages)+")")

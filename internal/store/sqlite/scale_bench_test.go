@@ -33,20 +33,25 @@ import (
 // back):
 //
 //	SCHED_BENCH_SCALE=1000000,20000000 SCHED_BENCH_SCALE_ROUNDS=3 SCHED_BENCH_SCALE_DIR=/var/tmp/scale \
-//	    go test -run '^$' -bench PlanAtScale -benchtime 300x -timeout 3h ./internal/store/sqlite
+//	    go test -run '^$' -bench PlanAtScale -benchtime 150x -timeout 3h ./internal/store/sqlite
 //
 // The stores are filled by copying one schedule row in SQL (filling
 // 20,000,000 through the API takes 20 minutes; this takes a few), and are
 // kept in SCHED_BENCH_SCALE_DIR when it is set, for the next run. Each
 // iteration moves 1,000 cursors a year ahead, so a store serves
 // size/1,000 iterations before it must be made again (delete the file):
-// a store of 1,000,000 serves one run of 3 rounds of 300, no more.
+// a store of 1,000,000 serves one run of 3 rounds of 150 in both modes,
+// no more.
 //
-// Besides the time per due schedule (µs/due) it reports that time split
-// into the read (read-µs/due) and the commit (commit-µs/due), and the
-// process's CPU per due schedule (cpu-µs/due, of which sys-µs/due in the
-// kernel): the reader, the writer and the checkpointer on the other core
-// together.
+// Each size runs in two modes. serial reads a page, then commits it: the
+// store's whole work per due schedule, one step after the other.
+// pipelined reads the next page while the previous one commits, as the
+// engine's planner does (planner.readDue): the time a planner pass takes
+// per due schedule. Besides the time per due schedule (µs/due) each
+// reports the read's and the commit's own time (read-µs/due,
+// commit-µs/due; in pipelined mode they overlap), and the process's CPU
+// per due schedule (cpu-µs/due, of which sys-µs/due in the kernel): the
+// reader, the writer and the checkpointer together.
 //
 // Every size is measured on the same history: before each measurement
 // (each size of each round) the occurrences that the earlier measurements
@@ -92,12 +97,14 @@ func BenchmarkPlanAtScale(b *testing.B) {
 	})
 	for range rounds {
 		for _, n := range ns {
-			b.Run(fmt.Sprintf("schedules=%d", n), func(b *testing.B) {
-				if stores[n] == nil {
-					stores[n] = scaleStore(b, dir, n)
-				}
-				benchPlanAtScale(b, stores[n])
-			})
+			for _, mode := range []string{"serial", "pipelined"} {
+				b.Run(fmt.Sprintf("schedules=%d/%s", n, mode), func(b *testing.B) {
+					if stores[n] == nil {
+						stores[n] = scaleStore(b, dir, n)
+					}
+					benchPlanAtScale(b, stores[n], mode == "pipelined")
+				})
+			}
 		}
 	}
 }
@@ -105,7 +112,7 @@ func BenchmarkPlanAtScale(b *testing.B) {
 // scaleSet is how many schedules fall due at each minute of a scale store.
 const scaleSet = 1000
 
-func benchPlanAtScale(b *testing.B, s *Store) {
+func benchPlanAtScale(b *testing.B, s *Store, pipelined bool) {
 	ctx := b.Context()
 	if _, err := s.w.ExecContext(ctx, qScaleForget); err != nil {
 		b.Fatalf("delete the earlier measurements' occurrences: %v", err)
@@ -127,23 +134,47 @@ func benchPlanAtScale(b *testing.B, s *Store) {
 		b.Fatalf("the earliest cursor: %d, %v", len(first), err)
 	}
 	cursor := first[0].NextRunAt
+	type page struct {
+		due  []record.Schedule
+		took time.Duration
+		err  error
+	}
+	// Each read starts after the last schedule of the page before, as the
+	// planner's pages do: a page read while the one before it commits
+	// still sees that page's cursors unmoved.
+	read := func(at time.Time, after *record.Schedule) <-chan page {
+		params := store.DueSchedulesParams{Shard: 0, Until: at, Limit: 2 * scaleSet}
+		if after != nil {
+			params.AfterRunAt, params.AfterID = after.NextRunAt, after.ScheduleID
+		}
+		ch := make(chan page, 1)
+		go func() {
+			began := time.Now()
+			due, err := s.DueSchedules(ctx, params)
+			ch <- page{due, time.Since(began), err}
+		}()
+		return ch
+	}
 	items := make([]store.PlanItem, 0, scaleSet)
 	occs := make([]record.Occurrence, scaleSet)
 	done := 0
 	var readTime, commitTime time.Duration
 	var ru0, ru1 syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	var next <-chan page
 	for b.Loop() {
-		t0 := time.Now()
-		due, err := s.DueSchedules(ctx, store.DueSchedulesParams{Shard: 0, Until: cursor, Limit: 2 * scaleSet})
-		if err != nil {
-			b.Fatal(err)
+		if next == nil {
+			next = read(cursor, nil) // the first read is timed too
 		}
+		pg := <-next
+		if pg.err != nil {
+			b.Fatal(pg.err)
+		}
+		due := pg.due
 		if len(due) != scaleSet {
 			b.Fatalf("%d due at %s, want %d: the store is used up; delete it", len(due), cursor, scaleSet)
 		}
-		t1 := time.Now()
-		readTime += t1.Sub(t0)
+		readTime += pg.took
 		items = items[:0]
 		for i := range due {
 			sc := &due[i]
@@ -152,15 +183,23 @@ func benchPlanAtScale(b *testing.B, s *Store) {
 			items = append(items, store.PlanItem{TenantID: sc.TenantID, ScheduleID: sc.ScheduleID, Version: sc.Version,
 				Cursor: cursor, NextRunAt: cursor.AddDate(1, 0, 0), State: record.ScheduleActive, Occurrences: occs[i : i+1]})
 		}
-		t2 := time.Now()
+		last := &due[len(due)-1]
+		if pipelined {
+			next = read(cursor.Add(time.Minute), last)
+		}
+		began := time.Now()
 		res, err := s.CommitPlan(ctx, store.Plan{Lease: lease, Now: cursor, Items: items})
-		commitTime += time.Since(t2)
+		commitTime += time.Since(began)
 		if err != nil || res.Inserted != scaleSet {
 			b.Fatalf("CommitPlan: %+v, %v", res, err)
+		}
+		if !pipelined {
+			next = read(cursor.Add(time.Minute), last)
 		}
 		cursor = cursor.Add(time.Minute)
 		done += scaleSet
 	}
+	<-next // the read after the last batch, outside the measurement
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(done), "µs/due")
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())

@@ -14,10 +14,7 @@ import (
 // planned on what the table holds.
 func TestStatsAfterLargeInsert(t *testing.T) {
 	t.Parallel()
-	s, ctx := openTest(t), t.Context()
-	if _, err := s.pool.Exec(ctx, "ALTER TABLE occurrences SET (autovacuum_enabled = false)"); err != nil {
-		t.Fatal(err)
-	}
+	s, ctx := openWithoutAutovacuum(t), t.Context()
 	reltuples := func() float64 {
 		t.Helper()
 		var n float64

@@ -82,6 +82,18 @@ func openTest(tb testing.TB, opts ...Option) *Store {
 	return openSchema(tb, dsn, newSchema(tb, dsn), opts...)
 }
 
+// openWithoutAutovacuum is openTest with autovacuum off for the
+// occurrences table, for tests that decide when its statistics are
+// gathered (the plans before statistics, the store's own ANALYZE).
+func openWithoutAutovacuum(t *testing.T) *Store {
+	t.Helper()
+	s := openTest(t)
+	if _, err := s.pool.Exec(t.Context(), "ALTER TABLE occurrences SET (autovacuum_enabled = false)"); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func TestConformance(t *testing.T) {
 	testDSN(t)
 	storetest.Exercise(t, func(t *testing.T) storetest.Store {

@@ -24,10 +24,7 @@ import (
 // BUFFERS), a property of the plan, not of the machine's speed.
 func TestRunPlans(t *testing.T) {
 	t.Parallel()
-	s, ctx := openTest(t), t.Context()
-	if _, err := s.pool.Exec(ctx, "ALTER TABLE occurrences SET (autovacuum_enabled = false)"); err != nil {
-		t.Fatal(err)
-	}
+	s, ctx := openWithoutAutovacuum(t), t.Context()
 	top := time.Date(2027, 1, 4, 10, 0, 0, 0, time.UTC)
 	const (
 		rows   = 60_000 // one lane's firings, all available at top

@@ -233,6 +233,58 @@ func (m *member) starvedTarget(ctx context.Context, now time.Time, target int, o
 	return target
 }
 
+// keep records l as held from local on: trusted for the lease less a
+// tenth (for clock drift), and due for renewal after a third of it. h is
+// what was held on the shard before, if anything.
+func (m *member) keep(l store.ShardLease, h *heldShard, local time.Time) *heldShard {
+	faultinject.Crash(faultinject.LeaseRenew)
+	if h == nil || h.lease.Epoch != l.Epoch {
+		m.log.Debug("shard lease taken", "shard", l.Shard, "epoch", l.Epoch)
+	}
+	ttl := m.cfg.ShardLease
+	k := &heldShard{lease: l, trustedUntil: local.Add(ttl - ttl/10), renewAfter: local.Add(RenewAfter(ttl))}
+	m.held[l.Shard] = k
+	return k
+}
+
+// renew renews the held lease h at local (now on the store's clock), or
+// takes its shard again when the node's trust in it ran out (a pause, a
+// cut), at a new epoch if it expired meanwhile. It returns what is now
+// held, or nil when the store refused: the shard is dropped at once.
+func (m *member) renew(ctx context.Context, h *heldShard, local, now time.Time) *heldShard {
+	var (
+		l   store.ShardLease
+		err error
+	)
+	ttl := m.cfg.ShardLease
+	if local.Before(h.trustedUntil) {
+		l, err = RenewShard(ctx, m.store, h.lease, ttl, now)
+	} else {
+		l, err = AcquireShard(ctx, m.store, store.AcquireShardParams{Shard: h.lease.Shard, Owner: m.cfg.NodeID, TTL: ttl, Now: now})
+	}
+	if err != nil {
+		m.log.Info("shard lease lost", "shard", h.lease.Shard, "epoch", h.lease.Epoch, "err", err)
+		delete(m.held, h.lease.Shard)
+		return nil
+	}
+	return m.keep(l, h, local)
+}
+
+// renewWithin renews h between two batches of a planner pass when its
+// renewal is due and it is still trusted, so that a pass longer than a
+// third of the lease (a large top of the hour on a loaded database) keeps
+// acting on its shard instead of dropping the batch it read and planned.
+// It returns the lease to act on: h when no renewal was due or trust has
+// already run out (the pass then stops, and the next one takes the shard
+// again), the renewed one, or nil when the store refused the renewal.
+func (m *member) renewWithin(ctx context.Context, h *heldShard) *heldShard {
+	local := m.clock.Now()
+	if local.Before(h.renewAfter) || !local.Before(h.trustedUntil) {
+		return h
+	}
+	return m.renew(ctx, h, local, local.Add(m.clockOffset()).UTC())
+}
+
 // maintainLeases keeps this node's share of the shards: it renews held
 // leases that are due (a renewal is conditional on the exact epoch held;
 // one refused is dropped at once), gives back the shards it holds beyond
@@ -241,39 +293,13 @@ func (m *member) starvedTarget(ctx context.Context, now time.Time, target int, o
 // uses now, the store's clock; trust and renewal times are local.
 func (m *member) maintainLeases(ctx context.Context, local, now time.Time) {
 	ttl := m.cfg.ShardLease
-	margin := ttl / 10
 	target, others, ok := m.targets(ctx, now)
-	keep := func(shard int, l store.ShardLease, h *heldShard) {
-		faultinject.Crash(faultinject.LeaseRenew)
-		if h == nil || h.lease.Epoch != l.Epoch {
-			m.log.Debug("shard lease taken", "shard", shard, "epoch", l.Epoch)
-		}
-		m.held[shard] = &heldShard{lease: l, trustedUntil: local.Add(ttl - margin), renewAfter: local.Add(RenewAfter(ttl))}
-	}
 
 	// Renew what is due, in shard order.
 	for shard := 0; shard < m.cfg.Shards; shard++ {
-		h := m.held[shard]
-		if h == nil || local.Before(h.renewAfter) {
-			continue
+		if h := m.held[shard]; h != nil && !local.Before(h.renewAfter) {
+			m.renew(ctx, h, local, now)
 		}
-		var (
-			l   store.ShardLease
-			err error
-		)
-		if local.Before(h.trustedUntil) {
-			l, err = RenewShard(ctx, m.store, h.lease, ttl, now)
-		} else {
-			// Trust ran out (a pause, a cut): take it again, at a new
-			// epoch if it expired meanwhile.
-			l, err = AcquireShard(ctx, m.store, store.AcquireShardParams{Shard: shard, Owner: m.cfg.NodeID, TTL: ttl, Now: now})
-		}
-		if err != nil {
-			m.log.Info("shard lease lost", "shard", shard, "epoch", h.lease.Epoch, "err", err)
-			delete(m.held, shard)
-			continue
-		}
-		keep(shard, l, h)
 	}
 	if !ok {
 		return
@@ -325,7 +351,7 @@ func (m *member) maintainLeases(ctx context.Context, local, now time.Time) {
 			}
 			continue
 		}
-		keep(shard, l, nil)
+		m.keep(l, nil, local)
 	}
 }
 

@@ -314,8 +314,13 @@ func (p *planner) planShard(ctx context.Context, h *heldShard, held int, now tim
 			params.Limit = min(2*params.Limit, p.cfg.PlanBatch)
 			next = p.readDue(ctx, params, held, now)
 		}
-		plan := store.Plan{Lease: h.lease, Now: now, Items: b.items}
 		enq, missed := b.enq, b.missed
+		// A long pass renews its lease between batches, as the next pass
+		// would have (renewWithin).
+		if h = p.member.renewWithin(ctx, h); h == nil {
+			return nil // the store refused the renewal: the shard is lost
+		}
+		plan := store.Plan{Lease: h.lease, Now: now, Items: b.items}
 		// Reading and computing the batch took time, and a store call may
 		// have hung (a node cut off from its database): trust the lease only
 		// by a fresh clock reading, and let the store check it against a

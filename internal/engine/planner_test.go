@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/store/sqlite"
 	"github.com/sched-dev/sched/internal/timetable"
 )
 
@@ -306,7 +308,9 @@ func TestShardLeaseFencing(t *testing.T) {
 	}
 	fenced := 0
 	for s, hs := range h.e.member.held {
-		hs.trustedUntil = h.clk.Now().Add(time.Hour) // pretend its local trust had not run out
+		// Pretend its local trust had not run out, nor its renewal come
+		// due (a renewal would learn of the move before the write).
+		hs.trustedUntil, hs.renewAfter = h.clk.Now().Add(time.Hour), h.clk.Now().Add(time.Hour)
 		var ps PlanStats
 		if err := h.e.planner.planShard(h.ctx, hs, len(h.e.member.held), h.clk.Now(), &ps, new(time.Time)); err != nil {
 			t.Fatalf("shard %d: %v", s, err)
@@ -332,6 +336,61 @@ func TestShardLeaseFencing(t *testing.T) {
 				t.Errorf("occurrence %s written under epoch %d, the live epoch is %d", o.ScheduledFor, o.ShardEpoch, hs.lease.Epoch)
 			}
 		}
+	}
+}
+
+// slowCommits is a real store whose plan commits each take step on the
+// virtual clock, as a loaded database's do at the top of the hour.
+type slowCommits struct {
+	store.Store
+	clk  *clock.Virtual
+	step time.Duration
+}
+
+func (s slowCommits) CommitPlan(ctx context.Context, p store.Plan) (store.PlanResult, error) {
+	res, err := s.Store.CommitPlan(ctx, p)
+	s.clk.Advance(s.step)
+	return res, err
+}
+
+// A pass that runs longer than its shard lease renews the lease between
+// batches and plans every due schedule, rather than dropping the batches
+// that come after the node's trust in the lease it took at the pass's
+// start ran out. Its epoch stays the same: nobody else held the shard.
+func TestLongPassRenewsItsLease(t *testing.T) {
+	t.Parallel()
+	start := utc("2027-01-04T10:00:00Z")
+	clk := clock.NewVirtual(start)
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "sched.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	const n, step = 100, 2 * time.Second
+	h := harnessOn(t, slowCommits{Store: st, clk: clk, step: step}, "", clk, func(c *Config) {
+		c.Shards, c.PlanBatch, c.IgnoreStoreClock = 1, 8, true
+	})
+	for i := range n {
+		h.create(schedule.Settings{Name: fmt.Sprintf("once-%03d", i), Queue: "q", Kind: timetable.KindAt, Expr: "2027-01-04T10:00:30Z"})
+	}
+	ps := h.plan()
+	took := clk.Now().Sub(start)
+	occs, err := h.st.ListOccurrences(h.ctx, store.ListOccurrencesParams{TenantID: tenant, Limit: store.MaxListLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(occs) != n || ps.Enqueued != n {
+		t.Fatalf("one pass of %s enqueued %d (%d occurrences), want every one of the %d due", took, ps.Enqueued, len(occs), n)
+	}
+	if took < 2*DefaultShardLease {
+		t.Fatalf("the pass took %s of the clock, want more than two leases (%s) for the test to mean anything", took, 2*DefaultShardLease)
+	}
+	leases, err := h.st.ListShardLeases(h.ctx)
+	if err != nil || len(leases) != 1 {
+		t.Fatalf("leases %v, %v", leases, err)
+	}
+	if l := leases[0]; l.Epoch != 1 || !l.ExpiresAt.After(clk.Now()) {
+		t.Fatalf("lease after the pass: epoch %d, expires %s; want epoch 1, live at %s", l.Epoch, l.ExpiresAt, clk.Now())
 	}
 }
 

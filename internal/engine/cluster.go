@@ -270,19 +270,31 @@ func (m *member) renew(ctx context.Context, h *heldShard, local, now time.Time) 
 	return m.keep(l, h, local)
 }
 
-// renewWithin renews h between two batches of a planner pass when its
-// renewal is due and it is still trusted, so that a pass longer than a
-// third of the lease (a large top of the hour on a loaded database) keeps
-// acting on its shard instead of dropping the batch it read and planned.
-// It returns the lease to act on: h when no renewal was due or trust has
-// already run out (the pass then stops, and the next one takes the shard
-// again), the renewed one, or nil when the store refused the renewal.
+// renewDue renews, in shard order, every held lease whose renewal is
+// due at local (renew).
+func (m *member) renewDue(ctx context.Context, local, now time.Time) {
+	for shard := 0; shard < m.cfg.Shards; shard++ {
+		if h := m.held[shard]; h != nil && !local.Before(h.renewAfter) {
+			m.renew(ctx, h, local, now)
+		}
+	}
+}
+
+// renewWithin renews the held leases that are due before a batch of a
+// planner pass commits, as the next pass's start would, so that a pass
+// longer than a third of the lease (a large top of the hour on a loaded
+// database, its shards planned one after another) keeps acting on its
+// shards instead of dropping the batches it read and planned, and keeps
+// the shards it has yet to plan. A shard whose trust ran out meanwhile
+// is taken again (renew): the store, not the node's clock, then says
+// whether it is still this node's, and the batch's writes are
+// conditional on each schedule's cursor as read. It returns what is now
+// held on h's shard: h, its renewal, or nil when the store refused (the
+// shard is dropped).
 func (m *member) renewWithin(ctx context.Context, h *heldShard) *heldShard {
 	local := m.clock.Now()
-	if local.Before(h.renewAfter) || !local.Before(h.trustedUntil) {
-		return h
-	}
-	return m.renew(ctx, h, local, local.Add(m.clockOffset()).UTC())
+	m.renewDue(ctx, local, local.Add(m.clockOffset()).UTC())
+	return m.held[h.lease.Shard]
 }
 
 // maintainLeases keeps this node's share of the shards: it renews held
@@ -295,12 +307,7 @@ func (m *member) maintainLeases(ctx context.Context, local, now time.Time) {
 	ttl := m.cfg.ShardLease
 	target, others, ok := m.targets(ctx, now)
 
-	// Renew what is due, in shard order.
-	for shard := 0; shard < m.cfg.Shards; shard++ {
-		if h := m.held[shard]; h != nil && !local.Before(h.renewAfter) {
-			m.renew(ctx, h, local, now)
-		}
-	}
+	m.renewDue(ctx, local, now)
 	if !ok {
 		return
 	}

@@ -257,12 +257,13 @@ func stoppedNodeScenario(t *testing.T, dsn string, beforeWrite bool) {
 			break
 		}
 		// The batch it read before the stop must not be written: the node
-		// drops it itself (its lease is no longer trusted by its own clock)
-		// or the store refuses it (the epoch moved on). What it stored, if
+		// drops it itself (the store refused to renew its lease before the
+		// write, or its own clock no longer trusts the lease) or the store
+		// refuses the write (the epoch moved on). What it stored, if
 		// anything, the checks below find.
 		refused := func() bool {
 			l := victim.log.String()[logAt:]
-			return strings.Contains(l, `msg="planner write fenced`) || strings.Contains(l, "no longer trusted; dropping the batch")
+			return strings.Contains(l, `msg="planner write fenced`) || strings.Contains(l, "; dropping the batch")
 		}
 		for end := time.Now().Add(5 * time.Second); !refused() && time.Now().Before(end); {
 			time.Sleep(pollStep)

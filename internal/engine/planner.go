@@ -317,9 +317,12 @@ func (p *planner) planShard(ctx context.Context, h *heldShard, held int, now tim
 		enq, missed := b.enq, b.missed
 		// A long pass renews its lease between batches, as the next pass
 		// would have (renewWithin).
-		if h = p.member.renewWithin(ctx, h); h == nil {
-			return nil // the store refused the renewal: the shard is lost
+		renewed := p.member.renewWithin(ctx, h)
+		if renewed == nil {
+			p.log.Warn("planner: shard lease lost; dropping the batch", "shard", h.lease.Shard, "epoch", h.lease.Epoch)
+			return nil
 		}
+		h = renewed
 		plan := store.Plan{Lease: h.lease, Now: now, Items: b.items}
 		// Reading and computing the batch took time, and a store call may
 		// have hung (a node cut off from its database): trust the lease only

@@ -315,8 +315,8 @@ func (p *planner) planShard(ctx context.Context, h *heldShard, held int, now tim
 			next = p.readDue(ctx, params, held, now)
 		}
 		enq, missed := b.enq, b.missed
-		// A long pass renews its lease between batches, as the next pass
-		// would have (renewWithin).
+		// A long pass renews the node's due leases between batches, as
+		// the next pass would have (renewWithin).
 		renewed := p.member.renewWithin(ctx, h)
 		if renewed == nil {
 			p.log.Warn("planner: shard lease lost; dropping the batch", "shard", h.lease.Shard, "epoch", h.lease.Epoch)

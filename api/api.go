@@ -24,6 +24,10 @@ const Version = "v1"
 type ScheduleRequest struct {
 	Name  string `json:"name" yaml:"name"`
 	Queue string `json:"queue" yaml:"queue"`
+	// Target names one of the tenant's targets (docs/api.md, targets):
+	// the firings are delivered there instead of a queue. A schedule has
+	// a queue or a target, not both.
+	Target string `json:"target,omitempty" yaml:"target,omitempty"`
 
 	Cron     string `json:"cron,omitempty" yaml:"cron,omitempty"`
 	At       string `json:"at,omitempty" yaml:"at,omitempty"`       // RFC 3339, any offset
@@ -76,7 +80,8 @@ type Schedule struct {
 	DSTGap     string `json:"dst_gap"`
 	DSTRepeat  string `json:"dst_repeat"`
 
-	Queue   string          `json:"queue"`
+	Queue   string          `json:"queue"`            // "" when Target is set
+	Target  string          `json:"target,omitempty"` // the target its firings are delivered into
 	Payload json.RawMessage `json:"payload,omitempty"`
 
 	MisfirePolicy  string `json:"misfire_policy"` // catch_up:K spelled out

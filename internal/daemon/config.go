@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -89,6 +90,10 @@ type Config struct {
 	// Retention is how long finished history is kept for a tenant that
 	// sets none of its own (retention.go); 0 keeps it forever.
 	Retention time.Duration
+	// WebhookAllow are the address ranges webhook targets may reach
+	// despite the guard against request forgery (loopback, private and
+	// link-local addresses are refused otherwise).
+	WebhookAllow []netip.Prefix
 }
 
 // Listen is one address to serve the API on.
@@ -224,6 +229,8 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 	fs.DurationVar(&cfg.AuditRetention, "audit-retention", engine.DefaultAuditRetention, "how long the audit log keeps a change (0: forever)")
 	quotaFlags(fs, &cfg.Quotas)
 	retentionFlag(fs, &cfg.Retention)
+	var webhookAllow []string
+	fs.StringSliceVar(&webhookAllow, "webhook-allow", nil, "let webhook targets reach the address range `CIDR` (repeatable), which the guard against request forgery refuses otherwise: loopback, private, link-local and cloud metadata addresses")
 	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
 	cmd.SetArgs(doubleDash(fs, args))
 	if err := cmd.Execute(); err != nil {
@@ -305,6 +312,13 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 	}
 	if err := checkRetention(cfg.Retention); err != nil {
 		return cfg, err
+	}
+	for _, c := range webhookAllow {
+		p, err := netip.ParsePrefix(strings.TrimSpace(c))
+		if err != nil {
+			return cfg, usage("--webhook-allow %q: not a CIDR range such as 10.1.0.0/16 or 127.0.0.1/32", c)
+		}
+		cfg.WebhookAllow = append(cfg.WebhookAllow, p.Masked())
 	}
 	if err := checkQuotas(cfg.Quotas); err != nil {
 		return cfg, err

@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sched-dev/sched/internal/target/kinds"
 	"io"
 	"log/slog"
 	"net"
@@ -169,6 +170,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 		ShardLease: cfg.ShardLease, Metrics: m, AuditRetention: auditRetention(cfg.AuditRetention),
 		// Every tenant's quotas unless it has its own.
 		TenantDefaults: tenantDefaults(cfg),
+		TargetKinds:    kinds.New(kinds.Options{WebhookAllow: cfg.WebhookAllow, Name: "schedd " + cfg.NodeID}),
 	})
 	if err != nil {
 		return err

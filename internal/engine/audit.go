@@ -53,6 +53,9 @@ const (
 	AuditTenantDelete        = "tenant.delete"
 	AuditTokenCreate         = "token.create"
 	AuditTokenRevoke         = "token.revoke"
+	AuditTargetCreate        = "target.create"
+	AuditTargetUpdate        = "target.update"
+	AuditTargetDelete        = "target.delete"
 	// AuditScheduleRezone: a new tz database moved the schedule's firings
 	// (tzreload.go); its version stays.
 	AuditScheduleRezone = "schedule.rezone"

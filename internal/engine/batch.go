@@ -82,8 +82,18 @@ func (c *Control) CreateBatch(ctx context.Context, tenantID string, items []Batc
 	out := make([]BatchOutcome, len(items))
 	var pending []newSchedule // the items that passed validation, in order
 	anyActive := false
+	targets := map[string]error{} // a target's queue: whether the tenant has it
 	for i := range items {
 		ns, err := c.build(tenantID, &items[i], ids[i], now)
+		if err == nil {
+			q := ns.sc.Queue
+			terr, seen := targets[q]
+			if !seen {
+				terr = checkTarget(ctx, c.store, tenantID, q)
+				targets[q] = terr
+			}
+			err = terr
+		}
 		if err != nil {
 			out[i].Err = err
 			continue

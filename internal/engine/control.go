@@ -196,6 +196,9 @@ func (c *Control) Update(ctx context.Context, tenantID, ref string, req schedule
 	if err != nil {
 		return ChangeResult{}, err
 	}
+	if err := checkTarget(ctx, c.store, tenantID, req.Queue); err != nil {
+		return ChangeResult{}, err
+	}
 	return c.change(ctx, tenantID, ref, AuditScheduleUpdate, func(sc *record.Schedule, now time.Time) (bool, nextFunc, error) {
 		switch sc.State {
 		case record.ScheduleActive, record.SchedulePaused:

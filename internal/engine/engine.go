@@ -100,6 +100,9 @@ type Config struct {
 	// AuditRetention is how long the audit log keeps a row (audit.go):
 	// DefaultAuditRetention when zero; negative keeps every row forever.
 	AuditRetention time.Duration
+	// TargetKinds checks and opens targets (internal/target/kinds). Nil:
+	// the node manages no targets and runs no relay.
+	TargetKinds TargetKinds
 }
 
 func (c *Config) setDefaults() error {
@@ -179,6 +182,9 @@ type Engine struct {
 	// TZ reloads the tz database and moves the firings whose zone's
 	// rules changed (tzreload.go).
 	TZ *TZ
+	// Targets manages tenants' targets (targets.go); the relay delivers
+	// their firings (relay.go).
+	Targets *Targets
 
 	store store.Store
 	log   *slog.Logger
@@ -186,6 +192,7 @@ type Engine struct {
 	planner *planner
 	member  *member
 	notify  *notifier
+	relay   *relay // nil without Config.TargetKinds
 
 	stopMu  sync.Mutex // serializes Stop
 	mu      sync.Mutex
@@ -245,6 +252,11 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	e.Retention = &Retention{store: cfg.Store, clock: cfg.Clock, member: mem, log: cfg.Logger, metrics: cfg.Metrics,
 		defaults: cfg.TenantDefaults}
+	e.Targets = &Targets{store: cfg.Store, member: mem, kinds: cfg.TargetKinds}
+	if cfg.TargetKinds != nil {
+		e.relay = &relay{queue: e.Queue, store: cfg.Store, kinds: cfg.TargetKinds, clock: cfg.Clock,
+			log: cfg.Logger, worker: "relay@" + cfg.NodeID}
+	}
 	e.Stats.afterFlush = e.Audit.maybePurge // the audit log's retention (audit.go)
 	e.Queue.tenants = e.Tenants
 	pl.tenants, e.Control.tenants = e.Tenants, e.Tenants
@@ -284,6 +296,9 @@ func (e *Engine) Start(ctx context.Context) error {
 		}
 		wg.Go(func() { e.Stats.flushLoop(ctx) })
 		wg.Go(func() { e.Retention.loop(ctx) })
+		if e.relay != nil {
+			wg.Go(func() { e.relay.run(ctx) })
+		}
 		e.planner.run(ctx)
 		wg.Wait()
 	}()

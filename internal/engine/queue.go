@@ -30,6 +30,10 @@ type ClaimRequest struct {
 	// ignored: a worker pool shared by tenants, served by weight
 	// (fair.go). Only an admin may ask for it; the server checks.
 	AllTenants bool
+
+	// relay marks the relay's own claims (relay.go): only they may name
+	// a target's queue (record.TargetQueue), which no worker can claim.
+	relay bool
 }
 
 // ErrorClass says what a failed attempt means for its occurrence.
@@ -221,7 +225,11 @@ func onFreshStack(f func()) {
 
 // checkClaim checks req and fills in its defaults.
 func (q *Queue) checkClaim(req *ClaimRequest) error {
-	if err := schedule.CheckQueueRef(req.Queue); err != nil {
+	if name, ok := record.QueueTarget(req.Queue); ok && req.relay {
+		if err := schedule.CheckTargetName(name); err != nil {
+			return err
+		}
+	} else if err := schedule.CheckQueueRef(req.Queue); err != nil {
 		return err
 	}
 	if err := schedule.CheckWorkerID(req.WorkerID); err != nil {
@@ -366,6 +374,14 @@ func ackParams(tenantID string, items []AckItem, now time.Time) []store.FinishPa
 // RETRY_WAIT for a backoff otherwise. The answer is the occurrence after
 // the nack.
 func (q *Queue) Nack(ctx context.Context, tenantID, occurrenceID string, attempt int64, class ErrorClass, message string) (*record.Occurrence, error) {
+	return q.nack(ctx, tenantID, occurrenceID, attempt, class, message, time.Time{})
+}
+
+// nack is Nack with a floor under the retry's time: a retry is not
+// claimable before notBefore (a target's Retry-After), later when the
+// backoff says so. The retry policy decides everything else as for any
+// nack.
+func (q *Queue) nack(ctx context.Context, tenantID, occurrenceID string, attempt int64, class ErrorClass, message string, notBefore time.Time) (*record.Occurrence, error) {
 	if class != Retryable && class != Permanent {
 		return nil, schedule.Invalid("class", "%q: want retryable or permanent", class)
 	}
@@ -396,6 +412,9 @@ func (q *Queue) Nack(ctx context.Context, tenantID, occurrenceID string, attempt
 				return err
 			}
 			d := decideRetry(&f, attempt, now, q.retryBudget)
+			if d.State == record.OccurrenceRetryWait && d.RetryAt.Before(notBefore) {
+				d.RetryAt = notBefore.Truncate(time.Millisecond)
+			}
 			budgetSpent = d.BudgetSpent
 			p.Result, p.State, p.RetryAt, p.DeadReason = record.ResultFailedRetryable, d.State, d.RetryAt, d.DeadReason
 		}

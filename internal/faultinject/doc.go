@@ -26,6 +26,8 @@ const (
 	FoldMiddle      = "fold.middle"       // fold: part of a run's rows written, the run not deleted
 	FoldAfterCommit = "fold.after-commit" // fold: a background fold committed
 
+	RelayAfterSend = "relay.after-send" // relay: a batch accepted by its target, not yet acked
+
 	RetentionAfterHorizon = "retention.after-horizon" // retention: a tenant's horizon written, nothing deleted
 	RetentionAfterBatch   = "retention.after-batch"   // retention: one batch of deletes committed
 )

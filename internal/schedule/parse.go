@@ -22,7 +22,7 @@ import (
 // *ValidationError.
 func FromRequest(r *api.ScheduleRequest) (Settings, error) {
 	s := Settings{
-		Name: r.Name, Queue: r.Queue, TimeZone: r.TimeZone,
+		Name: r.Name, Queue: r.Queue, Target: r.Target, TimeZone: r.TimeZone,
 		DSTGap: timetable.GapPolicy(r.DSTGap), DSTRepeat: timetable.RepeatPolicy(r.DSTRepeat),
 		OverlapPolicy: record.OverlapPolicy(r.OverlapPolicy),
 	}

@@ -49,6 +49,11 @@ const (
 type Settings struct {
 	Name  string
 	Queue string
+	// Target names the tenant's target the firings are delivered into
+	// instead of a queue of the built-in one ("" for none). Normalize
+	// sets Queue to the target's own queue (record.TargetQueue), which is
+	// how the schedule is stored.
+	Target string
 
 	Kind      timetable.Kind
 	Expr      string
@@ -74,10 +79,30 @@ func (s *Settings) Normalize() (*timetable.Timetable, error) {
 	if err := CheckName(s.Name); err != nil {
 		return nil, err
 	}
-	if err := CheckNewQueue(s.Queue); err != nil {
+	if err := s.queueOrTarget(CheckNewQueue); err != nil {
 		return nil, err
 	}
 	return s.normalize()
+}
+
+// queueOrTarget checks the queue with checkQueue, or, for a schedule
+// with a target, the target's name, and sets the queue to the target's.
+func (s *Settings) queueOrTarget(checkQueue func(string) error) error {
+	if s.Target == "" {
+		if _, ok := record.QueueTarget(s.Queue); ok {
+			return Invalid("queue", "%q: a queue starting with @ is a target's; name the target instead (target %q)", s.Queue, s.Queue[1:])
+		}
+		return checkQueue(s.Queue)
+	}
+	if err := CheckTargetName(s.Target); err != nil {
+		return err
+	}
+	q := record.TargetQueue(s.Target)
+	if s.Queue != "" && s.Queue != q {
+		return Invalid("queue", "%q: a schedule with a target (%q) has no queue of its own; give one or the other", s.Queue, s.Target)
+	}
+	s.Queue = q
+	return nil
 }
 
 // NormalizeUpdate is Normalize for an update, whose name and queue may be
@@ -92,7 +117,7 @@ func (s *Settings) NormalizeUpdate() (*timetable.Timetable, error) {
 	if err := CheckStoredName(s.Name); err != nil {
 		return nil, err
 	}
-	if err := CheckQueueRef(s.Queue); err != nil {
+	if err := s.queueOrTarget(CheckQueueRef); err != nil {
 		return nil, err
 	}
 	return s.normalize()
@@ -107,7 +132,7 @@ func (s *Settings) CheckKept(name, queue string) error {
 			return err
 		}
 	}
-	if s.Queue != queue {
+	if _, target := record.QueueTarget(s.Queue); s.Queue != queue && !target {
 		return CheckNewQueue(s.Queue)
 	}
 	return nil

@@ -170,6 +170,11 @@ func CheckNewQueue(queue string) error { return checkStrictName("queue", queue, 
 // reference: upper case is taken, for queues stored before the rule).
 func CheckQueueRef(queue string) error { return checkStrictName("queue", queue, false) }
 
+// CheckTargetName checks the name of a target being created or named by
+// a schedule (checkStrictName's rule of a new name: it is a segment of
+// the target's URL, and its queue's name after the @).
+func CheckTargetName(name string) error { return checkStrictName("target", name, true) }
+
 // CheckNewTenant checks the id of a tenant being created
 // (checkStrictName's rule of a new name).
 func CheckNewTenant(tenantID string) error { return checkStrictName("tenant", tenantID, true) }

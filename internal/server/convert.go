@@ -47,6 +47,9 @@ func apiScheduleFields(sc *record.Schedule, nextFire time.Time) api.Schedule {
 	if sc.Kind == timetable.KindCron {
 		out.DSTGap, out.DSTRepeat = string(sc.DSTGap), string(sc.DSTRepeat)
 	}
+	if name, ok := record.QueueTarget(sc.Queue); ok {
+		out.Queue, out.Target = "", name
+	}
 	if !sc.Anchor.IsZero() {
 		out.Anchor = sc.Anchor.UTC().Format(time.RFC3339)
 	}

@@ -219,6 +219,7 @@ func (s *Server) routeTable() []route {
 		{"GET", "/v1/audit", s.audit, "no such schedule", false},
 		{"POST", "/v1/admin/reload-tz", s.reloadTZ, "", true},
 	}
+	rs = append(rs, s.targetRoutes()...)
 	return append(rs, s.tenantRoutes()...)
 }
 

@@ -80,6 +80,8 @@ type Store interface {
 	OutageStore
 	// Tenants and their tokens (see TenantStore).
 	TenantStore
+	// Targets (see TargetStore).
+	TargetStore
 	// The audit log (see AuditStore).
 	AuditStore
 	// The pacing of catch-up firings (see PacingStore).

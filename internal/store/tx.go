@@ -22,6 +22,7 @@ type Tx interface {
 	ControlTx
 	PlannerTx
 	TenantTx
+	TargetTx
 	AuditTx
 	ManualTx
 	QuotaTx

@@ -27,7 +27,7 @@ func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Co
 	var sf scheduleFlags
 	var idem string
 	cmd := &cobra.Command{
-		Use:   "create --name NAME --queue Q (--cron EXPR --tz ZONE | --at RFC3339 | --every DURATION) [flags]",
+		Use:   "create --name NAME (--queue Q | --target T) (--cron EXPR --tz ZONE | --at RFC3339 | --every DURATION) [flags]",
 		Short: "Create a schedule",
 		Long: `Create a schedule and print it, with its next firings.
 
@@ -49,10 +49,14 @@ The settings are checked before anything is sent; invalid input exits 2.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fl := cmd.Flags()
-			for _, req := range []string{"name", "queue"} {
-				if !fl.Changed(req) {
-					return cmdutil.UsageErrorf("--%s is required", req)
-				}
+			if !fl.Changed("name") {
+				return cmdutil.UsageErrorf("--name is required")
+			}
+			switch q, t := fl.Changed("queue"), fl.Changed("target"); {
+			case !q && !t:
+				return cmdutil.UsageErrorf("--queue is required (or --target, to deliver to one of your targets)")
+			case q && t:
+				return cmdutil.UsageErrorf("give --queue or --target, not both: a schedule's firings go to a queue or to a target")
 			}
 			p, err := readPatch(fl, sf, f.In)
 			if err != nil {
@@ -122,7 +126,11 @@ func printSchedule(f *cmdutil.Factory, sc *api.Schedule) error {
 		cursor += " (next_run_at: firings before it are already queued)"
 	}
 	t.Row("planner_cursor", cursor)
-	t.Row("queue", sc.Queue)
+	if sc.Target != "" {
+		t.Row("target", sc.Target)
+	} else {
+		t.Row("queue", sc.Queue)
+	}
 	t.Row("payload", cmdutil.CompactJSON(sc.Payload))
 	t.Row("misfire", fmt.Sprintf("%s, max lateness %s", sc.MisfirePolicy, sc.MaxLateness))
 	t.Row("overlap", sc.OverlapPolicy)

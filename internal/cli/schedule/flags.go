@@ -19,7 +19,8 @@ import (
 
 // scheduleFlags are the settings flags of create and update.
 type scheduleFlags struct {
-	Name, Queue, Cron, At, Every, TimeZone, Anchor string
+	Name, Queue, Target, Cron, At, Every, TimeZone string
+	Anchor                                         string
 	Payload, Misfire, MaxLateness, Overlap         string
 	FlexWindow, DSTGap, DSTRepeat                  string
 	MaxAttempts                                    int
@@ -27,7 +28,7 @@ type scheduleFlags struct {
 
 // flagField maps a flag to the request field it sets, and back.
 var flagField = map[string]string{
-	"name": "name", "queue": "queue", "cron": "cron", "at": "at", "every": "every",
+	"name": "name", "queue": "queue", "target": "target", "cron": "cron", "at": "at", "every": "every",
 	"tz": "time_zone", "anchor": "anchor", "payload": "payload", "misfire": "misfire_policy",
 	"max-lateness": "max_lateness", "overlap": "overlap_policy", "flex-window": "flexible_window",
 	"dst-gap": "dst_gap", "dst-repeat": "dst_repeat", "max-attempts": "max_attempts",
@@ -46,6 +47,7 @@ func fieldFlag(field string) string {
 func (sf *scheduleFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&sf.Name, "name", "", "name of the schedule, unique among your live schedules")
 	fl.StringVar(&sf.Queue, "queue", "", "queue its occurrences go to (letters, digits and . _ - :)")
+	fl.StringVar(&sf.Target, "target", "", "deliver the firings to this target (schedctl target list) instead of a queue")
 	fl.StringVar(&sf.Cron, "cron", "", "cron expression: 5 fields, or 6 with leading seconds, or a macro such as @daily")
 	fl.StringVar(&sf.At, "at", "", "one instant, RFC 3339 with any offset")
 	fl.StringVar(&sf.Every, "every", "", "fixed interval of elapsed time, e.g. 90s, 15m, 24h")
@@ -169,6 +171,16 @@ func (p *schedulePatch) apply(r *api.ScheduleRequest) {
 			*ptr = val[name]
 		}
 	}
+	// A schedule has a queue or a target: giving one drops the other.
+	switch {
+	case set["target"]:
+		r.Target = v.Target
+		if !set["queue"] {
+			r.Queue = ""
+		}
+	case set["queue"]:
+		r.Target = ""
+	}
 	if set["payload"] {
 		r.Payload = p.Payload
 	}
@@ -192,7 +204,7 @@ func checkFlags(r api.ScheduleRequest) error {
 // requestFromSchedule is the request that would recreate sc as it is.
 func requestFromSchedule(sc api.Schedule) api.ScheduleRequest {
 	r := api.ScheduleRequest{
-		Name: sc.Name, Queue: sc.Queue, TimeZone: sc.TimeZone, Anchor: sc.Anchor,
+		Name: sc.Name, Queue: sc.Queue, Target: sc.Target, TimeZone: sc.TimeZone, Anchor: sc.Anchor,
 		Payload: sc.Payload, MisfirePolicy: sc.MisfirePolicy, MaxLateness: sc.MaxLateness,
 		OverlapPolicy: sc.OverlapPolicy, FlexibleWindow: sc.FlexibleWindow, MaxAttempts: sc.MaxAttempts,
 		RetryBase: sc.RetryBase, RetryCap: sc.RetryCap, RetryDeadline: sc.RetryDeadline,

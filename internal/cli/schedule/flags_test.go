@@ -42,6 +42,8 @@ func TestCreateFlags(t *testing.T) {
 
 		{"no name", []string{"--queue", "q", "--every", "1h"}, api.ScheduleRequest{}, "--name is required"},
 		{"no queue", []string{"--name", "n", "--every", "1h"}, api.ScheduleRequest{}, "--queue is required"},
+		{"queue and target", []string{"--name", "n", "--queue", "q", "--target", "t", "--every", "1h"}, api.ScheduleRequest{}, "give --queue or --target, not both"},
+		{"target", []string{"--name", "n", "--target", "orders", "--every", "1h"}, api.ScheduleRequest{Name: "n", Target: "orders", Every: "1h"}, ""},
 		{"no kind", []string{"--name", "n", "--queue", "q"}, api.ScheduleRequest{}, "exactly one of --cron, --at or --every"},
 		{"two kinds", []string{"--name", "n", "--queue", "q", "--every", "1h", "--at", "2027-01-01T00:00:00Z"}, api.ScheduleRequest{}, "only one of --cron, --at or --every, not --at and --every"},
 		{"bad payload", []string{"--name", "n", "--queue", "q", "--every", "1h", "--payload", "{nope"}, api.ScheduleRequest{}, "--payload: not valid JSON"},

@@ -43,6 +43,7 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("Versions", func(t *testing.T) { t.Parallel(); testVersions(t, open) })
 	t.Run("Outages", func(t *testing.T) { t.Parallel(); testOutages(t, open) })
 	t.Run("Tenants", func(t *testing.T) { t.Parallel(); testTenants(t, open) })
+	t.Run("Targets", func(t *testing.T) { t.Parallel(); testTargets(t, open) })
 	t.Run("Audit", func(t *testing.T) { t.Parallel(); testAudit(t, open) })
 	t.Run("RunningQuota", func(t *testing.T) { t.Parallel(); testRunningQuota(t, open) })
 	t.Run("Quotas", func(t *testing.T) { t.Parallel(); testQuotas(t, open) })

@@ -1,0 +1,295 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sched-dev/sched/internal/clock"
+	"github.com/sched-dev/sched/internal/record"
+	"github.com/sched-dev/sched/internal/schedule"
+	"github.com/sched-dev/sched/internal/store"
+	"github.com/sched-dev/sched/internal/target/kinds"
+	"github.com/sched-dev/sched/internal/timetable"
+)
+
+// receiver is a webhook endpoint on loopback that records what it was
+// sent and answers with status (200 when it returns 0).
+type receiver struct {
+	srv *httptest.Server
+
+	mu     sync.Mutex
+	ids    []string
+	bodies []string
+	status func() (int, http.Header)
+}
+
+func newReceiver(t *testing.T) *receiver {
+	t.Helper()
+	r := &receiver{}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		b, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		r.ids = append(r.ids, req.Header.Get("webhook-id"))
+		r.bodies = append(r.bodies, string(b))
+		status := r.status
+		r.mu.Unlock()
+		code := http.StatusOK
+		if status != nil {
+			var h http.Header
+			code, h = status()
+			for k, v := range h {
+				w.Header()[k] = v
+			}
+		}
+		w.WriteHeader(code)
+		fmt.Fprint(w, "answer "+http.StatusText(code))
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *receiver) answer(code int, h http.Header) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.status = func() (int, http.Header) { return code, h }
+}
+
+func (r *receiver) got() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.ids...)
+}
+
+// targetKinds are the kinds a test's engine opens targets with: webhooks
+// may reach loopback, where the tests' receivers listen.
+func targetKinds() TargetKinds {
+	return kinds.New(kinds.Options{WebhookAllow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Name: "engine test"})
+}
+
+func withTargets(c *Config) { c.TargetKinds = targetKinds() }
+
+// webhookTarget creates the tenant's webhook target name at url.
+func (h *harness) webhookTarget(name, url string) *TargetInfo {
+	h.t.Helper()
+	cfg, _ := json.Marshal(map[string]string{"url": url})
+	tg, err := h.e.Targets.Create(h.ctx, tenant, name, TargetSpec{Kind: record.TargetWebhook, Config: cfg})
+	if err != nil {
+		h.t.Fatalf("create target %s: %v", name, err)
+	}
+	return tg
+}
+
+// relayOnce runs one batch of the relay for the tenant's target name,
+// carrying acks, with no wait: what one turn of a relay loop does.
+func (h *harness) relayOnce(name string, acks []AckItem) (next []AckItem, claimed, delivered int) {
+	h.t.Helper()
+	tg, err := h.st.GetTarget(h.ctx, tenant, name)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	s, err := h.e.relay.kinds.Open(*tg)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer s.Close()
+	req := h.e.relay.claimRequest(*tg)
+	req.Wait = 0
+	next, claimed, delivered, err = h.e.relay.batch(h.ctx, s, req, acks)
+	if err != nil {
+		h.t.Fatalf("relay %s: %v", name, err)
+	}
+	return next, claimed, delivered
+}
+
+func atTarget(name, target string, at time.Time) schedule.Settings {
+	return schedule.Settings{Name: name, Target: target, Kind: timetable.KindAt, Expr: at.Format(time.RFC3339)}
+}
+
+// TestRelayDeliversToAWebhook: a schedule naming a webhook target is
+// planned into the target's queue and delivered by the relay under its
+// occurrence id, then acked: SUCCEEDED, and no worker can claim it.
+func TestRelayDeliversToAWebhook(t *testing.T) {
+	t.Parallel()
+	onEveryStore(t, func(t *testing.T, open harnessMaker) {
+		t.Parallel()
+		start := utc("2027-01-04T10:00:00Z")
+		h := open(t, start, withTargets)
+		rc := newReceiver(t)
+		tg := h.webhookTarget("hooks", rc.srv.URL)
+		if !strings.HasPrefix(tg.NewSecret, "whsec_") || !tg.SecretSet {
+			t.Fatalf("create: secret %q set %v; want a whsec_ secret shown once", tg.NewSecret, tg.SecretSet)
+		}
+		if got, err := h.e.Targets.Get(h.ctx, tenant, "hooks"); err != nil || got.Secret != "" || got.NewSecret != "" || !got.SecretSet {
+			t.Fatalf("get: %+v, %v; want no secret, secret_set", got, err)
+		}
+		sc := h.create(atTarget("ping", "hooks", start.Add(10*time.Second)))
+		if sc.Queue != record.TargetQueue("hooks") {
+			t.Fatalf("queue %q; want the target's", sc.Queue)
+		}
+		h.advance(10 * time.Second)
+		// No worker can claim a target's firings, under any spelling.
+		if _, err := h.e.Queue.Claim(h.ctx, ClaimRequest{TenantID: tenant, Queue: sc.Queue, WorkerID: "w"}); err == nil {
+			t.Fatal("a worker claimed the target's queue")
+		}
+		acks, claimed, delivered := h.relayOnce("hooks", nil)
+		if claimed != 1 || delivered != 1 {
+			t.Fatalf("relay: claimed %d, delivered %d; want 1, 1", claimed, delivered)
+		}
+		occ := h.occurrences(sc.ScheduleID)[0]
+		if got := rc.got(); len(got) != 1 || got[0] != occ.OccurrenceID {
+			t.Fatalf("receiver got %v; want [%s]", got, occ.OccurrenceID)
+		}
+		h.relayOnce("hooks", acks) // the acks ride on the next claim
+		if o := h.got(occ.OccurrenceID); o.State != record.OccurrenceSucceeded || o.AttemptCount != 1 {
+			t.Fatalf("after the ack: %s after %d attempts; want SUCCEEDED after 1", o.State, o.AttemptCount)
+		}
+	})
+}
+
+// TestRelayFailures: a receiver's answers become the queue's outcomes:
+// 5xx a retry with the schedule's backoff, 429 a retry no sooner than its
+// Retry-After, 404 DEAD at once with the status in the reason.
+func TestRelayFailures(t *testing.T) {
+	t.Parallel()
+	onEveryStore(t, func(t *testing.T, open harnessMaker) {
+		t.Parallel()
+		for _, tc := range []struct {
+			name  string
+			code  int
+			h     http.Header
+			state record.OccurrenceState
+			after time.Duration // the retry no sooner than this after the failure
+			err   string
+		}{
+			{"server error", 503, nil, record.OccurrenceRetryWait, 0, "503"},
+			{"throttled", 429, http.Header{"Retry-After": {"120"}}, record.OccurrenceRetryWait, 120 * time.Second, "429"},
+			{"not found", 404, nil, record.OccurrenceDead, 0, "404 Not Found"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				start := utc("2027-01-04T10:00:00Z")
+				h := open(t, start, withTargets)
+				rc := newReceiver(t)
+				rc.answer(tc.code, tc.h)
+				h.webhookTarget("hooks", rc.srv.URL)
+				sc := h.create(atTarget("ping", "hooks", start.Add(10*time.Second)))
+				h.advance(10 * time.Second)
+				if _, claimed, delivered := h.relayOnce("hooks", nil); claimed != 1 || delivered != 0 {
+					t.Fatalf("relay: claimed %d, delivered %d; want 1, 0", claimed, delivered)
+				}
+				o := h.got(h.occurrences(sc.ScheduleID)[0].OccurrenceID)
+				if o.State != tc.state {
+					t.Fatalf("state %s; want %s", o.State, tc.state)
+				}
+				as, err := h.e.Queue.Attempts(h.ctx, store.ListAttemptsParams{TenantID: tenant, OccurrenceID: o.OccurrenceID, Limit: 10})
+				if err != nil || len(as) != 1 || !strings.Contains(as[0].Error, tc.err) {
+					t.Fatalf("attempts %+v, %v; want one whose error names %q", as, err, tc.err)
+				}
+				if tc.after > 0 && o.AvailableAt.Before(h.clk.Now().Add(tc.after).Truncate(time.Millisecond)) {
+					t.Errorf("retry at %s; want no sooner than Retry-After, %s", o.AvailableAt, h.clk.Now().Add(tc.after))
+				}
+			})
+		}
+	})
+}
+
+// TestRelayRedeliversUnderTheSameID: a relay that sent a batch and died
+// before its ack (its claim never acked) leaves the firing to come back
+// after the lease; the next attempt is sent under the same occurrence id,
+// so the receiver can drop it as a duplicate.
+func TestRelayRedeliversUnderTheSameID(t *testing.T) {
+	t.Parallel()
+	start := utc("2027-01-04T10:00:00Z")
+	h := newHarness(t, start, withTargets)
+	rc := newReceiver(t)
+	h.webhookTarget("hooks", rc.srv.URL)
+	sc := h.create(atTarget("ping", "hooks", start.Add(10*time.Second)))
+	h.advance(10 * time.Second)
+	h.relayOnce("hooks", nil) // sent; its ack is lost with the relay
+	h.advance(relayLease + time.Second)
+	acks, claimed, delivered := h.relayOnce("hooks", nil)
+	if claimed != 1 || delivered != 1 {
+		t.Fatalf("after the lease: claimed %d, delivered %d; want 1, 1", claimed, delivered)
+	}
+	h.relayOnce("hooks", acks)
+	id := h.occurrences(sc.ScheduleID)[0].OccurrenceID
+	if got := rc.got(); len(got) != 2 || got[0] != id || got[1] != id {
+		t.Fatalf("receiver got %v; want %s twice", got, id)
+	}
+	if o := h.got(id); o.State != record.OccurrenceSucceeded || o.AttemptCount != 2 {
+		t.Fatalf("%s after %d attempts; want SUCCEEDED after 2", o.State, o.AttemptCount)
+	}
+}
+
+// TestTargetsBelongToTheirTenant: a tenant can neither see nor name
+// another tenant's target, and a target that schedules still name cannot
+// be deleted.
+func TestTargetsBelongToTheirTenant(t *testing.T) {
+	t.Parallel()
+	onEveryStore(t, func(t *testing.T, open harnessMaker) {
+		t.Parallel()
+		start := utc("2027-01-04T10:00:00Z")
+		h := open(t, start, withTargets)
+		if _, _, err := h.e.Tenants.Create(h.ctx, "other", TenantPatch{}); err != nil {
+			t.Fatal(err)
+		}
+		h.webhookTarget("hooks", "http://127.0.0.1:9/")
+		if _, err := h.e.Targets.Get(h.ctx, "other", "hooks"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("another tenant's get: %v; want not found", err)
+		}
+		if l, err := h.e.Targets.List(h.ctx, "other"); err != nil || len(l) != 0 {
+			t.Errorf("another tenant's list: %v, %v; want none", l, err)
+		}
+		_, _, err := h.e.Control.Create(h.ctx, "other", "", atTarget("x", "hooks", start.Add(time.Hour)))
+		var ve *schedule.ValidationError
+		if !errors.As(err, &ve) || ve.Field != "target" {
+			t.Errorf("another tenant's schedule naming it: %v; want invalid target", err)
+		}
+		sc := h.create(atTarget("x", "hooks", start.Add(time.Hour)))
+		if err := h.e.Targets.Delete(h.ctx, tenant, "hooks"); !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "1 schedules") {
+			t.Errorf("delete while a schedule names it: %v; want a conflict naming it", err)
+		}
+		if _, err := h.e.Control.Cancel(h.ctx, tenant, sc.ScheduleID); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.e.Targets.Delete(h.ctx, tenant, "hooks"); err != nil {
+			t.Errorf("delete after the cancel: %v", err)
+		}
+	})
+}
+
+// TestBreakerBacksAFailingTargetOff: after relayBreakAfter batches with no
+// delivery the breaker admits nothing until its pause ends, then one
+// probe; a delivery closes it.
+func TestBreakerBacksAFailingTargetOff(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewVirtual(utc("2027-01-04T10:00:00Z"))
+	b := &breaker{clock: clk}
+	for range relayBreakAfter {
+		if n, _ := b.admit(t.Context()); n != relayBatch {
+			t.Fatalf("closed breaker admits %d; want %d", n, relayBatch)
+		}
+		b.release()
+		b.record(false)
+	}
+	if !clk.Now().Before(b.until) {
+		t.Fatalf("open breaker has no pause")
+	}
+	clk.Advance(relayBreakMin)
+	if n, _ := b.admit(t.Context()); n != 1 {
+		t.Fatalf("after the pause the breaker admits %d; want a probe of 1", n)
+	}
+	b.release()
+	b.record(true)
+	if n, _ := b.admit(t.Context()); n != relayBatch {
+		t.Fatalf("after a delivery the breaker admits %d; want %d", n, relayBatch)
+	}
+}

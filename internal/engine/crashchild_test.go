@@ -99,6 +99,13 @@ func crashChildMain() int {
 	if os.Getenv(retentionEnvChild) != "" {
 		return retentionChild() // retention_crash_test.go
 	}
+	if os.Getenv(relayEnvChild) != "" {
+		if err := relayChild(); err != nil { // relay_crash_test.go
+			fmt.Fprintf(os.Stderr, "relay child %d: %v\n", os.Getpid(), err)
+			return 1
+		}
+		return 0
+	}
 	if err := crashChild(); err != nil {
 		fmt.Fprintf(os.Stderr, "crash child %d: %v\n", os.Getpid(), err)
 		return 1

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -103,6 +104,10 @@ type Config struct {
 	// TargetKinds checks and opens targets (internal/target/kinds). Nil:
 	// the node manages no targets and runs no relay.
 	TargetKinds TargetKinds
+
+	// relayLease replaces relayLease in tests (a crashed relay's claims
+	// come back sooner); zero is relayLease.
+	relayLease time.Duration
 }
 
 func (c *Config) setDefaults() error {
@@ -255,7 +260,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	e.Targets = &Targets{store: cfg.Store, member: mem, kinds: cfg.TargetKinds}
 	if cfg.TargetKinds != nil {
 		e.relay = &relay{queue: e.Queue, store: cfg.Store, kinds: cfg.TargetKinds, clock: cfg.Clock,
-			log: cfg.Logger, worker: "relay@" + cfg.NodeID}
+			log: cfg.Logger, worker: "relay@" + cfg.NodeID, lease: cmp.Or(cfg.relayLease, relayLease)}
 	}
 	e.Stats.afterFlush = e.Audit.maybePurge // the audit log's retention (audit.go)
 	e.Queue.tenants = e.Tenants

@@ -59,7 +59,8 @@ type relay struct {
 	kinds  TargetKinds
 	clock  clock.Clock
 	log    *slog.Logger
-	worker string // the worker id of the relay's claims
+	worker string        // the worker id of the relay's claims
+	lease  time.Duration // the claims' lease: relayLease but in tests
 }
 
 // targetKey names one version of a target: a changed target is served by
@@ -189,7 +190,7 @@ func (r *relay) loop(ctx context.Context, tg record.Target, s target.Sender, b *
 // claimRequest is the relay's claim of a target's firings.
 func (r *relay) claimRequest(tg record.Target) ClaimRequest {
 	return ClaimRequest{TenantID: tg.TenantID, Queue: record.TargetQueue(tg.Name), WorkerID: r.worker,
-		Limit: relayBatch, Lease: relayLease, Wait: relayWait, relay: true}
+		Limit: relayBatch, Lease: r.lease, Wait: relayWait, relay: true}
 }
 
 // batch acks acks and claims the target's next firings (req) in one

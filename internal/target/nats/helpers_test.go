@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,11 +13,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sched-dev/sched/internal/target"
+	"github.com/sched-dev/sched/internal/target/nats/natstest"
 )
 
 // testURL is the NATS server with JetStream the tests use; they talk to
 // 127.0.0.1 only.
-const testURL = "nats://127.0.0.1:4222"
+const testURL = natstest.URL
 
 // server is a test's own connection to the NATS server, for setting up
 // streams and reading back what a Sender stored.
@@ -28,33 +28,11 @@ type server struct {
 	js  jetstream.JetStream
 }
 
-// needServer connects to the test server. When it is unreachable (or has
-// no JetStream) the test is skipped, unless SCHED_TEST_NATS=require (as CI
-// sets), when it fails.
+// needServer connects to the test server (natstest.Connect: skipped
+// without one unless SCHED_TEST_NATS=require).
 func needServer(tb testing.TB) *server {
 	tb.Helper()
-	unavailable := func(format string, args ...any) {
-		tb.Helper()
-		msg := fmt.Sprintf(format, args...)
-		if os.Getenv("SCHED_TEST_NATS") == "require" {
-			tb.Fatalf("%s (SCHED_TEST_NATS=require)", msg)
-		}
-		tb.Skipf("%s; set SCHED_TEST_NATS=require to fail instead of skipping", msg)
-	}
-	nc, err := natsio.Connect(testURL, natsio.Timeout(2*time.Second), natsio.Name("sched target/nats test"))
-	if err != nil {
-		unavailable("no NATS server at %s: %v", testURL, err)
-	}
-	tb.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		tb.Fatalf("jetstream.New: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if _, err := js.AccountInfo(ctx); err != nil {
-		unavailable("NATS server at %s has no JetStream: %v", testURL, err)
-	}
+	nc, js := natstest.Connect(tb)
 	return &server{url: testURL, nc: nc, js: js}
 }
 

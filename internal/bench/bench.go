@@ -57,6 +57,11 @@ type Config struct {
 	Duration time.Duration // sustained: how long
 
 	Burst int // scale: the burst after the load
+
+	// Target delivers the firings into a NATS JetStream subject through
+	// schedd's relay instead of the built-in queue
+	// (nats://HOST:PORT/SUBJECT); "" for the queue.
+	Target string
 }
 
 // Check validates a config before anything starts.
@@ -84,6 +89,13 @@ func (c Config) Check() error {
 		return errors.New("--rate: at least 1, --duration: at least 1s")
 	case c.Mode == Scale && c.Burst < 0:
 		return errors.New("--burst: not negative")
+	case c.Target != "" && c.Mode != Burst:
+		return errors.New("--target: burst only")
+	}
+	if c.Target != "" {
+		if _, err := parseTarget(c.Target); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -97,6 +109,9 @@ type Result struct {
 	// Claims says how the consumers claimed: "tenant" (one tenant's
 	// queue) or "pool" (all_tenants, by an admin).
 	Claims    string `json:"claims"`
+	// Target is the NATS subject the firings went to (--target), where
+	// delivery_lag_ms is measured: when the stream stored each one.
+	Target string `json:"target,omitempty"`
 	Consumers int    `json:"consumers"`
 	Batch     int    `json:"batch"`
 
@@ -174,6 +189,7 @@ type runner struct {
 	log     io.Writer
 	// afterLoad is the planner's figures when scale's load ended.
 	afterLoad *PlannerCost
+	target    *natsTarget // --target; nil for the built-in queue
 }
 
 // Run runs one benchmark and returns what it measured; an error means the
@@ -219,6 +235,24 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Result, error) {
 	}
 	if err := r.setupTenants(ctx); err != nil {
 		return nil, err
+	}
+	if cfg.Target != "" {
+		r.target, _ = parseTarget(cfg.Target)
+		defer func() {
+			if err := r.target.close(cfg.Keep); err != nil {
+				r.logf("delete stream %s: %v", r.target.stream, err)
+			}
+		}()
+		if err := r.target.open(ctx); err != nil {
+			return nil, err
+		}
+		r.res.Target = cfg.Target
+		for _, c := range r.tenants {
+			if err := r.target.create(ctx, c); err != nil {
+				return nil, err
+			}
+		}
+		r.logf("firings go to stream %s (subject %s) through schedd's relay", r.target.stream, r.target.subject)
 	}
 	switch cfg.Mode {
 	case Burst:
@@ -332,6 +366,11 @@ func (r *runner) burst(ctx context.Context, n int) error {
 	if err != nil {
 		return err
 	}
+	if r.target != nil {
+		for i := range reqs {
+			reqs[i].Queue, reqs[i].Target = "", benchTarget
+		}
+	}
 	r.logf("%d schedules due at %s", n, due.Format(time.RFC3339))
 	l, err := r.loadAll(ctx, r.spreadTenants(reqs))
 	if err != nil {
@@ -420,6 +459,9 @@ func (r *runner) measure(ctx context.Context, l *loaded, due, from, to time.Time
 	if l.ended.After(from.Add(-10 * time.Second)) {
 		r.res.Warnings = append(r.res.Warnings, fmt.Sprintf("loading ended %s before the first firing, less than 10s: raise --create-lead", from.Sub(l.ended).Round(time.Millisecond)))
 	}
+	if r.target != nil {
+		return r.measureTarget(ctx, expected, total, due, from, to)
+	}
 	cs := &consumers{c: r.admin, queue: queue, batch: r.cfg.Batch, lease: r.cfg.Lease, pool: r.res.Claims == "pool",
 		inWant: func(d *delivery) bool {
 			return expected[d.schedID] > 0 && !d.scheduledFor.Before(from) && !d.scheduledFor.After(to)
@@ -461,6 +503,28 @@ func (r *runner) measure(ctx context.Context, l *loaded, due, from, to time.Time
 		}
 	}
 	r.figures(cs.all, expected, from, to, due, avail)
+	return ctx.Err()
+}
+
+// measureTarget waits until the stream holds every firing due in [from,
+// to], or the timeout after to, then reads them back from it and computes
+// the figures, the lag being when the stream stored each one.
+func (r *runner) measureTarget(ctx context.Context, expected map[string]int, total int, due, from, to time.Time) error {
+	profiled := r.profile(ctx, from)
+	defer func() {
+		if err := <-profiled; err != nil {
+			r.res.Warnings = append(r.res.Warnings, err.Error())
+		}
+	}()
+	wctx, cancel := context.WithDeadline(ctx, to.Add(r.cfg.Timeout))
+	all := r.target.wait(wctx, total)
+	cancel()
+	r.res.TimedOut = !all && ctx.Err() == nil
+	ds, err := r.target.read(ctx)
+	if err != nil {
+		r.res.Errors = append(r.res.Errors, fmt.Sprintf("read the stream: %v", err))
+	}
+	r.figures(ds, expected, from, to, due, nil)
 	return ctx.Err()
 }
 

@@ -62,6 +62,7 @@ run. 2 on invalid flags.`
 			fs.IntVar(&o.Schedules, "schedules", 20000, "schedules firing at the instant")
 			fs.DurationVar(&o.CreateLead, "create-lead", 0, "how far from the start the firings fall due (0: a minute plus the load's estimated time), rounded up to a whole minute")
 			fs.DurationVar(&o.FlexWindow, "flex-window", 0, "give the schedules this flexible window (whole seconds; 0: strict)")
+			fs.StringVar(&o.Target, "target", "", "deliver the firings into NATS JetStream through schedd's relay, nats://HOST:PORT/SUBJECT (a stream of the bench's own takes the subject; the lag is when it stored each firing)")
 		}))
 	cmd.AddCommand(newMode(f, runF, bench.Sustained, "A steady rate of firings",
 		"  schedctl bench sustained\n  schedctl bench sustained --rate 200 --duration 10s -o json", func(fs *pflag.FlagSet, o *Options) {

@@ -32,6 +32,7 @@ import (
 	"github.com/sched-dev/sched/internal/cli/schedule"
 	"github.com/sched-dev/sched/internal/cli/simulate"
 	"github.com/sched-dev/sched/internal/cli/status"
+	"github.com/sched-dev/sched/internal/cli/target"
 	"github.com/sched-dev/sched/internal/cli/tenant"
 	"github.com/sched-dev/sched/internal/cli/version"
 	"github.com/sched-dev/sched/internal/cli/worker"
@@ -126,6 +127,7 @@ differences found, and its other failures exit 3.`,
 		completion.NewCmdCompletion(f, nil),
 		reconcile.NewCmdReconcile(f, nil),
 		tenant.NewCmdTenant(f),
+		target.NewCmdTarget(f),
 		tenant.NewCmdWhoami(f, nil),
 		audit.NewCmdAudit(f, nil),
 		bench.NewCmdBench(f, nil),

@@ -253,7 +253,7 @@ func (t *Targets) Test(ctx context.Context, tenantID, name string) (o target.Out
 	}
 	defer s.Close()
 	now := t.now()
-	f := target.Firing{OccurrenceID: "test_" + now.UTC().Format("20060102T150405.000Z"), TenantID: tenantID,
+	f := target.Firing{OccurrenceID: fmt.Sprintf("test_%d", now.UnixMilli()), TenantID: tenantID,
 		ScheduledFor: now, Attempt: 1, Payload: []byte(`{"test":true}`)}
 	return s.Send(ctx, []target.Firing{f})[0], f.OccurrenceID, nil
 }

@@ -374,75 +374,121 @@ func ackParams(tenantID string, items []AckItem, now time.Time) []store.FinishPa
 // RETRY_WAIT for a backoff otherwise. The answer is the occurrence after
 // the nack.
 func (q *Queue) Nack(ctx context.Context, tenantID, occurrenceID string, attempt int64, class ErrorClass, message string) (*record.Occurrence, error) {
-	return q.nack(ctx, tenantID, occurrenceID, attempt, class, message, time.Time{})
+	rs, o, err := q.nackBatch(ctx, tenantID, []nackItem{{OccurrenceID: occurrenceID, Attempt: attempt, Class: class, Message: message}}, true)
+	if err == nil {
+		err = rs[0].Err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("nack %s attempt %d: %w", occurrenceID, attempt, err)
+	}
+	return o, nil
 }
 
-// nack is Nack with a floor under the retry's time: a retry is not
-// claimable before notBefore (a target's Retry-After), later when the
-// backoff says so. The retry policy decides everything else as for any
-// nack.
-func (q *Queue) nack(ctx context.Context, tenantID, occurrenceID string, attempt int64, class ErrorClass, message string, notBefore time.Time) (*record.Occurrence, error) {
-	if class != Retryable && class != Permanent {
-		return nil, schedule.Invalid("class", "%q: want retryable or permanent", class)
-	}
-	if len(message) > 4096 {
-		message = message[:4096]
+// nackItem is one failed attempt of a nackBatch.
+type nackItem struct {
+	OccurrenceID string
+	Attempt      int64
+	Class        ErrorClass
+	Message      string
+	// NotBefore is a floor under the retry's time (a target's
+	// Retry-After): a retry is not claimable before it, later when the
+	// backoff says so. Zero for none.
+	NotBefore time.Time
+}
+
+// nackBatch records failed attempts of one tenant in one transaction,
+// each decided as Nack decides one; the relay records a batch a target
+// refused with it, one commit for the batch. Each item has its own
+// result. whole (one item only) also answers with the occurrence after
+// the nack.
+func (q *Queue) nackBatch(ctx context.Context, tenantID string, items []nackItem, whole bool) ([]store.FinishResult, *record.Occurrence, error) {
+	for i := range items {
+		if c := items[i].Class; c != Retryable && c != Permanent {
+			return nil, nil, schedule.Invalid("class", "%q: want retryable or permanent", c)
+		}
+		if len(items[i].Message) > 4096 {
+			items[i].Message = items[i].Message[:4096]
+		}
 	}
 	now := q.now().Truncate(time.Millisecond)
+	ps := make([]store.FinishParams, len(items))
 	var (
-		p           store.FinishParams
 		rs          []store.FinishResult
 		o           *record.Occurrence
 		budgetSpent bool
+		retries     int
 	)
 	err := store.InTx(ctx, q.store, func(tx store.Tx) error {
 		// A nack decides on the occurrence's row: a run holding it is
 		// folded first.
-		if err := foldOccurrences(ctx, tx, tenantID, []string{occurrenceID}, q.book); err != nil {
+		ids := make([]string, len(items))
+		for i := range items {
+			ids[i] = items[i].OccurrenceID
+		}
+		if err := foldOccurrences(ctx, tx, tenantID, ids, q.book); err != nil {
 			return fmt.Errorf("fold: %w", err)
 		}
-		p = store.FinishParams{
-			TenantID: tenantID, OccurrenceID: occurrenceID, Attempt: attempt,
-			Result: record.ResultFailedPermanent, State: record.OccurrenceDead, DeadReason: record.DeadPermanentFailure,
-			Error: message, Now: now,
-		}
-		if class == Retryable {
-			f, err := tx.NackFacts(ctx, tenantID, occurrenceID)
-			if err != nil {
-				return err
+		budgetSpent, retries = false, 0
+		for i, it := range items {
+			p := store.FinishParams{
+				TenantID: tenantID, OccurrenceID: it.OccurrenceID, Attempt: it.Attempt,
+				Result: record.ResultFailedPermanent, State: record.OccurrenceDead, DeadReason: record.DeadPermanentFailure,
+				Error: it.Message, Now: now,
 			}
-			d := decideRetry(&f, attempt, now, q.retryBudget)
-			if d.State == record.OccurrenceRetryWait && d.RetryAt.Before(notBefore) {
-				d.RetryAt = notBefore.Truncate(time.Millisecond)
+			if it.Class == Retryable {
+				f, err := tx.NackFacts(ctx, tenantID, it.OccurrenceID)
+				if err != nil {
+					return err
+				}
+				f.RetryWaiting += retries // this batch's retries, not written yet, count against the budget
+				d := decideRetry(&f, it.Attempt, now, q.retryBudget)
+				if d.State == record.OccurrenceRetryWait {
+					if d.RetryAt.Before(it.NotBefore) {
+						d.RetryAt = it.NotBefore.Truncate(time.Millisecond)
+					}
+					retries++
+				}
+				budgetSpent = budgetSpent || d.BudgetSpent
+				p.Result, p.State, p.RetryAt, p.DeadReason = record.ResultFailedRetryable, d.State, d.RetryAt, d.DeadReason
 			}
-			budgetSpent = d.BudgetSpent
-			p.Result, p.State, p.RetryAt, p.DeadReason = record.ResultFailedRetryable, d.State, d.RetryAt, d.DeadReason
+			ps[i] = p
 		}
 		var err error
-		rs, o, err = finishOne(ctx, tx, []store.FinishParams{p}, q.book)
+		if whole {
+			rs, o, err = finishOne(ctx, tx, ps, q.book)
+		} else {
+			rs, err = finishTx(ctx, tx, ps, q.book)
+		}
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("nack %s attempt %d: %w", occurrenceID, attempt, err)
+		return nil, nil, err
 	}
-	q.obs.observeFinishes([]store.FinishParams{p}, rs)
-	if rs[0].Err != nil {
-		return nil, fmt.Errorf("nack %s attempt %d: %w", occurrenceID, attempt, rs[0].Err)
-	}
+	q.obs.observeFinishes(ps, rs)
 	if budgetSpent {
-		q.log.Warn("tenant retry budget spent; failure goes to the dead-letter queue",
-			"tenant", tenantID, "occurrence_id", occurrenceID, "budget", q.retryBudget)
+		q.log.Warn("tenant retry budget spent; failures go to the dead-letter queue",
+			"tenant", tenantID, "budget", q.retryBudget)
 	}
-	if p.State == record.OccurrenceRetryWait {
+	if retries > 0 {
 		q.notify.broadcast()
 	}
-	return o, nil
+	return rs, o, nil
 }
 
 // Replay puts a DEAD occurrence back on the queue with the same
 // occurrence_id; its next claim is a new attempt, with a fresh set of
 // retries.
 func (q *Queue) Replay(ctx context.Context, tenantID, occurrenceID string) (*record.Occurrence, error) {
+	// A firing of a target that was deleted would wait for a relay that
+	// never comes.
+	if cur, err := q.Occurrence(ctx, tenantID, occurrenceID); err == nil && cur.State == record.OccurrenceDead {
+		if gone, err := targetGone(ctx, q.store, tenantID, cur.Queue); err != nil {
+			return nil, fmt.Errorf("replay %s: %w", occurrenceID, err)
+		} else if gone {
+			name, _ := record.QueueTarget(cur.Queue)
+			return nil, fmt.Errorf("occurrence %s's target %q no longer exists; create it again to replay the firing: %w", occurrenceID, name, ErrConflict)
+		}
+	}
 	o, err := ReplayOccurrence(ctx, q.store, tenantID, occurrenceID, q.now().Truncate(time.Millisecond))
 	if err != nil {
 		if errors.Is(err, store.ErrConflict) {
@@ -511,9 +557,20 @@ func (q *Queue) ReplayDead(ctx context.Context, f DLQFilter, limit int) (ids []s
 	if err != nil {
 		return nil, false, fmt.Errorf("replay the dead-letter queue: %w", err)
 	}
-	want := make([]string, len(page))
+	want := make([]string, 0, len(page))
+	gone := map[string]bool{} // a target's queue whose target was deleted
 	for i := range page {
-		want[i] = page[i].OccurrenceID
+		queue := page[i].Queue
+		g, seen := gone[queue]
+		if !seen {
+			if g, err = targetGone(ctx, q.store, f.TenantID, queue); err != nil {
+				return nil, false, fmt.Errorf("replay the dead-letter queue: %w", err)
+			}
+			gone[queue] = g
+		}
+		if !g { // a firing whose target is gone stays DEAD (Replay says why)
+			want = append(want, page[i].OccurrenceID)
+		}
 	}
 	// One transaction and one audit row for the page (audit.go).
 	ids, err = ReplayDeadOccurrences(ctx, q.store, f, want, q.now().Truncate(time.Millisecond))
@@ -524,7 +581,9 @@ func (q *Queue) ReplayDead(ctx context.Context, f DLQFilter, limit int) (ids []s
 		q.obs.metrics.Replays.Add(float64(len(ids)))
 		q.notify.broadcast()
 	}
-	return ids, len(page) == limit, nil
+	// A page of firings whose targets are gone alone replays nothing and
+	// would be read again: more stops there.
+	return ids, len(page) == limit && len(want) > 0, nil
 }
 
 // PurgeDead takes up to limit (1..store.MaxListLimit) of the DEAD

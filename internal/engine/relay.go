@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -34,22 +33,20 @@ import (
 //
 // Every node runs the relay for every target, relayWorkers claim loops
 // each: a target's firings are spread over the nodes by their claims, as a
-// queue's are over its workers. A target whose every delivery fails is
-// backed off as a whole: after relayBreakAfter batches in a row with none
-// delivered, its loops stop claiming for a doubling pause (up to
-// relayBreakMax), and then one loop probes with a claim of one firing; a
-// delivery closes the breaker. A failing endpoint thus holds no more than
-// its own loops, never another target's or the built-in queue's workers.
+// queue's are over its workers. A target that takes nothing is backed off
+// as a whole (breaker): one probe of one firing at a time, a doubling
+// pause between probes, so a failing endpoint costs no more than its
+// probes, and never holds another target's loops or the built-in queue's
+// workers.
 
 const (
-	relayBatch      = 1000             // firings one claim takes
-	relayWorkers    = 4                // claim loops per target per node
-	relayLease      = 60 * time.Second // the claim lease: longer than a Send's worst case
-	relayWait       = 5 * time.Second  // a claim's long poll when the target's queue is empty
-	relayRefresh    = 2 * time.Second  // how often the list of targets is read again
-	relayBreakAfter = 3                // batches in a row with no delivery that open the breaker
-	relayBreakMin   = time.Second
-	relayBreakMax   = time.Minute
+	relayBatch    = 1000             // firings one claim takes
+	relayWorkers  = 8                // claim loops per target per node: enough that claims and sends overlap
+	relayLease    = 60 * time.Second // the claim lease: longer than a Send's worst case
+	relayWait     = 5 * time.Second  // a claim's long poll when the target's queue is empty
+	relayRefresh  = 2 * time.Second  // how often the list of targets is read again
+	relayBreakMin = time.Second      // the first pause after a batch with no delivery
+	relayBreakMax = time.Minute      // the longest pause between probes
 )
 
 // relay runs the claim loops of every target this node knows.
@@ -135,7 +132,7 @@ func (r *relay) serve(ctx context.Context, tg record.Target) {
 		}
 	}
 	defer s.Close()
-	b := &breaker{clock: r.clock}
+	b := newBreaker(r.clock)
 	var wg sync.WaitGroup
 	for range relayWorkers {
 		wg.Go(func() { r.loop(ctx, tg, s, b, log) })
@@ -160,13 +157,16 @@ func (r *relay) loop(ctx context.Context, tg record.Target, s target.Sender, b *
 	}()
 	req := r.claimRequest(tg)
 	for ctx.Err() == nil {
-		limit, ok := b.admit(ctx)
+		limit, probe, ok := b.admit(ctx)
 		if !ok {
 			return
 		}
 		req.Limit = limit
 		next, claimed, delivered, err := r.batch(ctx, s, req, acks)
-		b.release()
+		if err == nil && claimed > 0 {
+			b.record(delivered > 0)
+		}
+		b.release(probe)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -181,9 +181,6 @@ func (r *relay) loop(ctx context.Context, tg record.Target, s target.Sender, b *
 			continue
 		}
 		acks = next
-		if claimed > 0 {
-			b.record(delivered > 0)
-		}
 	}
 }
 
@@ -212,100 +209,132 @@ func (r *relay) batch(ctx context.Context, s target.Sender, req ClaimRequest, ac
 	outs := s.Send(ctx, fs)
 	faultinject.Crash(faultinject.RelayAfterSend)
 	next = make([]AckItem, 0, len(fs))
+	var failed []nackItem
 	for i, o := range outs {
 		f := &fs[i]
 		if o.Delivered() {
 			next = append(next, AckItem{OccurrenceID: f.OccurrenceID, Attempt: f.Attempt})
 			continue
 		}
-		r.fail(ctx, f, o)
+		failed = append(failed, r.failure(f, o))
+	}
+	if len(failed) > 0 {
+		// One transaction for the batch's failures. Not recorded, they
+		// come back when the claims' lease ends.
+		if _, _, err := r.queue.nackBatch(ctx, req.TenantID, failed, false); err != nil && ctx.Err() == nil {
+			r.log.Warn("relay: record failed deliveries; they come back after the lease",
+				"tenant", req.TenantID, "queue", req.Queue, "n", len(failed), "err", err)
+		}
 	}
 	return next, len(fs), len(next), nil
 }
 
-// fail records a firing the target did not take: a nack, permanent when
-// the target refused it for good, with the target's Retry-After as the
-// floor of the retry's time.
-func (r *relay) fail(ctx context.Context, f *target.Firing, o target.Outcome) {
-	class := Retryable
+// failure is the nack of a firing the target did not take: permanent
+// when the target refused it for good, with the target's Retry-After as
+// the floor of the retry's time.
+func (r *relay) failure(f *target.Firing, o target.Outcome) nackItem {
+	it := nackItem{OccurrenceID: f.OccurrenceID, Attempt: f.Attempt, Class: Retryable, Message: o.Err.Error()}
 	if o.Permanent {
-		class = Permanent
+		it.Class = Permanent
 	}
-	var notBefore time.Time
 	if o.RetryAfter > 0 {
-		notBefore = r.queue.now().Add(o.RetryAfter)
+		it.NotBefore = r.queue.now().Add(o.RetryAfter)
 	}
-	if _, err := r.queue.nack(ctx, f.TenantID, f.OccurrenceID, f.Attempt, class, o.Err.Error(), notBefore); err != nil &&
-		!errors.Is(err, context.Canceled) {
-		// The claim's lease ends it instead: the firing comes back.
-		r.log.Warn("relay: record a failed delivery", "tenant", f.TenantID, "occurrence_id", f.OccurrenceID, "attempt", f.Attempt, "err", err)
-	}
+	return it
 }
 
-// breaker backs a failing target off as a whole (see the relay's
-// comment above).
+// breaker lets a target's loops claim full batches only while the target
+// is known to take firings. A target starts unproven: one loop probes it
+// with a claim of one firing while the others wait. A delivery proves it,
+// and every loop claims full batches. A batch with no delivery unproves
+// it and starts a pause, doubling from relayBreakMin to relayBreakMax,
+// after which one loop probes again. So a target that refuses everything
+// costs a probe a pause, not a batch a loop, and its firings wait in its
+// queue with their attempts unspent.
 type breaker struct {
 	clock clock.Clock
 
 	mu      sync.Mutex
-	failed  int       // batches in a row with no delivery
-	until   time.Time // no claim before this while open
-	probing bool      // one loop holds the probe
+	proven  bool          // the last batch sent delivered something
+	failed  int           // batches in a row with no delivery
+	until   time.Time     // no probe before this
+	probing bool          // a loop holds the probe
+	changed chan struct{} // closed, and replaced, at every change
 }
 
+func newBreaker(c clock.Clock) *breaker { return &breaker{clock: c, changed: make(chan struct{})} }
+
 // admit waits until a loop may claim, and says how many firings: a full
-// batch while the breaker is closed, one for the probe once its pause is
-// over. It returns false when ctx ends.
-func (b *breaker) admit(ctx context.Context) (int, bool) {
+// batch while the target is proven, else one, as the probe (probe true).
+// It returns ok false when ctx ends.
+func (b *breaker) admit(ctx context.Context) (limit int, probe, ok bool) {
 	for {
 		b.mu.Lock()
-		now := b.clock.Now()
-		switch {
-		case b.failed < relayBreakAfter:
+		if b.proven {
 			b.mu.Unlock()
-			return relayBatch, true
-		case !now.Before(b.until) && !b.probing:
+			return relayBatch, false, true
+		}
+		now := b.clock.Now()
+		if !b.probing && !now.Before(b.until) {
 			b.probing = true
 			b.mu.Unlock()
-			return 1, true
+			return 1, true, true
 		}
-		wait := b.until.Sub(now)
-		if wait <= 0 {
-			wait = relayBreakMin // another loop holds the probe
-		}
+		wait, changed := b.until.Sub(now), b.changed
 		b.mu.Unlock()
-		if !sleepCtx(ctx, b.clock, wait) {
-			return 0, false
+		var (
+			timer   clock.Timer
+			timeout <-chan time.Time // nil: wait for a change alone
+		)
+		if wait > 0 {
+			timer = b.clock.NewTimer(wait)
+			timeout = timer.C()
+		}
+		select {
+		case <-ctx.Done():
+		case <-changed:
+		case <-timeout:
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		if ctx.Err() != nil {
+			return 0, false, false
 		}
 	}
 }
 
-// release ends a loop's turn: the probe, if it held it, is given up
-// (record has counted what it found).
-func (b *breaker) release() {
+// release ends a loop's turn; the probe's holder gives it up, for the
+// next loop to take when record found nothing to go on.
+func (b *breaker) release(probe bool) {
+	if !probe {
+		return
+	}
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.probing = false
-	b.mu.Unlock()
+	b.signal()
 }
 
-// record counts a batch sent: a delivery closes the breaker, a batch with
-// none counts toward opening it, and each one past the threshold doubles
-// the pause.
+// record counts a batch sent: a delivery proves the target, a batch with
+// none unproves it and pauses the next probe, doubling the pause.
 func (b *breaker) record(delivered bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if delivered {
-		b.failed, b.until = 0, time.Time{}
-		return
+		b.proven, b.failed, b.until = true, 0, time.Time{}
+	} else {
+		b.proven = false
+		b.failed++
+		b.until = b.clock.Now().Add(min(relayBreakMin<<min(b.failed-1, 10), relayBreakMax))
 	}
-	b.failed++
-	if n := b.failed - relayBreakAfter; n >= 0 {
-		pause := relayBreakMax
-		if n < 6 {
-			pause = min(relayBreakMin<<n, relayBreakMax)
-		}
-		b.until = b.clock.Now().Add(pause)
-	}
+	b.signal()
+}
+
+// signal wakes the loops waiting in admit; b.mu is held.
+func (b *breaker) signal() {
+	close(b.changed)
+	b.changed = make(chan struct{})
 }
 
 // sleepCtx waits d on c, or until ctx ends; it reports whether ctx is

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,11 +14,15 @@ import (
 	"testing"
 	"time"
 
+	natsio "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/sched-dev/sched/internal/clock"
 	"github.com/sched-dev/sched/internal/record"
 	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/target/kinds"
+	"github.com/sched-dev/sched/internal/target/nats/natstest"
 	"github.com/sched-dev/sched/internal/timetable"
 )
 
@@ -266,30 +271,141 @@ func TestTargetsBelongToTheirTenant(t *testing.T) {
 	})
 }
 
-// TestBreakerBacksAFailingTargetOff: after relayBreakAfter batches with no
-// delivery the breaker admits nothing until its pause ends, then one
-// probe; a delivery closes it.
+// TestBreakerBacksAFailingTargetOff: a target starts with one probe at a
+// time; a delivery opens full batches to every loop; a batch with no
+// delivery goes back to probes, the next after a doubling pause.
 func TestBreakerBacksAFailingTargetOff(t *testing.T) {
 	t.Parallel()
 	clk := clock.NewVirtual(utc("2027-01-04T10:00:00Z"))
-	b := &breaker{clock: clk}
-	for range relayBreakAfter {
-		if n, _ := b.admit(t.Context()); n != relayBatch {
-			t.Fatalf("closed breaker admits %d; want %d", n, relayBatch)
+	b := newBreaker(clk)
+	admit := func(want int, wantProbe bool) {
+		t.Helper()
+		n, probe, ok := b.admit(t.Context())
+		if n != want || probe != wantProbe || !ok {
+			t.Fatalf("admit = %d, probe %v, %v; want %d, probe %v", n, probe, ok, want, wantProbe)
 		}
-		b.release()
-		b.record(false)
 	}
-	if !clk.Now().Before(b.until) {
-		t.Fatalf("open breaker has no pause")
-	}
-	clk.Advance(relayBreakMin)
-	if n, _ := b.admit(t.Context()); n != 1 {
-		t.Fatalf("after the pause the breaker admits %d; want a probe of 1", n)
-	}
-	b.release()
+	admit(1, true) // unproven: a probe
 	b.record(true)
-	if n, _ := b.admit(t.Context()); n != relayBatch {
-		t.Fatalf("after a delivery the breaker admits %d; want %d", n, relayBatch)
+	b.release(true)
+	admit(relayBatch, false) // proven: full batches, for every loop
+	admit(relayBatch, false)
+	b.record(false) // a batch with no delivery
+	for i, pause := range []time.Duration{relayBreakMin, 2 * relayBreakMin, 4 * relayBreakMin} {
+		waiting := make(chan int)
+		go func() { n, _, _ := b.admit(t.Context()); waiting <- n }()
+		for clk.Pending() == 0 {
+			time.Sleep(time.Millisecond) // the loop waits out the pause
+		}
+		select {
+		case n := <-waiting:
+			t.Fatalf("failure %d: admitted %d during the pause", i+1, n)
+		default:
+		}
+		clk.Advance(pause)
+		if n := <-waiting; n != 1 {
+			t.Fatalf("failure %d: after the pause admitted %d; want a probe of 1", i+1, n)
+		}
+		b.record(false)
+		b.release(true)
+	}
+}
+
+// natsTarget creates the tenant's nats target name publishing to subject.
+func (h *harness) natsTarget(name, subject string) {
+	h.t.Helper()
+	cfg, _ := json.Marshal(map[string]string{"subject": subject, "url": natstest.URL})
+	if _, err := h.e.Targets.Create(h.ctx, tenant, name, TargetSpec{Kind: record.TargetNATS, Config: cfg}); err != nil {
+		h.t.Fatalf("create target %s: %v", name, err)
+	}
+}
+
+// TestRelayStreamRefusesThenReplay: a subject no stream takes is a
+// retryable failure naming the subject, until the attempts run out and
+// the firing is DEAD; once a stream takes the subject, a replay delivers
+// it under the same occurrence id, and the stream holds it once.
+func TestRelayStreamRefusesThenReplay(t *testing.T) {
+	t.Parallel()
+	_, js := natstest.Connect(t)
+	onEveryStore(t, func(t *testing.T, open harnessMaker) {
+		t.Parallel()
+		start := utc("2027-01-04T10:00:00Z")
+		h := open(t, start, withTargets)
+		stream := fmt.Sprintf("relay_refuses_%d", time.Now().UnixNano())
+		subject := stream + ".fire"
+		h.natsTarget("orders", subject)
+		s := atTarget("ping", "orders", start.Add(10*time.Second))
+		s.Retry = record.RetryPolicy{MaxAttempts: 2, BackoffBase: time.Second, BackoffCap: time.Second}
+		sc := h.create(s)
+		h.advance(10 * time.Second)
+		h.relayOnce("orders", nil)
+		id := h.occurrences(sc.ScheduleID)[0].OccurrenceID
+		if o := h.got(id); o.State != record.OccurrenceRetryWait {
+			t.Fatalf("after a publish no stream took: %s; want RETRY_WAIT", o.State)
+		}
+		h.advance(2 * time.Second)
+		h.relayOnce("orders", nil)
+		o := h.got(id)
+		if o.State != record.OccurrenceDead || o.DeadReason != record.DeadAttemptsExhausted {
+			t.Fatalf("after the second: %s (%s); want DEAD, attempts exhausted", o.State, o.DeadReason)
+		}
+		as, err := h.e.Queue.Attempts(h.ctx, store.ListAttemptsParams{TenantID: tenant, OccurrenceID: id, Limit: 10})
+		if err != nil || len(as) != 2 || !strings.Contains(as[1].Error, subject) {
+			t.Fatalf("attempts %+v, %v; want two whose error names the subject", as, err)
+		}
+
+		str, err := js.CreateStream(h.ctx, jetstream.StreamConfig{Name: stream, Subjects: []string{subject},
+			Storage: jetstream.FileStorage, Duplicates: 2 * time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { js.DeleteStream(context.Background(), stream) })
+		if _, err := h.e.Queue.Replay(h.ctx, tenant, id); err != nil {
+			t.Fatal(err)
+		}
+		acks, _, delivered := h.relayOnce("orders", nil)
+		if delivered != 1 {
+			t.Fatalf("after the replay: delivered %d; want 1", delivered)
+		}
+		h.relayOnce("orders", acks)
+		if o := h.got(id); o.State != record.OccurrenceSucceeded {
+			t.Fatalf("after the replay's ack: %s; want SUCCEEDED", o.State)
+		}
+		m, err := str.GetLastMsgForSubject(h.ctx, subject)
+		if err != nil || m.Header.Get(natsio.MsgIdHdr) != id || m.Header.Get("Sched-Attempt") != "3" {
+			t.Fatalf("the stream's message: %v, %v; want %s, attempt 3", m, err, id)
+		}
+		if info, err := str.Info(h.ctx); err != nil || info.State.Msgs != 1 {
+			t.Fatalf("the stream holds %v messages (%v); want 1", info.State.Msgs, err)
+		}
+	})
+}
+
+// TestReplayNeedsItsTarget: a DEAD firing whose target was deleted is not
+// replayed (it would wait for a relay that never comes): Replay says why,
+// and the dead-letter queue's replay leaves it DEAD without looping.
+func TestReplayNeedsItsTarget(t *testing.T) {
+	t.Parallel()
+	start := utc("2027-01-04T10:00:00Z")
+	h := newHarness(t, start, withTargets)
+	rc := newReceiver(t)
+	rc.answer(http.StatusNotFound, nil)
+	h.webhookTarget("hooks", rc.srv.URL)
+	sc := h.create(atTarget("ping", "hooks", start.Add(10*time.Second)))
+	h.advance(10 * time.Second)
+	h.relayOnce("hooks", nil)
+	id := h.occurrences(sc.ScheduleID)[0].OccurrenceID
+	if err := h.e.Targets.Delete(h.ctx, tenant, "hooks"); err != nil {
+		t.Fatal(err) // the at schedule is COMPLETED: nothing names the target
+	}
+	if _, err := h.e.Queue.Replay(h.ctx, tenant, id); !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), `target "hooks" no longer exists`) {
+		t.Fatalf("replay: %v; want a conflict naming the target", err)
+	}
+	ids, more, err := h.e.Queue.ReplayDead(h.ctx, DLQFilter{TenantID: tenant}, 1)
+	if err != nil || len(ids) != 0 || more {
+		t.Fatalf("dlq replay: %v, more %v, %v; want nothing and no more", ids, more, err)
+	}
+	if o := h.got(id); o.State != record.OccurrenceDead {
+		t.Fatalf("%s; want still DEAD", o.State)
 	}
 }

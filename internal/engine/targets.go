@@ -274,3 +274,18 @@ func checkTarget(ctx context.Context, st store.Store, tenantID, queue string) er
 	}
 	return err
 }
+
+// targetGone reports whether queue is a target's whose tenant no longer
+// has that target: a firing replayed there would wait for a relay that
+// never comes.
+func targetGone(ctx context.Context, st store.Store, tenantID, queue string) (bool, error) {
+	name, ok := record.QueueTarget(queue)
+	if !ok {
+		return false, nil
+	}
+	_, err := st.GetTarget(ctx, tenantID, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return true, nil
+	}
+	return false, err
+}

@@ -9,6 +9,7 @@ package kinds
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -34,6 +35,9 @@ type Options struct {
 	// nil for the system's.
 	WebhookResolver webhook.Resolver
 	WebhookDial     func(ctx context.Context, network, address string) (net.Conn, error)
+	// WebhookTLS is the webhooks' TLS client settings (a private CA's
+	// roots); nil for the system's roots.
+	WebhookTLS *tls.Config
 	// Name is the client name a NATS connection announces.
 	Name string
 }
@@ -183,7 +187,7 @@ func (k *Kinds) natsConfig(s natsSettings) nats.Config {
 
 func (k *Kinds) webhookConfig(s webhookSettings, secret string) (webhook.Config, error) {
 	cfg := webhook.Config{URL: s.URL, Secret: secret, Headers: s.Headers, Allow: k.opts.WebhookAllow,
-		Resolver: k.opts.WebhookResolver, DialContext: k.opts.WebhookDial}
+		Resolver: k.opts.WebhookResolver, DialContext: k.opts.WebhookDial, TLSConfig: k.opts.WebhookTLS}
 	if s.Timeout != "" {
 		d, err := time.ParseDuration(s.Timeout)
 		if err != nil || d <= 0 || d > 5*time.Minute {

@@ -108,10 +108,10 @@ type Result struct {
 	Tenants   int    `json:"tenants"`
 	// Claims says how the consumers claimed: "tenant" (one tenant's
 	// queue) or "pool" (all_tenants, by an admin).
-	Claims    string `json:"claims"`
+	Claims string `json:"claims"`
 	// Target is the NATS subject the firings went to (--target), where
 	// delivery_lag_ms is measured: when the stream stored each one.
-	Target string `json:"target,omitempty"`
+	Target    string `json:"target,omitempty"`
 	Consumers int    `json:"consumers"`
 	Batch     int    `json:"batch"`
 

@@ -219,6 +219,8 @@ func (r *relay) batch(ctx context.Context, s target.Sender, req ClaimRequest, ac
 		failed = append(failed, r.failure(f, o))
 	}
 	if len(failed) > 0 {
+		r.log.Warn("relay: the target did not take firings", "tenant", req.TenantID, "queue", req.Queue,
+			"failed", len(failed), "of", len(fs), "first_error", failed[0].Message)
 		// One transaction for the batch's failures. Not recorded, they
 		// come back when the claims' lease ends.
 		if _, _, err := r.queue.nackBatch(ctx, req.TenantID, failed, false); err != nil && ctx.Err() == nil {

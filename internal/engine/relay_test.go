@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -23,6 +25,7 @@ import (
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/target/kinds"
 	"github.com/sched-dev/sched/internal/target/nats/natstest"
+	"github.com/sched-dev/sched/internal/testio"
 	"github.com/sched-dev/sched/internal/timetable"
 )
 
@@ -408,4 +411,85 @@ func TestReplayNeedsItsTarget(t *testing.T) {
 	if o := h.got(id); o.State != record.OccurrenceDead {
 		t.Fatalf("%s; want still DEAD", o.State)
 	}
+}
+
+// resolveTo is a resolver that answers every name with addr.
+type resolveTo netip.Addr
+
+func (r resolveTo) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	return []netip.Addr{netip.Addr(r)}, nil
+}
+
+// TestRelayRefusesForbiddenAddresses: a webhook whose name resolves to a
+// loopback, private or cloud metadata address is never connected to (the
+// dialer fails the test if asked): the firing goes DEAD at once, its
+// reason naming the address, and the relay logs it.
+func TestRelayRefusesForbiddenAddresses(t *testing.T) {
+	t.Parallel()
+	for _, addr := range []string{"169.254.169.254", "10.1.2.3", "127.0.0.1", "::1"} {
+		t.Run(addr, func(t *testing.T) {
+			t.Parallel()
+			start := utc("2027-01-04T10:00:00Z")
+			var logged testio.SyncBuffer
+			h := newHarness(t, start, func(c *Config) {
+				c.Logger = slog.New(slog.NewTextHandler(&logged, nil))
+				c.TargetKinds = kinds.New(kinds.Options{
+					WebhookResolver: resolveTo(netip.MustParseAddr(addr)),
+					WebhookDial: func(_ context.Context, _, address string) (net.Conn, error) {
+						t.Errorf("dialed %s", address)
+						return nil, errors.New("the test's dialer connects nowhere")
+					},
+				})
+			})
+			h.webhookTarget("hooks", "http://hooks.example.test/sched")
+			sc := h.create(atTarget("ping", "hooks", start.Add(10*time.Second)))
+			h.advance(10 * time.Second)
+			if _, claimed, delivered := h.relayOnce("hooks", nil); claimed != 1 || delivered != 0 {
+				t.Fatalf("relay: claimed %d, delivered %d; want 1, 0", claimed, delivered)
+			}
+			o := h.got(h.occurrences(sc.ScheduleID)[0].OccurrenceID)
+			if o.State != record.OccurrenceDead || o.DeadReason != record.DeadPermanentFailure {
+				t.Fatalf("%s (%s); want DEAD, permanent", o.State, o.DeadReason)
+			}
+			as, err := h.e.Queue.Attempts(h.ctx, store.ListAttemptsParams{TenantID: tenant, OccurrenceID: o.OccurrenceID, Limit: 10})
+			if err != nil || len(as) != 1 || !strings.Contains(as[0].Error, addr) {
+				t.Fatalf("attempts %+v, %v; want one whose error names %s", as, err, addr)
+			}
+			if !strings.Contains(logged.String(), addr) {
+				t.Errorf("the log does not name %s:\n%s", addr, logged.String())
+			}
+		})
+	}
+}
+
+// TestDeleteWaitsForOwedFirings: a target whose queue still holds a
+// firing waiting to be retried is not deleted; once it is delivered, it
+// is.
+func TestDeleteWaitsForOwedFirings(t *testing.T) {
+	t.Parallel()
+	onEveryStore(t, func(t *testing.T, open harnessMaker) {
+		t.Parallel()
+		start := utc("2027-01-04T10:00:00Z")
+		h := open(t, start, withTargets)
+		rc := newReceiver(t)
+		rc.answer(http.StatusServiceUnavailable, nil)
+		h.webhookTarget("hooks", rc.srv.URL)
+		h.create(atTarget("ping", "hooks", start.Add(10*time.Second)))
+		h.advance(10 * time.Second)
+		h.relayOnce("hooks", nil) // RETRY_WAIT; the at schedule is COMPLETED
+		err := h.e.Targets.Delete(h.ctx, tenant, "hooks")
+		if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "owes 1 firings") {
+			t.Fatalf("delete with a firing waiting: %v; want a conflict saying it owes 1", err)
+		}
+		rc.answer(http.StatusOK, nil)
+		h.advance(time.Hour) // past any backoff
+		acks, _, delivered := h.relayOnce("hooks", nil)
+		if delivered != 1 {
+			t.Fatalf("the retry: delivered %d; want 1", delivered)
+		}
+		h.relayOnce("hooks", acks)
+		if err := h.e.Targets.Delete(h.ctx, tenant, "hooks"); err != nil {
+			t.Fatalf("delete once delivered: %v", err)
+		}
+	})
 }

@@ -209,16 +209,27 @@ func (t *Targets) Update(ctx context.Context, tenantID, name string, spec Target
 }
 
 // Delete removes a target. One that schedules ACTIVE or PAUSED still
-// name is ErrConflict (cancel them or give them another target first):
-// deleting must not silently stop work.
+// name is ErrConflict (cancel them or give them another target first), and
+// so is one whose queue still holds firings waiting for a delivery or
+// being delivered (they are delivered, or go to the dead-letter queue,
+// first): deleting must not silently stop work.
 func (t *Targets) Delete(ctx context.Context, tenantID, name string) error {
 	if _, err := t.get(ctx, tenantID, name); err != nil {
 		return err
 	}
-	var inUse int64
+	// What the target still owes is counted on the rows: the runs
+	// holding its firings are folded first.
+	if err := FoldTenant(ctx, t.store, tenantID); err != nil {
+		return fmt.Errorf("delete target %s: %w", name, err)
+	}
+	var inUse, waiting int64
+	queue := record.TargetQueue(name)
 	err := store.InTx(ctx, t.store, func(tx store.Tx) error {
 		var err error
-		if inUse, err = tx.CountQueueSchedules(ctx, tenantID, record.TargetQueue(name)); err != nil || inUse > 0 {
+		if inUse, err = tx.CountQueueSchedules(ctx, tenantID, queue); err != nil || inUse > 0 {
+			return err
+		}
+		if waiting, err = tx.CountQueueWaiting(ctx, tenantID, queue); err != nil || waiting > 0 {
 			return err
 		}
 		if err := tx.DeleteTarget(ctx, tenantID, name); err != nil {
@@ -232,6 +243,10 @@ func (t *Targets) Delete(ctx context.Context, tenantID, name string) error {
 	if inUse > 0 {
 		return fmt.Errorf("target %q is named by %d schedules ACTIVE or PAUSED: cancel them or give them another target first: %w",
 			name, inUse, ErrConflict)
+	}
+	if waiting > 0 {
+		return fmt.Errorf("target %q still owes %d firings (waiting, retrying or being delivered): they are delivered or go to the dead-letter queue first: %w",
+			name, waiting, ErrConflict)
 	}
 	return nil
 }

@@ -34,4 +34,8 @@ type TargetTx interface {
 	// whose queue is queue, for a queue that belongs to a target
 	// (record.TargetQueue): the schedules that still name it.
 	CountQueueSchedules(ctx context.Context, tenantID, queue string) (int64, error)
+	// CountQueueWaiting counts the tenant's occurrences of queue that wait
+	// for a delivery or are being delivered (ENQUEUED, RETRY_WAIT,
+	// RUNNING): the firings a target still owes.
+	CountQueueWaiting(ctx context.Context, tenantID, queue string) (int64, error)
 }

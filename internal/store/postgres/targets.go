@@ -91,3 +91,16 @@ func (t *tx) CountQueueSchedules(ctx context.Context, tenantID, queue string) (i
 	}
 	return n, nil
 }
+
+// CountQueueWaiting counts the firings a target's queue still holds (see
+// store.TargetTx).
+func (t *tx) CountQueueWaiting(ctx context.Context, tenantID, queue string) (int64, error) {
+	if !storable(tenantID, queue) {
+		return 0, nil
+	}
+	var n int64
+	if err := t.tx.QueryRow(ctx, qCountQueueWaiting, tenantID, queue).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count waiting occurrences of queue %q: %w", queue, translate(err))
+	}
+	return n, nil
+}

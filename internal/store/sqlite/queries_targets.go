@@ -19,4 +19,11 @@ WHERE tenant_id = ?1 AND name = ?2 AND version = ?8`
 	qListEveryTarget   = `SELECT ` + targetColumns + ` FROM targets ORDER BY tenant_id, name`
 	qCountQueueTargets = `SELECT count(*) FROM schedules INDEXED BY schedules_target
 WHERE tenant_id = ?1 AND queue = ?2 AND substr(queue, 1, 1) = '@' AND state IN ('ACTIVE', 'PAUSED')`
+	// The waiting ones by the claim index, the RUNNING ones by the running
+	// index.
+	qCountQueueWaiting = `SELECT
+    (SELECT count(*) FROM occurrences INDEXED BY occurrences_claim
+        WHERE tenant_id = ?1 AND queue = ?2 AND state IN ('ENQUEUED', 'RETRY_WAIT'))
+  + (SELECT count(*) FROM occurrences INDEXED BY occurrences_running
+        WHERE tenant_id = ?1 AND state = 'RUNNING' AND queue = ?2)`
 )

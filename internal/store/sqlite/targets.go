@@ -73,3 +73,13 @@ func (t *tx) CountQueueSchedules(ctx context.Context, tenantID, queue string) (i
 	}
 	return n, nil
 }
+
+// CountQueueWaiting counts the firings a target's queue still holds (see
+// store.TargetTx).
+func (t *tx) CountQueueWaiting(ctx context.Context, tenantID, queue string) (int64, error) {
+	var n int64
+	if err := t.tx.QueryRowContext(ctx, qCountQueueWaiting, tenantID, queue).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count waiting occurrences of queue %q: %w", queue, translate(err))
+	}
+	return n, nil
+}

@@ -100,6 +100,10 @@ func testTargets(t *testing.T, open func(t *testing.T) Store) {
 		if n != 2 {
 			t.Errorf("CountQueueSchedules(acme, %s) = %d; want 2 (the ACTIVE and the PAUSED one)", queue, n)
 		}
+		inTx(t, s, func(tx store.Tx) (err error) { n, err = tx.CountQueueWaiting(ctx, "acme", queue); return err })
+		if n != 0 {
+			t.Errorf("CountQueueWaiting(acme, %s) with no occurrences = %d; want 0", queue, n)
+		}
 	})
 }
 

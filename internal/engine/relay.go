@@ -40,13 +40,16 @@ import (
 // workers.
 
 const (
-	relayBatch    = 1000             // firings one claim takes
-	relayWorkers  = 8                // claim loops per target per node: enough that claims and sends overlap
-	relayLease    = 60 * time.Second // the claim lease: longer than a Send's worst case
-	relayWait     = 5 * time.Second  // a claim's long poll when the target's queue is empty
-	relayRefresh  = 2 * time.Second  // how often the list of targets is read again
-	relayBreakMin = time.Second      // the first pause after a batch with no delivery
-	relayBreakMax = time.Minute      // the longest pause between probes
+	relayBatch   = 1000             // firings one claim takes
+	relayWorkers = 8                // claim loops per target per node: enough that claims and sends overlap
+	relayLease   = 60 * time.Second // the claim lease; a batch's send ends relaySendMargin before it
+	relayWait    = 5 * time.Second  // a claim's long poll when the target's queue is empty
+	relayRefresh = 2 * time.Second  // how often the list of targets is read again
+	// relaySendMargin is kept of the lease for recording a batch's
+	// outcomes after its send.
+	relaySendMargin = 10 * time.Second
+	relayBreakMin   = time.Second // the first pause after a batch with no delivery
+	relayBreakMax   = time.Minute // the longest pause between probes
 )
 
 // relay runs the claim loops of every target this node knows.
@@ -157,6 +160,14 @@ func (r *relay) loop(ctx context.Context, tg record.Target, s target.Sender, b *
 	}()
 	req := r.claimRequest(tg)
 	for ctx.Err() == nil {
+		if len(acks) > 0 && !b.open() {
+			// This loop may wait now, past the claims' lease: its acks
+			// are committed on their own rather than by the next claim.
+			if _, err := r.queue.AckBatch(ctx, tg.TenantID, acks); err != nil && ctx.Err() == nil {
+				log.Warn("relay: ack deliveries; they will be sent again", "n", len(acks), "err", err)
+			}
+			acks = nil
+		}
 		limit, probe, ok := b.admit(ctx)
 		if !ok {
 			return
@@ -206,7 +217,12 @@ func (r *relay) batch(ctx context.Context, s target.Sender, req ClaimRequest, ac
 		fs[i] = target.Firing{OccurrenceID: o.OccurrenceID, TenantID: o.TenantID, ScheduleID: o.ScheduleID,
 			ScheduleVersion: o.ScheduleVersion, ScheduledFor: o.ScheduledFor, Attempt: c.Attempt.Attempt, Payload: c.Payload}
 	}
-	outs := s.Send(ctx, fs)
+	// Every outcome is recorded while the claims' lease still holds: a
+	// firing not sent by then is a retryable failure, never one another
+	// loop or node claims while it is still being sent.
+	sctx, cancel := context.WithTimeout(ctx, r.lease-min(relaySendMargin, r.lease/4))
+	outs := s.Send(sctx, fs)
+	cancel()
 	faultinject.Crash(faultinject.RelayAfterSend)
 	next = make([]AckItem, 0, len(fs))
 	var failed []nackItem
@@ -304,6 +320,14 @@ func (b *breaker) admit(ctx context.Context) (limit int, probe, ok bool) {
 			return 0, false, false
 		}
 	}
+}
+
+// open reports whether every loop may claim a full batch (the target is
+// proven) without waiting.
+func (b *breaker) open() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.proven
 }
 
 // release ends a loop's turn; the probe's holder gives it up, for the

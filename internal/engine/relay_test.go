@@ -493,3 +493,32 @@ func TestDeleteWaitsForOwedFirings(t *testing.T) {
 		}
 	})
 }
+
+// TestRelaySendEndsInsideTheLease: a receiver slower than the claims'
+// lease does not hold its firings past it: the send is cut short before
+// the lease ends and the firing is recorded as a retryable failure, so no
+// other loop or node can claim it while it is still being sent.
+func TestRelaySendEndsInsideTheLease(t *testing.T) {
+	t.Parallel()
+	start := utc("2027-01-04T10:00:00Z")
+	h := newHarness(t, start, func(c *Config) { withTargets(c); c.relayLease = 2 * time.Second })
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer slow.Close()
+	defer close(release)
+	h.webhookTarget("slow", slow.URL)
+	sc := h.create(atTarget("ping", "slow", start.Add(10*time.Second)))
+	h.advance(10 * time.Second)
+	if _, claimed, delivered := h.relayOnce("slow", nil); claimed != 1 || delivered != 0 {
+		t.Fatalf("relay: claimed %d, delivered %d; want 1, 0", claimed, delivered)
+	}
+	o := h.got(h.occurrences(sc.ScheduleID)[0].OccurrenceID)
+	if o.State != record.OccurrenceRetryWait {
+		t.Fatalf("%s; want RETRY_WAIT: the send was cut short inside the lease", o.State)
+	}
+}

@@ -93,7 +93,8 @@ say only whether a target has one (secret_set). Header values given with
 --header are never shown either.
 
 Targets belong to the tenant of your token: another tenant neither sees
-nor names them. A target that ACTIVE or PAUSED schedules name cannot be
+nor names them. A target that ACTIVE or PAUSED schedules name, or that
+still owes firings (waiting, retrying or being delivered), cannot be
 deleted.`
 	cmd.AddCommand(
 		NewCmdCreate(f, nil), NewCmdList(f, nil), NewCmdGet(f, nil), NewCmdUpdate(f, nil),
@@ -706,8 +707,10 @@ func NewCmdDelete(f *cmdutil.Factory, runF func(*DeleteOptions) error) *cobra.Co
 		Use:   "delete NAME",
 		Short: "Delete a target no live schedule names",
 		Long: `Delete removes the target NAME. schedd refuses (conflict, exit status 1)
-while ACTIVE or PAUSED schedules name it, so that deleting never silently
-stops work: cancel them, or update them to another target, first. Its
+while ACTIVE or PAUSED schedules name it, and while it still owes
+firings (waiting, retrying or being delivered: they are delivered or go
+to the dead-letter queue first), so that deleting never silently stops
+work: cancel the schedules, or update them to another target, first. Its
 name is free again at once. It prints one line; JSON output is the target
 as it was.`,
 		Example: `  schedctl target delete billing

@@ -16,6 +16,7 @@ import (
 	"github.com/sched-dev/sched/internal/record"
 	"github.com/sched-dev/sched/internal/store/sqlite"
 	"github.com/sched-dev/sched/internal/target/kinds"
+	"github.com/sched-dev/sched/internal/target/webhook/webhooktest"
 )
 
 // BenchmarkRelayWebhook is the relay end to end: a node (its planner and
@@ -60,7 +61,7 @@ func benchRelayWebhook(b *testing.B, failing bool) {
 	defer st.Close()
 	e, err := New(ctx, Config{Store: st, Clock: clock.Real{}, Shards: 4, Horizon: 10 * time.Second, Tick: 100 * time.Millisecond,
 		TargetKinds: kinds.New(kinds.Options{WebhookAllow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
-			WebhookTLS: &tls.Config{RootCAs: roots}})})
+			WebhookTLS: &tls.Config{RootCAs: roots}, WebhookDial: webhooktest.LoopbackDial(b)})})
 	if err != nil {
 		b.Fatal(err)
 	}

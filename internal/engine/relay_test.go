@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -25,6 +24,7 @@ import (
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/target/kinds"
 	"github.com/sched-dev/sched/internal/target/nats/natstest"
+	"github.com/sched-dev/sched/internal/target/webhook/webhooktest"
 	"github.com/sched-dev/sched/internal/testio"
 	"github.com/sched-dev/sched/internal/timetable"
 )
@@ -78,12 +78,17 @@ func (r *receiver) got() []string {
 }
 
 // targetKinds are the kinds a test's engine opens targets with: webhooks
-// may reach loopback, where the tests' receivers listen.
-func targetKinds() TargetKinds {
-	return kinds.New(kinds.Options{WebhookAllow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Name: "engine test"})
+// may reach loopback, where the tests' receivers listen, and their dialer
+// fails the test if asked for anything else.
+func targetKinds(tb testing.TB) TargetKinds {
+	return kinds.New(kinds.Options{WebhookAllow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+		WebhookDial: webhooktest.LoopbackDial(tb), Name: "engine test"})
 }
 
-func withTargets(c *Config) { c.TargetKinds = targetKinds() }
+// withTargets gives a harness's engine targetKinds.
+func withTargets(tb testing.TB) func(*Config) {
+	return func(c *Config) { c.TargetKinds = targetKinds(tb) }
+}
 
 // webhookTarget creates the tenant's webhook target name at url.
 func (h *harness) webhookTarget(name, url string) *TargetInfo {
@@ -118,6 +123,18 @@ func (h *harness) relayOnce(name string, acks []AckItem) (next []AckItem, claime
 	return next, claimed, delivered
 }
 
+// fireOnce creates a schedule naming target that fires once, 10 s from
+// the harness's now, moves the clock there and runs one relay batch: the
+// firing's occurrence id, the batch's acks, and what it claimed and
+// delivered.
+func (h *harness) fireOnce(target string) (id string, acks []AckItem, claimed, delivered int) {
+	h.t.Helper()
+	sc := h.create(atTarget("ping", target, h.clk.Now().Add(10*time.Second)))
+	h.advance(10 * time.Second)
+	acks, claimed, delivered = h.relayOnce(target, nil)
+	return h.occurrences(sc.ScheduleID)[0].OccurrenceID, acks, claimed, delivered
+}
+
 func atTarget(name, target string, at time.Time) schedule.Settings {
 	return schedule.Settings{Name: name, Target: target, Kind: timetable.KindAt, Expr: at.Format(time.RFC3339)}
 }
@@ -130,7 +147,7 @@ func TestRelayDeliversToAWebhook(t *testing.T) {
 	onEveryStore(t, func(t *testing.T, open harnessMaker) {
 		t.Parallel()
 		start := utc("2027-01-04T10:00:00Z")
-		h := open(t, start, withTargets)
+		h := open(t, start, withTargets(t))
 		rc := newReceiver(t)
 		tg := h.webhookTarget("hooks", rc.srv.URL)
 		if !strings.HasPrefix(tg.NewSecret, "whsec_") || !tg.SecretSet {
@@ -184,16 +201,15 @@ func TestRelayFailures(t *testing.T) {
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				start := utc("2027-01-04T10:00:00Z")
-				h := open(t, start, withTargets)
+				h := open(t, start, withTargets(t))
 				rc := newReceiver(t)
 				rc.answer(tc.code, tc.h)
 				h.webhookTarget("hooks", rc.srv.URL)
-				sc := h.create(atTarget("ping", "hooks", start.Add(10*time.Second)))
-				h.advance(10 * time.Second)
-				if _, claimed, delivered := h.relayOnce("hooks", nil); claimed != 1 || delivered != 0 {
+				id, _, claimed, delivered := h.fireOnce("hooks")
+				if claimed != 1 || delivered != 0 {
 					t.Fatalf("relay: claimed %d, delivered %d; want 1, 0", claimed, delivered)
 				}
-				o := h.got(h.occurrences(sc.ScheduleID)[0].OccurrenceID)
+				o := h.got(id)
 				if o.State != tc.state {
 					t.Fatalf("state %s; want %s", o.State, tc.state)
 				}
@@ -216,19 +232,16 @@ func TestRelayFailures(t *testing.T) {
 func TestRelayRedeliversUnderTheSameID(t *testing.T) {
 	t.Parallel()
 	start := utc("2027-01-04T10:00:00Z")
-	h := newHarness(t, start, withTargets)
+	h := newHarness(t, start, withTargets(t))
 	rc := newReceiver(t)
 	h.webhookTarget("hooks", rc.srv.URL)
-	sc := h.create(atTarget("ping", "hooks", start.Add(10*time.Second)))
-	h.advance(10 * time.Second)
-	h.relayOnce("hooks", nil) // sent; its ack is lost with the relay
+	id, _, _, _ := h.fireOnce("hooks") // sent; its ack is lost with the relay
 	h.advance(relayLease + time.Second)
 	acks, claimed, delivered := h.relayOnce("hooks", nil)
 	if claimed != 1 || delivered != 1 {
 		t.Fatalf("after the lease: claimed %d, delivered %d; want 1, 1", claimed, delivered)
 	}
 	h.relayOnce("hooks", acks)
-	id := h.occurrences(sc.ScheduleID)[0].OccurrenceID
 	if got := rc.got(); len(got) != 2 || got[0] != id || got[1] != id {
 		t.Fatalf("receiver got %v; want %s twice", got, id)
 	}
@@ -245,7 +258,7 @@ func TestTargetsBelongToTheirTenant(t *testing.T) {
 	onEveryStore(t, func(t *testing.T, open harnessMaker) {
 		t.Parallel()
 		start := utc("2027-01-04T10:00:00Z")
-		h := open(t, start, withTargets)
+		h := open(t, start, withTargets(t))
 		if _, _, err := h.e.Tenants.Create(h.ctx, "other", TenantPatch{}); err != nil {
 			t.Fatal(err)
 		}
@@ -333,7 +346,7 @@ func TestRelayStreamRefusesThenReplay(t *testing.T) {
 	onEveryStore(t, func(t *testing.T, open harnessMaker) {
 		t.Parallel()
 		start := utc("2027-01-04T10:00:00Z")
-		h := open(t, start, withTargets)
+		h := open(t, start, withTargets(t))
 		stream := fmt.Sprintf("relay_refuses_%d", time.Now().UnixNano())
 		subject := stream + ".fire"
 		h.natsTarget("orders", subject)
@@ -390,14 +403,11 @@ func TestRelayStreamRefusesThenReplay(t *testing.T) {
 func TestReplayNeedsItsTarget(t *testing.T) {
 	t.Parallel()
 	start := utc("2027-01-04T10:00:00Z")
-	h := newHarness(t, start, withTargets)
+	h := newHarness(t, start, withTargets(t))
 	rc := newReceiver(t)
 	rc.answer(http.StatusNotFound, nil)
 	h.webhookTarget("hooks", rc.srv.URL)
-	sc := h.create(atTarget("ping", "hooks", start.Add(10*time.Second)))
-	h.advance(10 * time.Second)
-	h.relayOnce("hooks", nil)
-	id := h.occurrences(sc.ScheduleID)[0].OccurrenceID
+	id, _, _, _ := h.fireOnce("hooks")
 	if err := h.e.Targets.Delete(h.ctx, tenant, "hooks"); err != nil {
 		t.Fatal(err) // the at schedule is COMPLETED: nothing names the target
 	}
@@ -435,19 +445,15 @@ func TestRelayRefusesForbiddenAddresses(t *testing.T) {
 				c.Logger = slog.New(slog.NewTextHandler(&logged, nil))
 				c.TargetKinds = kinds.New(kinds.Options{
 					WebhookResolver: resolveTo(netip.MustParseAddr(addr)),
-					WebhookDial: func(_ context.Context, _, address string) (net.Conn, error) {
-						t.Errorf("dialed %s", address)
-						return nil, errors.New("the test's dialer connects nowhere")
-					},
+					WebhookDial:     webhooktest.LoopbackDial(t), // fails the test if asked
 				})
 			})
 			h.webhookTarget("hooks", "http://hooks.example.test/sched")
-			sc := h.create(atTarget("ping", "hooks", start.Add(10*time.Second)))
-			h.advance(10 * time.Second)
-			if _, claimed, delivered := h.relayOnce("hooks", nil); claimed != 1 || delivered != 0 {
+			id, _, claimed, delivered := h.fireOnce("hooks")
+			if claimed != 1 || delivered != 0 {
 				t.Fatalf("relay: claimed %d, delivered %d; want 1, 0", claimed, delivered)
 			}
-			o := h.got(h.occurrences(sc.ScheduleID)[0].OccurrenceID)
+			o := h.got(id)
 			if o.State != record.OccurrenceDead || o.DeadReason != record.DeadPermanentFailure {
 				t.Fatalf("%s (%s); want DEAD, permanent", o.State, o.DeadReason)
 			}
@@ -470,13 +476,11 @@ func TestDeleteWaitsForOwedFirings(t *testing.T) {
 	onEveryStore(t, func(t *testing.T, open harnessMaker) {
 		t.Parallel()
 		start := utc("2027-01-04T10:00:00Z")
-		h := open(t, start, withTargets)
+		h := open(t, start, withTargets(t))
 		rc := newReceiver(t)
 		rc.answer(http.StatusServiceUnavailable, nil)
 		h.webhookTarget("hooks", rc.srv.URL)
-		h.create(atTarget("ping", "hooks", start.Add(10*time.Second)))
-		h.advance(10 * time.Second)
-		h.relayOnce("hooks", nil) // RETRY_WAIT; the at schedule is COMPLETED
+		h.fireOnce("hooks") // RETRY_WAIT; the at schedule is COMPLETED
 		err := h.e.Targets.Delete(h.ctx, tenant, "hooks")
 		if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "owes 1 firings") {
 			t.Fatalf("delete with a firing waiting: %v; want a conflict saying it owes 1", err)
@@ -501,7 +505,7 @@ func TestDeleteWaitsForOwedFirings(t *testing.T) {
 func TestRelaySendEndsInsideTheLease(t *testing.T) {
 	t.Parallel()
 	start := utc("2027-01-04T10:00:00Z")
-	h := newHarness(t, start, func(c *Config) { withTargets(c); c.relayLease = 2 * time.Second })
+	h := newHarness(t, start, func(c *Config) { withTargets(t)(c); c.relayLease = 2 * time.Second })
 	release := make(chan struct{})
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -512,12 +516,11 @@ func TestRelaySendEndsInsideTheLease(t *testing.T) {
 	defer slow.Close()
 	defer close(release)
 	h.webhookTarget("slow", slow.URL)
-	sc := h.create(atTarget("ping", "slow", start.Add(10*time.Second)))
-	h.advance(10 * time.Second)
-	if _, claimed, delivered := h.relayOnce("slow", nil); claimed != 1 || delivered != 0 {
+	id, _, claimed, delivered := h.fireOnce("slow")
+	if claimed != 1 || delivered != 0 {
 		t.Fatalf("relay: claimed %d, delivered %d; want 1, 0", claimed, delivered)
 	}
-	o := h.got(h.occurrences(sc.ScheduleID)[0].OccurrenceID)
+	o := h.got(id)
 	if o.State != record.OccurrenceRetryWait {
 		t.Fatalf("%s; want RETRY_WAIT: the send was cut short inside the lease", o.State)
 	}

@@ -23,6 +23,8 @@ import (
 
 	"github.com/sched-dev/sched/internal/target"
 	"github.com/sched-dev/sched/internal/target/webhook"
+
+	"github.com/sched-dev/sched/internal/target/webhook/webhooktest"
 )
 
 // testSecret signs every test's requests: "whsec_" and the base64 of 32
@@ -100,19 +102,9 @@ type loopbackDialer struct {
 
 // DialContext implements Config.DialContext.
 func (d *loopbackDialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		d.t.Errorf("dial %q: %v", address, err)
+	if err := webhooktest.CheckLoopback(address); err != nil {
+		d.t.Error(err)
 		return nil, err
-	}
-	a, err := netip.ParseAddr(host)
-	if err != nil {
-		d.t.Errorf("dial %q: not an IP literal: the dialer would resolve the name again", address)
-		return nil, fmt.Errorf("test dialer: %q is not an IP literal", address)
-	}
-	if !a.Unmap().IsLoopback() {
-		d.t.Errorf("dial %q: beyond loopback", address)
-		return nil, fmt.Errorf("test dialer: %q is beyond loopback", address)
 	}
 	d.dials.Add(1)
 	var nd net.Dialer

@@ -12,6 +12,7 @@ package clidaemon
 import (
 	"context"
 	"github.com/sched-dev/sched/internal/target/kinds"
+	"github.com/sched-dev/sched/internal/target/webhook/webhooktest"
 	"io"
 	"net"
 	"net/http"
@@ -79,8 +80,10 @@ func New(t testing.TB, cfg Config) *Daemon {
 	eng, err := engine.New(t.Context(), engine.Config{Store: st, Clock: clk, Shards: cfg.Shards, Horizon: cfg.Horizon,
 		NodeID: NodeID, Rand: cfg.Rand,
 		// Targets on this machine only: a test's webhook receivers listen
-		// on loopback, which the guard refuses unless allowed.
-		TargetKinds: kinds.New(kinds.Options{WebhookAllow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Name: "clidaemon"})})
+		// on loopback, which the guard refuses unless allowed, and the
+		// dialer fails the test if asked for anything else.
+		TargetKinds: kinds.New(kinds.Options{WebhookAllow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+			WebhookDial: webhooktest.LoopbackDial(t), Name: "clidaemon"})})
 	if err != nil {
 		t.Fatal(err)
 	}

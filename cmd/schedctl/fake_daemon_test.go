@@ -110,6 +110,27 @@ func TestDiffExitStatusesThroughTheBinary(t *testing.T) {
 	}
 }
 
+// TestReconcileExitStatusesThroughTheBinary: reconcile's statuses are
+// diff's, so a cron job tells a finding (1) from an audit that could not
+// run (3): schedd failing or unreachable is 3 with one line, bad input 2.
+func TestReconcileExitStatusesThroughTheBinary(t *testing.T) {
+	d := newFakeDaemon(t)
+	d.on("GET", "/v1/reconcile", 500, api.ErrorBody{Error: api.ErrorDetail{Code: api.CodeInternal, Message: "disk on fire"}})
+	r := run(t, d.env(), "reconcile")
+	if r.code != 3 || r.stdout != "" || !strings.Contains(r.stderr, "disk on fire") {
+		t.Errorf("schedd failing: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	oneLine(t, r)
+	r = run(t, noDaemon(t), "reconcile")
+	if r.code != 3 || !strings.Contains(r.stderr, "start it with: schedd") {
+		t.Errorf("no daemon: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r = run(t, noDaemon(t), "reconcile", "--from", "yesterday")
+	if r.code != 2 || !strings.Contains(r.stderr, "--from") {
+		t.Errorf("bad flag: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
 // TestFooterGoesToStderrOffATerminal: piped, the rows alone are on
 // stdout and the "more exist" footer on stderr; the page token reaches
 // schedd as page=, newest first as order=desc.

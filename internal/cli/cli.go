@@ -79,8 +79,11 @@ top is a live dashboard of the whole cluster.
 Exit status: 0 on success, 2 on invalid input (a bad flag, field, zone or
 expression, offline or as schedd judged it), 1 on any other failure (an
 unknown schedule, a conflict, a stale attempt, schedd unreachable); errors
-are one line on stderr. diff alone differs, like diff(1): 1 means
-differences found, and its other failures exit 3.`,
+are one line on stderr. diff and reconcile differ, like diff(1): 1 means
+they found differences or problems, and their other failures exit 3.
+
+A mistyped command or long flag is answered with the closest ones ("did
+you mean list?"); delete is another name for cancel.`,
 		Example: `  # start the daemon in one terminal, then:
   schedctl create --name nightly --queue reports --cron '0 2 * * *' --tz Europe/Berlin
   schedctl list
@@ -95,7 +98,7 @@ differences found, and its other failures exit 3.`,
 	root.SetOut(f.Out)
 	root.SetErr(f.ErrOut)
 	f.AddGlobalFlags(root.PersistentFlags())
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &cmdutil.UsageError{Err: err} })
+	root.SetFlagErrorFunc(cmdutil.FlagError)
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(
 		preview.NewCmdPreview(f, nil),
@@ -147,11 +150,6 @@ differences found, and its other failures exit 3.`,
 	}
 	wrap(root)
 	root.Args = cobra.ArbitraryArgs
-	root.RunE = func(cmd *cobra.Command, args []string) error {
-		if len(args) > 0 {
-			return cmdutil.UsageErrorf("unknown command %q for schedctl; see schedctl --help", args[0])
-		}
-		return cmd.Help()
-	}
+	root.RunE = cmdutil.RunGroup
 	return root
 }

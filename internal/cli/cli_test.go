@@ -79,3 +79,37 @@ func TestReverseOnlyWhereSupported(t *testing.T) {
 		}
 	}
 }
+
+// TestDidYouMean: a mistyped command or long flag is invalid input that
+// names what was probably meant; delete is cancel under another name.
+func TestDidYouMean(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"lsit"}, `unknown command "lsit" for schedctl; did you mean list?`},
+		{[]string{"statsu"}, "did you mean status?"},
+		{[]string{"remove", "nightly"}, "did you mean cancel?"},
+		{[]string{"stop", "nightly"}, "did you mean pause or top?"},
+		{[]string{"dlq", "lsit"}, `unknown command "lsit" for schedctl dlq; did you mean list?`},
+		{[]string{"frobnicate"}, `unknown command "frobnicate" for schedctl; see schedctl --help`},
+		{[]string{"list", "--staet", "ACTIVE"}, "unknown flag: --staet (did you mean --state?)"},
+		{[]string{"list", "--lim", "3"}, "(did you mean --limit?)"},
+		{[]string{"list", "--outptu", "json"}, "(did you mean --output?)"}, // an inherited flag
+		{[]string{"list", "--zzzzzz"}, "unknown flag: --zzzzzz"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			f, _, _ := clitest.NewFactory(false)
+			err := clitest.Exec(t, NewCmdRoot(f), tc.args...)
+			clitest.WantErr(t, err, tc.err, cmdutil.ExitInvalid)
+			if strings.HasPrefix(tc.err, "unknown flag: --zzzzzz") && strings.Contains(err.Error(), "did you mean") {
+				t.Errorf("%v: suggested something for a flag like none: %v", tc.args, err)
+			}
+		})
+	}
+	f, _, _ := clitest.NewFactory(false)
+	root := NewCmdRoot(f)
+	if c, _, err := root.Find([]string{"delete", "nightly"}); err != nil || c.Name() != "cancel" {
+		t.Errorf("delete finds %v (%v), want cancel", c, err)
+	}
+}

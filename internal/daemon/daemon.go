@@ -62,6 +62,11 @@ const (
 	ExitOK    = 0
 	ExitError = 1 // could not start, or failed while running
 	ExitUsage = 2 // bad flags or environment
+
+	// schedd reconcile's statuses, as diff's: 1 is a result, so a failure
+	// to audit needs its own number.
+	ExitFindings = 1 // something is absent or unexpected
+	ExitTrouble  = 3 // the audit could not run
 )
 
 // defaultGCPercent is the daemon's GOGC unless its environment sets one.

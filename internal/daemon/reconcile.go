@@ -36,9 +36,9 @@ The audit is bounded: it estimates the firings it would walk before it
 walks any, and refuses past --max-firings (by default 20 times the API's
 bound); raise it to audit a long range of frequent schedules at once.
 
-Exit status: 0 when every firing and occurrence is explained, 1 when
-something is absent or unexpected (or the audit could not run: the reason
-is on stderr), 2 on bad flags.`
+Exit status, as diff's: 0 when every firing and occurrence is explained, 1
+when something is absent or unexpected, 2 on bad flags, 3 when the audit
+could not run (the reason is on stderr).`
 
 const reconcileExamples = `  schedd reconcile --store sqlite:/var/lib/sched/sched.db
   schedd reconcile --store 'postgres://sched@db:5432/sched' --from 2027-03-13T00:00:00Z --to 2027-03-14T00:00:00Z -o json
@@ -112,13 +112,13 @@ func Reconcile(args []string, env paths.Env, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "schedd reconcile: %s\n", oneLine(err.Error()))
-		return ExitError
+		return ExitTrouble
 	}
 	defer st.Close()
 	// The audit reads occurrence rows: the runs are folded first.
 	if err := engine.FoldTenant(ctx, st, opt.TenantID); err != nil {
 		fmt.Fprintf(stderr, "schedd reconcile: %s\n", oneLine(err.Error()))
-		return ExitError
+		return ExitTrouble
 	}
 	rep, err := reconcile.Report(ctx, st, opt)
 	var in *reconcile.InputError
@@ -128,7 +128,7 @@ func Reconcile(args []string, env paths.Env, stdout, stderr io.Writer) int {
 		return ExitUsage
 	case err != nil:
 		fmt.Fprintf(stderr, "schedd reconcile: %s\n", oneLine(err.Error()))
-		return ExitError
+		return ExitTrouble
 	}
 	if output == "json" {
 		err = cmdutil.WriteJSON(stdout, rep)
@@ -138,10 +138,10 @@ func Reconcile(args []string, env paths.Env, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "schedd reconcile: %v\n", err)
-		return ExitError
+		return ExitTrouble
 	}
 	if rep.Problem {
-		return ExitError
+		return ExitFindings
 	}
 	return ExitOK
 }

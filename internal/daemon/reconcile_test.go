@@ -11,7 +11,7 @@ import (
 
 // TestReconcileRefusesBesideADaemon: on SQLite the daemon holds the
 // database's lock; schedd reconcile names the holder and says to ask the
-// daemon, and exits 1. Without the holder it runs (an empty store is
+// daemon, and exits 3 (it could not audit). Without the holder it runs (an empty store is
 // clean: 0). Bad input is 2.
 func TestReconcileRefusesBesideADaemon(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sched.db")
@@ -26,7 +26,7 @@ func TestReconcileRefusesBesideADaemon(t *testing.T) {
 		return code, out.String(), errOut.String()
 	}
 	code, _, errOut := run("--store", "sqlite:"+path)
-	if code != ExitError || !strings.Contains(errOut, "another schedd is running on "+path) || !strings.Contains(errOut, "schedctl reconcile") {
+	if code != ExitTrouble || !strings.Contains(errOut, "another schedd is running on "+path) || !strings.Contains(errOut, "schedctl reconcile") {
 		t.Errorf("beside a holder: exit %d, %q", code, errOut)
 	}
 	st.Close()

@@ -24,6 +24,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -32,6 +33,7 @@ import (
 
 	"github.com/sched-dev/sched/api"
 	rules "github.com/sched-dev/sched/internal/schedule"
+	"github.com/sched-dev/sched/internal/suggest"
 	"github.com/sched-dev/sched/internal/timetable"
 )
 
@@ -232,8 +234,57 @@ func fieldLine(item *yaml.Node, field string) int {
 }
 
 var (
-	unknownField = regexp.MustCompile(`^field (\S+) not found in type`)
+	unknownField = regexp.MustCompile(`^field (\S+) not found in type (\S+)`)
 )
+
+// fieldNames holds, for each struct type of the file by its Go name (as
+// the decoder's errors name it), the YAML fields it has: what an unknown
+// field is compared with to suggest the one meant (timezone: time_zone).
+var fieldNames = func() map[string][]string {
+	m := map[string][]string{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || m[t.String()] != nil || t == reflect.TypeFor[yaml.Node]() {
+			return
+		}
+		var names []string
+		var add func(t reflect.Type)
+		add = func(t reflect.Type) {
+			for f := range t.Fields() {
+				tag := f.Tag.Get("yaml")
+				name, opts, _ := strings.Cut(tag, ",")
+				if tag == "-" || !f.IsExported() {
+					continue
+				}
+				if strings.Contains(opts, "inline") {
+					add(f.Type)
+					continue
+				}
+				if name == "" {
+					name = strings.ToLower(f.Name)
+				}
+				names = append(names, name)
+				walk(f.Type)
+			}
+		}
+		add(t)
+		m[t.String()] = names
+	}
+	walk(reflect.TypeFor[scheduleFile]())
+	return m
+}()
+
+// unknownFieldMsg says a field is unknown, with the field of its type
+// (goType, the decoder's name for it) that was probably meant.
+func unknownFieldMsg(field, goType string) string {
+	if hint := suggest.Closest(field, fieldNames[goType], 2); hint != "" {
+		return fmt.Sprintf("unknown field %q; did you mean %s?", field, hint)
+	}
+	return fmt.Sprintf("unknown field %q", field)
+}
 
 // decodeError turns the decoder's first error into a Error naming the
 // schedule and the field at its line.
@@ -252,7 +303,7 @@ func decodeError(name string, err error, items []*yaml.Node) error {
 	fe.Msg = m[2]
 	if u := unknownField.FindStringSubmatch(fe.Msg); u != nil {
 		fe.Field = u[1]
-		fe.Msg = fmt.Sprintf("unknown field %q", u[1])
+		fe.Msg = unknownFieldMsg(u[1], u[2])
 	}
 	// The schedule is the last one starting at or before the line.
 	for i, it := range items {
@@ -271,7 +322,7 @@ func decodeError(name string, err error, items []*yaml.Node) error {
 			}
 		}
 	}
-	if fe.Index == 0 && fe.Field != "" {
+	if fe.Index == 0 && fe.Field != "" && !strings.Contains(fe.Msg, "did you mean") {
 		fe.Msg += "; the file wants a schedules: list"
 	}
 	return fe

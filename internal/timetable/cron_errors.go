@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sched-dev/sched/internal/suggest"
 )
 
 // Errors that teach. Every error about one field of a cron expression has
@@ -159,37 +161,7 @@ func nearestName(u string, names map[string]int) string {
 	if len(u) >= 5 {
 		limit = 2
 	}
-	best, bestD := "", limit+1
-	for _, k := range keys {
-		if d := editDistance(u, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance of two short ASCII strings.
-func editDistance(a, b string) int {
-	if len(a) > 16 {
-		return 99
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return suggest.Closest(u, keys, limit)
 }
 
 // yearLike matches a field that reads as a year or a range of years.

@@ -158,9 +158,9 @@ func badCases() []badCase {
 		{name: "zone_traversal", def: zoneDef("America/Argentina/../../../etc/passwd"), field: "time_zone", msg: `time zone "America/Argentina/../../../etc/passwd": unknown IANA zone`},
 		{name: "zone_unknown", def: zoneDef("Mars/Olympus"), field: "time_zone", msg: `time zone "Mars/Olympus": unknown IANA zone`},
 		{name: "zone_1KB", def: zoneDef(longZone), field: "time_zone", msg: "time zone: 1024 bytes, longer than the limit of 64"},
-		{name: "zone_nul", def: zoneDef("UTC\x00"), field: "time_zone", msg: `time zone "UTC\x00": unknown IANA zone`},
-		{name: "zone_space", def: zoneDef(" UTC"), field: "time_zone", msg: `time zone " UTC": unknown IANA zone`},
-		{name: "zone_lowercase", def: zoneDef("utc"), field: "time_zone", msg: `time zone "utc": unknown IANA zone`},
+		{name: "zone_nul", def: zoneDef("UTC\x00"), field: "time_zone", msg: `time zone "UTC\x00": unknown IANA zone` + hintUTC()},
+		{name: "zone_space", def: zoneDef(" UTC"), field: "time_zone", msg: `time zone " UTC": unknown IANA zone` + hintUTC()},
+		{name: "zone_lowercase", def: zoneDef("utc"), field: "time_zone", msg: `time zone "utc": unknown IANA zone` + hintUTC()},
 		{name: "zone_for_every", def: Definition{Kind: KindEvery, Expr: "1h", TimeZone: "Local"}, field: "time_zone", msg: `time zone "Local": not allowed, it depends on the host; give an IANA name`},
 
 		// Every-intervals.
@@ -699,4 +699,14 @@ func TestEveryAnchorAtTheLastInstant(t *testing.T) {
 	if f, ok := s.Next(last); ok {
 		t.Fatalf("Next at the anchor = %v, want none", f.At)
 	}
+}
+
+// hintUTC is the end of LoadZone's error for a name close to UTC: the
+// suggestion, when the tz database in use lists its zones (tzdata.zi; Go's
+// embedded zoneinfo.zip does not).
+func hintUTC() string {
+	if len(zones.Load().names()) == 0 {
+		return ""
+	}
+	return "; did you mean UTC?"
 }

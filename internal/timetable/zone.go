@@ -6,10 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sched-dev/sched/internal/suggest"
 )
 
 // MaxZoneNameLen caps an IANA zone name; the longest real one is 32 bytes.
@@ -22,10 +25,11 @@ const MaxZoneNameLen = 64
 type zoneData struct {
 	locs    sync.Map // zone name -> *time.Location
 	version func() string
+	names   func() []string // the zone and link names tzdata.zi lists
 }
 
 func newZoneData() *zoneData {
-	return &zoneData{version: sync.OnceValue(readVersion)}
+	return &zoneData{version: sync.OnceValue(readVersion), names: sync.OnceValue(readZoneNames)}
 }
 
 var zones atomic.Pointer[zoneData]
@@ -64,18 +68,75 @@ func LoadZone(name string) (*time.Location, error) {
 	for _, r := range name {
 		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/_-+", r)
 		if !ok {
-			return nil, invalid("time_zone", "time zone %q: unknown IANA zone", name)
+			return nil, unknownZone(zd, name)
 		}
 	}
 	if strings.HasPrefix(name, "/") || strings.Contains(name, "..") {
-		return nil, invalid("time_zone", "time zone %q: unknown IANA zone", name)
+		return nil, unknownZone(zd, name)
 	}
 	loc, err := loadLocation(name)
 	if err != nil {
-		return nil, invalid("time_zone", "time zone %q: unknown IANA zone", name)
+		return nil, unknownZone(zd, name)
 	}
 	zd.locs.Store(name, loc)
 	return loc, nil
+}
+
+// unknownZone is the error for a name the tz database does not hold,
+// with the name probably meant when there is one: the same name in
+// another case (europe/berlin), else a name one edit away, or two for a
+// longer name (Europe/Berln).
+func unknownZone(zd *zoneData, name string) error {
+	if hint := nearestZone(zd.names(), name); hint != "" {
+		return invalid("time_zone", "time zone %q: unknown IANA zone; did you mean %s?", name, hint)
+	}
+	return invalid("time_zone", "time zone %q: unknown IANA zone", name)
+}
+
+// nearestZone is the zone of names that name was probably meant to be,
+// or "".
+func nearestZone(names []string, name string) string {
+	for _, z := range names {
+		if strings.EqualFold(z, name) {
+			return z
+		}
+	}
+	limit := 1
+	if len(name) >= 8 {
+		limit = 2
+	}
+	return suggest.Closest(name, names, limit)
+}
+
+// readZoneNames lists the zones and links of the tz database in use, from
+// its tzdata.zi (the lines "Z NAME ..." and "L TARGET NAME"), found where
+// readVersion finds it; none when there is no tzdata.zi (Go's embedded
+// zoneinfo.zip), and then no name is suggested.
+func readZoneNames() []string {
+	dirs := []string{"/usr/share/zoneinfo", "/usr/share/lib/zoneinfo", "/usr/lib/locale/TZ"}
+	if zi := os.Getenv("ZONEINFO"); zi != "" {
+		dirs = []string{zi}
+	}
+	for _, dir := range dirs {
+		f, err := os.Open(filepath.Join(dir, "tzdata.zi"))
+		if err != nil {
+			continue
+		}
+		defer f.Close()
+		var names []string
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			switch fs := strings.Fields(sc.Text()); {
+			case len(fs) >= 2 && fs[0] == "Z":
+				names = append(names, fs[1])
+			case len(fs) >= 3 && fs[0] == "L":
+				names = append(names, fs[2])
+			}
+		}
+		sort.Strings(names)
+		return names
+	}
+	return nil
 }
 
 // loadLocation reads a zone's rules. Go's time package reads the ZONEINFO

@@ -13,10 +13,11 @@ const (
 	ExitOK      = 0
 	ExitFailure = 1 // anything that is not the caller's fault
 	ExitInvalid = 2 // invalid input: a bad flag, field, zone or expression
-	// ExitTrouble is diff's status for an error that is not invalid input
-	// (schedd unreachable, a refused request): diff gives 1 its diff(1)
-	// meaning, "differences found", so its other failures need another
-	// number. Every other command says 1 for those.
+	// ExitTrouble is the status of diff and reconcile for an error that
+	// is not invalid input (schedd unreachable, a refused request): they
+	// give 1 its diff(1) meaning, "differences found", so their other
+	// failures need another number (FindingsError). Every other command
+	// says 1 for those.
 	ExitTrouble = 3
 )
 
@@ -42,6 +43,24 @@ type StatusError struct {
 
 func (e *StatusError) Error() string { return e.Err.Error() }
 func (e *StatusError) Unwrap() error { return e.Err }
+
+// FindingsError is the error of a command whose exit status 1 is a
+// result, as diff(1)'s "differences found" is (diff, reconcile): invalid
+// input keeps status 2, a StatusError its own, and every other error
+// (schedd unreachable, a refused request) gets ExitTrouble, so that a
+// script can tell "it found something" from "it could not look".
+func FindingsError(err error) error {
+	var se *StatusError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &se):
+		return err
+	case ExitCode(err) == ExitInvalid:
+		return &StatusError{Status: ExitInvalid, Err: err}
+	}
+	return &StatusError{Status: ExitTrouble, Err: err}
+}
 
 // ExitCode maps an error to schedctl's exit status, in one place. A
 // StatusError says its own status (diff's 1 and 3). schedd's 400 answers

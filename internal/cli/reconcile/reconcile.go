@@ -59,9 +59,10 @@ after a warning naming the zone and both versions; it is not a problem and
 does not change the exit status.
 
 It prints a summary per schedule, then the absent and unexpected firings.
-Exit status 1 when anything is absent or unexpected (or schedd cannot
-answer), 0 when all is explained, 2 on a bad flag or range, or a
---schedule that names no schedule. Without a running daemon, schedd
+Exit status, as diff's: 0 when all is explained, 1 when anything is absent
+or unexpected, 2 on a bad flag or range, or a --schedule that names no
+schedule, 3 when the audit could not run (schedd unreachable, a refused
+request). Without a running daemon, schedd
 reconcile --store reads the store itself.`,
 		Example: "  schedctl reconcile\n  schedctl reconcile --from 2027-03-13T00:00:00Z --to 2027-03-14T00:00:00Z --schedule nightly\n" +
 			"  schedctl reconcile -o json | jq '.absent[]'",
@@ -83,6 +84,12 @@ reconcile --store reads the store itself.`,
 }
 
 func reconcileRun(opts *ReconcileOptions) error {
+	return cmdutil.FindingsError(reconcileReport(opts))
+}
+
+// reconcileReport asks for the report and prints it; its error is a
+// ProblemError when the report found something.
+func reconcileReport(opts *ReconcileOptions) error {
 	var o client.ReconcileOptions
 	for _, p := range []struct {
 		flag string

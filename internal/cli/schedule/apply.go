@@ -2,7 +2,6 @@ package schedule
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -129,18 +128,7 @@ other error (schedd unreachable, a refused request), so that 1 always means
 // 1 when there are differences; otherwise invalid input keeps status 2 and
 // any other error gets status 3.
 func diffRun(opts *ApplyOptions) error {
-	err := diffPlan(opts)
-	if err == nil {
-		return nil
-	}
-	var se *cmdutil.StatusError
-	if errors.As(err, &se) {
-		return err
-	}
-	if cmdutil.ExitCode(err) == cmdutil.ExitInvalid {
-		return &cmdutil.StatusError{Status: cmdutil.ExitInvalid, Err: err}
-	}
-	return &cmdutil.StatusError{Status: cmdutil.ExitTrouble, Err: err}
+	return cmdutil.FindingsError(diffPlan(opts))
 }
 
 // loadPlan reads the file and compares it with the daemon's schedules:

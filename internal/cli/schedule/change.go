@@ -59,16 +59,21 @@ recalled: their worker's heartbeat says the schedule changed).`
 		cmd.Short = "Stop a schedule's firings until it is resumed"
 		cmd.Long = "Pause stops new firings of a schedule. Pausing a paused schedule changes nothing.\n" + counts
 		cmd.Example = "  schedctl pause nightly-report\n  schedctl pause sch_01J5Z8M4 -o json | jq .canceled"
+		cmd.SuggestFor = []string{"stop", "suspend", "disable"}
 	case "resume":
 		cmd.Short = "Restart a paused schedule"
 		cmd.Long = `Resume restarts a paused schedule from its first firing after now: firings
 missed while it was paused do not run. Resuming an active schedule changes
 nothing.`
 		cmd.Example = "  schedctl resume nightly-report"
+		cmd.SuggestFor = []string{"start", "unpause", "enable"}
 	case "cancel":
-		cmd.Short = "End a schedule for good"
-		cmd.Long = "Cancel ends a schedule; it stays as history, and its name is free again.\n" + counts
-		cmd.Example = "  schedctl cancel nightly-report\n  schedctl cancel sch_01J5Z8M4 -o json"
+		cmd.Short = "End a schedule for good (also: delete)"
+		cmd.Long = "Cancel ends a schedule; it stays as history, and its name is free again.\n" +
+			"delete is another name for it: nothing is erased.\n" + counts
+		cmd.Example = "  schedctl cancel nightly-report\n  schedctl delete nightly-report\n  schedctl cancel sch_01J5Z8M4 -o json"
+		cmd.Aliases = []string{"delete"}
+		cmd.SuggestFor = []string{"remove", "rm", "destroy"}
 	}
 	return cmd
 }

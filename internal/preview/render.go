@@ -42,12 +42,15 @@ func PlainStyles() Styles {
 // TableOptions says how WriteTableWith renders a preview.
 type TableOptions struct {
 	Styles Styles
-	// Relative adds a column with each firing's distance from the
-	// preview's From ("in 3 h 12 min"), as systemd-analyze calendar
-	// shows. It is for a person at a terminal: output that a script or a
-	// golden file captures leaves it out, so it does not change with the
-	// day it runs.
+	// Relative adds a column with each firing's distance from Now ("in 3
+	// h 12 min", "2 d ago"), as systemd-analyze calendar shows. It is for
+	// a person at a terminal: output that a script or a golden file
+	// captures leaves it out, so it does not change with the day it runs.
 	Relative bool
+	// Now is the instant the relative column counts from: the reader's
+	// now, whatever the preview's From (a preview of last week reads "3 d
+	// ago"). Zero counts from From.
+	Now time.Time
 }
 
 // WriteTable writes the result for people: a heading, then one row per
@@ -58,7 +61,7 @@ func (r *Result) WriteTable(w io.Writer, st Styles) error {
 }
 
 // WriteTableWith is WriteTable with options: with Relative, a column
-// between UTC and the note says how far each firing is from From.
+// between UTC and the note says how far each firing is from opt.Now.
 func (r *Result) WriteTableWith(w io.Writer, opt TableOptions) error {
 	st := opt.Styles
 	var b strings.Builder
@@ -76,6 +79,10 @@ func (r *Result) WriteTableWith(w io.Writer, opt TableOptions) error {
 	type row struct{ n, local, utc, rel, note string }
 	rows := []row{{"#", "LOCAL", "UTC", "RELATIVE", "NOTE"}}
 	skips := skippedBefore(r)
+	relativeFrom := opt.Now
+	if relativeFrom.IsZero() {
+		relativeFrom = r.From
+	}
 	addSkips := func(before int) {
 		for _, e := range skips[before] {
 			rows = append(rows, row{"-", strings.Replace(e.Local, "T", " ", 1) + " (skipped)", "-", "-", e.Note})
@@ -87,7 +94,7 @@ func (r *Result) WriteTableWith(w io.Writer, opt TableOptions) error {
 			fmt.Sprint(i + 1),
 			localColumn(f),
 			f.ScheduledFor.UTC().Format("2006-01-02 15:04:05Z"),
-			Relative(f.ScheduledFor.Sub(r.From)),
+			Relative(f.ScheduledFor.Sub(relativeFrom)),
 			f.Note,
 		})
 	}

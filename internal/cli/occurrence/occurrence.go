@@ -49,9 +49,9 @@ The table shows, for each occurrence:
   DUE/WAIT   "in 12s" while it is not yet due (on the queue, but no worker
              may take it yet); "waiting 3m" when it is due and no worker
              has claimed it; "due" for a retry that may be taken again
-  SCHED LAG  how late it was put on the queue (enqueued - scheduled for;
-             negative when the planner queued it ahead of time); "manual"
-             for an occurrence fired by schedctl trigger
+  SCHED LAG  how late it was put on the queue (enqueued - scheduled for);
+             "ahead" when the planner queued it before its time
+             (as it does), "manual" for one fired by schedctl trigger
   DELIV LAG  how late a worker first had it (first claim - scheduled for)
   TRIES      deliveries so far (attempt_count)
 
@@ -137,6 +137,11 @@ func printOccurrences(f *cmdutil.Factory, occs []api.Occurrence, none string) er
 	t := cmdutil.NewTable(f, "OCCURRENCE", "SCHEDULED FOR", "STATE", "DUE/WAIT", "SCHED LAG", "DELIV LAG", "TRIES", "QUEUE")
 	for _, o := range occs {
 		lag := cmdutil.ShortDur(o.ScheduleLag)
+		if d, err := time.ParseDuration(ptrOr(o.ScheduleLag)); err == nil && d < 0 {
+			// On the queue before its time, as the planner means it to
+			// be: not a lag at all.
+			lag = "ahead"
+		}
 		if o.Manual {
 			// A manual occurrence has no timetable to be late against:
 			// it is scheduled for the moment it was triggered, so its
@@ -260,4 +265,12 @@ func PrintOccurrence(f *cmdutil.Factory, asJSON bool, did string, o *api.Occurre
 	}
 	_, err := fmt.Fprintf(f.Out, "%s %s: %s, %s\n", did, o.OccurrenceID, o.State, cmdutil.Plural(o.AttemptCount, "attempt", "attempts"))
 	return err
+}
+
+// ptrOr is *s, or "" for nil.
+func ptrOr(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

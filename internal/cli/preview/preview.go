@@ -164,11 +164,12 @@ func previewRun(opts *PreviewOptions) error {
 	if opts.JSON {
 		return res.WriteJSON(f.Out)
 	}
-	opt := ipreview.TableOptions{Styles: ipreview.PlainStyles(), Relative: f.IsTTY}
+	opt := ipreview.TableOptions{Styles: ipreview.PlainStyles(), Relative: f.IsTTY, Now: f.Now()}
 	if f.Styled() {
 		opt.Styles = ipreview.NewStyles(f.Renderer())
 	}
-	// The relative column only on a terminal: piped output stays the same
-	// whatever the day, for scripts and the files that capture it.
+	// The relative column, from now, only on a terminal: piped output
+	// stays the same whatever the day, for scripts and the files that
+	// capture it.
 	return res.WriteTableWith(f.Out, opt)
 }

@@ -22,7 +22,7 @@ func runPreview(t *testing.T, tty bool, args ...string) string {
 }
 
 // TestPreviewRelativeColumn: on a terminal the table says how far each
-// firing is from --from, or from the (pinned) clock without it, as
+// firing is from now (the pinned clock), whatever --from, as
 // systemd-analyze calendar does; piped output and -o json do not, so
 // scripts and captured files stay the same from day to day.
 func TestPreviewRelativeColumn(t *testing.T) {
@@ -36,10 +36,15 @@ func TestPreviewRelativeColumn(t *testing.T) {
 			t.Errorf("terminal table lacks %q:\n%s", want, tty)
 		}
 	}
-	// --from moves what the column counts from.
+	// The column counts from now, whatever --from: the firing at 06:30Z
+	// on the 15th is 1 d 18 h away; one of the 10th is in the past.
 	from := runPreview(t, true, "--cron", "30 2 * * *", "--tz", "America/New_York", "--count", "1", "--from", "2027-03-15T06:00:00Z")
-	if !strings.Contains(from, "in 30 min") {
-		t.Errorf("relative to --from: want in 30 min:\n%s", from)
+	if !strings.Contains(from, "in 1 d 18 h") || strings.Contains(from, "in 30 min") {
+		t.Errorf("relative to now, not --from: want in 1 d 18 h:\n%s", from)
+	}
+	past := runPreview(t, true, "--cron", "30 2 * * *", "--tz", "America/New_York", "--count", "1", "--from", "2027-03-10T00:00:00Z")
+	if !strings.Contains(past, "3 d 4 h ago") {
+		t.Errorf("a firing before now: want 3 d 4 h ago:\n%s", past)
 	}
 
 	piped := runPreview(t, false, "--cron", "30 2 * * *", "--tz", "America/New_York", "--count", "3")

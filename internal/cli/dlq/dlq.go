@@ -112,14 +112,19 @@ func dlqListRun(opts *DLQListOptions) error {
 		_, err := fmt.Fprintln(f.Out, "The dead-letter queue is empty"+describeFilter(opts.Schedule, opts.Queue, " of")+".")
 		return err
 	}
+	if err := printEntries(f, occs); err != nil {
+		return err
+	}
+	return cmdutil.PrintMore(f, false, "entry", "entries", len(occs), next)
+}
+
+// printEntries is dlq list's table of DEAD occurrences.
+func printEntries(f *cmdutil.Factory, occs []api.Occurrence) error {
 	t := cmdutil.NewTable(f, "OCCURRENCE", "QUEUE", "REASON", "DIED AT", "LAST ERROR")
 	for _, o := range occs {
 		t.Row(o.OccurrenceID, o.Queue, o.DeadReason, cmdutil.TS(o.FinishedAt), cmdutil.Truncate(o.LastError, lastErrorWidth))
 	}
-	if err := t.Print(); err != nil {
-		return err
-	}
-	return cmdutil.PrintMore(f, false, "entry", "entries", len(occs), next)
+	return t.Print()
 }
 
 // describeFilter names a DLQ filter for a message: "" for all, else
@@ -148,6 +153,8 @@ type ReplayOptions struct {
 	// All replays every DEAD occurrence Filter matches.
 	All    bool
 	Filter api.DLQFilter
+	Yes    bool // with All: replay without asking
+	DryRun bool // with All: list what would be replayed, replay nothing
 }
 
 // NewCmdReplay builds schedctl dlq replay.
@@ -162,11 +169,16 @@ fresh set of retries. It carries the schedule's current payload.
 
 With --all it replays every DEAD occurrence, or those of --schedule and
 --queue, in one request; each keeps its id. Running it again is harmless:
-what was replayed is no longer DEAD. It prints the ids replayed (on a
-terminal after a count); JSON output is {"count": N, "occurrence_ids": [...]}.`,
+what was replayed is no longer DEAD. As purge does, on a terminal it says
+how many match and asks you to type "yes"; anywhere else (a script, a
+pipe) it refuses with exit status 2 unless --yes is given. --dry-run lists
+the DEAD occurrences it would replay, as dlq list does, and replays none.
+It prints the ids replayed (on a terminal after a count); JSON output is
+{"count": N, "occurrence_ids": [...]}, with "dry_run": true for a dry run.`,
 		Example: `  schedctl dlq replay occ_5kq2x7h3m4
+  schedctl dlq replay --all --schedule nightly-report --dry-run
   schedctl dlq replay --all --schedule nightly-report
-  schedctl dlq replay --all --queue reports -o json | jq .count`,
+  schedctl dlq replay --all --queue reports --yes -o json | jq .count`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fl := cmd.Flags()
@@ -175,8 +187,10 @@ terminal after a count); JSON output is {"count": N, "occurrence_ids": [...]}.`,
 				return cmdutil.UsageErrorf("give an occurrence id or --all, not both")
 			case !opts.All && len(args) == 0:
 				return cmdutil.UsageErrorf("give the occurrence id to replay, or --all (with --schedule or --queue to narrow it)")
-			case !opts.All && (fl.Changed("schedule") || fl.Changed("queue")):
-				return cmdutil.UsageErrorf("--schedule and --queue go with --all")
+			case !opts.All && (fl.Changed("schedule") || fl.Changed("queue") || opts.Yes || opts.DryRun):
+				return cmdutil.UsageErrorf("--schedule, --queue, --yes and --dry-run go with --all")
+			case opts.All && !opts.Yes && !opts.DryRun && !f.CanPrompt():
+				return cmdutil.UsageErrorf("dlq replay --all: not on a terminal to ask for confirmation; pass --yes to replay without asking, or --dry-run to see what it would replay")
 			}
 			if len(args) > 0 {
 				opts.ID = args[0]
@@ -191,6 +205,8 @@ terminal after a count); JSON output is {"count": N, "occurrence_ids": [...]}.`,
 	cmd.Flags().BoolVar(&opts.All, "all", false, "replay every DEAD occurrence the filters match")
 	cmd.Flags().StringVar(&opts.Filter.Schedule, "schedule", "", "with --all, only this schedule's (id or name)")
 	cmd.Flags().StringVar(&opts.Filter.Queue, "queue", "", "with --all, only this queue's")
+	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "with --all, replay without asking")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "with --all, list what would be replayed and replay nothing")
 	return cmd
 }
 
@@ -206,11 +222,21 @@ func replayRun(opts *ReplayOptions) error {
 		}
 		return occurrence.PrintOccurrence(opts.IO, opts.JSON, "replayed", o)
 	}
+	f := opts.IO
+	which := describeFilter(opts.Filter.Schedule, opts.Filter.Queue, " of")
+	if opts.DryRun {
+		return replayDryRun(opts, c)
+	}
+	if !opts.Yes {
+		ok, err := confirm(opts.Ctx, c, f, opts.JSON, opts.Filter, "Replay", "They go back on their queues under their ids, with fresh retries.", "replay")
+		if err != nil || !ok {
+			return err
+		}
+	}
 	res, err := c.ReplayDLQ(opts.Ctx, opts.Filter)
 	if err != nil {
-		return fmt.Errorf("dlq replay --all%s: %w", describeFilter(opts.Filter.Schedule, opts.Filter.Queue, " of"), err)
+		return fmt.Errorf("dlq replay --all%s: %w", which, err)
 	}
-	f := opts.IO
 	if opts.JSON {
 		if res.OccurrenceIDs == nil {
 			res.OccurrenceIDs = []string{}
@@ -239,6 +265,88 @@ func replayRun(opts *ReplayOptions) error {
 	return nil
 }
 
+// replayDryRun lists the DEAD occurrences replay --all would replay, as
+// dlq list does, up to MaxLimit, and replays none.
+func replayDryRun(opts *ReplayOptions, c cmdutil.API) error {
+	f := opts.IO
+	occs, more, err := matchingDead(opts.Ctx, c, opts.Filter)
+	if err != nil {
+		return fmt.Errorf("dlq replay --all --dry-run: %w", err)
+	}
+	if opts.JSON {
+		ids := make([]string, len(occs))
+		for i, o := range occs {
+			ids[i] = o.OccurrenceID
+		}
+		return cmdutil.WriteJSON(f.Out, struct {
+			DryRun        bool     `json:"dry_run"`
+			Count         int      `json:"count"`
+			More          bool     `json:"more"`
+			OccurrenceIDs []string `json:"occurrence_ids"`
+		}{true, len(occs), more, ids})
+	}
+	which := describeFilter(opts.Filter.Schedule, opts.Filter.Queue, " of")
+	if len(occs) == 0 {
+		_, err := fmt.Fprintf(f.Out, "Nothing to replay: no DEAD occurrences%s.\n", which)
+		return err
+	}
+	if err := printEntries(f, occs); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(f.Out, "Would replay %s%s; nothing was replayed (--dry-run).\n", countDead(occs, more), which)
+	return err
+}
+
+// matchingDead reads the DEAD occurrences filter matches, at most
+// MaxLimit of them; more says there are others.
+func matchingDead(ctx context.Context, c cmdutil.API, filter api.DLQFilter) (occs []api.Occurrence, more bool, err error) {
+	l, err := c.ListDLQ(ctx, client.ListDLQOptions{Schedule: filter.Schedule, Queue: filter.Queue, Limit: cmdutil.MaxLimit})
+	if err != nil {
+		return nil, false, err
+	}
+	return l.Occurrences, l.NextPage != "", nil
+}
+
+// countDead says how many DEAD occurrences were read: "2 DEAD
+// occurrences", or "more than 1000 ..." when there are others.
+func countDead(occs []api.Occurrence, more bool) string {
+	if more {
+		return fmt.Sprintf("more than %d DEAD occurrences", len(occs))
+	}
+	return cmdutil.Plural(len(occs), "DEAD occurrence", "DEAD occurrences")
+}
+
+// confirm asks on f's terminal whether to act (verb, "Replay") on the
+// DEAD occurrences filter matches, saying how many and what follows
+// (consequence). It is true on "yes"; with none matching it says so on
+// Out (as JSON, a count of 0) and is false; on any other answer it is
+// errNotConfirmed. What replay --all and purge ask, in one place.
+func confirm(ctx context.Context, c cmdutil.API, f *cmdutil.Factory, json bool, filter api.DLQFilter, verb, consequence, command string) (bool, error) {
+	occs, more, err := matchingDead(ctx, c, filter)
+	if err != nil {
+		return false, fmt.Errorf("dlq %s: %w", command, err)
+	}
+	which := describeFilter(filter.Schedule, filter.Queue, " of")
+	if len(occs) == 0 {
+		if json {
+			return false, cmdutil.WriteJSON(f.Out, struct {
+				Count int `json:"count"`
+			}{0})
+		}
+		_, err := fmt.Fprintf(f.Out, "Nothing to %s: no DEAD occurrences%s.\n", command, which)
+		return false, err
+	}
+	fmt.Fprintf(f.ErrOut, "%s %s%s? %s\nType yes to %s: ", verb, countDead(occs, more), which, consequence, command)
+	line, err := bufio.NewReader(f.In).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, fmt.Errorf("dlq %s: read the answer: %w", command, err)
+	}
+	if !strings.EqualFold(strings.TrimSpace(line), "yes") {
+		return false, fmt.Errorf("dlq %s: %w", command, notConfirmed(command))
+	}
+	return true, nil
+}
+
 // PurgeOptions is schedctl dlq purge.
 type PurgeOptions struct {
 	IO     *cmdutil.Factory
@@ -249,9 +357,15 @@ type PurgeOptions struct {
 	Yes    bool // purge without asking
 }
 
-// errNotConfirmed is purge's answer to anything but "yes": nothing done,
-// exit 1.
-var errNotConfirmed = errors.New("not confirmed; nothing was purged")
+// errNotConfirmed is the answer of purge and replay --all to anything but
+// "yes": nothing done, exit 1.
+var errNotConfirmed = errors.New("not confirmed")
+
+// notConfirmed is errNotConfirmed saying what was not done.
+func notConfirmed(command string) error {
+	past := map[string]string{"purge": "purged", "replay": "replayed"}[command]
+	return fmt.Errorf("%w; nothing was %s", errNotConfirmed, past)
+}
 
 // NewCmdPurge builds schedctl dlq purge.
 func NewCmdPurge(f *cmdutil.Factory, runF func(*PurgeOptions) error) *cobra.Command {
@@ -294,30 +408,9 @@ func purgeRun(opts *PurgeOptions) error {
 	f := opts.IO
 	which := describeFilter(opts.Filter.Schedule, opts.Filter.Queue, " of")
 	if !opts.Yes {
-		l, err := c.ListDLQ(opts.Ctx, client.ListDLQOptions{Schedule: opts.Filter.Schedule, Queue: opts.Filter.Queue, Limit: cmdutil.MaxLimit})
-		if err != nil {
-			return fmt.Errorf("dlq purge: %w", err)
-		}
-		n := cmdutil.Plural(len(l.Occurrences), "DEAD occurrence", "DEAD occurrences")
-		if l.NextPage != "" {
-			n = fmt.Sprintf("more than %d DEAD occurrences", len(l.Occurrences))
-		}
-		if len(l.Occurrences) == 0 {
-			if opts.JSON {
-				return cmdutil.WriteJSON(f.Out, struct {
-					Count int `json:"count"`
-				}{0})
-			}
-			_, err := fmt.Fprintf(f.Out, "Nothing to purge: no DEAD occurrences%s.\n", which)
+		ok, err := confirm(opts.Ctx, c, f, opts.JSON, opts.Filter, "Purge", "They become CANCELED and cannot be replayed.", "purge")
+		if err != nil || !ok {
 			return err
-		}
-		fmt.Fprintf(f.ErrOut, "Purge %s%s? They become CANCELED and cannot be replayed.\nType yes to purge: ", n, which)
-		line, err := bufio.NewReader(f.In).ReadString('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return fmt.Errorf("dlq purge: read the answer: %w", err)
-		}
-		if !strings.EqualFold(strings.TrimSpace(line), "yes") {
-			return fmt.Errorf("dlq purge: %w", errNotConfirmed)
 		}
 	}
 	res, err := c.PurgeDLQ(opts.Ctx, opts.Filter)

@@ -28,7 +28,7 @@ func TestJSONFields(t *testing.T) {
 			return replayRun(&ReplayOptions{IO: f, API: clitest.APIOf(s), Ctx: bg, JSON: true, ID: "occ_01"})
 		}, Keys: clitest.OccurrenceKeys},
 		{Name: "dlq replay --all", Run: func(f *cmdutil.Factory, s *clitest.Stub) error {
-			return replayRun(&ReplayOptions{IO: f, API: clitest.APIOf(s), Ctx: bg, JSON: true, All: true})
+			return replayRun(&ReplayOptions{IO: f, API: clitest.APIOf(s), Ctx: bg, JSON: true, All: true, Yes: true})
 		}, Keys: []string{"count", "occurrence_ids"}},
 		{Name: "dlq purge", Run: func(f *cmdutil.Factory, s *clitest.Stub) error {
 			return purgeRun(&PurgeOptions{IO: f, API: clitest.APIOf(s), Ctx: bg, JSON: true, Yes: true})
@@ -148,7 +148,7 @@ func deadStub() *clitest.Stub {
 func TestReplayAll(t *testing.T) {
 	s := deadStub()
 	f, out, _ := clitest.NewFactory(true)
-	if err := replayRun(&ReplayOptions{IO: f, API: clitest.APIOf(s), Ctx: bg, All: true, Filter: api.DLQFilter{Queue: "reports"}}); err != nil {
+	if err := replayRun(&ReplayOptions{IO: f, API: clitest.APIOf(s), Ctx: bg, All: true, Yes: true, Filter: api.DLQFilter{Queue: "reports"}}); err != nil {
 		t.Fatal(err)
 	}
 	if want := "replayed 2 occurrences, each with its occurrence id:\n  occ_01\n  occ_02\n"; out.String() != want {
@@ -159,21 +159,21 @@ func TestReplayAll(t *testing.T) {
 	}
 	// Again: nothing left to replay, and that is no error.
 	f, out, _ = clitest.NewFactory(true)
-	if err := replayRun(&ReplayOptions{IO: f, API: clitest.APIOf(s), Ctx: bg, All: true, Filter: api.DLQFilter{Queue: "reports"}}); err != nil {
+	if err := replayRun(&ReplayOptions{IO: f, API: clitest.APIOf(s), Ctx: bg, All: true, Yes: true, Filter: api.DLQFilter{Queue: "reports"}}); err != nil {
 		t.Fatal(err)
 	}
 	if want := "Nothing to replay: no DEAD occurrences of queue reports.\n"; out.String() != want {
 		t.Errorf("again %q", out)
 	}
 	f, out, _ = clitest.NewFactory(false)
-	if err := replayRun(&ReplayOptions{IO: f, API: clitest.APIOf(s), Ctx: bg, All: true}); err != nil {
+	if err := replayRun(&ReplayOptions{IO: f, API: clitest.APIOf(s), Ctx: bg, All: true, Yes: true}); err != nil {
 		t.Fatal(err)
 	}
 	if out.String() != "occ_03\n" {
 		t.Errorf("plain %q", out)
 	}
 	f, out, _ = clitest.NewFactory(false)
-	if err := replayRun(&ReplayOptions{IO: f, API: clitest.APIOf(s), Ctx: bg, All: true, JSON: true}); err != nil {
+	if err := replayRun(&ReplayOptions{IO: f, API: clitest.APIOf(s), Ctx: bg, All: true, Yes: true, JSON: true}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Join(strings.Fields(out.String()), " ") != `{ "count": 0, "occurrence_ids": [] }` {
@@ -184,8 +184,8 @@ func TestReplayAll(t *testing.T) {
 func TestReplayFlags(t *testing.T) {
 	f, _, _ := clitest.NewFactory(false)
 	var rp *ReplayOptions
-	if err := clitest.Exec(t, NewCmdReplay(f, func(o *ReplayOptions) error { rp = o; return nil }), "--all", "--schedule", "nightly", "--queue", "q"); err != nil ||
-		!rp.All || rp.ID != "" || rp.Filter != (api.DLQFilter{Schedule: "nightly", Queue: "q"}) {
+	if err := clitest.Exec(t, NewCmdReplay(f, func(o *ReplayOptions) error { rp = o; return nil }), "--all", "--yes", "--schedule", "nightly", "--queue", "q"); err != nil ||
+		!rp.All || !rp.Yes || rp.ID != "" || rp.Filter != (api.DLQFilter{Schedule: "nightly", Queue: "q"}) {
 		t.Errorf("replay --all: %v %+v", err, rp)
 	}
 	for _, tc := range []struct {
@@ -194,7 +194,9 @@ func TestReplayFlags(t *testing.T) {
 	}{
 		{nil, "give the occurrence id to replay, or --all"},
 		{[]string{"occ_1", "--all"}, "give an occurrence id or --all, not both"},
-		{[]string{"occ_1", "--queue", "q"}, "--schedule and --queue go with --all"},
+		{[]string{"occ_1", "--queue", "q"}, "--schedule, --queue, --yes and --dry-run go with --all"},
+		{[]string{"occ_1", "--dry-run"}, "--schedule, --queue, --yes and --dry-run go with --all"},
+		{[]string{"--all"}, "not on a terminal to ask for confirmation; pass --yes to replay without asking, or --dry-run"},
 		{[]string{"a", "b"}, "accepts at most 1 arg"},
 	} {
 		cmd := NewCmdReplay(f, func(*ReplayOptions) error { t.Error("ran"); return nil })
@@ -284,5 +286,77 @@ func TestPurgeConfirmation(t *testing.T) {
 	if err := clitest.Exec(t, NewCmdPurge(f, func(o *PurgeOptions) error { po = o; return nil }), "-y", "--schedule", "s", "--queue", "q"); err != nil ||
 		!po.Yes || po.Filter != (api.DLQFilter{Schedule: "s", Queue: "q"}) {
 		t.Errorf("purge flags: %v %+v", err, po)
+	}
+}
+
+// replayCmd is dlq replay with its real flags and checks, on stub s.
+func replayCmd(f *cmdutil.Factory, s *clitest.Stub) *cobra.Command {
+	return NewCmdReplay(f, func(o *ReplayOptions) error {
+		o.API = clitest.APIOf(s)
+		return replayRun(o)
+	})
+}
+
+// TestReplayAllConfirmation: replay --all asks as purge does: how many,
+// then "yes" replays and anything else replays nothing (exit 1); off a
+// terminal it needs --yes (TestReplayFlags).
+func TestReplayAllConfirmation(t *testing.T) {
+	for _, tc := range []struct {
+		name, answer string
+		replayed     bool
+	}{
+		{"yes", "yes\n", true},
+		{"no", "no\n", false},
+		{"end of input", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := deadStub()
+			f, out, errOut := clitest.NewFactory(true)
+			f.InTTY, f.In = true, strings.NewReader(tc.answer)
+			err := clitest.Exec(t, replayCmd(f, s), "--all", "--queue", "reports")
+			prompt := "Replay 2 DEAD occurrences of queue reports? They go back on their queues under their ids, with fresh retries.\nType yes to replay: "
+			if errOut.String() != prompt {
+				t.Errorf("prompt %q", errOut)
+			}
+			if tc.replayed {
+				if err != nil || !strings.HasPrefix(out.String(), "replayed 2 occurrences") || len(s.Dead) != 1 {
+					t.Errorf("%v %q, %d left", err, out, len(s.Dead))
+				}
+				return
+			}
+			if !errors.Is(err, errNotConfirmed) || cmdutil.ExitCode(err) != cmdutil.ExitFailure || len(s.Dead) != 3 ||
+				!strings.Contains(err.Error(), "nothing was replayed") {
+				t.Errorf("%v (exit %d), %d left", err, cmdutil.ExitCode(err), len(s.Dead))
+			}
+		})
+	}
+}
+
+// TestReplayDryRun: --dry-run lists what replay --all would replay, as
+// dlq list does, on a terminal or not and without asking; replays none.
+func TestReplayDryRun(t *testing.T) {
+	s := deadStub()
+	f, out, errOut := clitest.NewFactory(false)
+	if err := clitest.Exec(t, replayCmd(f, s), "--all", "--queue", "reports", "--dry-run"); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Dead) != 3 || errOut.Len() != 0 {
+		t.Errorf("a dry run replayed or asked: %d left, stderr %q", len(s.Dead), errOut)
+	}
+	got := out.String()
+	for _, want := range []string{"occ_01\treports\t", "occ_02\treports\t", "Would replay 2 DEAD occurrences of queue reports; nothing was replayed (--dry-run).\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "occ_03") {
+		t.Errorf("dry run lists another queue's entry:\n%s", got)
+	}
+	f, out, _ = clitest.NewFactory(false)
+	if err := replayRun(&ReplayOptions{IO: f, API: clitest.APIOf(s), Ctx: bg, JSON: true, All: true, DryRun: true}); err != nil {
+		t.Fatal(err)
+	}
+	if g := strings.Join(strings.Fields(out.String()), " "); g != `{ "dry_run": true, "count": 3, "more": false, "occurrence_ids": [ "occ_01", "occ_02", "occ_03" ] }` {
+		t.Errorf("JSON %s", g)
 	}
 }

@@ -123,6 +123,10 @@ type ChangeResult struct {
 	Schedule Schedule `json:"schedule"`
 	Canceled int      `json:"canceled"`
 	InFlight int      `json:"in_flight"`
+	// DryRun is true in the answer to ?dry_run=true: the change as it
+	// would have been made (the new version, what it would cancel), none
+	// of it kept.
+	DryRun bool `json:"dry_run,omitempty"`
 }
 
 // CreateResult answers a create: the schedule, and whether this request
@@ -130,6 +134,10 @@ type ChangeResult struct {
 type CreateResult struct {
 	Schedule
 	Created bool `json:"created"`
+	// DryRun is true in the answer to ?dry_run=true: Created then says
+	// whether the create would have created the schedule; nothing was
+	// kept, and the schedule id shown is not reserved.
+	DryRun bool `json:"dry_run,omitempty"`
 }
 
 // Occurrence is one scheduled time of one schedule version.

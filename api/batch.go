@@ -42,4 +42,8 @@ type BatchResult struct {
 	Created  int               `json:"created"`
 	Existing int               `json:"existing"`
 	Failed   int               `json:"failed"`
+	// DryRun is true in the answer to ?dry_run=true: the items as the
+	// batch would have answered them ("created": would be created), none
+	// of them kept.
+	DryRun bool `json:"dry_run,omitempty"`
 }

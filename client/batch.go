@@ -18,6 +18,13 @@ func (c *Client) CreateSchedules(ctx context.Context, items []api.BatchItem) (*a
 		body: api.BatchRequest{Items: items}})
 }
 
+// CheckCreateSchedules is a dry run of CreateSchedules: each item as the
+// batch would answer it; nothing is kept.
+func (c *Client) CheckCreateSchedules(ctx context.Context, items []api.BatchItem) (*api.BatchResult, error) {
+	return call[api.BatchResult](ctx, c, request{method: http.MethodPost, path: path("schedules:batch"),
+		body: api.BatchRequest{Items: items}, query: dryRunQuery})
+}
+
 // ItemError is a failed item's error as an *Error (Status 0: the request
 // itself succeeded), so that IsInvalid, IsConflict and the like judge it
 // as they would a single create's; nil for an item that did not fail.

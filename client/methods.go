@@ -48,7 +48,21 @@ func (c *Client) Status(ctx context.Context) (*api.Status, error) {
 // safe to retry: the same key and body return the first schedule (Created
 // false); the key is also sent as the Idempotency-Key header.
 func (c *Client) CreateSchedule(ctx context.Context, req api.ScheduleRequest) (*api.CreateResult, error) {
-	r := request{method: http.MethodPost, path: path("schedules"), body: req}
+	return c.createSchedule(ctx, req, nil)
+}
+
+// CheckCreateSchedule is a dry run of CreateSchedule: schedd answers what
+// the create would (the schedule, whether it would be created, or the
+// error) and keeps nothing (the answer's DryRun is true).
+func (c *Client) CheckCreateSchedule(ctx context.Context, req api.ScheduleRequest) (*api.CreateResult, error) {
+	return c.createSchedule(ctx, req, dryRunQuery)
+}
+
+// dryRunQuery asks a write route for a dry run.
+var dryRunQuery = url.Values{"dry_run": {"true"}}
+
+func (c *Client) createSchedule(ctx context.Context, req api.ScheduleRequest, q url.Values) (*api.CreateResult, error) {
+	r := request{method: http.MethodPost, path: path("schedules"), body: req, query: q}
 	if req.IdempotencyKey != "" {
 		r.header = http.Header{HeaderIdempotencyKey: {req.IdempotencyKey}}
 	}
@@ -102,6 +116,12 @@ func (c *Client) GetSchedule(ctx context.Context, ref string) (*api.Schedule, er
 // versions are canceled; the answer counts them.
 func (c *Client) UpdateSchedule(ctx context.Context, ref string, req api.ScheduleRequest) (*api.ChangeResult, error) {
 	return call[api.ChangeResult](ctx, c, request{method: http.MethodPut, path: path("schedules", ref), body: req})
+}
+
+// CheckUpdateSchedule is a dry run of UpdateSchedule: the new version as
+// it would be, and what it would cancel; nothing is kept.
+func (c *Client) CheckUpdateSchedule(ctx context.Context, ref string, req api.ScheduleRequest) (*api.ChangeResult, error) {
+	return call[api.ChangeResult](ctx, c, request{method: http.MethodPut, path: path("schedules", ref), body: req, query: dryRunQuery})
 }
 
 // PauseSchedule stops new firings of a schedule.

@@ -62,6 +62,20 @@ type BatchOutcome struct {
 // The error is for the whole batch: a bad tenant, too many items, or the
 // store failing (then nothing of the batch was written).
 func (c *Control) CreateBatch(ctx context.Context, tenantID string, items []BatchItem) ([]BatchOutcome, error) {
+	return c.createBatch(ctx, tenantID, items, false)
+}
+
+// CheckBatch answers as CreateBatch would, to the item, and writes
+// nothing: a dry run. It runs CreateBatch's own transaction (its reads,
+// the store's unique names and keys, the quota) and rolls it back, so its
+// answer is the one a create at that moment would have had. Created then
+// means "would be created"; the ids it names are not kept.
+func (c *Control) CheckBatch(ctx context.Context, tenantID string, items []BatchItem) ([]BatchOutcome, error) {
+	return c.createBatch(ctx, tenantID, items, true)
+}
+
+// createBatch is CreateBatch, or CheckBatch when dry.
+func (c *Control) createBatch(ctx context.Context, tenantID string, items []BatchItem, dry bool) ([]BatchOutcome, error) {
 	if err := schedule.CheckTenantRef(tenantID); err != nil {
 		return nil, err
 	}
@@ -116,7 +130,7 @@ func (c *Control) CreateBatch(ctx context.Context, tenantID string, items []Batc
 	var created int
 	blind := true // the first try skips the read (writeBatch)
 	for try := 1; ; {
-		created, err = c.writeBatch(ctx, tenantID, pending, limit, blind, try > 1, now, out)
+		created, err = c.writeBatch(ctx, tenantID, pending, limit, blind, try > 1, dry, now, out)
 		switch {
 		case blind && errors.Is(err, store.ErrConflict):
 			// A stored schedule holds a live name or a key of the batch
@@ -138,7 +152,7 @@ func (c *Control) CreateBatch(ctx context.Context, tenantID string, items []Batc
 	if err != nil {
 		return nil, fmt.Errorf("create schedules: %w", err)
 	}
-	if created > 0 {
+	if created > 0 && !dry {
 		for _, o := range out {
 			if o.Created && o.Schedule != nil {
 				c.planner.noteZone(o.Schedule.Kind, o.Schedule.TimeZone)
@@ -201,7 +215,9 @@ func (c *Control) build(tenantID string, it *BatchItem, id string, now time.Time
 // quota full), the read could change that answer (a stored key answers
 // exists before a quota or a name is looked at), so it is made then, in
 // the same transaction, and the batch decided again from it.
-func (c *Control) writeBatch(ctx context.Context, tenantID string, pending []newSchedule, limit int64, blind, retry bool, now time.Time, out []BatchOutcome) (int, error) {
+//
+// A dry try (CheckBatch) does all of that and rolls it back.
+func (c *Control) writeBatch(ctx context.Context, tenantID string, pending []newSchedule, limit int64, blind, retry, dry bool, now time.Time, out []BatchOutcome) (int, error) {
 	var admitted []*record.Schedule
 	err := store.InTx(ctx, c.store, func(tx store.Tx) error {
 		room0 := int64(-1) // -1: no quota
@@ -270,9 +286,12 @@ func (c *Control) writeBatch(ctx context.Context, tenantID string, pending []new
 		if len(admitted) > 1 {
 			audit = batchAudit(admitted)
 		}
-		return appendAudit(ctx, tx, now, audit)
+		if err := appendAudit(ctx, tx, now, audit); err != nil {
+			return err
+		}
+		return dryRunEnd(dry)
 	})
-	if err != nil {
+	if err := dryRunErr(err); err != nil {
 		return 0, err
 	}
 	return len(admitted), nil

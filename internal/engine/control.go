@@ -55,9 +55,20 @@ func (c *Control) now() time.Time { return c.member.now() }
 // *QuotaError naming it (checked on every node in the create's own
 // transaction).
 func (c *Control) Create(ctx context.Context, tenantID, idempotencyKey string, req schedule.Settings) (sc *record.Schedule, created bool, err error) {
+	return c.createOne(ctx, tenantID, idempotencyKey, req, false)
+}
+
+// CheckCreate answers as Create would and writes nothing (CheckBatch):
+// created means "would be created".
+func (c *Control) CheckCreate(ctx context.Context, tenantID, idempotencyKey string, req schedule.Settings) (sc *record.Schedule, created bool, err error) {
+	return c.createOne(ctx, tenantID, idempotencyKey, req, true)
+}
+
+// createOne is Create, or CheckCreate when dry.
+func (c *Control) createOne(ctx context.Context, tenantID, idempotencyKey string, req schedule.Settings, dry bool) (*record.Schedule, bool, error) {
 	// A batch of one: the rules of a create are written once, in
 	// CreateBatch.
-	outs, err := c.CreateBatch(ctx, tenantID, []BatchItem{{IdempotencyKey: idempotencyKey, Settings: req}})
+	outs, err := c.createBatch(ctx, tenantID, []BatchItem{{IdempotencyKey: idempotencyKey, Settings: req}}, dry)
 	if err != nil {
 		return nil, false, err
 	}
@@ -192,6 +203,18 @@ func (c *Control) Resume(ctx context.Context, tenantID, ref string) (ChangeResul
 // materialized and not canceled, so no firing time runs under two versions.
 // A paused schedule stays paused.
 func (c *Control) Update(ctx context.Context, tenantID, ref string, req schedule.Settings) (ChangeResult, error) {
+	return c.update(ctx, tenantID, ref, req, false)
+}
+
+// CheckUpdate answers as Update would and writes nothing: the new version
+// as it would be stored, with its next firing and the occurrences it
+// would cancel, from Update's own transaction, rolled back.
+func (c *Control) CheckUpdate(ctx context.Context, tenantID, ref string, req schedule.Settings) (ChangeResult, error) {
+	return c.update(ctx, tenantID, ref, req, true)
+}
+
+// update is Update, or CheckUpdate when dry.
+func (c *Control) update(ctx context.Context, tenantID, ref string, req schedule.Settings, dry bool) (ChangeResult, error) {
 	sp, err := req.NormalizeUpdate()
 	if err != nil {
 		return ChangeResult{}, err
@@ -199,7 +222,7 @@ func (c *Control) Update(ctx context.Context, tenantID, ref string, req schedule
 	if err := checkTarget(ctx, c.store, tenantID, req.Queue); err != nil {
 		return ChangeResult{}, err
 	}
-	return c.change(ctx, tenantID, ref, AuditScheduleUpdate, func(sc *record.Schedule, now time.Time) (bool, nextFunc, error) {
+	return c.changeDry(ctx, tenantID, ref, AuditScheduleUpdate, dry, func(sc *record.Schedule, now time.Time) (bool, nextFunc, error) {
 		switch sc.State {
 		case record.ScheduleActive, record.SchedulePaused:
 		default:
@@ -261,6 +284,12 @@ func nextAfter(sp *timetable.Timetable, now time.Time) nextFunc {
 // writes it as the next version, in one transaction, only if nobody else
 // wrote in between, and change retries a few times when somebody did.
 func (c *Control) change(ctx context.Context, tenantID, ref, action string, mutate func(*record.Schedule, time.Time) (bool, nextFunc, error)) (ChangeResult, error) {
+	return c.changeDry(ctx, tenantID, ref, action, false, mutate)
+}
+
+// changeDry is change; when dry it writes nothing (VersionChange.DryRun)
+// and answers what change would have.
+func (c *Control) changeDry(ctx context.Context, tenantID, ref, action string, dry bool, mutate func(*record.Schedule, time.Time) (bool, nextFunc, error)) (ChangeResult, error) {
 	// A new version's cursor is computed and written under one tz
 	// database (tzreload.go).
 	c.planner.rules.RLock()
@@ -281,7 +310,7 @@ func (c *Control) change(ctx context.Context, tenantID, ref, action string, muta
 		}
 		sc.UpdatedAt = now
 		sc.NextRunAt = time.Time{}
-		vc := VersionChange{Schedule: sc, PrevVersion: prev, Now: now, Next: next, Action: action}
+		vc := VersionChange{Schedule: sc, PrevVersion: prev, Now: now, Next: next, Action: action, DryRun: dry}
 		if next != nil {
 			vc.StartsAfter = startsAfter(now)
 		}
@@ -291,6 +320,9 @@ func (c *Control) change(ctx context.Context, tenantID, ref, action string, muta
 		}
 		if err != nil {
 			return ChangeResult{}, fmt.Errorf("change schedule %s: %w", sc.ScheduleID, err)
+		}
+		if dry {
+			return res, nil
 		}
 		c.planner.noteZone(sc.Kind, sc.TimeZone)
 		c.planner.wake()

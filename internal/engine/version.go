@@ -39,6 +39,9 @@ type VersionChange struct {
 	// Action is what the audit log records the change as (an Audit*
 	// action); AuditScheduleUpdate when empty.
 	Action string
+	// DryRun does all of the above in the transaction and rolls it back:
+	// the answer is the change's, and nothing of it is kept.
+	DryRun bool
 }
 
 // WriteVersion writes a new version of a schedule in one transaction of
@@ -130,12 +133,38 @@ func WriteVersion(ctx context.Context, st store.Store, c VersionChange) (ChangeR
 			return err
 		}
 		res.Schedule = *stored
-		return appendAudit(ctx, tx, c.Now, auditEntry{tenantID: sc.TenantID, action: cmp.Or(c.Action, AuditScheduleUpdate),
+		if err := appendAudit(ctx, tx, c.Now, auditEntry{tenantID: sc.TenantID, action: cmp.Or(c.Action, AuditScheduleUpdate),
 			target: sc.ScheduleID, oldVer: c.PrevVersion, newVer: stored.Version,
-			detail: fmt.Sprintf("%s; %d canceled, %d in flight", stored.State, res.Canceled, res.InFlight)})
+			detail: fmt.Sprintf("%s; %d canceled, %d in flight", stored.State, res.Canceled, res.InFlight)}); err != nil {
+			return err
+		}
+		return dryRunEnd(c.DryRun)
 	})
-	if err != nil {
+	if err := dryRunErr(err); err != nil {
 		return ChangeResult{}, fmt.Errorf("write version %d of schedule %s: %w", c.PrevVersion+1, sc.ScheduleID, err)
 	}
 	return res, nil
+}
+
+// errDryRun rolls back the transaction of a dry run (CheckBatch,
+// CheckUpdate) once it has done everything the real write does: its
+// answer is then exactly the real one, and nothing of it is kept.
+var errDryRun = errors.New("dry run: rolled back")
+
+// dryRunEnd ends a write transaction's function: nil to commit it, or
+// errDryRun to roll it back when dry.
+func dryRunEnd(dry bool) error {
+	if dry {
+		return errDryRun
+	}
+	return nil
+}
+
+// dryRunErr is a write transaction's error with a dry run's rollback
+// taken as success.
+func dryRunErr(err error) error {
+	if errors.Is(err, errDryRun) {
+		return nil
+	}
+	return err
 }

@@ -42,7 +42,8 @@ type batchBody struct {
 // is 200 with a result per item; only a request that is wrong as a whole
 // (not JSON, no items, over the limit) is refused.
 func (s *Server) createSchedules(r *http.Request, w http.ResponseWriter) (int, any, error) {
-	if err := onlyQuery(r); err != nil {
+	dry, err := dryRun(r)
+	if err != nil {
 		return 0, nil, err
 	}
 	if r.Header.Get("Idempotency-Key") != "" {
@@ -58,7 +59,7 @@ func (s *Server) createSchedules(r *http.Request, w http.ResponseWriter) (int, a
 	if len(body.Items) > api.MaxBatchItems {
 		return 0, nil, invalidArg("items", fmt.Sprintf("%d items are over the limit of %d per batch; send several batches", len(body.Items), api.MaxBatchItems))
 	}
-	res := api.BatchResult{Items: make([]api.BatchItemResult, len(body.Items))}
+	res := api.BatchResult{Items: make([]api.BatchItemResult, len(body.Items)), DryRun: dry}
 	items := make([]engine.BatchItem, 0, len(body.Items))
 	where := make([]int, 0, len(body.Items)) // items[k] is the request's item where[k]
 	for i, raw := range body.Items {
@@ -71,7 +72,11 @@ func (s *Server) createSchedules(r *http.Request, w http.ResponseWriter) (int, a
 		items = append(items, it)
 		where = append(where, i)
 	}
-	outs, err := s.eng.Control.CreateBatch(r.Context(), tenantOf(r), items)
+	create := s.eng.Control.CreateBatch
+	if dry {
+		create = s.eng.Control.CheckBatch
+	}
+	outs, err := create(r.Context(), tenantOf(r), items)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -81,7 +81,8 @@ func idempotencyKey(r *http.Request, body string) (string, error) {
 }
 
 func (s *Server) createSchedule(r *http.Request, w http.ResponseWriter) (int, any, error) {
-	if err := onlyQuery(r); err != nil {
+	dry, err := dryRun(r)
+	if err != nil {
 		return 0, nil, err
 	}
 	var req api.ScheduleRequest
@@ -96,19 +97,44 @@ func (s *Server) createSchedule(r *http.Request, w http.ResponseWriter) (int, an
 	if err != nil {
 		return 0, nil, err
 	}
-	sc, created, err := s.eng.Control.Create(r.Context(), tenantOf(r), key, sp)
+	create := s.eng.Control.Create
+	if dry {
+		create = s.eng.Control.CheckCreate
+	}
+	sc, created, err := create(r.Context(), tenantOf(r), key, sp)
 	if err != nil {
 		return 0, nil, err
 	}
 	code := http.StatusCreated
-	if !created {
+	if !created || dry {
 		code = http.StatusOK
 	}
-	out, err := s.schedule(r.Context(), sc)
-	if err != nil {
+	var out api.Schedule
+	if created {
+		// New: nothing of it is on the queue, so its next firing is its
+		// cursor (and a dry run's is in no store to read).
+		out = apiSchedule(sc, nextOfNew(sc), s.eng.Cluster.Now())
+	} else if out, err = s.schedule(r.Context(), sc); err != nil {
 		return 0, nil, err
 	}
-	return code, api.CreateResult{Schedule: out, Created: created}, nil
+	return code, api.CreateResult{Schedule: out, Created: created, DryRun: dry}, nil
+}
+
+// dryRun reads a write route's dry_run query parameter (the only one it
+// takes): true asks for the answer the write would give, with nothing
+// kept.
+func dryRun(r *http.Request) (bool, error) {
+	if err := onlyQuery(r, "dry_run"); err != nil {
+		return false, err
+	}
+	switch v := r.URL.Query().Get("dry_run"); v {
+	case "", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	default:
+		return false, invalidArg("dry_run", fmt.Sprintf("query parameter dry_run=%q: want true or false", clip(v)))
+	}
 }
 
 var scheduleStates = []record.ScheduleState{record.ScheduleActive, record.SchedulePaused, record.ScheduleCanceled, record.ScheduleCompleted}
@@ -177,7 +203,8 @@ func (s *Server) schedule(ctx context.Context, sc *record.Schedule) (api.Schedul
 }
 
 func (s *Server) updateSchedule(r *http.Request, w http.ResponseWriter) (int, any, error) {
-	if err := onlyQuery(r); err != nil {
+	dry, err := dryRun(r)
+	if err != nil {
 		return 0, nil, err
 	}
 	var req api.ScheduleRequest
@@ -187,6 +214,16 @@ func (s *Server) updateSchedule(r *http.Request, w http.ResponseWriter) (int, an
 	sp, err := schedule.FromRequest(&req)
 	if err != nil {
 		return 0, nil, err
+	}
+	if dry {
+		res, err := s.eng.Control.CheckUpdate(r.Context(), tenantOf(r), r.PathValue("ref"), sp)
+		if err != nil {
+			return 0, nil, err
+		}
+		// The new version's next firing is its cursor: the older
+		// versions' pending firings it would cancel.
+		return http.StatusOK, api.ChangeResult{Schedule: apiSchedule(&res.Schedule, nextOfNew(&res.Schedule), s.eng.Cluster.Now()),
+			Canceled: res.Canceled, InFlight: res.InFlight, DryRun: true}, nil
 	}
 	return s.changed(r.Context())(s.eng.Control.Update(r.Context(), tenantOf(r), r.PathValue("ref"), sp))
 }

@@ -232,3 +232,34 @@ func TestImportTableOutput(t *testing.T) {
 		t.Fatalf("exit %d\nstdout %q\nstderr %q", code, out, errOut)
 	}
 }
+
+// TestImportDryRun: --dry-run checks every line with the daemon, as the
+// import would create it, reports what would be created and which lines
+// would fail, and creates nothing and writes no state file; the real
+// import after it does what the dry run said.
+func TestImportDryRun(t *testing.T) {
+	t.Parallel()
+	d := newDaemon(t)
+	file := writeFile(t, "s.ndjson", ndjsonLines(1500, map[int]string{1200: `{"name":"bad","queue":"q","cron":"0 25 * * *","time_zone":"UTC"}`}))
+	r, errOut := run(t, d, 1, "-f", file, "--dry-run")
+	if r.Created != 1499 || r.Failed != 1 || len(r.Errors) != 1 || r.Errors[0].Line != 1200 {
+		t.Fatalf("dry run: %+v (stderr %q), want 1499 would be created and line 1200 failing", r, errOut)
+	}
+	if n := stored(t, d); n != 0 {
+		t.Fatalf("a dry run stored %d schedules", n)
+	}
+	if _, err := os.Stat(file + ".import-state"); !os.IsNotExist(err) {
+		t.Fatalf("a dry run wrote the state file: %v", err)
+	}
+	code, out, _ := d.Run(t, false, "import", "-f", file, "--dry-run")
+	if code != 1 || !strings.Contains(out, "1499 created, 0 existing, 1 failed of 1500 items") || !strings.Contains(out, "a dry run: nothing was created") {
+		t.Errorf("dry run table: exit %d\n%s", code, out)
+	}
+	r, _ = run(t, d, 1, "-f", file)
+	if r.Created != 1499 || r.Failed != 1 {
+		t.Fatalf("the import after the dry run: %+v", r)
+	}
+	if n := stored(t, d); n != 1499 {
+		t.Fatalf("%d schedules stored, want 1499", n)
+	}
+}

@@ -44,6 +44,9 @@ type ImportOptions struct {
 	Batch    int    // items a request; api.MaxBatchItems by default
 	State    string // the state file; "" for FILE.import-state
 	Restart  bool
+	// DryRun sends every batch for schedd to check as it would create it
+	// and creates nothing; the state file is neither read nor written.
+	DryRun bool
 }
 
 // NewCmdImport builds schedctl import.
@@ -70,6 +73,13 @@ so a re-run of an interrupted import skips it without sending it again;
 a name already taken, a quota) stops the checkpoint at its batch: fix the
 line and run the same command again.
 
+--dry-run sends the whole file for schedd to check, batch by batch, as it
+would create it (names, keys, quotas, targets), reports what would be
+created, exist or fail, and creates nothing; it neither reads nor writes
+the state file. Each batch is checked against the store and within
+itself, not against the other batches of the file (which it does not
+create): a name repeated in two batches shows when the import runs.
+
 Progress is shown on stderr when it is a terminal. -o json prints a summary:
 created, existing, failed, items, skipped (items of the checkpoint not sent
 again), seconds, per_second, and the first failures with their lines.
@@ -80,6 +90,7 @@ failed a request (the checkpoint keeps what was confirmed); 2 for a bad
 flag or a YAML file that is not valid.`,
 		Example: `  schedctl import -f schedules.ndjson
   schedctl import -f schedules.yaml --parallel 8 -o json
+  schedctl import -f schedules.ndjson --dry-run
   schedctl import -f big.ndjson            # interrupted? run it again
   schedctl import -f big.ndjson --restart  # send everything again (still nothing twice)`,
 		Args: cobra.NoArgs,
@@ -112,6 +123,7 @@ flag or a YAML file that is not valid.`,
 	fl.IntVar(&opts.Batch, "batch", api.MaxBatchItems, "schedules a request")
 	fl.StringVar(&opts.State, "state", "", "the state file (default FILE.import-state; none for standard input)")
 	fl.BoolVar(&opts.Restart, "restart", false, "ignore the state file and send the whole file")
+	fl.BoolVar(&opts.DryRun, "dry-run", false, "check every schedule with schedd and report; create nothing")
 	return cmd
 }
 
@@ -133,6 +145,8 @@ type summary struct {
 	Seconds   float64   `json:"seconds"`
 	PerSecond float64   `json:"per_second"`
 	Errors    []failure `json:"errors"`
+	// DryRun: created counts what would have been created; nothing was.
+	DryRun bool `json:"dry_run,omitempty"`
 }
 
 // batch is one request's worth of units.
@@ -163,6 +177,9 @@ func importRun(opts *ImportOptions) error {
 	statePath := opts.State
 	if statePath == "" && opts.File != "-" {
 		statePath = opts.File + ".import-state"
+	}
+	if opts.DryRun {
+		statePath = "" // the whole file, and no checkpoint of what was not created
 	}
 	c, err := opts.API()
 	if err != nil {
@@ -218,13 +235,17 @@ func importRun(opts *ImportOptions) error {
 					results <- outcome{b: b, res: &api.BatchResult{}}
 					continue
 				}
-				res, err := c.CreateSchedules(ctx, b.items)
+				create := c.CreateSchedules
+				if opts.DryRun {
+					create = c.CheckCreateSchedules
+				}
+				res, err := create(ctx, b.items)
 				results <- outcome{b: b, res: res, err: err}
 			}
 		}()
 	}
 
-	sum := summary{Skipped: skipped, Errors: []failure{}}
+	sum := summary{Skipped: skipped, Errors: []failure{}, DryRun: opts.DryRun}
 	prog := newProgress(opts.IO.ErrOut)
 	waiting := map[int]bool{} // batches answered, by seq: true when one of its items failed
 	ends := map[int]*batch{}
@@ -442,6 +463,9 @@ func report(opts *ImportOptions, sum summary) error {
 		sum.Created, sum.Existing, sum.Failed, sum.Items, sum.Seconds, sum.PerSecond)
 	if sum.Skipped > 0 {
 		fmt.Fprintf(opts.IO.Out, "; %d skipped, done before", sum.Skipped)
+	}
+	if sum.DryRun {
+		fmt.Fprint(opts.IO.Out, "; a dry run: nothing was created")
 	}
 	fmt.Fprintln(opts.IO.Out)
 	for _, f := range sum.Errors {

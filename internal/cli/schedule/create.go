@@ -19,6 +19,9 @@ type CreateOptions struct {
 	Ctx     context.Context
 	JSON    bool
 	Request api.ScheduleRequest
+	// DryRun asks schedd whether it would create the schedule, and
+	// creates nothing.
+	DryRun bool
 }
 
 // NewCmdCreate builds schedctl create.
@@ -40,10 +43,14 @@ allow, no flexible window, 10 attempts.
 With --idempotency-key the create is safe to retry: the same key and
 settings return the schedule created the first time ("created": false).
 
-The settings are checked before anything is sent; invalid input exits 2.`,
+The settings are checked before anything is sent; invalid input exits 2.
+--dry-run sends them for schedd to check as it would create them (its
+names, quotas and targets included) and prints the schedule as it would
+be, with its next firings; nothing is created.`,
 		Example: `  schedctl create --name nightly-report --queue reports --cron '0 2 * * *' --tz Europe/Berlin
   schedctl create --name launch --queue mail --at 2027-03-14T09:00:00-04:00 --payload '{"campaign":"spring"}'
   schedctl create --name sync --queue sync --every 15m --overlap skip_if_running --flex-window 1m
+  schedctl create --name sync --queue sync --every 15m --dry-run
   schedctl create --name billing --queue billing --cron '0 9 1 * *' --tz America/New_York \
       --misfire catch_up:3 --max-attempts 5 --payload @billing.json --idempotency-key billing-v1 -o json`,
 		Args: cobra.NoArgs,
@@ -80,6 +87,7 @@ The settings are checked before anything is sent; invalid input exits 2.`,
 	}
 	sf.register(cmd.Flags())
 	cmd.Flags().StringVar(&idem, "idempotency-key", "", "makes the create safe to retry: the same key returns the first schedule")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "check the schedule with schedd and show it; create nothing")
 	return cmd
 }
 
@@ -88,7 +96,11 @@ func createRun(opts *CreateOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := c.CreateSchedule(opts.Ctx, opts.Request)
+	create := c.CreateSchedule
+	if opts.DryRun {
+		create = c.CheckCreateSchedule
+	}
+	res, err := create(opts.Ctx, opts.Request)
 	if err != nil {
 		return fmt.Errorf("create %q: %w", opts.Request.Name, err)
 	}
@@ -98,7 +110,11 @@ func createRun(opts *CreateOptions) error {
 	if !res.Created && opts.IO.IsTTY {
 		fmt.Fprintf(opts.IO.Out, "Schedule %s already existed with idempotency key %q; nothing was created.\n", res.ScheduleID, opts.Request.IdempotencyKey)
 	}
-	return printSchedule(opts.IO, &res.Schedule)
+	if err := printSchedule(opts.IO, &res.Schedule); err != nil || !opts.DryRun {
+		return err
+	}
+	_, err = fmt.Fprintln(opts.IO.Out, "Nothing was created (--dry-run); the id above is not kept.")
+	return err
 }
 
 // printSchedule prints one schedule as field/value rows, then its next

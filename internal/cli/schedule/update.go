@@ -19,6 +19,8 @@ type UpdateOptions struct {
 	JSON  bool
 	Ref   string
 	Patch *schedulePatch
+	// DryRun asks schedd what the update would do and changes nothing.
+	DryRun bool
 }
 
 // NewCmdUpdate builds schedctl update.
@@ -38,8 +40,13 @@ must name the same zone.
 The schedule's version grows, and unclaimed occurrences of older versions are
 canceled; the answer counts them, and the occurrences still in flight (a
 worker holds them; their heartbeat tells them the schedule was superseded).
-A paused schedule stays paused.`,
+A paused schedule stays paused.
+
+--dry-run sends the update for schedd to check as it would make it, and
+prints the schedule as it would be (its new version, next firings and what
+it would cancel); nothing changes.`,
 		Example: `  schedctl update nightly-report --cron '30 2 * * *'
+  schedctl update nightly-report --cron '30 2 * * *' --dry-run
   schedctl update sch_01J5Z8M4 --payload '{"format":"pdf"}' --max-attempts 3
   schedctl update sync --every 5m -o json`,
 		Args: cobra.ExactArgs(1),
@@ -59,6 +66,7 @@ A paused schedule stays paused.`,
 		},
 	}
 	sf.register(cmd.Flags())
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "show what the update would do; change nothing")
 	return cmd
 }
 
@@ -76,11 +84,23 @@ func updateRun(opts *UpdateOptions) error {
 		return err
 	}
 	// By id: a rename in the patch must not lose the schedule.
-	res, err := c.UpdateSchedule(opts.Ctx, sc.ScheduleID, r)
+	update, did := c.UpdateSchedule, "updated"
+	if opts.DryRun {
+		update, did = c.CheckUpdateSchedule, "would update"
+	}
+	res, err := update(opts.Ctx, sc.ScheduleID, r)
 	if err != nil {
 		return fmt.Errorf("update %s: %w", opts.Ref, err)
 	}
-	return printChange(opts.IO, opts.JSON, "updated", res)
+	if err := printChange(opts.IO, opts.JSON, did, res); err != nil || !opts.DryRun || opts.JSON {
+		return err
+	}
+	// A dry run shows the schedule as it would be, and says so.
+	if err := printSchedule(opts.IO, &res.Schedule); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(opts.IO.Out, "Nothing was changed (--dry-run).")
+	return err
 }
 
 // mergeUpdate is the whole request update sends: the schedule as it is,

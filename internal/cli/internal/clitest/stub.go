@@ -221,6 +221,65 @@ func (s *Stub) CreateSchedules(ctx context.Context, items []api.BatchItem) (*api
 	return res, nil
 }
 
+// CheckCreateSchedule answers as CreateSchedule would and stores nothing.
+func (s *Stub) CheckCreateSchedule(_ context.Context, r api.ScheduleRequest) (*api.CreateResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("check create %s", r.Name); err != nil {
+		return nil, err
+	}
+	if _, ok := s.Schedules[r.Name]; ok {
+		return nil, &client.Error{Status: 409, Code: api.CodeConflict, Message: "name taken"}
+	}
+	next := FixedNow.Add(time.Hour)
+	sc := &api.Schedule{ScheduleID: "sch_dry", Version: 1, State: "ACTIVE", NextRunAt: &next, CreatedAt: FixedNow,
+		Preview: []api.Firing{{ScheduledFor: next, Local: "2027-03-13T14:00:00+01:00"}}}
+	if err := s.store(sc, r); err != nil {
+		return nil, err
+	}
+	return &api.CreateResult{Schedule: *sc, Created: true, DryRun: true}, nil
+}
+
+// CheckCreateSchedules answers each item as CheckCreateSchedule does.
+func (s *Stub) CheckCreateSchedules(ctx context.Context, items []api.BatchItem) (*api.BatchResult, error) {
+	res := &api.BatchResult{Items: make([]api.BatchItemResult, len(items)), DryRun: true}
+	for i, it := range items {
+		r, err := s.CheckCreateSchedule(ctx, it.Schedule)
+		res.Items[i].Index = i
+		var ce *client.Error
+		switch {
+		case err == nil:
+			res.Items[i].Status, res.Items[i].Schedule = api.BatchCreated, &r.Schedule
+			res.Created++
+		case errors.As(err, &ce):
+			res.Items[i].Status, res.Items[i].Error = api.BatchError, &api.ErrorDetail{Code: ce.Code, Message: ce.Message, Field: ce.Field}
+			res.Failed++
+		default:
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// CheckUpdateSchedule answers as UpdateSchedule would and changes nothing.
+func (s *Stub) CheckUpdateSchedule(_ context.Context, ref string, r api.ScheduleRequest) (*api.ChangeResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("check update %s", ref); err != nil {
+		return nil, err
+	}
+	sc, err := s.find(ref)
+	if err != nil {
+		return nil, err
+	}
+	c := *sc
+	if err := s.store(&c, r); err != nil {
+		return nil, err
+	}
+	c.Version++
+	return &api.ChangeResult{Schedule: c, Canceled: 2, InFlight: 1, DryRun: true}, nil
+}
+
 func (s *Stub) find(ref string) (*api.Schedule, error) {
 	for _, sc := range s.Schedules {
 		if sc.ScheduleID == ref || sc.Name == ref {

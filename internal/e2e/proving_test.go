@@ -94,8 +94,8 @@ func TestReconcileThroughBinaries(t *testing.T) {
 	if rep.Problem || rep.Totals.Absent != 0 || rep.Totals.Unexpected != 0 {
 		t.Fatalf("a running daemon's store: %+v; want clean", rep)
 	}
-	if r := d.schedd("reconcile", "--store", "sqlite:"+d.store); r.code != 1 || !strings.Contains(r.stderr, "schedctl reconcile") {
-		t.Errorf("schedd reconcile beside the daemon: %s; want exit 1 pointing to schedctl reconcile", r)
+	if r := d.schedd("reconcile", "--store", "sqlite:"+d.store); r.code != 3 || !strings.Contains(r.stderr, "schedctl reconcile") {
+		t.Errorf("schedd reconcile beside the daemon: %s; want exit 3 (it could not audit) pointing to schedctl reconcile", r)
 	}
 	if code, _ := d.proc.signal(t, syscall.SIGTERM, 10*time.Second); code != 0 {
 		t.Fatalf("schedd after SIGTERM: exit %d", code)

@@ -426,3 +426,60 @@ func TestAuditAtomic(t *testing.T) {
 		t.Errorf("the tenant was stored without its audit row: %v", err)
 	}
 }
+
+// TestHistoryOfACanceledName: once a schedule is canceled its name still
+// finds it (Get, the audit filter) until a new schedule takes the name;
+// verbs that need a live schedule refuse it by its state; an update's
+// audit entry says which settings changed, from what to what, and names a
+// changed payload without showing it.
+func TestHistoryOfACanceledName(t *testing.T) {
+	t.Parallel()
+	onEveryStore(t, func(t *testing.T, open harnessMaker) {
+		t.Parallel()
+		h := open(t, utc("2027-01-01T00:00:00Z"), nil)
+		req := cronIn("nightly", "0 2 * * *", "UTC")
+		req.Payload = []byte(`{"password":"hunter2"}`)
+		first := h.create(req)
+		upd := cronIn("nightly", "30 2 * * *", "UTC")
+		upd.Payload = []byte(`{"password":"correct horse"}`)
+		upd.Retry.MaxAttempts = 3
+		if _, err := h.e.Control.Update(h.ctx, tenant, "nightly", upd); err != nil {
+			t.Fatalf("update: %v", err)
+		}
+		if _, err := h.e.Control.Cancel(h.ctx, tenant, "nightly"); err != nil {
+			t.Fatalf("cancel: %v", err)
+		}
+
+		sc, err := h.e.Control.Get(h.ctx, tenant, "nightly")
+		if err != nil || sc.ScheduleID != first.ScheduleID || sc.State != record.ScheduleCanceled {
+			t.Fatalf("get nightly after its cancel: %+v %v; want it, CANCELED", sc, err)
+		}
+		if _, err := h.e.Control.Pause(h.ctx, tenant, "nightly"); !errors.Is(err, ErrConflict) {
+			t.Errorf("pause of the canceled nightly: %v; want a conflict naming its state", err)
+		}
+		rows, err := h.e.Audit.List(h.ctx, AuditQuery{TenantID: tenant, Schedule: "nightly"})
+		if err != nil || len(rows) != 3 {
+			t.Fatalf("audit --schedule nightly: %+v %v; want create, update and cancel", rows, err)
+		}
+		d := rows[1].Detail
+		for _, want := range []string{`changed cron "0 2 * * *" -> "30 2 * * *"`, "max_attempts 10 -> 3", "payload (22 bytes -> 28 bytes)"} {
+			if !strings.Contains(d, want) {
+				t.Errorf("update's detail %q lacks %q", d, want)
+			}
+		}
+		for _, r := range rows {
+			if strings.Contains(r.Detail, "hunter2") || strings.Contains(r.Detail, "horse") {
+				t.Errorf("%s's detail shows the payload: %q", r.Action, r.Detail)
+			}
+		}
+		if d := rows[2].Detail; !strings.Contains(d, "changed state ACTIVE -> CANCELED") {
+			t.Errorf("cancel's detail %q does not say the state changed", d)
+		}
+
+		// A new schedule takes the name: it is the one found.
+		again := h.create(cronIn("nightly", "0 3 * * *", "UTC"))
+		if sc, err := h.e.Control.Get(h.ctx, tenant, "nightly"); err != nil || sc.ScheduleID != again.ScheduleID {
+			t.Errorf("get nightly after a new one took the name: %+v %v", sc, err)
+		}
+	})
+}

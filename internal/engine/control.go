@@ -300,7 +300,7 @@ func (c *Control) changeDry(ctx context.Context, tenantID, ref, action string, d
 			return ChangeResult{}, err
 		}
 		now := c.now().Truncate(time.Millisecond)
-		prev := sc.Version
+		prev, before := sc.Version, *sc
 		changed, next, err := mutate(sc, now)
 		if err != nil {
 			return ChangeResult{}, err
@@ -310,7 +310,7 @@ func (c *Control) changeDry(ctx context.Context, tenantID, ref, action string, d
 		}
 		sc.UpdatedAt = now
 		sc.NextRunAt = time.Time{}
-		vc := VersionChange{Schedule: sc, PrevVersion: prev, Now: now, Next: next, Action: action, DryRun: dry}
+		vc := VersionChange{Schedule: sc, PrevVersion: prev, Now: now, Next: next, Action: action, DryRun: dry, Before: &before}
 		if next != nil {
 			vc.StartsAfter = startsAfter(now)
 		}

@@ -1,14 +1,17 @@
 package engine
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sched-dev/sched/internal/record"
-
+	"github.com/sched-dev/sched/internal/schedule"
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -42,6 +45,10 @@ type VersionChange struct {
 	// DryRun does all of the above in the transaction and rolls it back:
 	// the answer is the change's, and nothing of it is kept.
 	DryRun bool
+	// Before, when set, is the schedule as it was read for the change:
+	// the audit entry then says which settings changed, from what to
+	// what (settingChanges).
+	Before *record.Schedule
 }
 
 // WriteVersion writes a new version of a schedule in one transaction of
@@ -135,7 +142,7 @@ func WriteVersion(ctx context.Context, st store.Store, c VersionChange) (ChangeR
 		res.Schedule = *stored
 		if err := appendAudit(ctx, tx, c.Now, auditEntry{tenantID: sc.TenantID, action: cmp.Or(c.Action, AuditScheduleUpdate),
 			target: sc.ScheduleID, oldVer: c.PrevVersion, newVer: stored.Version,
-			detail: fmt.Sprintf("%s; %d canceled, %d in flight", stored.State, res.Canceled, res.InFlight)}); err != nil {
+			detail: versionDetail(c.Before, stored, res)}); err != nil {
 			return err
 		}
 		return dryRunEnd(c.DryRun)
@@ -167,4 +174,66 @@ func dryRunErr(err error) error {
 		return nil
 	}
 	return err
+}
+
+// versionDetail is a new version's audit detail: its state, what it
+// canceled and left in flight, and, with before, the settings it changed.
+func versionDetail(before, after *record.Schedule, res ChangeResult) string {
+	d := fmt.Sprintf("%s; %d canceled, %d in flight", after.State, res.Canceled, res.InFlight)
+	if before == nil {
+		return d
+	}
+	if ch := settingChanges(before, after); len(ch) > 0 {
+		d += "; changed " + strings.Join(ch, ", ")
+	}
+	return d
+}
+
+// settingChanges lists the settings that differ between two versions of
+// a schedule as "field old -> new", in the API's names and spellings. The
+// payload is named, never shown: it may hold what the audit log's readers
+// must not see, and it may be large.
+func settingChanges(a, b *record.Schedule) []string {
+	var out []string
+	add := func(field, x, y string) {
+		if x != y {
+			out = append(out, fmt.Sprintf("%s %s -> %s", field, quoteSetting(x), quoteSetting(y)))
+		}
+	}
+	ts := func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.UTC().Format(time.RFC3339)
+	}
+	add("name", a.Name, b.Name)
+	add("state", string(a.State), string(b.State))
+	add("kind", string(a.Kind), string(b.Kind))
+	add(string(b.Kind), a.Expr, b.Expr)
+	add("time_zone", a.TimeZone, b.TimeZone)
+	add("anchor", ts(a.Anchor), ts(b.Anchor))
+	add("dst_gap", string(a.DSTGap), string(b.DSTGap))
+	add("dst_repeat", string(a.DSTRepeat), string(b.DSTRepeat))
+	add("queue", a.Queue, b.Queue)
+	add("misfire_policy", schedule.FormatMisfire(a.MisfirePolicy, a.CatchUpK), schedule.FormatMisfire(b.MisfirePolicy, b.CatchUpK))
+	add("max_lateness", a.MaxLateness.String(), b.MaxLateness.String())
+	add("overlap_policy", string(a.OverlapPolicy), string(b.OverlapPolicy))
+	add("flexible_window", a.FlexibleWindow.String(), b.FlexibleWindow.String())
+	add("max_attempts", strconv.Itoa(a.Retry.MaxAttempts), strconv.Itoa(b.Retry.MaxAttempts))
+	add("retry_base", a.Retry.BackoffBase.String(), b.Retry.BackoffBase.String())
+	add("retry_cap", a.Retry.BackoffCap.String(), b.Retry.BackoffCap.String())
+	add("retry_deadline", a.Retry.Deadline.String(), b.Retry.Deadline.String())
+	if !bytes.Equal(a.Payload, b.Payload) {
+		out = append(out, fmt.Sprintf("payload (%d bytes -> %d bytes)", len(a.Payload), len(b.Payload)))
+	}
+	return out
+}
+
+// quoteSetting shows a setting's value in an audit detail: quoted when it
+// has a space or is empty, so that "0 2 * * *" reads as one value.
+func quoteSetting(v string) string {
+	if v == "" || strings.ContainsAny(v, " ,") {
+		return strconv.Quote(v)
+	}
+	return v
 }

@@ -33,6 +33,10 @@ type Store interface {
 	// Schedules.
 	InsertSchedule(ctx context.Context, s *record.Schedule) error
 	GetSchedule(ctx context.Context, tenantID, scheduleID string) (*record.Schedule, error)
+	// GetScheduleByName returns the tenant's live (not CANCELED)
+	// schedule of that name, else the canceled one of that name changed
+	// last: a name keeps answering after its schedule was canceled, until
+	// a new schedule takes it. ErrNotFound when no schedule ever held it.
 	GetScheduleByName(ctx context.Context, tenantID, name string) (*record.Schedule, error)
 	GetScheduleByIdempotencyKey(ctx context.Context, tenantID, key string) (*record.Schedule, error)
 	ListSchedules(ctx context.Context, p ListSchedulesParams) ([]record.Schedule, error)

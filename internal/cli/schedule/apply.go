@@ -214,7 +214,9 @@ func makePlan(ctx context.Context, c cmdutil.API, entries []fileEntry) ([]planne
 		p := planned{Name: e.Request.Name, Changes: []change{}, entry: e}
 		sc, err := c.GetSchedule(ctx, e.Request.Name)
 		switch {
-		case client.IsNotFound(err):
+		case client.IsNotFound(err), err == nil && sc.State == "CANCELED":
+			// A canceled schedule still answers to its name, but the
+			// name is free: the file's schedule is a new one.
 			p.Action = "create"
 			p.Changes = append(p.Changes, liveless(e.Norm)...)
 		case err != nil:

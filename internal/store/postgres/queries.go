@@ -112,9 +112,16 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $
 	qGetSchedule = `SELECT ` + scheduleColumns + `
 FROM schedules WHERE tenant_id = $1 AND schedule_id = $2`
 
-	// The live schedule of that name (index schedules_name).
-	qGetScheduleByName = `SELECT ` + scheduleColumns + `
-FROM schedules WHERE tenant_id = $1 AND name = $2 AND state <> 'CANCELED'`
+	// The live schedule of that name (index schedules_name), else the
+	// canceled one of that name changed last (schedules_canceled_name):
+	// the second arm runs only when the first finds nothing.
+	qGetScheduleByName = `(SELECT ` + scheduleColumns + `
+    FROM schedules WHERE tenant_id = $1 AND name = $2 AND state <> 'CANCELED')
+UNION ALL
+(SELECT ` + scheduleColumns + `
+    FROM schedules WHERE tenant_id = $1 AND name = $2 AND state = 'CANCELED'
+    ORDER BY updated_at DESC, schedule_id DESC LIMIT 1)
+LIMIT 1`
 
 	qGetScheduleByIdempotencyKey = `SELECT ` + scheduleColumns + `
 FROM schedules WHERE tenant_id = $1 AND idempotency_key = $2`

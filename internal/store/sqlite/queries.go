@@ -70,9 +70,16 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 
 	qGetSchedule = `SELECT ` + scheduleReadColumns + `
 FROM schedules WHERE tenant_id = ? AND schedule_id = ?`
 
-	// The live schedule of that name (index schedules_name).
-	qGetScheduleByName = `SELECT ` + scheduleReadColumns + `
-FROM schedules WHERE tenant_id = ? AND name = ? AND state <> 'CANCELED'`
+	// The live schedule of that name (index schedules_name), else the
+	// canceled one of that name changed last (schedules_canceled_name):
+	// the second arm runs only when the first finds nothing.
+	qGetScheduleByName = `SELECT * FROM (SELECT ` + scheduleReadColumns + `
+    FROM schedules WHERE tenant_id = ?1 AND name = ?2 AND state <> 'CANCELED')
+UNION ALL
+SELECT * FROM (SELECT ` + scheduleReadColumns + `
+    FROM schedules WHERE tenant_id = ?1 AND name = ?2 AND state = 'CANCELED'
+    ORDER BY updated_at DESC, row DESC LIMIT 1)
+LIMIT 1`
 
 	qGetScheduleByIdempotencyKey = `SELECT ` + scheduleReadColumns + `
 FROM schedules WHERE tenant_id = ? AND idempotency_key = ?`

@@ -43,7 +43,8 @@ func (s *Store) GetSchedule(ctx context.Context, tenantID, scheduleID string) (*
 }
 
 // GetScheduleByName returns the tenant's live (not CANCELED) schedule of
-// that name, or store.ErrNotFound.
+// that name, else its canceled one of that name changed last, or
+// store.ErrNotFound (see store.Store).
 func (s *Store) GetScheduleByName(ctx context.Context, tenantID, name string) (*record.Schedule, error) {
 	sc, err := scanSchedule(s.r.QueryRowContext(ctx, qGetScheduleByName, tenantID, name))
 	if err != nil {

@@ -41,12 +41,15 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 			wantErr(t, fmt.Sprintf("GetScheduleByName(%s, %q)", tc.tenant, tc.name), err, store.ErrNotFound)
 		}
 
-		// A canceled schedule keeps its name as history but is not found by
-		// it, and the name is free for a new schedule.
-		sc.State = record.ScheduleCanceled
-		mustUpdate(t, s, sc, 1, at(0), nil)
-		_, err = s.GetScheduleByName(ctx, "tenant-a", "billing")
-		wantErr(t, "GetScheduleByName of a canceled schedule", err, store.ErrNotFound)
+		// A canceled schedule keeps its name as history and is still
+		// found by it while no live schedule holds it; the name is free
+		// for a new schedule, which is then the one found.
+		sc.State, sc.UpdatedAt = record.ScheduleCanceled, at(time.Second)
+		mustUpdate(t, s, sc, 1, at(time.Second), nil)
+		got, err = s.GetScheduleByName(ctx, "tenant-a", "billing")
+		if err != nil || got.ScheduleID != "sch_named" || got.State != record.ScheduleCanceled {
+			t.Errorf("GetScheduleByName of a canceled schedule: %v, %v; want sch_named, CANCELED", got, err)
+		}
 		if got := mustGetSchedule(t, s, "tenant-a", "sch_named"); got.Name != "billing" {
 			t.Errorf("canceled schedule's name is %q, want it kept", got.Name)
 		}
@@ -57,6 +60,15 @@ func testSchedules(t *testing.T, open func(t *testing.T) Store) {
 		if err != nil || got.ScheduleID != "sch_named_again" {
 			t.Errorf("GetScheduleByName after reuse: %v, %v; want sch_named_again", got, err)
 		}
+		// Two canceled: the one changed last answers.
+		again.State, again.UpdatedAt = record.ScheduleCanceled, at(2*time.Second)
+		mustUpdate(t, s, again, 1, at(2*time.Second), nil)
+		got, err = s.GetScheduleByName(ctx, "tenant-a", "billing")
+		if err != nil || got.ScheduleID != "sch_named_again" {
+			t.Errorf("GetScheduleByName with two canceled: %v, %v; want the later, sch_named_again", got, err)
+		}
+		_, err = s.GetScheduleByName(ctx, "tenant-b", "billing")
+		wantErr(t, "GetScheduleByName of another tenant's canceled name", err, store.ErrNotFound)
 	})
 
 	t.Run("NameRules", func(t *testing.T) {

@@ -425,6 +425,7 @@ func TestRefusedConfigurations(t *testing.T) {
 		{"shards", []string{"--shards", "-1"}, nil, 2, "--shards -1"},
 		{"horizon", []string{"--horizon", "1ms"}, nil, 2, "--horizon"},
 		{"log format", []string{"--log-format", "xml"}, nil, 2, "--log-format"},
+		{"log level", []string{"--log-level", "verbose"}, nil, 2, `--log-level "verbose": want debug, info, warn or error`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/netip"
 	"net/url"
@@ -48,8 +49,11 @@ type Config struct {
 	// longest a dead node keeps its shards.
 	ShardLease time.Duration
 	// Token, when set, is required on every /v1 request.
-	Token          string
-	LogFormat      string // text | json
+	Token     string
+	LogFormat string // text | json
+	// LogLevel is the least severe level logged (--log-level; the zero
+	// value is info).
+	LogLevel       slog.Level
 	InsecureListen bool
 	// MaxWaitingClaims caps the claims with a wait (long polls) served
 	// at once (server.Config.MaxWaitingClaims).
@@ -181,6 +185,7 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 		listen      string
 		showVersion bool
 		ran         bool
+		logLevel    string
 	)
 	cmd := &cobra.Command{
 		Use:     "schedd",
@@ -215,6 +220,7 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 	fs.DurationVar(&cfg.ShardLease, "shard-lease", engine.DefaultShardLease, "how long a shard lease lasts without renewal: the longest a dead node's shards wait to move")
 	fs.StringVar(&cfg.Token, "token", "", "the operator's `TOKEN`: sent as \"Authorization: Bearer TOKEN\" it acts as an admin of the default tenant, as a request over the Unix socket does without one; tenants' tokens are made with schedctl tenant (env SCHED_TOKEN, which ps does not show; prefer it)")
 	fs.StringVar(&cfg.LogFormat, "log-format", "text", "log format on stderr: text or json")
+	fs.StringVar(&logLevel, "log-level", "info", "the least severe `level` logged on stderr: "+logLevelNames+" (debug adds a line per API request)")
 	fs.BoolVar(&cfg.InsecureListen, "insecure-listen", false, "allow plain HTTP on a TCP address that is not loopback (without --tls-cert)")
 	fs.IntVar(&cfg.MaxWaitingClaims, "max-waiting-claims", server.DefaultMaxWaitingClaims, "how many claims with a wait (long polls) are served at once; more are answered 429 too_many_waiting")
 	fs.IntVar(&cfg.MaxConnections, "max-connections", DefaultMaxConnections, "how many connections each listener keeps open at once; more are closed as soon as they are accepted")
@@ -309,6 +315,9 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 		return cfg, usage("--log-format %q: want text or json", cfg.LogFormat)
 	case strings.ContainsAny(cfg.Token, " \t\r\n"):
 		return cfg, usage("--token: must not contain spaces or line breaks")
+	}
+	if cfg.LogLevel, err = parseLogLevel(logLevel); err != nil {
+		return cfg, err
 	}
 	if err := checkRetention(cfg.Retention); err != nil {
 		return cfg, err

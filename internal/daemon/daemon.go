@@ -112,19 +112,11 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	if err := Run(ctx, cfg, Options{Version: version, Env: os.LookupEnv, Logger: NewLogger(cfg.LogFormat, stderr), Reload: hup}); err != nil {
+	if err := Run(ctx, cfg, Options{Version: version, Env: os.LookupEnv, Logger: NewLogger(cfg.LogFormat, cfg.LogLevel, stderr), Reload: hup}); err != nil {
 		fmt.Fprintf(stderr, "schedd: %s\n", oneLine(err.Error()))
 		return ExitError
 	}
 	return ExitOK
-}
-
-// NewLogger is schedd's structured logger on w.
-func NewLogger(format string, w io.Writer) *slog.Logger {
-	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, nil))
-	}
-	return slog.New(slog.NewTextHandler(w, nil))
 }
 
 // Options are what Run needs besides the configuration.

@@ -190,6 +190,7 @@ func (m *member) targets(ctx context.Context, now time.Time) (target int, others
 		m.log.Warn("list nodes", "err", err)
 		return 0, nil, false
 	}
+	m.removeDead(ctx, nodes, now)
 	live, self := 0, false
 	for _, n := range nodes {
 		if n.ExpiresAt.After(now) {
@@ -205,6 +206,39 @@ func (m *member) targets(ctx context.Context, now time.Time) (target int, others
 		live++ // our own row, just written, counts whatever the read says
 	}
 	return (cfg.Shards + live - 1) / live, others, true
+}
+
+// deadNodeAfter is how old a node's last heartbeat must be before this
+// node removes its row from the registry (DeadNodeLeases).
+func (m *member) deadNodeAfter() time.Duration { return DeadNodeLeases * m.cfg.ShardLease }
+
+// removeDead removes from the registry the other nodes dead at now: their
+// last heartbeat older than deadNodeAfter, their registration expired, and
+// no shard lease of theirs live (the store checks the leases in the same
+// statement, so a node that may still hold one stays). nodes is the
+// registry as this pass read it: the store is written only when it shows
+// a node that old, so a cluster without dead nodes pays nothing more.
+func (m *member) removeDead(ctx context.Context, nodes []store.Node, now time.Time) {
+	before := now.Add(-m.deadNodeAfter())
+	last := map[string]time.Time{}
+	for _, n := range nodes {
+		if n.NodeID != m.cfg.NodeID && !n.ExpiresAt.After(now) && n.LastHeartbeat.Before(before) {
+			last[n.NodeID] = n.LastHeartbeat
+		}
+	}
+	if len(last) == 0 {
+		return
+	}
+	removed, err := m.store.RemoveDeadNodes(ctx, store.RemoveDeadNodesParams{HeartbeatBefore: before, Now: now})
+	if err != nil {
+		m.noteStoreErr(err)
+		m.log.Warn("remove dead nodes from the registry", "err", err)
+		return
+	}
+	for _, id := range removed {
+		m.log.Info("dead node removed from the registry", "node", id,
+			"last_heartbeat", last[id].Format(time.RFC3339Nano), "dead_after", m.deadNodeAfter().String())
+	}
 }
 
 // starvedTarget lowers target to floor(shards / live nodes) while another
@@ -235,16 +269,35 @@ func (m *member) starvedTarget(ctx context.Context, now time.Time, target int, o
 
 // keep records l as held from local on: trusted for the lease less a
 // tenth (for clock drift), and due for renewal after a third of it. h is
-// what was held on the shard before, if anything.
-func (m *member) keep(l store.ShardLease, h *heldShard, local time.Time) *heldShard {
+// what was held on the shard before, if anything; prev is the shard's
+// lease as last read before l was granted (nil: not read), which names the
+// previous owner in the log line of a takeover.
+func (m *member) keep(l store.ShardLease, h *heldShard, local time.Time, prev *store.ShardLease) *heldShard {
 	faultinject.Crash(faultinject.LeaseRenew)
 	if h == nil || h.lease.Epoch != l.Epoch {
-		m.log.Debug("shard lease taken", "shard", l.Shard, "epoch", l.Epoch)
+		m.logTaken(l, prev)
 	}
 	ttl := m.cfg.ShardLease
 	k := &heldShard{lease: l, trustedUntil: local.Add(ttl - ttl/10), renewAfter: local.Add(RenewAfter(ttl))}
 	m.held[l.Shard] = k
 	return k
+}
+
+// logTaken logs, at info, a shard lease this node was granted at a new
+// epoch (a takeover): the shard, the epoch, and the lease before it when
+// known: its owner and epoch, and whether it was released (handed over)
+// or expired (its owner stopped renewing it: dead, paused or cut off).
+// A shard never leased has no previous owner.
+func (m *member) logTaken(l store.ShardLease, prev *store.ShardLease) {
+	attrs := []any{"shard", l.Shard, "epoch", l.Epoch}
+	if prev != nil && prev.Owner != "" {
+		how := "expired"
+		if prev.ExpiresAt.Equal(releasedAt) {
+			how = "released"
+		}
+		attrs = append(attrs, "previous_owner", prev.Owner, "previous_epoch", prev.Epoch, "previous_lease", how)
+	}
+	m.log.Info("shard lease taken", attrs...)
 }
 
 // renew renews the held lease h at local (now on the store's clock), or
@@ -267,7 +320,7 @@ func (m *member) renew(ctx context.Context, h *heldShard, local, now time.Time) 
 		delete(m.held, h.lease.Shard)
 		return nil
 	}
-	return m.keep(l, h, local)
+	return m.keep(l, h, local, &h.lease)
 }
 
 // renewDue renews, in shard order, every held lease whose renewal is
@@ -322,9 +375,9 @@ func (m *member) maintainLeases(ctx context.Context, local, now time.Time) {
 		}
 		delete(m.held, shard) // stop acting on it before the store hears of it
 		if err := ReleaseShard(ctx, m.store, h.lease); err != nil {
-			m.log.Warn("release shard lease", "shard", shard, "err", err)
+			m.log.Warn("release shard lease", "shard", shard, "epoch", h.lease.Epoch, "err", err)
 		} else {
-			m.log.Info("shard lease handed over", "shard", shard, "epoch", h.lease.Epoch, "target", target)
+			m.log.Info("shard lease released", "shard", shard, "epoch", h.lease.Epoch, "reason", "rebalance", "target", target)
 		}
 	}
 	if len(m.held) >= target {
@@ -339,7 +392,9 @@ func (m *member) maintainLeases(ctx context.Context, local, now time.Time) {
 		return
 	}
 	taken := make(map[int]bool, len(leases))
+	last := make(map[int]store.ShardLease, len(leases))
 	for _, l := range leases {
+		last[l.Shard] = l
 		if l.ExpiresAt.After(now) {
 			taken[l.Shard] = true
 		}
@@ -358,7 +413,11 @@ func (m *member) maintainLeases(ctx context.Context, local, now time.Time) {
 			}
 			continue
 		}
-		m.keep(l, nil, local)
+		var prev *store.ShardLease
+		if p, ok := last[shard]; ok {
+			prev = &p
+		}
+		m.keep(l, nil, local, prev)
 	}
 }
 
@@ -385,7 +444,9 @@ func (m *member) leave(ctx context.Context) {
 	}
 	for shard, h := range m.held {
 		if err := ReleaseShard(ctx, m.store, h.lease); err != nil {
-			m.log.Warn("release shard lease", "shard", shard, "err", err)
+			m.log.Warn("release shard lease", "shard", shard, "epoch", h.lease.Epoch, "err", err)
+		} else {
+			m.log.Info("shard lease released", "shard", shard, "epoch", h.lease.Epoch, "reason", "stop")
 		}
 		delete(m.held, shard)
 	}

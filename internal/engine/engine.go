@@ -38,6 +38,18 @@ const (
 	MaxClaimBatch           = 1000
 )
 
+// DeadNodeLeases is how many shard leases (Config.ShardLease) old a
+// node's last heartbeat must be before the live nodes remove its row
+// from the registry, once its registration and every shard lease it
+// held have expired (store.NodeStore.RemoveDeadNodes): 30 s at the
+// default lease. A dead node's row expires one lease after its last
+// heartbeat and its shards move when their leases do, so by then it
+// has been shown not live for two leases, long enough for an
+// operator to see it go, while a node paused for a lease or two (a
+// stalled disk, a store that refused a few heartbeats) is not taken
+// out and put back. `schedctl cluster forget` removes one sooner.
+const DeadNodeLeases = 3
+
 // Config configures an Engine. Store and Clock are required; every other
 // zero field takes its default.
 type Config struct {
@@ -64,7 +76,9 @@ type Config struct {
 	Horizon time.Duration
 	// ShardLease is how long a shard lease lasts without renewal: at most
 	// this long passes before a dead node's shards move. A
-	// node's registration lives as long, renewed every planner pass.
+	// node's registration lives as long, renewed every planner pass; a
+	// dead node's row is removed DeadNodeLeases leases after its last
+	// heartbeat.
 	ShardLease time.Duration
 	// Tick is how often the background planner runs when nothing wakes it.
 	Tick time.Duration

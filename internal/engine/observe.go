@@ -37,7 +37,7 @@ func (ob *observer) observePlan(plan *store.Plan, res store.PlanResult, latest *
 	var ev events
 	if res.Stale != 0 || res.Duplicates != 0 {
 		ev.Materialized = int64(res.Inserted)
-		m.Materialized.WithLabelValues("unknown").Add(float64(res.Inserted))
+		m.Materialized.WithLabelValues(metrics.LaneUnknown).Add(float64(res.Inserted))
 		ob.rec.add(plan.Now, func(f *minuteFigures) { f.Events.add(ev) })
 		return
 	}
@@ -46,14 +46,14 @@ func (ob *observer) observePlan(plan *store.Plan, res store.PlanResult, latest *
 		it := &plan.Items[i]
 		if it.MissedCount > 0 {
 			ev.Missed += it.MissedCount
-			m.Missed.WithLabelValues("counted").Add(float64(it.MissedCount))
+			m.Missed.WithLabelValues(metrics.MissedCounted).Add(float64(it.MissedCount))
 		}
 		for j := range it.Occurrences {
 			o := &it.Occurrences[j]
 			switch o.State {
 			case record.OccurrenceMissed:
 				ev.Missed++
-				m.Missed.WithLabelValues("row").Inc()
+				m.Missed.WithLabelValues(metrics.MissedRow).Inc()
 			case record.OccurrenceEnqueued:
 				ev.Materialized++
 				lags.add(m, m.ScheduleLag, o, plan.Now.Sub(o.ScheduledFor))
@@ -198,8 +198,9 @@ func (ob *observer) observeStaleErr(err error) {
 }
 
 // storeErrorKind names the kind of a store failure for
-// sched_store_errors_total, or "" for errors that are not the store's
-// (a refused request, a canceled context).
+// sched_store_errors_total (one of metrics.StoreErrorKinds, which New
+// creates at 0), or "" for errors that are not the store's (a refused
+// request, a canceled context).
 func storeErrorKind(err error) string {
 	switch {
 	case errors.Is(err, store.ErrBusy):

@@ -441,10 +441,28 @@ func (s *Stats) gauges(ctx context.Context) (metrics.Gauges, error) {
 	g := metrics.Gauges{DueBacklog: map[int]int64{}}
 	type sl struct{ state, lane string }
 	sums := map[sl]int64{}
+	// The queues as status lists them (snap.Depth): their ready counts,
+	// and how long each one's oldest ready occurrence has waited
+	// (snap.QueueOldestReady).
+	type tq struct{ tenant, queue string }
+	queues := map[tq]int{} // index in g.Queues
 	for _, d := range snap.Depth {
 		sums[sl{string(d.State), string(d.Lane)}] += d.Count
 		if d.State == record.OccurrenceDead {
 			g.DLQ += d.Count
+		}
+		k := tq{d.TenantID, d.Queue}
+		i, ok := queues[k]
+		if !ok {
+			i = len(g.Queues)
+			queues[k] = i
+			g.Queues = append(g.Queues, metrics.QueueGauge{Tenant: d.TenantID, Queue: d.Queue})
+		}
+		g.Queues[i].Ready += d.Ready
+	}
+	for _, o := range snap.QueueOldestReady {
+		if i, ok := queues[tq{o.TenantID, o.Queue}]; ok { // always: both are read in one snapshot
+			g.Queues[i].OldestReady = max(at.Sub(o.AvailableAt), 0)
 		}
 	}
 	for k, n := range sums {

@@ -1,13 +1,29 @@
 // Package metrics is sched's Prometheus instrumentation: every series the
-// daemon exports at /metrics, defined once, with help text, and the lag
-// histogram's bucket layout, which the engine's per-minute figures share so
-// that `schedctl status` and Prometheus read the same buckets.
+// daemon exports at /metrics, defined once, with help text; the lag
+// histograms' bucket layouts: round bounds for Prometheus (with native
+// histograms beside them), and the finer series the engine's per-minute
+// figures count in, which `schedctl status` reads percentiles from.
 //
-// Label sets are bounded whatever users do: no series is labelled by queue
-// or schedule (users name those, without limit); tenant labels go through
-// Tenants, which gives the first MaxTenantLabels tenants seen a label of
-// their own and folds the rest into "other"; lanes, states, reasons, kinds,
-// routes and status codes are fixed sets.
+// Every series whose labels are known up front exists from the start, at
+// 0, so that a rate or an alert over it reads 0 rather than nothing on a
+// fresh node: New creates the children of every fixed label set (lanes,
+// dead reasons, nack classes, store error kinds, tz outcomes, limits'
+// reasons) and of the default tenant. What cannot be known up front
+// appears with its first event: the tenant label of tenants other than
+// the default, the HTTP series' routes and status codes, the shards this
+// node holds, the queues in the store, the tenants' retention horizons.
+//
+// Label sets are bounded whatever users do: no series is labelled by
+// schedule; tenant labels of the per-process series go through Tenant,
+// which gives the first MaxTenantLabels tenants seen a label of their own
+// and folds the rest into "other"; the per-queue gauges export at most
+// MaxQueueSeries queues (the longest-waiting first) and fold the rest into
+// one "other" series; lanes, states, reasons, kinds, routes and status
+// codes are fixed sets.
+//
+// The gauges read from the store (gauges.go) describe the whole store,
+// so every node exports the same values: they carry scope="store", and a
+// query across nodes takes their max, never their sum.
 package metrics
 
 import (
@@ -15,23 +31,81 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"runtime"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sched-dev/sched/internal/record"
+	"github.com/sched-dev/sched/internal/timetable"
+	"github.com/sched-dev/sched/internal/version"
 )
 
-// LagBuckets are the upper bounds, in seconds, of the lag histograms: a
-// geometric series from 1 ms to 1 hour with ratio 1.41, so any percentile
-// read from them (by linear interpolation inside a bucket) is within about
-// 20% of the true value across that range; a lag past an hour reads as an
-// hour. The range reaches past the minutes an operator watches so that a
-// queue nobody has served for half an hour does not read as 10 minutes.
+// ClassicLagBuckets are the upper bounds, in seconds, of the lag
+// histograms' classic buckets in /metrics: round values an operator can
+// name in an alert or an SLO (`le="0.5"`, `le="300"`), 1-2.5-5 steps up to
+// 10 s, then the minutes schedules are written in (30 s, 1, 2, 5, 10, 30
+// minutes, an hour). The low end, 5 ms, is below what a claim costs; the
+// high end, an hour, is as far as the previous layout reached, so a queue
+// nobody has served for half an hour does not read as 10 minutes. A
+// scraper that asks for native histograms gets the same samples at a
+// resolution of about 9% (NativeLagBucketFactor) beside them.
+var ClassicLagBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600}
+
+// NativeLagBucketFactor is the growth factor of the lag histograms' native
+// buckets (Prometheus picks schema 3: each bucket 2^(1/8), about 1.09,
+// times the last). At most NativeLagMaxBuckets are kept per series; past
+// that the resolution halves (or the histogram resets, at most once an
+// hour), so a series costs a bounded amount whatever its lags are.
+const (
+	NativeLagBucketFactor = 1.1
+	NativeLagMaxBuckets   = 160
+)
+
+// LagBuckets are the upper bounds, in seconds, of the lag histograms of
+// the engine's per-minute figures (engine/stats.go), which `schedctl
+// status` and `top` read percentiles from: a geometric series from 1 ms
+// to 1 hour with ratio 1.41, so any percentile read from them (by linear
+// interpolation inside a bucket) is within about 20% of the true value
+// across that range; a lag past an hour reads as an hour. They are not
+// the Prometheus buckets (ClassicLagBuckets), whose round bounds are too
+// coarse for that, and they are stored in every node's figures, so
+// changing them drops an hour of figures during a rolling update.
 var LagBuckets = prometheus.ExponentialBucketsRange(0.001, 3600, 45)
 
-// MaxTenantLabels bounds the distinct values of the tenant label.
+// Label values known up front, which New creates at 0.
+var (
+	// Lanes are the lane label's values; LaneUnknown is the lane of
+	// occurrences a plan batch put on the queue when the store's counts
+	// are all the engine has (engine/observe.go).
+	Lanes = []string{string(record.LaneStrict), string(record.LaneFlexible), string(record.LaneCatchUp)}
+	// MissedHows are sched_occurrences_missed_total's how.
+	MissedHows = []string{MissedRow, MissedCounted}
+	// NackClasses are sched_nacks_total's class: the engine's
+	// ErrorClass values (engine/queue.go; engine tests check they agree).
+	NackClasses = []string{"retryable", "permanent"}
+	// DeadReasons are sched_dead_total's reason.
+	DeadReasons = []string{string(record.DeadPermanentFailure), string(record.DeadAttemptsExhausted),
+		string(record.DeadDeadlinePassed), string(record.DeadRetryBudgetExhausted)}
+	// StoreErrorKinds are sched_store_errors_total's kind.
+	StoreErrorKinds = []string{"busy", "full", "corrupt", "stale_epoch", "other"}
+	// TZOutcomes are sched_tz_rezone_firings_total's outcome.
+	TZOutcomes = []string{"canceled", "kept", "replanned"}
+)
+
+// Label values of the engine's own.
+const (
+	LaneUnknown   = "unknown"
+	MissedRow     = "row"
+	MissedCounted = "counted"
+)
+
+// MaxTenantLabels bounds the distinct values of the tenant label of the
+// counters and histograms; the default tenant, whose series New makes at
+// 0, is the first of them.
 const MaxTenantLabels = 50
 
 // OtherTenant is the tenant label of every tenant past MaxTenantLabels.
@@ -65,6 +139,10 @@ type Metrics struct {
 	// label), the firings its firings_per_second quota delayed.
 	TenantThrottledFirings *prometheus.CounterVec // tenant
 
+	// BuildInfo is 1, labelled with this build's version, commit and Go
+	// release (internal/version).
+	BuildInfo *prometheus.GaugeVec // version, commit, go
+
 	PlannerPass  prometheus.Histogram
 	HorizonSlack prometheus.Gauge
 	ClockOffset  prometheus.Gauge
@@ -75,7 +153,8 @@ type Metrics struct {
 	gaugesMu sync.Mutex
 	gauges   GaugeSource
 
-	// A simulated outage (engine.Outages), as this node last read it.
+	// A simulated outage (engine.Outages), as this node last read it:
+	// OutageEnds is when it ends, in Unix seconds (0: none).
 	OutageActive prometheus.Gauge
 	OutageEnds   prometheus.Gauge
 
@@ -102,16 +181,12 @@ func New() *Metrics {
 		f(c)
 		return c
 	}
-	m.ScheduleLag = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "sched_schedule_lag_seconds",
-		Help:    "How late the planner put an occurrence on the queue: enqueued_at - scheduled_for. Occurrences enqueued ahead of their time (the planner works a horizon ahead) count as 0.",
-		Buckets: LagBuckets,
-	}, []string{"lane", "tenant"})
-	m.DeliveryLag = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "sched_delivery_lag_seconds",
-		Help:    "How late a worker first had an occurrence: first claim - scheduled_for (flexible schedules include their window's offset).",
-		Buckets: LagBuckets,
-	}, []string{"lane", "tenant"})
+	m.ScheduleLag = prometheus.NewHistogramVec(lagOpts("sched_schedule_lag_seconds",
+		"How late the planner put an occurrence on the queue: enqueued_at - scheduled_for. Occurrences enqueued ahead of their time (the planner works a horizon ahead) count as 0."),
+		[]string{"lane", "tenant"})
+	m.DeliveryLag = prometheus.NewHistogramVec(lagOpts("sched_delivery_lag_seconds",
+		"How late a worker first had an occurrence: first claim - scheduled_for (flexible schedules include their window's offset)."),
+		[]string{"lane", "tenant"})
 	f(m.ScheduleLag)
 	f(m.DeliveryLag)
 	m.Materialized = counterVec("sched_occurrences_materialized_total", "Occurrences the planner put on the queue.", "lane")
@@ -150,16 +225,68 @@ func New() *Metrics {
 	f(&gaugeCollector{m: m})
 	m.OutageActive = prometheus.NewGauge(prometheus.GaugeOpts{Name: "sched_simulated_outage_active",
 		Help: "1 while a simulated outage (schedctl simulate outage) pauses this node's planning or claims, as the node last read it; 0 otherwise."})
-	m.OutageEnds = prometheus.NewGauge(prometheus.GaugeOpts{Name: "sched_simulated_outage_ends_at_seconds",
+	m.OutageEnds = prometheus.NewGauge(prometheus.GaugeOpts{Name: "sched_simulated_outage_ends_timestamp_seconds",
 		Help: "When the simulated outage in progress ends, in Unix seconds; 0 when none is in progress."})
 	f(m.OutageActive)
 	f(m.OutageEnds)
 	m.Retention = newRetentionMetrics(f)
 	m.TZ = newTZMetrics(f)
 	m.Limits = newLimitMetrics(f)
+	m.BuildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "sched_build_info",
+		Help: "1, labelled with this build's version, VCS commit and Go release: which build each node runs."}, []string{"version", "commit", "go"})
+	f(m.BuildInfo)
+	m.BuildInfo.WithLabelValues(version.Get(), version.Commit(), runtime.Version()).Set(1)
+	// The tz database this process has loaded; the planner sets it again
+	// when a reload changes it (engine/tzreload.go).
+	m.TZ.SetTZVersion(timetable.TZVersion())
+	m.precreate()
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// lagOpts are the options of a lag histogram: classic buckets on round
+// bounds and native buckets beside them.
+func lagOpts(name, help string) prometheus.HistogramOpts {
+	return prometheus.HistogramOpts{
+		Name: name, Help: help,
+		Buckets:                         ClassicLagBuckets,
+		NativeHistogramBucketFactor:     NativeLagBucketFactor,
+		NativeHistogramMaxBucketNumber:  NativeLagMaxBuckets,
+		NativeHistogramMinResetDuration: time.Hour,
+	}
+}
+
+// precreate makes the children of every label set known up front, at 0:
+// a fresh node exports them before their first event. The default tenant
+// is the one tenant every store has (record.DefaultTenant); the others,
+// and the label values not made here (see the package doc), are known
+// only when their first event comes.
+func (m *Metrics) precreate() {
+	tenant := m.Tenant(record.DefaultTenant)
+	for _, lane := range Lanes {
+		m.ScheduleLag.WithLabelValues(lane, tenant)
+		m.DeliveryLag.WithLabelValues(lane, tenant)
+		m.Materialized.WithLabelValues(lane)
+		m.Claims.WithLabelValues(lane)
+	}
+	m.Materialized.WithLabelValues(LaneUnknown)
+	for _, vs := range []struct {
+		vec    *prometheus.CounterVec
+		values []string
+	}{
+		{m.Missed, MissedHows},
+		{m.Nacks, NackClasses},
+		{m.Dead, DeadReasons},
+		{m.StoreErrors, StoreErrorKinds},
+		{m.TZ.Moved, TZOutcomes},
+		{m.TenantThrottledFirings, []string{tenant}},
+		{m.Retention.Removed, []string{tenant}},
+	} {
+		for _, v := range vs.values {
+			vs.vec.WithLabelValues(v)
+		}
+	}
 }
 
 // Handler serves the registry in the Prometheus text format.
@@ -248,8 +375,9 @@ func Percentile(bounds []float64, counts []int64, q float64) (seconds float64, o
 }
 
 // Bucket is the index in counts (as Percentile takes them) of a sample of
-// d: the first bucket whose bound is at least d, or len(LagBuckets) for
-// +Inf. Negative durations go to the first bucket.
+// d in the figures' LagBuckets: the first bucket whose bound is at least
+// d, or len(LagBuckets) for +Inf. Negative durations go to the first
+// bucket.
 func Bucket(d time.Duration) int {
 	s := d.Seconds()
 	lo, hi := 0, len(LagBuckets)

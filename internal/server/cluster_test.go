@@ -2,6 +2,7 @@ package server
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,4 +55,47 @@ func TestCluster(t *testing.T) {
 		t.Fatalf("after node-a stopped: %+v", c)
 	}
 	h.fails(400, api.CodeInvalidArgument, "", "GET", "/v1/cluster?x=1", nil)
+}
+
+// TestForgetNode: DELETE /v1/cluster/nodes/{id} removes a dead node from
+// the registry at once; a live one is 409 naming it, an unknown one 404
+// naming it, and a tenant's token may not.
+func TestForgetNode(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.plan(0)
+	b, err := engine.New(t.Context(), engine.Config{Store: h.st, Clock: h.clk, Shards: 4, NodeID: "node-b", NodeAddress: "tcp:127.0.0.1:7071"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.clk.Advance(time.Second)
+	if _, err := b.PlanOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+
+	e := h.fails(409, api.CodeConflict, "", "DELETE", "/v1/cluster/nodes/node-b", nil)
+	if !strings.Contains(e.Message, `"node-b"`) || !strings.Contains(e.Message, "is live") {
+		t.Errorf("forget a live node: %q; want a message naming it and saying it is live", e.Message)
+	}
+	if e := h.fails(404, api.CodeNotFound, "", "DELETE", "/v1/cluster/nodes/node-x", nil); e.Message != `no such node "node-x"` {
+		t.Errorf("forget an unknown node: %q", e.Message)
+	}
+	h.asTenant(DefaultTenant).fails(403, api.CodeForbidden, "", "DELETE", "/v1/cluster/nodes/node-b", nil)
+	h.fails(405, api.CodeBadRequest, "", "GET", "/v1/cluster/nodes/node-b", nil) // DELETE only
+
+	// node-b dies: once its registration has expired it may go.
+	h.clk.Advance(engine.DefaultShardLease)
+	var n api.ClusterNode
+	h.ok(200, &n, "DELETE", "/v1/cluster/nodes/node-b", nil)
+	want := api.ClusterNode{NodeID: "node-b", Address: "tcp:127.0.0.1:7071", StartedAt: start.Add(time.Second), LastHeartbeat: start.Add(time.Second),
+		ExpiresAt: start.Add(time.Second + engine.DefaultShardLease), ClockOffset: "0s"}
+	if n != want {
+		t.Errorf("forgotten node:\n got %+v\nwant %+v", n, want)
+	}
+	var c api.Cluster
+	h.ok(200, &c, "GET", "/v1/cluster", nil)
+	if len(c.Nodes) != 1 || c.Nodes[0].NodeID != "node-a" {
+		t.Errorf("cluster after forget: %+v; want node-a alone", c.Nodes)
+	}
+	h.fails(404, api.CodeNotFound, "", "DELETE", "/v1/cluster/nodes/node-b", nil)
 }

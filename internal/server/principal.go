@@ -161,6 +161,7 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request, admin bool) (*htt
 		}
 		return r, false
 	}
+	noteActor(r, a)
 	if admin && !a.Admin {
 		s.answerAuthError(w, forbidden("this needs an admin token (of the default tenant); a tenant's token may not"))
 		return r, false

@@ -271,9 +271,12 @@ func (s *Server) allowRate(w http.ResponseWriter, r *http.Request) bool {
 	if ok {
 		return true
 	}
+	var msg string
 	tooManyRequests(w, retry, func(secs int) string {
-		return fmt.Sprintf("API request rate quota of %s requests/s exceeded; retry after %ds", strconv.FormatFloat(rate, 'f', -1, 64), secs)
+		msg = fmt.Sprintf("API request rate quota of %s requests/s exceeded; retry after %ds", strconv.FormatFloat(rate, 'f', -1, 64), secs)
+		return msg
 	})
+	s.logRefused(r, api.CodeRateLimited, msg)
 	return false
 }
 
@@ -304,10 +307,13 @@ func (s *Server) authClient(w http.ResponseWriter, r *http.Request) (client stri
 	if s.cfg.Metrics != nil {
 		s.cfg.Metrics.Limits.AuthFailuresLimited.Inc()
 	}
+	var msg string
 	tooManyRequests(w, retry, func(secs int) string {
-		return fmt.Sprintf("too many failed authentications from this address (over %s a second, schedd --auth-failure-rate); retry after %ds with a valid token",
+		msg = fmt.Sprintf("too many failed authentications from this address (over %s a second, schedd --auth-failure-rate); retry after %ds with a valid token",
 			strconv.FormatFloat(s.limits.authRate, 'f', -1, 64), secs)
+		return msg
 	})
+	s.logRefused(r, api.CodeRateLimited, msg)
 	return "", false
 }
 

@@ -125,7 +125,8 @@ type Server struct {
 	// waitSlots holds one token per claim with a wait being served; its
 	// capacity is the cap on them.
 	waitSlots chan struct{}
-	limits    *limits // per-tenant request rates and waiting claims (ratelimit.go)
+	limits    *limits  // per-tenant request rates and waiting claims (ratelimit.go)
+	refusals  refusals // throttles the log lines of refused requests (logging.go)
 
 	drainCtx  context.Context // canceled by Drain
 	drain     context.CancelFunc
@@ -191,6 +192,7 @@ func (s *Server) routeTable() []route {
 	rs := []route{
 		{"GET", "/v1/status", s.status, "", false},
 		{"GET", "/v1/cluster", s.cluster, "", true},
+		{"DELETE", "/v1/cluster/nodes/{id}", s.forgetNode, "no such node", true},
 		{"POST", "/v1/schedules", s.createSchedule, "", false},
 		{"POST", "/v1/schedules:batch", s.createSchedules, "", false},
 		{"GET", "/v1/schedules", s.listSchedules, "", false},
@@ -279,11 +281,15 @@ func (s *Server) routes() http.Handler {
 }
 
 // common wraps every request: the version header, panic recovery, and a
-// structured log line (route pattern, status, size, duration; never a path,
-// a body or a header, so neither names, payloads nor tokens reach the log).
+// structured log line at debug level (route pattern, status, size,
+// duration, and who: the tenant the request acted as and the name of the
+// token it authenticated with; never a path, a body or a header, so
+// neither ids, names, payloads nor tokens reach the log).
 func (s *Server) common(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		who := &requestWho{}
+		r = r.WithContext(context.WithValue(r.Context(), requestWhoKey{}, who))
 		w.Header().Set("Sched-Version", s.cfg.Version)
 		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
 		// Per-request deadlines instead of the server's ReadTimeout and
@@ -308,12 +314,11 @@ func (s *Server) common(next http.Handler) http.Handler {
 			}
 			code := answered(r, rec)
 			s.countRequest(r, code, time.Since(start))
-			level := slog.LevelInfo
-			if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || r.URL.Path == "/metrics" {
-				level = slog.LevelDebug
+			if s.log.Enabled(r.Context(), slog.LevelDebug) {
+				attrs := []any{"route", routeOf(r), "status", code, "bytes", rec.bytes,
+					"duration", time.Since(start).Round(time.Microsecond).String()}
+				s.log.Debug("request", append(attrs, who.attrs()...)...)
 			}
-			s.log.Log(r.Context(), level, "request", "route", routeOf(r),
-				"status", code, "bytes", rec.bytes, "duration", time.Since(start).Round(time.Microsecond).String())
 		}()
 		if limit := maxBodyOf(r); r.ContentLength > limit {
 			// Refused from its headers, before a byte of the body is read:
@@ -362,6 +367,9 @@ func (s *Server) api(rt route) http.Handler {
 			if code >= 500 && r.Context().Err() == nil { // not when the client went away
 				// The error's text stays in the log: it may name internals.
 				s.log.Warn("request failed", "route", routeOf(r), "code", detail.Code, "err", err)
+			}
+			if code == http.StatusTooManyRequests {
+				s.logRefused(r, detail.Code, detail.Message)
 			}
 			if ra := retryAfter(err); ra != "" {
 				w.Header().Set("Retry-After", ra)

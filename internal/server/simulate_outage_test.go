@@ -58,7 +58,7 @@ func TestSimulateOutageRoutes(t *testing.T) {
 		t.Errorf("/readyz = %d %q; want 200 naming the outage", code, body)
 	}
 	_, metrics := h.do("GET", "/metrics", nil)
-	for _, want := range []string{"sched_simulated_outage_active 1\n", "sched_simulated_outage_ends_at_seconds 1.79905746e+09\n"} {
+	for _, want := range []string{"sched_simulated_outage_active 1\n", "sched_simulated_outage_ends_timestamp_seconds 1.79905746e+09\n"} {
 		if !strings.Contains(string(metrics), want) {
 			t.Errorf("/metrics lacks %q", want)
 		}

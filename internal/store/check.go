@@ -35,6 +35,15 @@ func (p *NodeHeartbeat) Check() error {
 	return nil
 }
 
+// Check refuses a removal of dead nodes without the times it is judged
+// at, or with a heartbeat bound after Now (a live row could match).
+func (p *RemoveDeadNodesParams) Check() error {
+	if p.Now.IsZero() || p.HeartbeatBefore.IsZero() || p.HeartbeatBefore.After(p.Now) {
+		return fmt.Errorf("remove dead nodes: bad request (heartbeat before %v, now %v)", p.HeartbeatBefore, p.Now)
+	}
+	return nil
+}
+
 // ListLimit is the number of rows a list returns for a requested limit n:
 // DefaultListLimit for n <= 0, at most MaxListLimit.
 func ListLimit(n int) int {

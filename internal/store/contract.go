@@ -328,7 +328,10 @@ type FinishResult struct {
 // own; the planners of all nodes read the live rows to share the shards
 // evenly (ceil(shards / live nodes) each), and `schedctl cluster` shows
 // them. A node row is advisory: it decides how many shards a node asks for,
-// never whether a planner write applies (the shard epoch does that).
+// never whether a planner write applies (the shard epoch does that). A
+// node stopped cleanly removes its own row; the live nodes remove the row
+// of one that died once its heartbeat is old enough and its leases have
+// expired (RemoveDeadNodes).
 //
 // These methods are part of the Store interface (NodeStore is embedded in
 // it); they are listed apart to keep the planner's contract readable.
@@ -346,6 +349,23 @@ type NodeStore interface {
 	// RemoveNode deletes the node's row (a clean shutdown); removing a node
 	// that has no row is not an error.
 	RemoveNode(ctx context.Context, nodeID string) error
+	// RemoveDeadNodes deletes, in one conditional statement, the rows of
+	// the nodes dead at p.Now (of p.NodeID alone, when set): a row whose
+	// last heartbeat is before p.HeartbeatBefore, whose registration has
+	// expired (ExpiresAt at or before p.Now) and whose node owns no shard
+	// lease live at p.Now (expiring after it). A node that may still hold
+	// a live lease is never removed, whatever its heartbeat. It returns the
+	// ids removed, in order; none is not an error. The engine decides the
+	// bound (engine.DeadNodeLeases) and reads the rows again to say why a
+	// node was kept.
+	RemoveDeadNodes(ctx context.Context, p RemoveDeadNodesParams) ([]string, error)
+}
+
+// RemoveDeadNodesParams selects the dead nodes RemoveDeadNodes removes.
+type RemoveDeadNodesParams struct {
+	NodeID          string    // empty: every node
+	HeartbeatBefore time.Time // only rows whose last heartbeat is before it
+	Now             time.Time // expiry of the row and of the leases is judged at it
 }
 
 // NodeHeartbeat is one node's heartbeat.
@@ -435,6 +455,21 @@ type Snapshot struct {
 	// next firing not yet materialized. A schedule counts once, at its
 	// cursor, however often it fires beyond it.
 	DueBacklog []int64
+	// QueueOldestReady is, for each tenant's queue with a ready
+	// occurrence (as OldestReady: ENQUEUED or RETRY_WAIT, available_at <=
+	// Now, held by no run), the earliest available_at of its ready
+	// occurrences, by tenant then queue: how long each queue has kept a
+	// firing waiting for a worker. A queue with none ready has no entry.
+	// The earliest of them is OldestReady's. Like OldestReady, it costs a
+	// seek per lane (lane_heads), not the queue's depth.
+	QueueOldestReady []QueueOldestReady
+}
+
+// QueueOldestReady is one entry of Snapshot.QueueOldestReady.
+type QueueOldestReady struct {
+	TenantID    string
+	Queue       string
+	AvailableAt time.Time
 }
 
 // DepthRow is one group of Snapshot.Depth.

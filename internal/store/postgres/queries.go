@@ -680,6 +680,22 @@ FROM (SELECT h.tenant_id, h.queue, h.lane, f.available_at, f.seq FROM lane_heads
 JOIN occurrences o ON o.tenant_id = w.tenant_id AND o.queue = w.queue AND o.lane = w.lane
     AND o.state IN ('ENQUEUED', 'RETRY_WAIT') AND o.available_at = w.available_at AND o.seq = w.seq`
 
+	// Each queue's oldest ready occurrence's available_at (a queue with
+	// none ready has no row), by tenant and queue: per lane (lane_heads),
+	// the first due after the lane's head, the oldest ready's seek of
+	// occurrences_claim; then the earliest of each queue's lanes. Of every
+	// tenant, or of the tenant $2 (the tenant's rows of lane_heads).
+	qSnapshotQueueOldestReady       = snapshotQueueOldestReady + snapshotQueueOldestReadyEnd
+	qSnapshotTenantQueueOldestReady = snapshotQueueOldestReady + `
+WHERE h.tenant_id = $2` + snapshotQueueOldestReadyEnd
+	snapshotQueueOldestReady = `SELECT h.tenant_id, h.queue, min(f.available_at) FROM lane_heads h
+CROSS JOIN LATERAL (SELECT o.available_at FROM occurrences o
+    WHERE ` + laneOfHead + ` AND o.available_at <= $1 AND (o.available_at, o.seq) > (h.head_at, h.head_seq)
+    ORDER BY o.available_at, o.seq LIMIT 1) AS f`
+	snapshotQueueOldestReadyEnd = `
+GROUP BY h.tenant_id, h.queue
+ORDER BY h.tenant_id, h.queue`
+
 	// The firings due in [$1, $2), by minute from $1 (the snapshot's
 	// SnapshotParams.BacklogFrom, or its now): the unclaimed
 	// occurrences by available_at, and the ACTIVE
@@ -772,6 +788,15 @@ RETURNING ` + nodeColumns
 	qListNodes = `SELECT ` + nodeColumns + ` FROM nodes ORDER BY node_id`
 
 	qRemoveNode = `DELETE FROM nodes WHERE node_id = $1`
+
+	// The dead nodes (store.NodeStore.RemoveDeadNodes): $1 the node id
+	// ('' for any), $2 the heartbeat bound, $3 now. A node owning a shard
+	// lease live at now is kept. A heartbeat committed meanwhile makes
+	// the row's condition false when it is checked again: the node stays.
+	qRemoveDeadNodes = `DELETE FROM nodes n
+WHERE ($1::text = '' OR n.node_id = $1::text) AND n.last_heartbeat < $2 AND n.expires_at <= $3
+    AND NOT EXISTS (SELECT 1 FROM shard_leases l WHERE l.owner = n.node_id AND l.expires_at > $3)
+RETURNING n.node_id`
 )
 
 // The schedules' version history (store.HistoryStore, store.HistoryTx):

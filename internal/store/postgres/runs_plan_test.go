@@ -113,6 +113,8 @@ func TestRunPlans(t *testing.T) {
 		{"next available", qNextAvailable, []any{"tenant-a", "jobs"}, []string{"occurrences_claim"}, 20, false},
 		{"oldest ready", qSnapshotOldestReady, []any{now}, []string{"occurrences_claim"}, 30, false},
 		{"tenant oldest ready", qSnapshotTenantOldestReady, []any{now, "tenant-a"}, []string{"occurrences_claim"}, 30, false},
+		{"queues' oldest ready", qSnapshotQueueOldestReady, []any{now}, []string{"occurrences_claim"}, 30, false},
+		{"tenant queues' oldest ready", qSnapshotTenantQueueOldestReady, []any{now, "tenant-a"}, []string{"occurrences_claim"}, 30, false},
 		// The rows after the head (10,000 of them, about 60 pages of the
 		// index, read alone) and none before: the window starts before
 		// the head.

@@ -72,6 +72,7 @@ func TestTenantSnapshotPlan(t *testing.T) {
 		{"depth", qSnapshotTenantDepth, []any{t0.UnixMilli(), "tenant-a"},
 			[]string{"occurrences_claim", "occurrences_running", "occurrences_scheduled", "occurrences_dead"}},
 		{"oldest ready", qSnapshotTenantOldestReady, []any{t0.UnixMilli(), "tenant-a"}, []string{"occurrences_claim"}},
+		{"queues' oldest ready", qSnapshotTenantQueueOldestReady, []any{t0.UnixMilli(), "tenant-a"}, []string{"occurrences_claim"}},
 		{"due backlog", qSnapshotTenantDueBacklog, []any{t0.UnixMilli(), t0.Add(time.Hour).UnixMilli(), "tenant-a"},
 			[]string{"occurrences_claim", "occurrences_scheduled", "schedules_due"}},
 	} {

@@ -13,9 +13,9 @@ import (
 
 // Snapshot reads the queue at p.Now across all tenants, or of p.TenantID
 // alone (see store.Snapshot): the depth by tenant, queue, lane and state, the oldest
-// ready occurrence and the due backlog per minute, with the occurrences
-// unfolded runs hold moved to the states they stand for
-// (rowcodec.SnapshotRead.AddRuns). The four statements go in one round trip, in a read-only REPEATABLE READ transaction, so the
+// ready occurrence, of all and of each queue, and the due backlog per minute,
+// with the occurrences unfolded runs hold moved to the states they stand for
+// (rowcodec.SnapshotRead.AddRuns). The five statements go in one round trip, in a read-only REPEATABLE READ transaction, so the
 // figures agree with one another (one snapshot of the database) and take
 // no row locks: a snapshot never waits for, or holds up, a claim or a plan.
 // The due backlog's minutes count from p.BacklogFrom when it is set, from
@@ -26,13 +26,15 @@ func (s *Store) Snapshot(ctx context.Context, p store.SnapshotParams) (store.Sna
 		return store.Snapshot{}, fmt.Errorf("snapshot: %w", err)
 	}
 	err = s.readTx(ctx, func(tx pgx.Tx) error {
-		depth, oldest, due := qSnapshotDepth, qSnapshotOldestReady, qSnapshotDueBacklog
+		depth, oldest, queueOldest, due := qSnapshotDepth, qSnapshotOldestReady, qSnapshotQueueOldestReady, qSnapshotDueBacklog
 		if r.Tenant != "" {
-			depth, oldest, due = qSnapshotTenantDepth, qSnapshotTenantOldestReady, qSnapshotTenantDueBacklog
+			depth, oldest, queueOldest, due = qSnapshotTenantDepth, qSnapshotTenantOldestReady, qSnapshotTenantQueueOldestReady,
+				qSnapshotTenantDueBacklog
 		}
 		b := &pgx.Batch{}
 		b.Queue(depth, r.DepthArgs()...)
 		b.Queue(oldest, r.DepthArgs()...)
+		b.Queue(queueOldest, r.DepthArgs()...)
 		b.Queue(due, r.DueArgs()...)
 		b.Queue(qRunTotals, r.Tenant)
 		br := tx.SendBatch(ctx, b)
@@ -46,6 +48,9 @@ func (s *Store) Snapshot(ctx context.Context, p store.SnapshotParams) (store.Sna
 			return fmt.Errorf("oldest ready: %w", err)
 		} else if ok {
 			r.Snap.OldestReady = o
+		}
+		if err := eachRow(br, "queues' oldest ready", r.AddQueueOldest); err != nil {
+			return err
 		}
 		if err := eachRow(br, "due backlog", r.AddDue); err != nil {
 			return err

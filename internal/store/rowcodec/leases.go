@@ -86,3 +86,21 @@ func LeaseArgs(l store.ShardLease) []any {
 func WriteLeaseArgs(l, prev store.ShardLease) []any {
 	return append(LeaseArgs(l), prev.Owner, prev.Epoch, MS(prev.ExpiresAt))
 }
+
+// RemoveDeadNodesArgs checks p and returns the values the removal of dead
+// nodes binds: node id (empty: any), heartbeat bound, now.
+func RemoveDeadNodesArgs(p store.RemoveDeadNodesParams) ([]any, error) {
+	if err := p.Check(); err != nil {
+		return nil, err
+	}
+	return []any{p.NodeID, MS(p.HeartbeatBefore), MS(p.Now)}, nil
+}
+
+// ScanNodeID reads a row of one column, a node id.
+func ScanNodeID(row Scanner) (*string, error) {
+	var id string
+	if err := row.Scan(&id); err != nil {
+		return nil, err
+	}
+	return &id, nil
+}

@@ -91,6 +91,26 @@ func (r *SnapshotRead) AddDepth(row Scanner) error {
 	return nil
 }
 
+// AddQueueOldest reads a row of the queues' oldest ready statement
+// (tenant, queue, the earliest available_at of its ready occurrences, unix
+// milliseconds) into the snapshot. A row whose time is NULL is a queue
+// with none ready, which has no entry.
+func (r *SnapshotRead) AddQueueOldest(row Scanner) error {
+	var (
+		q  store.QueueOldestReady
+		at *int64
+	)
+	if err := row.Scan(&q.TenantID, &q.Queue, &at); err != nil {
+		return err
+	}
+	if at == nil {
+		return nil
+	}
+	q.AvailableAt = FromMS(*at)
+	r.Snap.QueueOldestReady = append(r.Snap.QueueOldestReady, q)
+	return nil
+}
+
 // AddDue reads a row of a due backlog statement (the minute from From,
 // the count) and adds its count to the minute's bucket. A minute outside
 // the buckets is an error: the statement bounds its rows by From and End.

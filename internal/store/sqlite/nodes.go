@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/sched-dev/sched/internal/store"
 	"github.com/sched-dev/sched/internal/store/rowcodec"
@@ -32,4 +33,23 @@ func (s *Store) RemoveNode(ctx context.Context, nodeID string) error {
 		return fmt.Errorf("remove node %s: %w", nodeID, translate(err))
 	}
 	return nil
+}
+
+// RemoveDeadNodes deletes the rows of the nodes dead at p.Now and returns
+// their ids, in order (store.NodeStore).
+func (s *Store) RemoveDeadNodes(ctx context.Context, p store.RemoveDeadNodesParams) ([]string, error) {
+	args, err := rowcodec.RemoveDeadNodesArgs(p)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.w.QueryContext(ctx, qRemoveDeadNodes, args...)
+	if err != nil {
+		return nil, fmt.Errorf("remove dead nodes: %w", translate(err))
+	}
+	ids, err := collect(rows, rowcodec.ScanNodeID)
+	if err != nil {
+		return nil, fmt.Errorf("remove dead nodes: %w", err)
+	}
+	slices.Sort(ids)
+	return ids, nil
 }

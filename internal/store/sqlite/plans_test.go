@@ -130,6 +130,12 @@ func TestQueryPlans(t *testing.T) {
 			"SEARCH o USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at=? AND rowid>?)",
 			"SEARCH o USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at>? AND available_at<?)"},
 			[]string{"SCAN occurrences", "SCAN o", "SCAN c"}},
+		// Each queue's: the same two seeks per lane, each once (the
+		// statement names them once), the lanes in key order.
+		{"snapshot: queues' oldest ready", qSnapshotQueueOldestReady, []string{"SCAN h",
+			"SEARCH o USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at=? AND rowid>?)",
+			"SEARCH o USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at>? AND available_at<?)"},
+			[]string{"SCAN occurrences", "SCAN o", "TEMP B-TREE"}},
 		{"snapshot: due occurrences", qSnapshotDueOccurrences, []string{"SCAN occurrences USING INDEX occurrences_open"},
 			[]string{"SCAN occurrences$", "SCAN occurrences USING INDEX sqlite_autoindex"}},
 		{"snapshot: due schedules", qSnapshotDueCursors, []string{"SEARCH schedule_cursors USING COVERING INDEX schedules_due",
@@ -145,6 +151,10 @@ func TestQueryPlans(t *testing.T) {
 			"SEARCH h USING PRIMARY KEY (tenant_id=?)",
 			"SEARCH o USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at=? AND rowid>?)",
 			"SEARCH o USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at>? AND available_at<?)"}, []string{"SCAN"}},
+		{"tenant snapshot: queues' oldest ready", qSnapshotTenantQueueOldestReady, []string{"SEARCH h USING PRIMARY KEY (tenant_id=?)",
+			"SEARCH o USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at=? AND rowid>?)",
+			"SEARCH o USING INDEX occurrences_claim (tenant_id=? AND queue=? AND lane=? AND available_at>? AND available_at<?)"},
+			[]string{"SCAN", "TEMP B-TREE"}},
 		{"tenant snapshot: due occurrences", qSnapshotTenantDueOccurrences, []string{"SEARCH occurrences USING INDEX occurrences_claim (tenant_id=?)",
 			"SEARCH occurrences USING INDEX occurrences_scheduled (tenant_id=?)"}, []string{"SCAN occurrences"}},
 		{"tenant snapshot: due schedules", qSnapshotTenantDueCursors, []string{"SEARCH t USING PRIMARY KEY (tenant_id=?)",

@@ -671,6 +671,29 @@ WHERE rowid = (SELECT c.rowid FROM (SELECT coalesce(
 	snapshotOldestReadyEnd = `) AS f JOIN occurrences c ON c.rowid = f.r
     ORDER BY c.available_at, c.rowid LIMIT 1)`
 
+	// Each queue's oldest ready occurrence's available_at, by tenant and
+	// queue: per lane (lane_heads), the available_at of the first ready
+	// occurrence after the head, through the oldest ready's two seeks of
+	// occurrences_claim; then the earliest of each queue's lanes
+	// (lane_heads' key order: no sort). A queue with none ready reads
+	// NULL, which the reader skips (rowcodec.SnapshotRead.AddQueueOldest):
+	// a filter on it here would make SQLite search each lane twice. A
+	// tenant's (?2) walks the tenant's rows of lane_heads.
+	qSnapshotQueueOldestReady       = snapshotQueueOldestReady + snapshotQueueOldestReadyEnd
+	qSnapshotTenantQueueOldestReady = snapshotQueueOldestReady + `
+WHERE h.tenant_id = ?2` + snapshotQueueOldestReadyEnd
+	snapshotQueueOldestReady = `SELECT h.tenant_id, h.queue, min(coalesce(
+        (SELECT o.available_at FROM occurrences o INDEXED BY occurrences_claim
+            WHERE ` + laneOfHead + ` AND o.available_at <= ?1 AND o.available_at = h.head_at AND o.rowid > h.head_row
+            LIMIT 1),
+        (SELECT o.available_at FROM occurrences o INDEXED BY occurrences_claim
+            WHERE ` + laneOfHead + ` AND o.available_at <= ?1 AND o.available_at > h.head_at
+            ORDER BY o.available_at LIMIT 1))) AS t
+FROM lane_heads h`
+	snapshotQueueOldestReadyEnd = `
+GROUP BY h.tenant_id, h.queue
+ORDER BY h.tenant_id, h.queue`
+
 	// The due backlog of materialized occurrences not yet claimed, per
 	// minute from ?1, by available_at in [?1, ?2) (index
 	// occurrences_open).
@@ -758,6 +781,14 @@ RETURNING ` + nodeColumns
 	qListNodes = `SELECT ` + nodeColumns + ` FROM nodes ORDER BY node_id`
 
 	qRemoveNode = `DELETE FROM nodes WHERE node_id = ?1`
+
+	// The dead nodes (store.NodeStore.RemoveDeadNodes): ?1 the node id
+	// ('' for any), ?2 the heartbeat bound, ?3 now. A node owning a shard
+	// lease live at now is kept.
+	qRemoveDeadNodes = `DELETE FROM nodes
+WHERE (?1 = '' OR node_id = ?1) AND last_heartbeat < ?2 AND expires_at <= ?3
+    AND NOT EXISTS (SELECT 1 FROM shard_leases l WHERE l.owner = nodes.node_id AND l.expires_at > ?3)
+RETURNING node_id`
 )
 
 // The schedules' version history (store.HistoryStore, store.HistoryTx):

@@ -14,7 +14,8 @@ import (
 // p.TenantID's alone, in one read transaction, so that its figures agree
 // with each other (see store.StatsStore). Each figure is one statement
 // over the partial indexes of the open, claimable and DEAD occurrences, or
-// over the planner's cursors (queries.go): it costs the queue as it
+// over the planner's cursors (queries.go), or a seek per lane (the oldest
+// ready, of all and of each queue): it costs the queue as it
 // stands, not its history; a tenant's statements read the tenant's rows
 // through indexes that lead with it.
 // The due backlog's minutes count from p.BacklogFrom when it is set, from
@@ -59,6 +60,13 @@ func (s *Store) Snapshot(ctx context.Context, p store.SnapshotParams) (_ store.S
 	} else if ok {
 		r.Snap.OldestReady = oldest
 	}
+	rows, err = tx.QueryContext(ctx, q.queueOldestReady, r.DepthArgs()...)
+	if err != nil {
+		return store.Snapshot{}, fmt.Errorf("queues' oldest ready: %w", translate(err))
+	}
+	if err := eachRow(rows, r.AddQueueOldest); err != nil {
+		return store.Snapshot{}, fmt.Errorf("queues' oldest ready: %w", err)
+	}
 
 	for _, d := range []struct{ what, query string }{
 		{"due occurrences", q.dueOccurrences},
@@ -77,11 +85,15 @@ func (s *Store) Snapshot(ctx context.Context, p store.SnapshotParams) (_ store.S
 
 // snapshotQueries are the statements of one kind of snapshot: every
 // tenant's, or one tenant's.
-type snapshotQueries struct{ depth, oldestReady, dueOccurrences, dueCursors string }
+type snapshotQueries struct {
+	depth, oldestReady, queueOldestReady, dueOccurrences, dueCursors string
+}
 
 var (
-	snapshotAll    = snapshotQueries{qSnapshotDepth, qSnapshotOldestReady, qSnapshotDueOccurrences, qSnapshotDueCursors}
-	snapshotTenant = snapshotQueries{qSnapshotTenantDepth, qSnapshotTenantOldestReady, qSnapshotTenantDueOccurrences, qSnapshotTenantDueCursors}
+	snapshotAll = snapshotQueries{qSnapshotDepth, qSnapshotOldestReady, qSnapshotQueueOldestReady,
+		qSnapshotDueOccurrences, qSnapshotDueCursors}
+	snapshotTenant = snapshotQueries{qSnapshotTenantDepth, qSnapshotTenantOldestReady, qSnapshotTenantQueueOldestReady,
+		qSnapshotTenantDueOccurrences, qSnapshotTenantDueCursors}
 )
 
 // WriteStatMinutes upserts rows by (NodeID, Minute) and deletes every row

@@ -1,9 +1,11 @@
 package storetest
 
 import (
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/sched-dev/sched/internal/engine"
 	"github.com/sched-dev/sched/internal/store"
 )
 
@@ -61,6 +63,102 @@ func testNodes(t *testing.T, open func(t *testing.T) Store) {
 		got, err = s.HeartbeatNode(ctx, store.NodeHeartbeat{NodeID: "node-a", TTL: time.Second, Now: at(2 * time.Minute)})
 		if err != nil || !got.StartedAt.Equal(at(2*time.Minute)) {
 			t.Errorf("heartbeat after remove = %+v, %v; want started_at %v", got, err, at(2*time.Minute))
+		}
+	})
+
+	// A dead node's row goes once its heartbeat is older than the bound,
+	// its registration has expired and it holds no live lease; a node
+	// that may still hold one stays, however old its heartbeat.
+	t.Run("RemoveDeadNodes", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		now := at(time.Hour)
+		bound := now.Add(-30 * time.Second) // heartbeats before it are old enough
+		nodes := []struct {
+			id    string
+			beat  time.Duration // its last heartbeat, before now
+			ttl   time.Duration
+			shard int           // a lease it took at its heartbeat, when lease > 0
+			lease time.Duration // that lease's length
+			dead  bool          // removed at now (else the comment says why not)
+		}{
+			{id: "fresh", beat: time.Second, ttl: 10 * time.Second},                                                       // live
+			{id: "expired-lately", beat: 15 * time.Second, ttl: 10 * time.Second},                                         // heartbeat within the bound
+			{id: "at-the-bound", beat: 30 * time.Second, ttl: 10 * time.Second},                                           // at the bound, not before it
+			{id: "long-registration", beat: time.Minute, ttl: 2 * time.Minute},                                            // registration still live
+			{id: "dead-live-lease", beat: time.Minute, ttl: 10 * time.Second, shard: 3, lease: time.Minute + time.Second}, // holds a live lease
+			{id: "dead", beat: time.Minute, ttl: 10 * time.Second, dead: true},
+			{id: "dead-expired-at-now", beat: 40 * time.Second, ttl: 40 * time.Second, dead: true},
+			{id: "dead-lease-ends-now", beat: time.Minute, ttl: 10 * time.Second, shard: 2, lease: time.Minute, dead: true},
+			{id: "dead-old-lease", beat: time.Minute, ttl: 10 * time.Second, shard: 1, lease: 10 * time.Second, dead: true},
+		}
+		var dead, kept []string
+		for _, n := range nodes {
+			beat := now.Add(-n.beat)
+			if _, err := s.HeartbeatNode(ctx, store.NodeHeartbeat{NodeID: n.id, TTL: n.ttl, Now: beat}); err != nil {
+				t.Fatalf("HeartbeatNode %s: %v", n.id, err)
+			}
+			if n.lease > 0 {
+				if _, err := engine.AcquireShard(ctx, s, store.AcquireShardParams{Shard: n.shard, Owner: n.id, TTL: n.lease, Now: beat}); err != nil {
+					t.Fatalf("AcquireShard %d for %s: %v", n.shard, n.id, err)
+				}
+			}
+			if n.dead {
+				dead = append(dead, n.id)
+			} else {
+				kept = append(kept, n.id)
+			}
+		}
+		slices.Sort(dead)
+		slices.Sort(kept)
+		remove := func(p store.RemoveDeadNodesParams) []string {
+			t.Helper()
+			got, err := s.RemoveDeadNodes(ctx, p)
+			if err != nil {
+				t.Fatalf("RemoveDeadNodes(%+v): %v", p, err)
+			}
+			return got
+		}
+
+		// One node alone: only that one, and only when it is dead.
+		for _, id := range append([]string{"no-such-node"}, kept...) {
+			if got := remove(store.RemoveDeadNodesParams{NodeID: id, HeartbeatBefore: bound, Now: now}); len(got) != 0 {
+				t.Errorf("RemoveDeadNodes of %s removed %v; want none", id, got)
+			}
+		}
+		if got := remove(store.RemoveDeadNodesParams{NodeID: dead[0], HeartbeatBefore: bound, Now: now}); !slices.Equal(got, dead[:1]) {
+			t.Errorf("RemoveDeadNodes of %s removed %v; want it alone", dead[0], got)
+		}
+		// Every node: the other dead ones, in order, then none.
+		if got := remove(store.RemoveDeadNodesParams{HeartbeatBefore: bound, Now: now}); !slices.Equal(got, dead[1:]) {
+			t.Errorf("RemoveDeadNodes removed %v; want %v", got, dead[1:])
+		}
+		if got := remove(store.RemoveDeadNodesParams{HeartbeatBefore: bound, Now: now}); len(got) != 0 {
+			t.Errorf("RemoveDeadNodes again removed %v; want none", got)
+		}
+		ns, err := s.ListNodes(ctx)
+		if err != nil {
+			t.Fatalf("ListNodes: %v", err)
+		}
+		var left []string
+		for _, n := range ns {
+			left = append(left, n.NodeID)
+		}
+		if !slices.Equal(left, kept) {
+			t.Errorf("nodes left %v; want %v", left, kept)
+		}
+		// Once its lease has run out, the node that held it goes too.
+		if got := remove(store.RemoveDeadNodesParams{HeartbeatBefore: bound, Now: now.Add(time.Second)}); !slices.Equal(got, []string{"dead-live-lease"}) {
+			t.Errorf("RemoveDeadNodes after the lease ended removed %v; want dead-live-lease", got)
+		}
+		for _, p := range []store.RemoveDeadNodesParams{
+			{HeartbeatBefore: bound},
+			{Now: now},
+			{HeartbeatBefore: now.Add(time.Second), Now: now},
+		} {
+			if _, err := s.RemoveDeadNodes(ctx, p); err == nil {
+				t.Errorf("RemoveDeadNodes(%+v): no error", p)
+			}
 		}
 	})
 

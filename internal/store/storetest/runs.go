@@ -507,6 +507,11 @@ func testRunFigures(t *testing.T, open func(t *testing.T) Store) {
 		if snap.OldestReady == nil || !snap.OldestReady.ScheduledFor.Equal(at(3*time.Minute)) {
 			t.Errorf("oldest ready of %q: %+v, want minute 3's, the first after the run", tenant, snap.OldestReady)
 		}
+		if snap.OldestReady != nil { // the queue's is the same one's: the run holds those before
+			assertQueueOldest(t, "queues' oldest ready of "+tenant, snap.QueueOldestReady, []store.QueueOldestReady{
+				{TenantID: "tenant-a", Queue: jobsQueue, AvailableAt: snap.OldestReady.AvailableAt},
+			})
+		}
 		want := make([]int64, 10)
 		want[3], want[4] = 1, 1
 		if !slices.Equal(snap.DueBacklog, want) {
@@ -524,8 +529,8 @@ func testRunFigures(t *testing.T, open func(t *testing.T) Store) {
 	// The whole lane leased: nothing ready, nothing next.
 	leaseFirst(t, s, lane, now, 10, "worker-2")
 	snap := mustSnapshot(t, s, store.SnapshotParams{Now: now, TenantID: "tenant-a"})
-	if snap.OldestReady != nil {
-		t.Errorf("oldest ready with every row leased: %+v", snap.OldestReady)
+	if snap.OldestReady != nil || len(snap.QueueOldestReady) != 0 {
+		t.Errorf("oldest ready with every row leased: %+v, of the queues %+v", snap.OldestReady, snap.QueueOldestReady)
 	}
 	next, err = s.NextAvailable(ctx, "tenant-a", jobsQueue)
 	if err != nil || !next.IsZero() {

@@ -32,8 +32,9 @@ func testStats(t *testing.T, open func(t *testing.T) Store) {
 		}
 		mustInsertOccurrences(t, s, len(occs), occs...)
 		snap := mustSnapshot(t, s, store.SnapshotParams{Now: now})
-		if len(snap.Depth) != 0 || snap.OldestReady != nil {
-			t.Errorf("snapshot of finished occurrences: depth %+v, oldest ready %+v; want none", snap.Depth, snap.OldestReady)
+		if len(snap.Depth) != 0 || snap.OldestReady != nil || len(snap.QueueOldestReady) != 0 {
+			t.Errorf("snapshot of finished occurrences: depth %+v, oldest ready %+v, queues' oldest ready %+v; want none",
+				snap.Depth, snap.OldestReady, snap.QueueOldestReady)
 		}
 		if want := make([]int64, 60); !slices.Equal(snap.DueBacklog, want) {
 			t.Errorf("due backlog %v, want 60 empty minutes", snap.DueBacklog)
@@ -164,6 +165,13 @@ func testStats(t *testing.T, open func(t *testing.T) Store) {
 				!o.AvailableAt.Equal(now.Add(-20*time.Minute)) || o.State != record.OccurrenceEnqueued {
 				t.Errorf("buckets %d: oldest ready %+v, want tenant-b's, available 20 min ago", tc.buckets, o)
 			}
+			// Each queue's oldest ready, over its lanes and both
+			// claimable states: tenant-a's mail has none ready (its
+			// ENQUEUED one is due in an hour), so no entry.
+			assertQueueOldest(t, fmt.Sprintf("buckets %d", tc.buckets), snap.QueueOldestReady, []store.QueueOldestReady{
+				{TenantID: "tenant-a", Queue: jobsQueue, AvailableAt: now.Add(-10 * time.Minute)},
+				{TenantID: "tenant-b", Queue: jobsQueue, AvailableAt: now.Add(-20 * time.Minute)},
+			})
 		}
 
 		// Once tenant-b's are claimed, the oldest ready one is tenant-a's.
@@ -174,6 +182,9 @@ func testStats(t *testing.T, open func(t *testing.T) Store) {
 		}
 		wantDepth[8] = store.DepthRow{TenantID: "tenant-b", Queue: jobsQueue, Lane: record.LaneCatchUp, State: record.OccurrenceRunning, Count: 2}
 		assertDepth(t, "after a claim", snap.Depth, wantDepth)
+		assertQueueOldest(t, "after a claim", snap.QueueOldestReady, []store.QueueOldestReady{
+			{TenantID: "tenant-a", Queue: jobsQueue, AvailableAt: now.Add(-10 * time.Minute)},
+		})
 	})
 
 	t.Run("SnapshotTenant", func(t *testing.T) {
@@ -260,6 +271,11 @@ func testStats(t *testing.T, open func(t *testing.T) Store) {
 		if o := all.OldestReady; o == nil || o.TenantID != "tenant-b" {
 			t.Fatalf("every tenant's oldest ready %+v, want tenant-b's", o)
 		}
+		// tenant-b's b-only queue has nothing claimable: no entry.
+		assertQueueOldest(t, "every tenant", all.QueueOldestReady, []store.QueueOldestReady{
+			{TenantID: "tenant-a", Queue: jobsQueue, AvailableAt: now.Add(-5 * time.Minute)},
+			{TenantID: "tenant-b", Queue: jobsQueue, AvailableAt: now.Add(-30 * time.Minute)},
+		})
 		backlog := func(counts map[int]int64) []int64 {
 			out := make([]int64, 60)
 			for i, c := range counts {
@@ -286,6 +302,10 @@ func testStats(t *testing.T, open func(t *testing.T) Store) {
 			if !slices.Equal(snap.DueBacklog, tc.backlog) {
 				t.Errorf("%s: due backlog\n got %v\nwant %v", tc.tenant, nonZero(snap.DueBacklog), nonZero(tc.backlog))
 			}
+			// The tenant's queues' oldest ready are the every-tenant
+			// ones of it.
+			wantQueues := slices.DeleteFunc(slices.Clone(all.QueueOldestReady), func(q store.QueueOldestReady) bool { return q.TenantID != tc.tenant })
+			assertQueueOldest(t, tc.tenant, snap.QueueOldestReady, wantQueues)
 			o := snap.OldestReady
 			switch {
 			case tc.oldestReady == 0 && o != nil:
@@ -370,6 +390,18 @@ func assertDepth(t *testing.T, what string, got, want []store.DepthRow) {
 	slices.SortFunc(want, order)
 	if !slices.Equal(got, want) {
 		t.Errorf("%s: depth\n got %+v\nwant %+v", what, got, want)
+	}
+}
+
+// assertQueueOldest compares Snapshot.QueueOldestReady, which is in
+// tenant then queue order.
+func assertQueueOldest(t *testing.T, what string, got, want []store.QueueOldestReady) {
+	t.Helper()
+	same := func(x, y store.QueueOldestReady) bool {
+		return x.TenantID == y.TenantID && x.Queue == y.Queue && x.AvailableAt.Equal(y.AvailableAt)
+	}
+	if !slices.EqualFunc(got, want, same) {
+		t.Errorf("%s: queues' oldest ready\n got %+v\nwant %+v", what, got, want)
 	}
 }
 

@@ -131,16 +131,21 @@ func TestReconcileExitStatusesThroughTheBinary(t *testing.T) {
 	}
 }
 
-// TestFooterGoesToStderrOffATerminal: piped, the rows alone are on
-// stdout and the "more exist" footer on stderr; the page token reaches
-// schedd as page=, newest first as order=desc.
+// TestFooterGoesToStderrOffATerminal: piped, the header and the rows are
+// on stdout (--no-headers: the rows alone) and the "more exist" footer on
+// stderr; the page token reaches schedd as page=, newest first as
+// order=desc.
 func TestFooterGoesToStderrOffATerminal(t *testing.T) {
 	d := newFakeDaemon(t)
 	occ := api.Occurrence{OccurrenceID: "occ_1", ScheduleID: "sch_1", ScheduledFor: nowUTC, AvailableAt: nowUTC, State: "SUCCEEDED", Queue: "q", Due: true}
 	d.on("GET", "/v1/occurrences", 200, api.OccurrenceList{Occurrences: []api.Occurrence{occ}, NextPage: "tok2"})
 	r := run(t, d.env(), "occurrences", "--schedule", "n", "--reverse", "--limit", "1")
-	if r.code != 0 || strings.Count(r.stdout, "\n") != 1 || !strings.HasPrefix(r.stdout, "occ_1\t") {
+	if r.code != 0 || strings.Count(r.stdout, "\n") != 2 || !strings.HasPrefix(r.stdout, "OCCURRENCE\t") || !strings.Contains(r.stdout, "\nocc_1\t") {
 		t.Errorf("stdout %q (exit %d)", r.stdout, r.code)
+	}
+	if r := run(t, d.env(), "--no-headers", "occurrences", "--schedule", "n", "--reverse", "--limit", "1"); r.code != 0 ||
+		strings.Count(r.stdout, "\n") != 1 || !strings.HasPrefix(r.stdout, "occ_1\t") {
+		t.Errorf("--no-headers: stdout %q (exit %d)", r.stdout, r.code)
 	}
 	if r.stderr != "1 occurrence shown; more exist. Next page: --page tok2 (same flags), or --all for every page.\n" {
 		t.Errorf("stderr %q", r.stderr)
@@ -157,7 +162,7 @@ func TestFooterGoesToStderrOffATerminal(t *testing.T) {
 	if q := d.queries[0]; q != "GET /v1/occurrences?limit=1&order=desc&schedule=n" {
 		t.Errorf("first query %q", q)
 	}
-	if q := d.queries[1]; q != "GET /v1/occurrences?order=desc&page=tok2&schedule=n" {
+	if q := d.queries[2]; q != "GET /v1/occurrences?order=desc&page=tok2&schedule=n" { // [1] is the --no-headers run
 		t.Errorf("second query %q", q)
 	}
 }

@@ -134,7 +134,7 @@ func Reconcile(args []string, env paths.Env, stdout, stderr io.Writer) int {
 		err = cmdutil.WriteJSON(stdout, rep)
 	} else {
 		f, ok := stdout.(*os.File)
-		err = clireconcile.WriteReport(stdout, ok && term.IsTerminal(int(f.Fd())), rep)
+		err = clireconcile.WriteReport(&cmdutil.Factory{Out: stdout, IsTTY: ok && term.IsTerminal(int(f.Fd()))}, rep)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "schedd reconcile: %v\n", err)

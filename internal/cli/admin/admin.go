@@ -51,8 +51,9 @@ other rules under a release's version line, as a zone patched with zic
 ahead of the release, the version and a digest of the zones that differ:
 2026a+local.1f0c9e2b), and one row per changed zone:
 SCHEDULES examined, MOVED (those with a firing moved), CANCELED, KEPT and
-REPLANNED (new instants the planner materializes). Not on a terminal, only
-the rows, tab-separated. Each schedd reads its own tz database: in a
+REPLANNED (new instants the planner materializes). Not on a terminal the
+summary line and the tab-separated table (--no-headers: the rows alone).
+Each schedd reads its own tz database: in a
 cluster, reload (or restart) every node; the summary counts the shards
 still planned under another version as pending.`
 
@@ -96,12 +97,12 @@ func reloadTZRun(opts *ReloadTZOptions) error {
 	return printReload(opts.IO, res)
 }
 
-// printReload writes a summary line (on a terminal) and one row per
+// printReload writes a summary line (unless --no-headers) and one row per
 // changed zone. The summary names the rules by their labels, which are
 // the versions but for a tz database rebuilt under a release's version
 // line (a daemon that answers no label is named by its versions).
 func printReload(f *cmdutil.Factory, res *api.TZReload) error {
-	if f.IsTTY {
+	if f.Decorated() {
 		summary := fmt.Sprintf("tz database %s (was %s): ", cmp.Or(res.TZLabel, res.TZVersion),
 			cmp.Or(res.PreviousTZLabel, res.PreviousTZVersion))
 		if len(res.Zones) == 0 {

@@ -54,10 +54,15 @@ func TestReloadTZCommand(t *testing.T) {
 		t.Errorf("Test/Shift cursor after reload-tz: %s, want 2027-02-02T13:00:00Z (09:00 at UTC-4)", sc.NextRunAt)
 	}
 
-	// Again, not on a terminal: nothing changed, so no row.
+	// Again, not on a terminal: nothing changed, so the summary line
+	// alone says so; with --no-headers there is no row to print.
 	code, out, _ = d.Run(t, false, "admin", "reload-tz")
+	if code != 0 || !strings.HasSuffix(out, "no zone of an active cron schedule changed its rules.\n") || strings.Count(out, "\n") != 1 {
+		t.Errorf("admin reload-tz again, not a tty = %d %q; want the summary line alone", code, out)
+	}
+	code, out, _ = d.Run(t, false, "--no-headers", "admin", "reload-tz")
 	if code != 0 || out != "" {
-		t.Errorf("admin reload-tz again, not a tty = %d %q; want no rows", code, out)
+		t.Errorf("admin reload-tz again, --no-headers = %d %q; want no rows", code, out)
 	}
 	code, out, _ = d.Run(t, false, "admin", "reload-tz", "-o", "json")
 	var res api.TZReload

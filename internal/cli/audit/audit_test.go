@@ -126,8 +126,9 @@ func TestAuditTable(t *testing.T) {
 	}
 	clitest.Golden(t, "audit-tty.golden", out)
 	code, out, _ = d.Run(t, false, "audit", "--since", "24h")
-	if code != 0 || strings.Count(out, "\n") != 1 || !strings.Contains(out, "default/ops (admin)\tschedule.pause\t") || !strings.Contains(out, "\t1->2\t") {
-		t.Errorf("plain table: exit %d\n%s; want one tab-separated row of the pause", code, out)
+	if code != 0 || strings.Count(out, "\n") != 2 || !strings.HasPrefix(out, "TIME\tACTOR\tACTION\t") ||
+		!strings.Contains(out, "default/ops (admin)\tschedule.pause\t") || !strings.Contains(out, "\t1->2\t") {
+		t.Errorf("plain table: exit %d\n%s; want the header and one tab-separated row of the pause", code, out)
 	}
 	code, out, _ = d.Run(t, true, "audit", "--tenant", "acme", "--since", "1h")
 	if code != 0 || out != "No changes recorded.\n" {

@@ -36,7 +36,9 @@ and stays, not live, until the live nodes remove it, 3 shard leases after
 its last heartbeat (30s by default); cluster forget removes it sooner.
 
 On a terminal it prints two tables; otherwise one tab-separated line per
-node ("node" first) and per shard ("shard" first), for cut and awk.`,
+node ("node" first) and per shard ("shard" first), each table under a
+header line starting with KIND (--no-headers drops them), for cut and
+awk.`,
 		Example: "  schedctl cluster\n  schedctl cluster -o json | jq '.nodes[] | {node_id, shards_owned}'\n  schedctl cluster forget node-c",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -142,27 +144,19 @@ func printCluster(f *cmdutil.Factory, cl *api.Cluster) error {
 		}
 		return "no"
 	}
-	var kind []string // a leading kind column when not on a terminal
-	if !f.IsTTY {
-		kind = []string{"node"}
-	}
-	nodes := cmdutil.NewTable(f, "NODE", "ADDRESS", "LAST HEARTBEAT", "SHARDS", "CLOCK OFFSET", "LIVE")
+	nodes := cmdutil.NewTable(f, "NODE", "ADDRESS", "LAST HEARTBEAT", "SHARDS", "CLOCK OFFSET", "LIVE").Tag("node")
 	for _, n := range cl.Nodes {
-		nodes.Row(append(append([]string(nil), kind...), n.NodeID, n.Address, cmdutil.TSV(n.LastHeartbeat),
-			strconv.Itoa(n.ShardsOwned), n.ClockOffset, yes(n.Live))...)
+		nodes.Row(n.NodeID, n.Address, cmdutil.TSV(n.LastHeartbeat), strconv.Itoa(n.ShardsOwned), n.ClockOffset, yes(n.Live))
 	}
 	if err := nodes.Print(); err != nil {
 		return err
 	}
 	if f.IsTTY {
 		fmt.Fprintln(f.Out)
-	} else {
-		kind = []string{"shard"}
 	}
-	shards := cmdutil.NewTable(f, "SHARD", "OWNER", "EPOCH", "EXPIRES AT", "LIVE")
+	shards := cmdutil.NewTable(f, "SHARD", "OWNER", "EPOCH", "EXPIRES AT", "LIVE").Tag("shard")
 	for _, s := range cl.Shards {
-		shards.Row(append(append([]string(nil), kind...), strconv.Itoa(s.Shard), s.Owner, strconv.FormatInt(s.Epoch, 10),
-			cmdutil.TS(s.ExpiresAt), yes(s.Live))...)
+		shards.Row(strconv.Itoa(s.Shard), s.Owner, strconv.FormatInt(s.Epoch, 10), cmdutil.TS(s.ExpiresAt), yes(s.Live))
 	}
 	return shards.Print()
 }

@@ -67,8 +67,10 @@ SHARD  OWNER  EPOCH  EXPIRES AT            LIVE
 	if err := clusterRun(&ClusterOptions{IO: f, API: clitest.APIOf(clitest.Seeded()), Ctx: bg}); err != nil {
 		t.Fatal(err)
 	}
-	want = "node\tn1\tunix:/run/a.sock\t2027-03-13T12:00:00Z\t1\t-1.5ms\tyes\n" +
+	want = "KIND\tNODE\tADDRESS\tLAST HEARTBEAT\tSHARDS\tCLOCK OFFSET\tLIVE\n" +
+		"node\tn1\tunix:/run/a.sock\t2027-03-13T12:00:00Z\t1\t-1.5ms\tyes\n" +
 		"node\tn2\ttcp:127.0.0.1:7070\t2027-03-13T12:00:00Z\t1\t0s\tyes\n" +
+		"KIND\tSHARD\tOWNER\tEPOCH\tEXPIRES AT\tLIVE\n" +
 		"shard\t0\tn1\t3\t2027-03-13T12:00:08Z\tyes\n" +
 		"shard\t1\tn2\t1\t2027-03-13T12:00:08Z\tyes\n" +
 		"shard\t2\t-\t0\t-\tno\n"

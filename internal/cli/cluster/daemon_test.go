@@ -77,7 +77,7 @@ func TestForgetCommand(t *testing.T) {
 		t.Errorf("cluster forget node-b: stdout %q stderr %q", out, errOut)
 	}
 	out, _ = run(0, "cluster")
-	if nodes := strings.Count(out, "node\t"); nodes != 1 || !strings.HasPrefix(out, "node\tnode-a\t") || strings.Contains(out, "node-b\t") {
+	if nodes := strings.Count(out, "\nnode\t"); nodes != 1 || !strings.HasPrefix(out, "KIND\tNODE\t") || !strings.Contains(out, "\nnode\tnode-a\t") || strings.Contains(out, "node-b\t") {
 		t.Errorf("cluster after forget:\n%s\nwant node-a alone, and node-b no longer among the nodes", out)
 	}
 	run(1, "cluster", "forget", "node-b")

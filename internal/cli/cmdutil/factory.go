@@ -37,6 +37,9 @@ type Factory struct {
 	// LookupEnv reads the environment (SCHED_ADDR, SCHED_TOKEN, the
 	// default socket's XDG_RUNTIME_DIR); os.LookupEnv in production.
 	LookupEnv func(string) (string, bool)
+	// NoHeaders drops tables' header lines and the summary lines around
+	// them (--no-headers), for a script that wants the rows alone.
+	NoHeaders bool
 
 	// Set by the root command's global flags (AddGlobalFlags).
 	output      outputFormat
@@ -57,6 +60,11 @@ func SystemFactory(version string) *Factory {
 		LookupEnv: os.LookupEnv,
 	}
 }
+
+// Decorated reports whether tables print their header line and the
+// summary lines around them: always, on a terminal or not, unless
+// --no-headers asked for the rows alone.
+func (f *Factory) Decorated() bool { return !f.NoHeaders }
 
 // Styled reports whether output may carry colour and styles.
 func (f *Factory) Styled() bool { return f.IsTTY && !f.NoColor }
@@ -82,6 +90,7 @@ func (f *Factory) AddGlobalFlags(pf *pflag.FlagSet) {
 	pf.VarP(&f.output, "output", "o", "output format: table or json")
 	pf.StringVar(&f.addr, "addr", "", "schedd's address: unix:PATH, tcp:HOST:PORT, tls:HOST:PORT or https://HOST:PORT (env SCHED_ADDR; default: the socket schedd listens on)")
 	pf.StringVar(&f.token, "token", "", "API token (env SCHED_TOKEN, which unlike the flag does not show in ps)")
+	pf.BoolVar(&f.NoHeaders, "no-headers", false, "print tables' rows alone: no header line, no summary lines")
 	f.addTLSFlags(pf)
 }
 

@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,30 +19,65 @@ func WriteJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// Table prints rows for people: on a terminal, aligned columns under a
-// header; otherwise tab-separated rows without a header, for cut and awk.
+// Table prints rows: on a terminal, aligned columns under a header;
+// otherwise tab-separated rows under a tab-separated header, for cut and
+// awk. The header is printed either way unless --no-headers (Factory
+// .Decorated) drops it. A table made with no header is a list of
+// field/value rows and has none.
+//
+// A tagged table (Tag) is one of several printed into one stream
+// (status, cluster, reconcile): off a terminal each of its rows starts
+// with its kind and its header with KIND, so that awk can pick one
+// table's rows ($1 == "node") and every line still says what it is.
 type Table struct {
 	f      *Factory
 	header []string
+	kind   string
 	rows   [][]string
+	kinds  []string // each row's kind, when it is not the table's (RowOf)
 }
 
-// NewTable starts a table on f's output with header, shown on a terminal
-// only.
+// NewTable starts a table on f's output with header.
 func NewTable(f *Factory, header ...string) *Table { return &Table{f: f, header: header} }
 
+// Tag makes t a tagged table of kind (see Table) and returns it.
+func (t *Table) Tag(kind string) *Table {
+	t.kind = kind
+	return t
+}
+
 // Row adds a row; each cell is made safe with Cell.
-func (t *Table) Row(cells ...string) {
+func (t *Table) Row(cells ...string) { t.RowOf("", cells...) }
+
+// RowOf adds a row of another kind than the table's (a total under the
+// rows it sums): off a terminal it starts with kind.
+func (t *Table) RowOf(kind string, cells ...string) {
 	for i, c := range cells {
 		cells[i] = Cell(c)
 	}
 	t.rows = append(t.rows, cells)
+	t.kinds = append(t.kinds, kind)
 }
 
 // Print writes the table.
 func (t *Table) Print() error {
+	header := t.header
+	if !t.f.Decorated() {
+		header = nil
+	}
 	if !t.f.IsTTY {
-		for _, r := range t.rows {
+		if t.kind != "" && len(header) > 0 {
+			header = append([]string{"KIND"}, header...)
+		}
+		if len(header) > 0 {
+			if _, err := fmt.Fprintln(t.f.Out, strings.Join(header, "\t")); err != nil {
+				return err
+			}
+		}
+		for i, r := range t.rows {
+			if k := cmp.Or(t.kinds[i], t.kind); k != "" {
+				r = append([]string{k}, r...)
+			}
 			if _, err := fmt.Fprintln(t.f.Out, strings.Join(r, "\t")); err != nil {
 				return err
 			}
@@ -49,8 +85,8 @@ func (t *Table) Print() error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(t.f.Out, 0, 4, 2, ' ', 0)
-	if len(t.header) > 0 {
-		fmt.Fprintln(tw, strings.Join(t.header, "\t"))
+	if len(header) > 0 {
+		fmt.Fprintln(tw, strings.Join(header, "\t"))
 	}
 	for _, r := range t.rows {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))

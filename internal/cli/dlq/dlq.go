@@ -173,7 +173,7 @@ what was replayed is no longer DEAD. As purge does, on a terminal it says
 how many match and asks you to type "yes"; anywhere else (a script, a
 pipe) it refuses with exit status 2 unless --yes is given. --dry-run lists
 the DEAD occurrences it would replay, as dlq list does, and replays none.
-It prints the ids replayed (on a terminal after a count); JSON output is
+It prints the ids replayed, after a count (--no-headers: the ids alone); JSON output is
 {"count": N, "occurrence_ids": [...]}, with "dry_run": true for a dry run.`,
 		Example: `  schedctl dlq replay occ_5kq2x7h3m4
   schedctl dlq replay --all --schedule nightly-report --dry-run
@@ -246,7 +246,7 @@ func replayRun(opts *ReplayOptions) error {
 			OccurrenceIDs []string `json:"occurrence_ids"`
 		}{res.Count, res.OccurrenceIDs})
 	}
-	if f.IsTTY {
+	if f.Decorated() {
 		if res.Count == 0 {
 			_, err := fmt.Fprintf(f.Out, "Nothing to replay: no DEAD occurrences%s.\n", describeFilter(opts.Filter.Schedule, opts.Filter.Queue, " of"))
 			return err

@@ -166,11 +166,12 @@ func TestReplayAll(t *testing.T) {
 		t.Errorf("again %q", out)
 	}
 	f, out, _ = clitest.NewFactory(false)
+	f.NoHeaders = true
 	if err := replayRun(&ReplayOptions{IO: f, API: clitest.APIOf(s), Ctx: bg, All: true, Yes: true}); err != nil {
 		t.Fatal(err)
 	}
 	if out.String() != "occ_03\n" {
-		t.Errorf("plain %q", out)
+		t.Errorf("plain, --no-headers %q; want the id alone", out)
 	}
 	f, out, _ = clitest.NewFactory(false)
 	if err := replayRun(&ReplayOptions{IO: f, API: clitest.APIOf(s), Ctx: bg, All: true, Yes: true, JSON: true}); err != nil {

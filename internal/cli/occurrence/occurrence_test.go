@@ -194,7 +194,8 @@ func TestWatchSurvivesErrors(t *testing.T) {
 	if err := w.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	row := "occ_01\t2027-03-13T12:00:00Z\tSUCCEEDED\t-\tahead\t1s\t1\treports\n"
+	row := "OCCURRENCE\tSCHEDULED FOR\tSTATE\tDUE/WAIT\tSCHED LAG\tDELIV LAG\tTRIES\tQUEUE\n" +
+		"occ_01\t2027-03-13T12:00:00Z\tSUCCEEDED\t-\tahead\t1s\t1\treports\n"
 	if want := row + "\n" + row; out.String() != want {
 		t.Errorf("stdout %q, want %q", out, want)
 	}

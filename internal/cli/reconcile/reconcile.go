@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -117,7 +116,7 @@ func reconcileReport(opts *ReconcileOptions) error {
 	if opts.JSON {
 		err = cmdutil.WriteJSON(opts.IO.Out, rep)
 	} else {
-		err = WriteReport(opts.IO.Out, opts.IO.IsTTY, rep)
+		err = WriteReport(opts.IO, rep)
 	}
 	if err != nil {
 		return err
@@ -136,28 +135,31 @@ func ProblemError(rep *api.ReconcileReport) error {
 		Err: errors.New("reconcile found firings absent or occurrences unexpected")}
 }
 
-// WriteReport prints a report as tables: a summary per schedule, then the
-// absent, unexpected, manual and unverifiable occurrences. On a terminal
-// (tty) they get headers, and the tz warnings come first, as sentences;
-// otherwise every line is tab-separated and starts with its kind
-// (schedule, total, absent, unexpected, manual, unverifiable, and last
-// tz_warning), for cut and awk. schedd reconcile prints with it too.
-func WriteReport(w io.Writer, tty bool, rep *api.ReconcileReport) error {
-	f := &cmdutil.Factory{Out: w, IsTTY: tty}
-	kind := func(k string) []string {
-		if tty {
-			return nil
-		}
-		return []string{k}
-	}
+// WriteReport prints a report on f: its verdict line, then as tables a
+// summary per schedule and the absent, unexpected, manual and
+// unverifiable occurrences. On a terminal the tz warnings come first, as
+// sentences, and each list has a title; otherwise every row is
+// tab-separated and starts with its kind (schedule, total, absent,
+// unexpected, manual, unverifiable, and last tz_warning), each table
+// under a header line starting with KIND, for cut and awk. --no-headers
+// leaves the rows alone. schedd reconcile prints with it too.
+func WriteReport(f *cmdutil.Factory, rep *api.ReconcileReport) error {
+	w, tty := f.Out, f.IsTTY
 	n := strconv.Itoa
 	counts := func(c api.ReconcileCounts) []string {
 		return []string{n(c.Succeeded), n(c.Dead), n(c.Canceled), n(c.Missed), n(c.MissedCounted), n(c.SkippedOverlap),
 			n(c.Pending), n(c.Absent), n(c.CanceledByChange), n(c.Manual), n(c.Unexpected)}
 	}
-	if tty {
-		fmt.Fprintf(w, "Reconciled %s to %s: %s.\n\n", rep.From.UTC().Format(time.RFC3339), rep.To.UTC().Format(time.RFC3339),
+	if f.Decorated() {
+		// The verdict, on a terminal or not: a report mailed from cron
+		// says what it found in its first line.
+		fmt.Fprintf(w, "Reconciled %s to %s: %s.\n", rep.From.UTC().Format(time.RFC3339), rep.To.UTC().Format(time.RFC3339),
 			verdict(rep))
+		if tty {
+			fmt.Fprintln(w)
+		}
+	}
+	if tty {
 		if rep.CompleteFrom != nil {
 			fmt.Fprintf(w, "History is complete from %s: retention removed finished occurrences before it, which were not audited.\n\n",
 				rep.CompleteFrom.UTC().Format(time.RFC3339))
@@ -167,11 +169,11 @@ func WriteReport(w io.Writer, tty bool, rep *api.ReconcileReport) error {
 		}
 	}
 	sums := cmdutil.NewTable(f, "SCHEDULE", "NAME", "TENANT", "VERSIONS", "SUCCEEDED", "DEAD", "CANCELED", "MISSED", "COUNTED",
-		"SKIPPED", "PENDING", "ABSENT", "BY CHANGE", "MANUAL", "UNEXPECTED")
+		"SKIPPED", "PENDING", "ABSENT", "BY CHANGE", "MANUAL", "UNEXPECTED").Tag("schedule")
 	for _, s := range rep.Schedules {
-		sums.Row(append(append(kind("schedule"), s.ScheduleID, s.Name, s.TenantID, n(s.Versions)), counts(s.ReconcileCounts)...)...)
+		sums.Row(append([]string{s.ScheduleID, s.Name, s.TenantID, n(s.Versions)}, counts(s.ReconcileCounts)...)...)
 	}
-	sums.Row(append(append(kind("total"), "total", "", "", ""), counts(rep.Totals)...)...)
+	sums.RowOf("total", append([]string{"total", "", "", ""}, counts(rep.Totals)...)...)
 	if err := sums.Print(); err != nil {
 		return err
 	}
@@ -185,10 +187,9 @@ func WriteReport(w io.Writer, tty bool, rep *api.ReconcileReport) error {
 		if tty {
 			fmt.Fprintf(w, "\n%s (%d):\n", l.title, len(l.rows))
 		}
-		t := cmdutil.NewTable(f, "SCHEDULE", "NAME", "VERSION", "SCHEDULED FOR", "OCCURRENCE", "STATE", "REASON")
+		t := cmdutil.NewTable(f, "SCHEDULE", "NAME", "VERSION", "SCHEDULED FOR", "OCCURRENCE", "STATE", "REASON").Tag(l.title)
 		for _, x := range l.rows {
-			t.Row(append(kind(l.title), x.ScheduleID, x.Name, strconv.FormatInt(x.Version, 10), cmdutil.TSV(x.ScheduledFor),
-				x.OccurrenceID, x.State, x.Reason)...)
+			t.Row(x.ScheduleID, x.Name, strconv.FormatInt(x.Version, 10), cmdutil.TSV(x.ScheduledFor), x.OccurrenceID, x.State, x.Reason)
 		}
 		if err := t.Print(); err != nil {
 			return err
@@ -199,13 +200,13 @@ func WriteReport(w io.Writer, tty bool, rep *api.ReconcileReport) error {
 	}
 	// Off a terminal the warnings are lines of their own kind too, last,
 	// so the lines of the other kinds keep their places.
-	t := cmdutil.NewTable(f, "ZONE", "STORE TZ", "TZ", "SHARDS", "SCHEDULES", "UNVERIFIABLE", "MESSAGE")
+	t := cmdutil.NewTable(f, "ZONE", "STORE TZ", "TZ", "SHARDS", "SCHEDULES", "UNVERIFIABLE", "MESSAGE").Tag("tz_warning")
 	for _, x := range rep.TZWarnings {
 		shards := make([]string, len(x.Shards))
 		for i, sh := range x.Shards {
 			shards[i] = n(sh)
 		}
-		t.Row("tz_warning", x.Zone, x.StoreTZVersion, x.TZVersion, strings.Join(shards, ","), n(x.Schedules), n(x.Unverifiable), x.Message)
+		t.Row(x.Zone, x.StoreTZVersion, x.TZVersion, strings.Join(shards, ","), n(x.Schedules), n(x.Unverifiable), x.Message)
 	}
 	return t.Print()
 }

@@ -107,7 +107,7 @@ func createRun(opts *CreateOptions) error {
 	if opts.JSON {
 		return cmdutil.WriteJSON(opts.IO.Out, res)
 	}
-	if !res.Created && opts.IO.IsTTY {
+	if !res.Created && opts.IO.Decorated() {
 		fmt.Fprintf(opts.IO.Out, "Schedule %s already existed with idempotency key %q; nothing was created.\n", res.ScheduleID, opts.Request.IdempotencyKey)
 	}
 	if err := printSchedule(opts.IO, &res.Schedule); err != nil || !opts.DryRun {

@@ -149,7 +149,8 @@ func TestPaging(t *testing.T) {
 }
 
 // TestTables: on a terminal, aligned columns under a header; elsewhere,
-// tab-separated rows without one, and never escape codes.
+// tab-separated rows under a tab-separated header (--no-headers: the rows
+// alone), and never escape codes.
 func TestTables(t *testing.T) {
 	for _, tty := range []bool{true, false} {
 		t.Run(fmt.Sprintf("tty=%v", tty), func(t *testing.T) {
@@ -161,13 +162,21 @@ func TestTables(t *testing.T) {
 			if strings.Contains(got, "\x1b[") {
 				t.Errorf("escape codes: %q", got)
 			}
-			hasHeader := strings.HasPrefix(got, "ID ")
-			if hasHeader != tty {
-				t.Errorf("header %v on tty=%v:\n%s", hasHeader, tty, got)
+			if !strings.HasPrefix(got, "ID ") && !strings.HasPrefix(got, "ID\t") {
+				t.Errorf("no header on tty=%v:\n%s", tty, got)
 			}
+			header := "ID\tNAME\tSTATE\tVERSION\tKIND\tEXPRESSION\tZONE\tNEXT FIRE\tQUEUE\n"
 			row := "sch_01\tnightly\tACTIVE\t3\tevery\t1h\tEurope/Berlin\t2027-03-13T13:00:00Z\treports\n"
-			if !tty && got != row {
-				t.Errorf("got %q, want %q", got, row)
+			if !tty && got != header+row {
+				t.Errorf("got %q, want %q", got, header+row)
+			}
+			f, out, _ = clitest.NewFactory(tty)
+			f.NoHeaders = true
+			if err := listRun(&ListOptions{IO: f, API: clitest.APIOf(clitest.Seeded()), Ctx: bg}); err != nil {
+				t.Fatal(err)
+			}
+			if bare := out.String(); strings.Contains(bare, "NAME") || (!tty && bare != row) {
+				t.Errorf("--no-headers, tty=%v: %q", tty, bare)
 			}
 			if tty && !strings.Contains(got, "sch_01  nightly  ACTIVE") {
 				t.Errorf("not aligned:\n%s", got)
@@ -210,8 +219,8 @@ func TestTableCellsAreSafe(t *testing.T) {
 	s.Schedules["nightly"].Name = "evil\n\x1b[31mred\tname"
 	f, out, _ := clitest.NewFactory(false)
 	listRun(&ListOptions{IO: f, API: clitest.APIOf(s), Ctx: bg})
-	if strings.Count(out.String(), "\n") != 1 || strings.Contains(out.String(), "\x1b") {
-		t.Errorf("unsafe row %q", out)
+	if strings.Count(out.String(), "\n") != 2 || strings.Contains(out.String(), "\x1b") {
+		t.Errorf("unsafe row %q; want the header and one row", out)
 	}
 }
 

@@ -176,13 +176,13 @@ func outageRun(opts *OutageOptions) error {
 // commandOf names each action's command in errors.
 var commandOf = map[string]string{"start": "outage", "cancel": "cancel", "status": "status"}
 
-// printOutage writes the outage as a one-row table (tab-separated without
-// a header when not on a terminal); with none, a sentence on a terminal
-// and nothing otherwise.
+// printOutage writes the outage as a one-row table (tab-separated off a
+// terminal); with none, a sentence (unless --no-headers, which leaves
+// nothing to print).
 func printOutage(f *cmdutil.Factory, action string, st *api.SimulatedOutageStatus) error {
 	o := st.Outage
 	if o == nil {
-		if !f.IsTTY {
+		if !f.Decorated() {
 			return nil
 		}
 		msg := "No simulated outage is in progress."

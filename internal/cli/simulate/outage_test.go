@@ -43,8 +43,12 @@ func TestOutageCommands(t *testing.T) {
 		t.Errorf("status with none = %d %q %q", code, out, errOut)
 	}
 	code, out, _ = d.Run(t, false, "simulate", "outage")
+	if code != 0 || out != "No simulated outage is in progress.\n" {
+		t.Errorf("outage without flags, not a tty, with none = %d %q; want the sentence", code, out)
+	}
+	code, out, _ = d.Run(t, false, "--no-headers", "simulate", "outage")
 	if code != 0 || out != "" {
-		t.Errorf("outage without flags, not a tty, with none = %d %q; want nothing", code, out)
+		t.Errorf("outage without flags, --no-headers, with none = %d %q; want nothing", code, out)
 	}
 
 	code, out, errOut = d.Run(t, true, "simulate", "outage", "--for", "10m", "--shards", "3,1")
@@ -59,7 +63,8 @@ func TestOutageCommands(t *testing.T) {
 
 	d.Clock.Advance(4 * time.Minute)
 	code, out, _ = d.Run(t, false, "simulate", "status")
-	if want := "1\tactive\t1,3\t2027-01-04T10:00:00Z\t2027-01-04T10:10:00Z\t6m0s\t-\tnode-a\n"; code != 0 || out != want {
+	if want := "OUTAGE\tSTATE\tSHARDS\tSTARTED AT\tENDS AT\tLEFT\tCANCELED AT\tBY\n" +
+		"1\tactive\t1,3\t2027-01-04T10:00:00Z\t2027-01-04T10:10:00Z\t6m0s\t-\tnode-a\n"; code != 0 || out != want {
 		t.Errorf("status, not a tty = %d %q; want %q", code, out, want)
 	}
 	code, out, _ = d.Run(t, false, "simulate", "outage", "-o", "json")

@@ -55,7 +55,8 @@ throughput and the nodes' last passes are counted across every tenant, so
 they are not shown ("-", and null in JSON).
 
 Off a terminal each table row is tab-separated with its kind first (node,
-lag, due, queue); the due line ends with the 60 per-minute counts,
+lag, due, queue), under a header line starting with KIND (--no-headers
+drops the headers); the due line ends with the 60 per-minute counts,
 comma-separated. JSON output (-o json) is the API's status object as is;
 its field names are a stable contract.
 
@@ -159,15 +160,6 @@ func printStatus(f *cmdutil.Factory, st *api.Status) error {
 	return nil
 }
 
-// tagged starts a row with its kind off a terminal, where rows of every
-// table share one stream.
-func tagged(f *cmdutil.Factory, kind string, cells ...string) []string {
-	if f.IsTTY {
-		return cells
-	}
-	return append([]string{kind}, cells...)
-}
-
 func oldestReady(o *api.OldestReady) string {
 	if o == nil {
 		return "none: no occurrence is waiting for a worker"
@@ -184,14 +176,14 @@ func nodesTable(f *cmdutil.Factory, st *api.Status) *cmdutil.Table {
 		return nil
 	}
 	yes := map[bool]string{true: "yes", false: "no"}
-	t := cmdutil.NewTable(f, "NODE", "ADDRESS", "LIVE", "SHARDS", "CLOCK OFFSET", "LAST PASS", "TOOK", "SCHEDULES", "MATERIALIZED", "MISSED", "HORIZON SLACK")
+	t := cmdutil.NewTable(f, "NODE", "ADDRESS", "LIVE", "SHARDS", "CLOCK OFFSET", "LAST PASS", "TOOK", "SCHEDULES", "MATERIALIZED", "MISSED", "HORIZON SLACK").Tag("node")
 	for _, n := range st.Nodes {
 		pass := []string{"-", "-", "-", "-", "-", "-"}
 		if p := n.LastPass; p != nil {
 			pass = []string{cmdutil.Short(st.Now.Sub(p.At).Round(time.Second)) + " ago", cmdutil.ShortDur(&p.Duration), strconv.Itoa(p.Schedules),
 				strconv.Itoa(p.Materialized), strconv.Itoa(p.Missed), cmdutil.ShortDur(&p.HorizonSlack)}
 		}
-		t.Row(tagged(f, "node", append([]string{n.NodeID, n.Address, yes[n.Live], strconv.Itoa(n.ShardsOwned), n.ClockOffset}, pass...)...)...)
+		t.Row(append([]string{n.NodeID, n.Address, yes[n.Live], strconv.Itoa(n.ShardsOwned), n.ClockOffset}, pass...)...)
 	}
 	return t
 }
@@ -211,7 +203,7 @@ func lagTable(f *cmdutil.Factory, st *api.Status) *cmdutil.Table {
 		t.Row("lag", notShown)
 		return t
 	}
-	t := cmdutil.NewTable(f, "LAG", "WINDOW", "SAMPLES", "P50", "P95", "P99")
+	t := cmdutil.NewTable(f, "LAG", "WINDOW", "SAMPLES", "P50", "P95", "P99").Tag("lag")
 	for _, l := range []struct {
 		name string
 		w    *api.LagWindows
@@ -224,7 +216,7 @@ func lagTable(f *cmdutil.Factory, st *api.Status) *cmdutil.Table {
 			if f.IsTTY {
 				window = strings.ReplaceAll(window, "_", " ")
 			}
-			t.Row(tagged(f, "lag", l.name, window, strconv.FormatInt(w.p.Count, 10), cmdutil.ShortDur(w.p.P50), cmdutil.ShortDur(w.p.P95), cmdutil.ShortDur(w.p.P99))...)
+			t.Row(l.name, window, strconv.FormatInt(w.p.Count, 10), cmdutil.ShortDur(w.p.P50), cmdutil.ShortDur(w.p.P95), cmdutil.ShortDur(w.p.P99))
 		}
 	}
 	return t
@@ -313,18 +305,18 @@ func queuesTable(f *cmdutil.Factory, st *api.Status) *cmdutil.Table {
 		}
 		return nil
 	}
-	t := cmdutil.NewTable(f, "TENANT", "QUEUE", "LANE", "STATE", "COUNT", "READY")
+	t := cmdutil.NewTable(f, "TENANT", "QUEUE", "LANE", "STATE", "COUNT", "READY").Tag("queue")
 	for _, q := range st.Queues {
 		ready := "-"
 		if q.State == "ENQUEUED" || q.State == "RETRY_WAIT" {
 			ready = strconv.FormatInt(q.Ready, 10)
 		}
-		t.Row(tagged(f, "queue", q.Tenant, q.Queue, q.Lane, q.State, strconv.FormatInt(q.Count, 10), ready)...)
+		t.Row(q.Tenant, q.Queue, q.Lane, q.State, strconv.FormatInt(q.Count, 10), ready)
 	}
 	if st.QueuesOmitted > 0 {
 		// schedd sends the largest rows only; say how many smaller ones
 		// it left out.
-		t.Row(tagged(f, "queue", "...", fmt.Sprintf("%d smaller rows not shown", st.QueuesOmitted), "", "", "", "")...)
+		t.Row("...", fmt.Sprintf("%d smaller rows not shown", st.QueuesOmitted), "", "", "", "")
 	}
 	return t
 }

@@ -169,7 +169,7 @@ func TestTargetCommandsAgainstTheDaemon(t *testing.T) {
 	if !strings.Contains(errOut, target.SecretNotice) || strings.Count(out, secret) != 1 {
 		t.Errorf("create: stderr %q\n%s", errOut, out)
 	}
-	if rest := strings.SplitN(out, "\n", 2)[1]; !strings.HasPrefix(rest, "hook\twebhook\t"+rcv.url+"/hook\tset\t1\t") {
+	if rest := strings.SplitN(out, "\n", 2)[1]; !strings.HasPrefix(rest, "NAME\tKIND\tDESTINATION\tSECRET\tVERSION\tUPDATED\nhook\twebhook\t"+rcv.url+"/hook\tset\t1\t") {
 		t.Errorf("create's target row %q", rest)
 	}
 
@@ -213,7 +213,7 @@ func TestTargetCommandsAgainstTheDaemon(t *testing.T) {
 	// An update replaces every setting (the header not repeated is gone)
 	// and keeps the secret: none printed. A rotation prints the new one.
 	out, errOut = run(0, "target", "update", "hook", "--webhook", rcv.url+"/v2")
-	if strings.Contains(out, "secret:") || errOut != "" || !strings.HasPrefix(out, "hook\twebhook\t"+rcv.url+"/v2\tset\t2\t") {
+	if strings.Contains(out, "secret:") || errOut != "" || !strings.HasPrefix(out, "NAME\tKIND\tDESTINATION\tSECRET\tVERSION\tUPDATED\nhook\twebhook\t"+rcv.url+"/v2\tset\t2\t") {
 		t.Errorf("update keeping the secret: %q %q", out, errOut)
 	}
 	out, _ = run(0, "target", "get", "hook")
@@ -295,7 +295,7 @@ func TestTargetCommandsAgainstTheDaemon(t *testing.T) {
 	// A nats target: no secret, its subject in its settings. Nothing is
 	// published.
 	out, errOut = run(0, "target", "create", "orders", "--nats", "orders.fire")
-	if strings.Contains(out, "secret:") || errOut != "" || !strings.HasPrefix(out, "orders\tnats\torders.fire\tnone\t1\t") {
+	if strings.Contains(out, "secret:") || errOut != "" || !strings.HasPrefix(out, "NAME\tKIND\tDESTINATION\tSECRET\tVERSION\tUPDATED\norders\tnats\torders.fire\tnone\t1\t") {
 		t.Errorf("nats create: %q %q", out, errOut)
 	}
 	out, _ = run(0, "target", "get", "orders", "-o", "json")

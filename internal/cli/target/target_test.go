@@ -325,7 +325,7 @@ func TestCreateOutput(t *testing.T) {
 	}
 
 	out, _, _ = run(t, a, false, false, "create", "billing", "--webhook", "https://billing.example.com/hooks/sched")
-	if want := "secret: " + testSecret + "\nbilling\twebhook\thttps://billing.example.com/hooks/sched\tset\t2\t2027-03-13T12:00:00Z\n"; out != want {
+	if want := "secret: " + testSecret + "\nNAME\tKIND\tDESTINATION\tSECRET\tVERSION\tUPDATED\nbilling\twebhook\thttps://billing.example.com/hooks/sched\tset\t2\t2027-03-13T12:00:00Z\n"; out != want {
 		t.Errorf("plain create %q, want %q", out, want)
 	}
 
@@ -340,7 +340,7 @@ func TestCreateOutput(t *testing.T) {
 
 	n := &fakeAPI{saved: &api.TargetSaved{Target: natsTarget()}}
 	out, errOut, err = run(t, n, false, false, "create", "orders", "--nats", "orders.fire")
-	if err != nil || errOut != "" || out != "orders\tnats\torders.fire\tnone\t1\t2027-03-13T12:00:00Z\n" {
+	if err != nil || errOut != "" || out != "NAME\tKIND\tDESTINATION\tSECRET\tVERSION\tUPDATED\norders\tnats\torders.fire\tnone\t1\t2027-03-13T12:00:00Z\n" {
 		t.Errorf("nats create: %v, stderr %q, stdout %q", err, errOut, out)
 	}
 	out, _, _ = run(t, n, false, true, "create", "orders", "--nats", "orders.fire")
@@ -357,7 +357,7 @@ func TestCreateOutput(t *testing.T) {
 func TestUpdateOutput(t *testing.T) {
 	a := &fakeAPI{saved: &api.TargetSaved{Target: webhookTarget(), Secret: testSecret}}
 	out, errOut, err := run(t, a, false, false, "update", "billing", "--webhook", "https://billing.example.com/hooks/sched", "--rotate-secret")
-	if err != nil || errOut != SecretNotice+"\n" || !strings.HasPrefix(out, "secret: "+testSecret+"\nbilling\t") {
+	if err != nil || errOut != SecretNotice+"\n" || !strings.HasPrefix(out, "secret: "+testSecret+"\nNAME\tKIND\tDESTINATION\tSECRET\tVERSION\tUPDATED\nbilling\t") {
 		t.Errorf("rotate: %v, stderr %q, stdout %q", err, errOut, out)
 	}
 	if len(a.reqs) != 1 || !a.reqs[0].RotateSecret || a.calls[0] != "update billing" {

@@ -243,7 +243,7 @@ func TestTenantUpdateSendsOnlyGivenFlags(t *testing.T) {
 		if req := s.only(t); req.Method != "PATCH" || req.Path != "/v1/tenants/acme" || req.Body != tc.body {
 			t.Errorf("%v: sent %+v\nwant body %s", tc.args, req, tc.body)
 		}
-		if want := "acme\tACTIVE\t2\t500\t100\t50\t10\tunlimited\n"; r.out != want {
+		if want := "NAME\tSTATE\tWEIGHT\tSCHEDULES\tFIRINGS/S\tRUNNING\tCATCH-UP/S\tAPI REQ/S\nacme\tACTIVE\t2\t500\t100\t50\t10\tunlimited\n"; r.out != want {
 			t.Errorf("%v: out %q, want %q", tc.args, r.out, want)
 		}
 	}

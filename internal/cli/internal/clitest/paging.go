@@ -90,12 +90,21 @@ func CheckPaging(t *testing.T, newStub func() *Stub, cases []PagedCase) {
 			if !strings.HasSuffix(out.String(), footer) || errOut.Len() != 0 {
 				t.Errorf("tty footer:\n%s\nstderr %q", out, errOut)
 			}
-			f, out, errOut = NewFactory(false)
-			if err := tc.Run(f, s, false, cmdutil.PageFlags{}); err != nil {
-				t.Fatal(err)
-			}
-			if strings.Count(out.String(), "\n") != 2 || strings.Contains(out.String(), "more exist") || !strings.HasSuffix(errOut.String(), footer) {
-				t.Errorf("plain: stdout %q, stderr %q", out, errOut)
+			// Piped: the header and the page's two rows; with --no-headers
+			// the rows alone.
+			for _, noHeaders := range []bool{false, true} {
+				f, out, errOut = NewFactory(false)
+				f.NoHeaders = noHeaders
+				if err := tc.Run(f, s, false, cmdutil.PageFlags{}); err != nil {
+					t.Fatal(err)
+				}
+				lines := 3
+				if noHeaders {
+					lines = 2
+				}
+				if strings.Count(out.String(), "\n") != lines || strings.Contains(out.String(), "more exist") || !strings.HasSuffix(errOut.String(), footer) {
+					t.Errorf("plain (no headers %v): stdout %q, stderr %q", noHeaders, out, errOut)
+				}
 			}
 			// No footer on the last page, nor with --all.
 			for _, p := range []cmdutil.PageFlags{{All: true}, {Page: "asc:4"}} {

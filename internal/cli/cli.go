@@ -23,6 +23,7 @@ import (
 	"github.com/sched-dev/sched/internal/cli/bench"
 	"github.com/sched-dev/sched/internal/cli/cluster"
 	"github.com/sched-dev/sched/internal/cli/cmdutil"
+	"github.com/sched-dev/sched/internal/cli/complete"
 	"github.com/sched-dev/sched/internal/cli/completion"
 	"github.com/sched-dev/sched/internal/cli/dlq"
 	"github.com/sched-dev/sched/internal/cli/importcmd"
@@ -149,6 +150,7 @@ you mean list?"); delete is another name for cancel.`,
 		}
 	}
 	wrap(root)
+	complete.Register(root, func() (complete.Source, error) { return f.Client() })
 	root.Args = cobra.ArbitraryArgs
 	root.RunE = cmdutil.RunGroup
 	return root

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -81,6 +82,11 @@ func LoadZone(name string) (*time.Location, error) {
 	zd.locs.Store(name, loc)
 	return loc, nil
 }
+
+// ZoneNames lists the zones and links of the tz database in use, sorted,
+// as its tzdata.zi names them; none when it has no tzdata.zi (Go's
+// embedded zoneinfo.zip). Shell completion offers them.
+func ZoneNames() []string { return slices.Clone(zones.Load().names()) }
 
 // unknownZone is the error for a name the tz database does not hold,
 // with the name probably meant when there is one: the same name in

@@ -133,7 +133,7 @@ func argumentOf(c *cobra.Command) string {
 		return "schedule"
 	case parent == "target" && slices.Contains([]string{"get", "update", "delete", "test"}, c.Name()):
 		return "target"
-	case parent == "tenant" && slices.Contains([]string{"get", "update"}, c.Name()),
+	case parent == "tenant" && slices.Contains([]string{"get", "update", "disable", "enable", "delete"}, c.Name()),
 		parent == "token" && slices.Contains([]string{"create", "list", "revoke"}, c.Name()):
 		return "tenant"
 	}

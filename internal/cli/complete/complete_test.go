@@ -46,6 +46,7 @@ func TestCompletionAgainstTheDaemon(t *testing.T) {
 		{[]string{"occurrences", "--schedule", "h"}, "hourly"},
 		{[]string{"target", "get", ""}, "hooks"},
 		{[]string{"tenant", "get", "a"}, "acme"},
+		{[]string{"tenant", "disable", "a"}, "acme"},
 		{[]string{"tenant", "token", "create", ""}, "acme default"},
 		{[]string{"create", "--tz", "europe/berl"}, "Europe/Berlin"},
 		{[]string{"create", "--overlap", ""}, "allow skip_if_running queue_one"},

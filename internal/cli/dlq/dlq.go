@@ -64,7 +64,7 @@ when more exist the footer, with the next page's token, goes to stderr);
 each entry carries dead_reason, the whole last_error and finished_at.`,
 		Example: `  schedctl dlq list
   schedctl dlq list --schedule nightly-report --reverse --limit 20
-  schedctl dlq list --queue reports --all -o json | jq -r '.occurrences[] | [.occurrence_id, .dead_reason, .last_error] | @tsv'`,
+  schedctl dlq list --queue reports --all -o json | jq -r '.[] | [.occurrence_id, .dead_reason, .last_error] | @tsv'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.Paging.Check(); err != nil {

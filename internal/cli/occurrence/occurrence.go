@@ -65,7 +65,7 @@ claim_lag, waiting and manual.`,
 		Example: `  schedctl occurrences --schedule nightly-report
   schedctl occurrences --schedule nightly-report --reverse --limit 10
   schedctl occurrences --state enqueued --queue reports -w
-  schedctl occurrences --schedule sch_01J5Z8M4 --all -o json | jq -r '.occurrences[].delivery_lag'`,
+  schedctl occurrences --schedule sch_01J5Z8M4 --all -o json | jq -r '.[].delivery_lag'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := cmdutil.CheckState(state, occurrenceStates)

@@ -63,7 +63,7 @@ or unexpected, 2 on a bad flag or range, or a --schedule that names no
 schedule, 3 when the audit could not run (schedd unreachable, a refused
 request). Without a running daemon, schedd
 reconcile --store reads the store itself.`,
-		Example: "  schedctl reconcile\n  schedctl reconcile --from 2027-03-13T00:00:00Z --to 2027-03-14T00:00:00Z --schedule nightly\n" +
+		Example: "  schedctl reconcile\n  schedctl reconcile --from 2026-03-29T00:00:00Z --to 2026-03-30T00:00:00Z --schedule nightly\n" +
 			"  schedctl reconcile -o json | jq '.absent[]'",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -72,7 +72,7 @@ func NewCmdOutage(f *cmdutil.Factory, runF func(*OutageOptions) error) *cobra.Co
 		Short: "Stop planning and claims on every node for a while, then resume as after an outage",
 		Long:  outageLong,
 		Example: `  schedctl simulate outage --for 10m
-  schedctl simulate outage --for 90s --shards 0,3
+  schedctl simulate outage --for 90s --shards 0
   schedctl simulate outage            # the outage in progress, if any`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -13,11 +13,11 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/sched-dev/sched/internal/cli/cmdutil"
-	clireconcile "github.com/sched-dev/sched/internal/cli/reconcile"
 	"github.com/sched-dev/sched/internal/engine"
+	"github.com/sched-dev/sched/internal/output"
 	"github.com/sched-dev/sched/internal/paths"
 	"github.com/sched-dev/sched/internal/reconcile"
+	"github.com/sched-dev/sched/internal/reconcile/report"
 	"github.com/sched-dev/sched/internal/server"
 	"github.com/sched-dev/sched/internal/store/sqlite"
 )
@@ -74,7 +74,7 @@ func Reconcile(args []string, env paths.Env, stdout, stderr io.Writer) int {
 	if !run {
 		return ExitOK // --help
 	}
-	output := cmd.output
+	format := cmd.output
 	if !fs.Changed("store") {
 		store = envOr(env, "SCHED_STORE", "")
 	}
@@ -130,11 +130,11 @@ func Reconcile(args []string, env paths.Env, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "schedd reconcile: %s\n", oneLine(err.Error()))
 		return ExitTrouble
 	}
-	if output == "json" {
-		err = cmdutil.WriteJSON(stdout, rep)
+	if format == "json" {
+		err = output.WriteJSON(stdout, rep)
 	} else {
 		f, ok := stdout.(*os.File)
-		err = clireconcile.WriteReport(&cmdutil.Factory{Out: stdout, IsTTY: ok && term.IsTerminal(int(f.Fd()))}, rep)
+		err = report.Write(output.Stream{Out: stdout, TTY: ok && term.IsTerminal(int(f.Fd()))}, rep)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "schedd reconcile: %v\n", err)

@@ -62,9 +62,8 @@ func SystemFactory(version string) *Factory {
 }
 
 // Decorated reports whether tables print their header line and the
-// summary lines around them: always, on a terminal or not, unless
-// --no-headers asked for the rows alone.
-func (f *Factory) Decorated() bool { return !f.NoHeaders }
+// summary lines around them (output.Stream.Decorated).
+func (f *Factory) Decorated() bool { return f.Stream().Decorated() }
 
 // Styled reports whether output may carry colour and styles.
 func (f *Factory) Styled() bool { return f.IsTTY && !f.NoColor }

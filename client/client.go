@@ -16,7 +16,12 @@
 // credentials after (SO_PEERCRED on Linux, LOCAL_PEERCRED on macOS and
 // FreeBSD), and refuses to send anything otherwise, and on systems where it
 // cannot read them: another user could plant a socket where schedd's would
-// be and collect tokens and payloads.
+// be and collect tokens and payloads. The one exception is a socket another
+// user's schedd shares with a group of the caller (schedd --socket-group),
+// at an address given, in directories no one else could have put it in.
+//
+// WithActingTenant makes every request act as another tenant, an admin's
+// Sched-Tenant header; WithTenant does it for one context.
 //
 // Worker runs a handler for each occurrence of a queue: it claims by long
 // poll, heartbeats while the handler runs, cancels the handler's context
@@ -80,6 +85,8 @@ type Client struct {
 
 	tls      *tls.Config // of a tls: or https:// address; nil otherwise
 	tlsFiles TLSFiles    // where tls's CA and client certificate came from
+
+	actAs string // the tenant every request acts as (WithActingTenant); "" for the token's own
 }
 
 // Option changes how New builds a Client.
@@ -91,6 +98,7 @@ type options struct {
 	timeout  time.Duration
 	version  string
 	env      paths.Env
+	actAs    string
 }
 
 // WithTLSConfig sets the TLS configuration of https:// addresses (for
@@ -132,7 +140,10 @@ func New(addr, token string, opts ...Option) (*Client, error) {
 			return nil, errors.New("token contains a space or a control character")
 		}
 	}
-	c := &Client{addr: addr, token: token, version: o.version, timeout: o.timeout}
+	if err := checkActingTenant(o.actAs); err != nil {
+		return nil, err
+	}
+	c := &Client{addr: addr, token: token, version: o.version, timeout: o.timeout, actAs: o.actAs}
 	// No proxy, ever: HTTP_PROXY must not see a bearer token meant for schedd.
 	tr := &http.Transport{
 		Proxy:               nil,
@@ -424,7 +435,7 @@ func (c *Client) send(ctx context.Context, r request, accept string) (*http.Resp
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set(HeaderVersion, c.version)
-	if t := tenantOf(ctx); t != "" {
+	if t := c.tenantFor(ctx); t != "" {
 		req.Header.Set(api.HeaderTenant, t)
 	}
 	if c.token != "" {

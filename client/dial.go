@@ -9,7 +9,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/sched-dev/sched/internal/paths"
 	"github.com/sched-dev/sched/internal/peercred"
 )
 
@@ -46,10 +45,13 @@ const startHint = "is schedd running? start it with: schedd"
 // accepted must run as this user (its peer credentials, checked after
 // connecting, which also closes the race between the check and the
 // connect). Where the OS cannot tell the peer's credentials, nothing is
-// sent: the token must not go to whoever answers.
+// sent: the token must not go to whoever answers. The one exception is a
+// socket another user shares with a group of this user (socketOwner):
+// then the daemon must run as that user.
 func (c *Client) dialUnix(ctx context.Context, _, _ string) (net.Conn, error) {
 	addr := "unix:" + c.socket
-	if err := paths.CheckSocket(c.socket); err != nil {
+	owner, err := c.socketOwner()
+	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, &DialError{Addr: addr, Err: fmt.Errorf("no socket at %s", c.socket), hint: c.hint()}
 		}
@@ -78,10 +80,13 @@ func (c *Client) dialUnix(ctx context.Context, _, _ string) (net.Conn, error) {
 		conn.Close()
 		return nil, &DialError{Addr: addr, Err: err, Untrusted: true}
 	}
-	if uid != os.Geteuid() {
+	if uid != owner {
 		conn.Close()
-		return nil, &DialError{Addr: addr, Untrusted: true,
-			Err: fmt.Errorf("the server runs as uid %d, not as you (uid %d)", uid, os.Geteuid())}
+		err := fmt.Errorf("the server runs as uid %d, not as you (uid %d)", uid, os.Geteuid())
+		if owner != os.Geteuid() {
+			err = fmt.Errorf("the server runs as uid %d, not as the socket's owner (uid %d)", uid, owner)
+		}
+		return nil, &DialError{Addr: addr, Untrusted: true, Err: err}
 	}
 	return conn, nil
 }

@@ -23,6 +23,10 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	schedctl = filepath.Join(dir, "schedctl")
+	// No test reads the contexts of whoever runs it: a config file that
+	// does not exist, unless a test names another.
+	os.Setenv("SCHED_CONFIG", filepath.Join(dir, "no-config.yaml"))
+	os.Unsetenv("SCHED_CONTEXT")
 	if out, err := exec.Command("go", "build", "-o", schedctl, ".").CombinedOutput(); err != nil {
 		os.Stderr.Write(out)
 		panic(err)

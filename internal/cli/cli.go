@@ -25,6 +25,7 @@ import (
 	"github.com/sched-dev/sched/internal/cli/cmdutil"
 	"github.com/sched-dev/sched/internal/cli/complete"
 	"github.com/sched-dev/sched/internal/cli/completion"
+	"github.com/sched-dev/sched/internal/cli/contextcmd"
 	"github.com/sched-dev/sched/internal/cli/dlq"
 	"github.com/sched-dev/sched/internal/cli/importcmd"
 	"github.com/sched-dev/sched/internal/cli/occurrence"
@@ -66,8 +67,12 @@ schedules, their occurrences, workers, the dead-letter queue, and schedules
 kept as code in YAML files.
 
 It talks to schedd over the Unix socket schedd listens on by default, or the
-address in --addr / SCHED_ADDR, with the token in --token / SCHED_TOKEN.
-Over a Unix socket it talks only to a daemon run by your own user.
+address in --addr / SCHED_ADDR, with the token in --token / SCHED_TOKEN, or
+those of a named context (schedctl context --help). Over a Unix socket it
+talks only to a daemon run by your own user, or to one whose socket is
+shared with a group of yours (schedd --socket-group).
+
+` + cmdutil.ContextHelp + `
 
 Output is a table for people (-o table, the default) or JSON for scripts
 (-o json); the JSON field names are a stable contract.
@@ -136,6 +141,7 @@ you mean list?"); delete is another name for cancel.`,
 		audit.NewCmdAudit(f, nil),
 		bench.NewCmdBench(f, nil),
 		admin.NewCmdAdmin(f),
+		contextcmd.NewCmdContext(f),
 	)
 	root.InitDefaultHelpCmd()
 	// Unknown commands and bad arguments are invalid input too.
@@ -151,6 +157,7 @@ you mean list?"); delete is another name for cancel.`,
 	}
 	wrap(root)
 	complete.Register(root, func() (complete.Source, error) { return f.Client() })
+	_ = root.RegisterFlagCompletionFunc("context", contextcmd.CompleteNames(f))
 	root.Args = cobra.ArbitraryArgs
 	root.RunE = cmdutil.RunGroup
 	return root

@@ -98,6 +98,10 @@ type Config struct {
 	// despite the guard against request forgery (loopback, private and
 	// link-local addresses are refused otherwise).
 	WebhookAllow []netip.Prefix
+	// SocketGroup, when set (--socket-group), is the group whose members
+	// are served on the unix:PATH sockets as schedd's own user is
+	// (socketgroup.go); nil: those sockets are schedd's user's alone.
+	SocketGroup *SocketGroup
 }
 
 // Listen is one address to serve the API on.
@@ -107,6 +111,9 @@ type Listen struct {
 	// Default is set for the zero-config socket, whose private directory
 	// schedd creates and checks.
 	Default bool
+	// Group is Config.SocketGroup on a unix:PATH socket it shares; nil
+	// for a private socket.
+	Group *SocketGroup
 }
 
 func (l Listen) String() string { return l.Network + ":" + l.Address }
@@ -146,6 +153,10 @@ requires client certificates. The certificate and key are read again on
 SIGHUP and when their files change; a new pair that does not load leaves
 the old one in service.
 
+The Unix socket serves schedd's own user alone. --socket-group NAME shares
+the sockets of --listen unix:PATH with the members of a group: they are
+served as schedd's user is, an admin of the default tenant.
+
 With --store postgres://..., any number of schedd nodes share one
 PostgreSQL database: they register in it, share the shards between them,
 and take over a stopped node's shards at once and a dead node's within
@@ -170,6 +181,7 @@ const helpExamples = `  schedd
   schedd --store sqlite:/var/lib/sched/sched.db --listen unix:/run/sched/schedd.sock,tcp:127.0.0.1:7070
   schedd --store 'postgres://sched@db.internal:5432/sched?sslmode=verify-full' --listen unix:/run/sched/schedd.sock
   SCHED_TOKEN=$(cat token) schedd --listen tcp:127.0.0.1:7070
+  schedd --listen unix:/run/sched/schedd.sock --socket-group sched
   SCHED_TOKEN=$(cat token) schedd --listen tcp:0.0.0.0:7443 --tls-cert server.crt --tls-key server.key
   curl --unix-socket "$XDG_RUNTIME_DIR/sched/schedd.sock" http://sched/v1/status`
 
@@ -186,6 +198,7 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 		showVersion bool
 		ran         bool
 		logLevel    string
+		socketGroup string
 	)
 	cmd := &cobra.Command{
 		Use:     "schedd",
@@ -221,6 +234,7 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 	fs.StringVar(&cfg.Token, "token", "", "the operator's `TOKEN`: sent as \"Authorization: Bearer TOKEN\" it acts as an admin of the default tenant, as a request over the Unix socket does without one; tenants' tokens are made with schedctl tenant (env SCHED_TOKEN, which ps does not show; prefer it)")
 	fs.StringVar(&cfg.LogFormat, "log-format", "text", "log format on stderr: text or json")
 	fs.StringVar(&logLevel, "log-level", "info", "the least severe `level` logged on stderr: "+logLevelNames+" (debug adds a line per API request)")
+	fs.StringVar(&socketGroup, "socket-group", "", "also serve the members of the group `NAME` on the sockets of --listen unix:PATH, as schedd's own user is served: as an admin of the default tenant, on every route; the socket is made group-owned by NAME, mode 0660 (default: off, the socket is schedd's user's alone; see docs/security.md)")
 	fs.BoolVar(&cfg.InsecureListen, "insecure-listen", false, "allow plain HTTP on a TCP address that is not loopback (without --tls-cert)")
 	fs.IntVar(&cfg.MaxWaitingClaims, "max-waiting-claims", server.DefaultMaxWaitingClaims, "how many claims with a wait (long polls) are served at once; more are answered 429 too_many_waiting")
 	fs.IntVar(&cfg.MaxConnections, "max-connections", DefaultMaxConnections, "how many connections each listener keeps open at once; more are closed as soon as they are accepted")
@@ -269,6 +283,11 @@ func ParseConfig(args []string, env paths.Env, ver string, out io.Writer) (Confi
 	}
 	if cfg.Listen, err = parseListen(listen, env); err != nil {
 		return cfg, err
+	}
+	if fs.Changed("socket-group") {
+		if err := setSocketGroup(&cfg, socketGroup); err != nil {
+			return cfg, err
+		}
 	}
 	if cfg.NodeID != "" {
 		// A node id given is a name like the others (`schedctl cluster`

@@ -241,7 +241,8 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 	for i, ln := range lns {
 		handler := srv.Handler()
 		if cfg.Listen[i].Network == "unix" {
-			// The socket's owner alone can connect (credListener): a
+			// The socket's owner alone can connect (credListener), and
+			// the members of --socket-group on a socket it shares: a
 			// request without a token acts as the admin of the default
 			// tenant.
 			handler = server.Local(handler)

@@ -21,9 +21,10 @@ import (
 // already open are closed. With tc, every TCP listener serves TLS (over
 // the cap on connections, so that a handshake holds a slot); Unix sockets
 // stay plain. A TCP listener also caps each client's connections; a Unix
-// socket does not, as only the daemon's own user may connect to it
-// (credListener), so a cap per peer uid would be its whole cap. m counts
-// the connections refused.
+// socket does not, as only the daemon's own user (and, with
+// --socket-group, that group's members, who are trusted as much) may
+// connect to it (credListener), so a cap per peer uid would be its whole
+// cap. m counts the connections refused.
 func listenAll(cfg Config, env paths.Env, tc *tls.Config, log *slog.Logger, mem *memReleaser, m *metrics.Metrics) ([]net.Listener, error) {
 	var ls []net.Listener
 	for _, l := range cfg.Listen {
@@ -63,10 +64,17 @@ func listenAll(cfg Config, env paths.Env, tc *tls.Config, log *slog.Logger, mem 
 // its owner checked, for the default socket or a directory schedd creates),
 // the socket itself is 0600, a stale socket left by a dead daemon is
 // removed only if it is a socket of ours that nobody answers on, and every
-// connection's peer credentials are checked.
+// connection's peer credentials are checked. A socket shared with a group
+// (l.Group, --socket-group) is 0660 and group-owned by it, in a directory
+// its members can enter and no one else can write (socketgroup.go), and
+// the members' connections are accepted too.
 func listenUnix(l Listen, env paths.Env, log *slog.Logger) (net.Listener, error) {
 	dir := filepath.Dir(l.Address)
-	if _, err := os.Lstat(dir); l.Default || dir == paths.SocketDir(env) || errors.Is(err, os.ErrNotExist) {
+	if l.Group != nil {
+		if err := prepareGroupDir(dir, l.Group, log); err != nil {
+			return nil, err
+		}
+	} else if _, err := os.Lstat(dir); l.Default || dir == paths.SocketDir(env) || errors.Is(err, os.ErrNotExist) {
 		if err := paths.EnsurePrivateDir(dir); err != nil {
 			return nil, fmt.Errorf("socket directory: %w", err)
 		}
@@ -84,7 +92,14 @@ func listenUnix(l Listen, env paths.Env, log *slog.Logger) (net.Listener, error)
 		ln.Close()
 		return nil, fmt.Errorf("chmod 0600 %s: %w", l.Address, err)
 	}
-	return &credListener{UnixListener: ln, uid: os.Geteuid(), log: log}, nil
+	if l.Group != nil {
+		if err := shareSocket(l.Address, l.Group); err != nil {
+			ln.Close()
+			return nil, err
+		}
+		log.Info("the socket serves the members of a group too, as admins of the default tenant", "listen", l.String(), "group", l.Group.Name, "gid", l.Group.GID)
+	}
+	return &credListener{UnixListener: ln, uid: os.Geteuid(), group: l.Group, log: log}, nil
 }
 
 // removeStale removes a socket file left by a daemon that died without
@@ -121,13 +136,14 @@ func removeStale(path string, log *slog.Logger) error {
 }
 
 // credListener accepts only connections whose peer runs as this user
-// (its peer credentials, see internal/peercred); others are closed before
-// anything is read from them.
+// (its peer credentials, see internal/peercred), or is a member of group
+// when it is set; others are closed before anything is read from them.
 type credListener struct {
 	*net.UnixListener
-	uid  int
-	log  *slog.Logger
-	warn sync.Once
+	uid   int
+	group *SocketGroup // --socket-group's; nil for none
+	log   *slog.Logger
+	warn  sync.Once
 }
 
 func (l *credListener) Accept() (net.Conn, error) {
@@ -140,14 +156,20 @@ func (l *credListener) Accept() (net.Conn, error) {
 		switch {
 		case errors.Is(err, peercred.ErrUnsupported):
 			// This OS cannot tell; the socket's mode still guards it.
-			l.warn.Do(func() { l.log.Warn("cannot check peer credentials on this OS; relying on the socket's mode 0600") })
+			l.warn.Do(func() {
+				l.log.Warn("cannot check peer credentials on this OS; relying on the socket's mode (0600, or 0660 with --socket-group)")
+			})
 			return c, nil
 		case err != nil:
 			l.log.Warn("refused a connection: cannot read its peer credentials", "err", err)
-		case uid != l.uid:
-			l.log.Warn("refused a connection from another user", "peer_uid", uid, "uid", l.uid)
-		default:
+		case uid == l.uid:
 			return c, nil
+		case l.group != nil:
+			if admitMember(c, l.group, l.log) {
+				return c, nil
+			}
+		default:
+			l.log.Warn("refused a connection from another user", "peer_uid", uid, "uid", l.uid)
 		}
 		c.Close()
 	}

@@ -41,6 +41,16 @@ func TestHelpExamples(t *testing.T) {
 	// one that sends nowhere else.
 	d := startDaemon(t, "--webhook-allow", "127.0.0.1/32")
 	d.ctlJSON(nil, "target", "create", "billing", "--webhook", "http://127.0.0.1:9/hooks")
+	// The contexts the examples name, on this daemon, and the token
+	// file one of them reads (the children's HOME is the daemon's dir).
+	for _, name := range []string{"prod", "staging"} {
+		if r := d.ctlEnv(nil, "context", "set", name, "--addr", "unix:"+d.sock); r.code != 0 {
+			t.Fatalf("%s", r)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(d.dir, ".config", "sched", "ci.token"), []byte("sched_none\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	work := t.TempDir()
 	files := map[string]string{
 		"schedules.yaml":   "schedules:\n  - name: nightly-report\n    queue: reports\n    cron: \"0 2 * * *\"\n    time_zone: Europe/Berlin\n",

@@ -92,7 +92,18 @@ func checkOwner(path string, fi os.FileInfo) error {
 		return fmt.Errorf("%s: cannot read its owner", path)
 	}
 	if int(st.Uid) != os.Geteuid() {
-		return fmt.Errorf("%s is owned by uid %d, not by you (uid %d); refusing to use it", path, st.Uid, os.Geteuid())
+		return &NotOwnerError{Path: path, UID: int(st.Uid)}
 	}
 	return nil
+}
+
+// NotOwnerError is CheckPrivateDir's and CheckSocket's error for a file
+// another user owns.
+type NotOwnerError struct {
+	Path string
+	UID  int // the owner's
+}
+
+func (e *NotOwnerError) Error() string {
+	return fmt.Sprintf("%s is owned by uid %d, not by you (uid %d); refusing to use it", e.Path, e.UID, os.Geteuid())
 }

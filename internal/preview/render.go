@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/lipgloss/v2"
 )
 
 // WriteJSON writes the result as indented JSON. Instants are RFC 3339:
@@ -23,20 +23,21 @@ type Styles struct {
 	Header, Dim, Note, Skip lipgloss.Style
 }
 
-// NewStyles returns the styles for a colour terminal.
-func NewStyles(r *lipgloss.Renderer) Styles {
+// NewStyles returns the styles for a colour terminal (the caller decides
+// whether its output is one: Factory.Styled).
+func NewStyles() Styles {
 	return Styles{
-		Header: r.NewStyle().Bold(true),
-		Dim:    r.NewStyle().Faint(true),
-		Note:   r.NewStyle().Foreground(lipgloss.Color("3")),
-		Skip:   r.NewStyle().Foreground(lipgloss.Color("5")),
+		Header: lipgloss.NewStyle().Bold(true),
+		Dim:    lipgloss.NewStyle().Faint(true),
+		Note:   lipgloss.NewStyle().Foreground(lipgloss.Color("3")),
+		Skip:   lipgloss.NewStyle().Foreground(lipgloss.Color("5")),
 	}
 }
 
 // PlainStyles renders without any escape codes (NO_COLOR, pipes, files).
 func PlainStyles() Styles {
-	r := lipgloss.NewRenderer(io.Discard)
-	return Styles{Header: r.NewStyle(), Dim: r.NewStyle(), Note: r.NewStyle(), Skip: r.NewStyle()}
+	plain := lipgloss.NewStyle()
+	return Styles{Header: plain, Dim: plain, Note: plain, Skip: plain}
 }
 
 // TableOptions says how WriteTableWith renders a preview.

@@ -1,9 +1,9 @@
 // Package cmdutil is what every schedctl command needs, and nothing about
 // any one of them: the Factory (I/O streams and whether they are
-// terminals, the clock, the environment, the global -o/--addr/--token
-// flags and the client built from them), the exit statuses and the errors
-// that choose them, JSON and table output, paging of long lists, and -w
-// watching.
+// terminals, the clock, the environment, the global -o/--addr/--token/
+// --context flags and the client built from them, connection.go), the
+// exit statuses and the errors that choose them, JSON and table output,
+// paging of long lists, and -w watching.
 //
 // Commands live in one package per noun under internal/cli (schedule,
 // occurrence, worker, dlq, status, cluster, preview, version, completion),

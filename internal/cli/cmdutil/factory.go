@@ -1,14 +1,11 @@
 package cmdutil
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"time"
 
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
@@ -45,6 +42,7 @@ type Factory struct {
 	output      outputFormat
 	addr, token string
 	tls         client.TLSFiles // --tls-ca, --tls-client-cert, --tls-client-key
+	contextName string          // --context (connection.go)
 }
 
 // SystemFactory returns a Factory on the process's real streams and clock.
@@ -72,15 +70,6 @@ func (f *Factory) Styled() bool { return f.IsTTY && !f.NoColor }
 // answer: both standard input and output are a terminal.
 func (f *Factory) CanPrompt() bool { return f.IsTTY && f.InTTY }
 
-// Renderer returns a lipgloss renderer for Out that honours Styled.
-func (f *Factory) Renderer() *lipgloss.Renderer {
-	r := lipgloss.NewRenderer(f.Out)
-	if !f.Styled() {
-		r.SetColorProfile(termenv.Ascii)
-	}
-	return r
-}
-
 // AddGlobalFlags registers the flags every command inherits from the root
 // (-o, --addr, --token, and the TLS files: tls.go) on pf, storing their values in f. -o starts
 // as table.
@@ -91,36 +80,25 @@ func (f *Factory) AddGlobalFlags(pf *pflag.FlagSet) {
 	pf.StringVar(&f.token, "token", "", "API token (env SCHED_TOKEN, which unlike the flag does not show in ps)")
 	pf.BoolVar(&f.NoHeaders, "no-headers", false, "print tables' rows alone: no header line, no summary lines")
 	f.addTLSFlags(pf)
+	f.addContextFlag(pf)
 }
 
 // JSONOut reports whether -o json was given.
 func (f *Factory) JSONOut() bool { return f.output == outJSON }
 
 // Client connects to schedd with the global --addr and --token, falling
-// back to SCHED_ADDR and SCHED_TOKEN, and to the default socket; a tls:
-// or https:// address uses the TLS flags (SCHED_TLS_*). An address it
-// cannot read, or TLS files it cannot load, are invalid input.
+// back to SCHED_ADDR and SCHED_TOKEN, then to the context (--context,
+// SCHED_CONTEXT, the config file's current_context), and to the default
+// socket; a tls: or https:// address uses the TLS flags (SCHED_TLS_*, the
+// context's files). Connection (connection.go) says the rules. An
+// address it cannot read, TLS files it cannot load, or a context that is
+// wrong are invalid input.
 func (f *Factory) Client() (*client.Client, error) {
-	addr, token := f.addr, f.token
-	if addr == "" {
-		addr, _ = f.LookupEnv("SCHED_ADDR")
-	}
-	if token == "" {
-		token, _ = f.LookupEnv("SCHED_TOKEN")
-	}
-	files, err := f.tlsFiles()
+	conn, err := f.Connection()
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.New(addr, token, client.WithVersion("schedctl/"+f.Version), client.WithEnv(f.LookupEnv),
-		client.WithTLSFiles(files))
-	if err != nil {
-		if errors.Is(err, client.ErrInvalidAddress) || errors.Is(err, client.ErrInvalidTLS) {
-			return nil, &UsageError{Err: err}
-		}
-		return nil, &UsageError{Err: errors.New("--token: " + err.Error())}
-	}
-	return c, nil
+	return conn.newClient(f)
 }
 
 // API is Client as the API interface.

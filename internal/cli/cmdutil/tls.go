@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sched-dev/sched/client"
+	"github.com/sched-dev/sched/internal/cli/config"
 )
 
 // addTLSFlags registers the global flags of a tls: or https:// address:
@@ -15,9 +16,11 @@ func (f *Factory) addTLSFlags(pf *pflag.FlagSet) {
 	pf.StringVar(&f.tls.ClientKey, "tls-client-key", "", "PEM `FILE` of the client certificate's key (env SCHED_TLS_CLIENT_KEY)")
 }
 
-// tlsFiles are the TLS flags, each falling back to its variable; a client
+// tlsFiles are the TLS flags, each falling back to its variable, then to
+// the context cx's file (when cx is not nil; the client certificate and
+// key as a pair, only when neither is given otherwise); a client
 // certificate without its key (or the reverse) is invalid input.
-func (f *Factory) tlsFiles() (client.TLSFiles, error) {
+func (f *Factory) tlsFiles(cx *config.Context) (client.TLSFiles, error) {
 	files := f.tls
 	for _, v := range []struct {
 		p   *string
@@ -25,6 +28,14 @@ func (f *Factory) tlsFiles() (client.TLSFiles, error) {
 	}{{&files.CA, "SCHED_TLS_CA"}, {&files.ClientCert, "SCHED_TLS_CLIENT_CERT"}, {&files.ClientKey, "SCHED_TLS_CLIENT_KEY"}} {
 		if *v.p == "" {
 			*v.p, _ = f.LookupEnv(v.env)
+		}
+	}
+	if cx != nil {
+		if files.CA == "" {
+			files.CA = cx.TLSCA
+		}
+		if files.ClientCert == "" && files.ClientKey == "" {
+			files.ClientCert, files.ClientKey = cx.TLSClientCert, cx.TLSClientKey
 		}
 	}
 	switch {

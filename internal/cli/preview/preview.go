@@ -166,7 +166,7 @@ func previewRun(opts *PreviewOptions) error {
 	}
 	opt := ipreview.TableOptions{Styles: ipreview.PlainStyles(), Relative: f.IsTTY, Now: f.Now()}
 	if f.Styled() {
-		opt.Styles = ipreview.NewStyles(f.Renderer())
+		opt.Styles = ipreview.NewStyles()
 	}
 	// The relative column, from now, only on a terminal: piped output
 	// stays the same whatever the day, for scripts and the files that

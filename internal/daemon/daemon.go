@@ -270,6 +270,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 		"node_id", cfg.NodeID, "shards", cfg.Shards, "horizon", cfg.Horizon.String(),
 		"shard_lease", cfg.ShardLease.String(), "clock_offset", eng.Cluster.ClockOffset().String(),
 		"auth", cfg.Token != "", "tls", tlsConfig != nil, "mtls", cfg.TLSClientCA != "", "pid", os.Getpid())
+	notifyReady(opt.Env, log)
 
 	var runErr error
 	select {
@@ -278,6 +279,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (err error) {
 	case runErr = <-serveErr:
 		log.Error("a listener failed; shutting down", "err", runErr)
 	}
+	notifyStopping(opt.Env, log)
 	shutdown(srv, servers, log)
 	eng.Stop()
 	log.Info("schedd stopped")

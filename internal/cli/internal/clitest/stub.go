@@ -202,9 +202,15 @@ func (s *Stub) CreateSchedules(ctx context.Context, items []api.BatchItem) (*api
 	if err != nil {
 		return nil, err
 	}
+	return batchOf(ctx, items, s.CreateSchedule)
+}
+
+// batchOf answers a bulk create item by item with create, each failing
+// alone, as schedd's bulk create does.
+func batchOf(ctx context.Context, items []api.BatchItem, create func(context.Context, api.ScheduleRequest) (*api.CreateResult, error)) (*api.BatchResult, error) {
 	res := &api.BatchResult{Items: make([]api.BatchItemResult, len(items))}
 	for i, it := range items {
-		r, err := s.CreateSchedule(ctx, it.Schedule)
+		r, err := create(ctx, it.Schedule)
 		res.Items[i].Index = i
 		var ce *client.Error
 		switch {
@@ -242,23 +248,11 @@ func (s *Stub) CheckCreateSchedule(_ context.Context, r api.ScheduleRequest) (*a
 
 // CheckCreateSchedules answers each item as CheckCreateSchedule does.
 func (s *Stub) CheckCreateSchedules(ctx context.Context, items []api.BatchItem) (*api.BatchResult, error) {
-	res := &api.BatchResult{Items: make([]api.BatchItemResult, len(items)), DryRun: true}
-	for i, it := range items {
-		r, err := s.CheckCreateSchedule(ctx, it.Schedule)
-		res.Items[i].Index = i
-		var ce *client.Error
-		switch {
-		case err == nil:
-			res.Items[i].Status, res.Items[i].Schedule = api.BatchCreated, &r.Schedule
-			res.Created++
-		case errors.As(err, &ce):
-			res.Items[i].Status, res.Items[i].Error = api.BatchError, &api.ErrorDetail{Code: ce.Code, Message: ce.Message, Field: ce.Field}
-			res.Failed++
-		default:
-			return nil, err
-		}
+	res, err := batchOf(ctx, items, s.CheckCreateSchedule)
+	if res != nil {
+		res.DryRun = true
 	}
-	return res, nil
+	return res, err
 }
 
 // CheckUpdateSchedule answers as UpdateSchedule would and changes nothing.
